@@ -1,0 +1,39 @@
+# agentfleet build targets. `make help` lists them.
+SHELL := /bin/bash
+GO ?= go
+PKGS := ./...
+BIN := bin
+STATICCHECK_VERSION ?= 2025.1.1
+TEST_TIMEOUT ?= 40m
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets with what they do
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build the dispatcher and worker binaries into bin/
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+.PHONY: test
+test: ## Run every test, integration included (set AGENTFLEET_REQUIRE_INTEGRATION=1 to fail on missing services)
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+
+.PHONY: test-race
+test-race: ## Run every test with the race detector
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+
+.PHONY: lint
+lint: ## gofmt check, go vet and staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+
+.PHONY: bench
+bench: ## Run the Go benchmarks (figures, not pass/fail)
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+.PHONY: fmt
+fmt: ## Format the code
+	gofmt -w $$(git ls-files '*.go')

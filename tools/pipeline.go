@@ -1,0 +1,44 @@
+package tools
+
+import (
+	"context"
+
+	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// Result is the outcome of one call through the pipeline: Content is what the
+// model sees (truncated), Full is the whole output for events and storage.
+type Result struct {
+	CallID  string
+	Name    string
+	Content string
+	Full    string
+	Images  []llm.Image
+	IsError bool
+	// Truncated is true when Content is shorter than Full.
+	Truncated bool
+}
+
+// ToolResult converts r to the llm form sent back to the model.
+func (r Result) ToolResult() llm.ToolResult {
+	return llm.ToolResult{ToolCallID: r.CallID, Name: r.Name, Content: r.Content, IsError: r.IsError, Images: r.Images}
+}
+
+// ExecOptions carry per-session settings into the pipeline.
+type ExecOptions struct {
+	Settings Settings
+	// Limits override truncation per tool name (zero fields keep the tool's own).
+	Limits map[string]Limits
+	// OnOutput receives streamed output of the call, when the tool streams.
+	OnOutput func(chunk string)
+}
+
+// Execute runs one model tool call through the pipeline: lookup, validate,
+// execute, truncate. Every failure (unknown tool, arguments that are not JSON
+// or fail the schema, a tool error, a panic in the tool) becomes a Result with
+// IsError set whose Content tells the model what went wrong; Execute never
+// returns a Go error.
+func (r *Registry) Execute(ctx context.Context, call llm.ToolCall, env execenv.Environment, opts ExecOptions) Result {
+	return r.execute(ctx, call, env, opts)
+}

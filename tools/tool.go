@@ -1,0 +1,80 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// Tool is one capability offered to the model: a definition the model sees
+// and an executor that runs it through an execution environment.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is a JSON Schema with an object root. Arguments are validated
+	// against it before Run is called.
+	Parameters json.RawMessage
+	// Mutates is true when the tool changes files or runs commands. Calls to
+	// tools that do not mutate may run concurrently; mutating calls run in order.
+	Mutates bool
+	// Limits overrides the default truncation for this tool (zero fields keep
+	// the default of DefaultLimits).
+	Limits Limits
+	// Run executes the call. A returned error becomes an error result the model
+	// sees ("Tool error (name): ..."); it never stops the agent loop. Run may
+	// also return an Output with IsError set to report a failure with its own text.
+	Run func(ctx context.Context, call Call) (Output, error)
+}
+
+// Definition is what the model sees.
+func (t Tool) Definition() llm.ToolDefinition {
+	return llm.ToolDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+}
+
+// Call is one invocation of a tool.
+type Call struct {
+	ID   string
+	Name string
+	// Args are the validated JSON arguments.
+	Args json.RawMessage
+	// Env is where the tool runs.
+	Env execenv.Environment
+	// Settings carries session settings tools consult (timeouts).
+	Settings Settings
+	// OnOutput, when set, receives output as it is produced (shell streaming).
+	OnOutput func(chunk string)
+}
+
+// Settings are session-level knobs that tools read.
+type Settings struct {
+	// DefaultCommandTimeoutMs is the shell timeout when the call gives none.
+	DefaultCommandTimeoutMs int
+	// MaxCommandTimeoutMs caps any shell timeout.
+	MaxCommandTimeoutMs int
+}
+
+// Output is what a tool produced, before truncation.
+type Output struct {
+	Text    string
+	Images  []llm.Image
+	IsError bool
+}
+
+// Limits bound what the model sees of one tool's output. Characters are cut
+// first, then lines. Zero means "use the default"; a negative value disables
+// that limit.
+type Limits struct {
+	MaxChars int
+	MaxLines int
+	Mode     TruncationMode
+}
+
+// TruncationMode says which part of an over-long output is kept.
+type TruncationMode string
+
+const (
+	HeadTail TruncationMode = "head_tail"
+	Tail     TruncationMode = "tail"
+)
