@@ -1,0 +1,82 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels for the conditions callers branch on. Drivers wrap them, so test
+// with errors.Is.
+var (
+	// ErrNotFound: the task, session, turn, tool output or artifact does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: a compare-and-set lost (the task is not in the expected
+	// state or owned by another worker), a turn seq exists already, or an id
+	// is taken.
+	ErrConflict = errors.New("store: conflict")
+	// ErrInvalid: the caller's input is wrong; retrying it will not help.
+	ErrInvalid = errors.New("store: invalid input")
+)
+
+// InvalidError says which field of the input is wrong and why.
+type InvalidError struct {
+	Field  string // e.g. "Spec", "Turns[2].Payload"
+	Reason string
+}
+
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("store: invalid %s: %s", e.Field, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+func invalidf(field, format string, args ...any) *InvalidError {
+	return &InvalidError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Invalidf returns an *InvalidError; drivers use it for checks only they can make.
+func Invalidf(field, format string, args ...any) error { return invalidf(field, format, args...) }
+
+// PayloadTooLargeError reports a value over the configured size cap.
+type PayloadTooLargeError struct {
+	Field string // e.g. "Turns[0].Payload"
+	Size  int    // bytes
+	Limit int    // bytes
+	Knob  string // the Limits field that sets the cap
+}
+
+func (e *PayloadTooLargeError) Error() string {
+	return fmt.Sprintf("store: %s is %d bytes, over the limit of %d bytes (raise Limits.%s, or store large content as a tool output or artifact)",
+		e.Field, e.Size, e.Limit, e.Knob)
+}
+
+// Is makes errors.Is(err, ErrInvalid) true: the input is wrong as sent.
+func (e *PayloadTooLargeError) Is(target error) bool { return target == ErrInvalid }
+
+// RetryableError wraps a backend failure that may succeed if the call is
+// made again: the connection dropped, the server restarted, a serialization
+// failure or deadlock. The operation did not take effect, except when the
+// connection broke during commit; then a retry may see ErrConflict (a turn
+// seq or a claim that did land), which callers treat as success after
+// checking with a read.
+type RetryableError struct {
+	Op  string // the store method
+	Err error  // the backend error, for logs
+}
+
+func (e *RetryableError) Error() string {
+	return fmt.Sprintf("store: %s: temporary backend failure, retry: %v", e.Op, e.Err)
+}
+
+// Unwrap returns the backend error.
+func (e *RetryableError) Unwrap() error { return e.Err }
+
+// Retryable reports true.
+func (e *RetryableError) Retryable() bool { return true }
+
+// IsRetryable reports whether err or an error it wraps says it is retryable.
+func IsRetryable(err error) bool {
+	var r interface{ Retryable() bool }
+	return errors.As(err, &r) && r.Retryable()
+}
