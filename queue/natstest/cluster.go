@@ -1,0 +1,124 @@
+package natstest
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Cluster is a JetStream cluster of in-process servers sharing one route mesh.
+type Cluster struct {
+	// Servers are the nodes, in start order.
+	Servers []*Server
+}
+
+// StartCluster runs an n-node JetStream cluster (n >= 3 for a quorum that survives one loss)
+// for the duration of the test and waits until it has elected a meta leader.
+func StartCluster(t testing.TB, n int) *Cluster {
+	t.Helper()
+	if n < 1 {
+		t.Fatalf("natstest: StartCluster needs n >= 1, got %d", n)
+	}
+	ports, err := freePorts(n)
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	routes := make([]*url.URL, n)
+	for i, p := range ports {
+		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)}
+	}
+	base := t.TempDir()
+	c := &Cluster{}
+	for i := range n {
+		opts := Options(filepath.Join(base, fmt.Sprintf("n%d", i)))
+		opts.ServerName = fmt.Sprintf("agentfleet-test-%d", i)
+		opts.Cluster = server.ClusterOpts{Name: "agentfleet-test", Host: "127.0.0.1", Port: ports[i]}
+		opts.Routes = routes
+		s, err := run(opts)
+		if err != nil {
+			c.Shutdown()
+			t.Fatalf("natstest: cluster node %d: %v", i, err)
+		}
+		c.Servers = append(c.Servers, s)
+	}
+	t.Cleanup(c.Shutdown)
+	if err := c.WaitForLeader(readyTimeout); err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	return c
+}
+
+// URLs returns the client URLs of every node, comma separated, the form nats.Connect accepts.
+func (c *Cluster) URLs() string {
+	urls := make([]string, 0, len(c.Servers))
+	for _, s := range c.Servers {
+		urls = append(urls, s.URL)
+	}
+	return strings.Join(urls, ",")
+}
+
+// Connect opens a connection that knows every node, closed when the test ends.
+func (c *Cluster) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	return connect(t, c.URLs(), opts...)
+}
+
+// WaitForLeader waits until a running node is the JetStream meta leader and every running node
+// is current with it.
+func (c *Cluster) WaitForLeader(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if c.hasCurrentLeader() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("JetStream cluster has no meta leader after %s", timeout)
+		}
+		<-tick.C
+	}
+}
+
+func (c *Cluster) hasCurrentLeader() bool {
+	leader := false
+	for _, s := range c.Servers {
+		if !s.NATS.Running() {
+			continue
+		}
+		if !s.NATS.JetStreamIsCurrent() {
+			return false
+		}
+		leader = leader || s.NATS.JetStreamIsLeader()
+	}
+	return leader
+}
+
+// Shutdown stops every node. It is safe to call twice.
+func (c *Cluster) Shutdown() {
+	for _, s := range c.Servers {
+		s.Shutdown()
+	}
+}
+
+// freePorts reserves n loopback ports by listening and closing. Routes must be known before the
+// nodes start, so the cluster ports cannot be random; a port taken in between fails the start.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("reserve a cluster port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
