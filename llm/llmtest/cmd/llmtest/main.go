@@ -1,0 +1,53 @@
+// Command llmtest runs the simulated LLM provider as a standalone process,
+// for trying agentfleet without a real provider.
+//
+//	llmtest -addr 127.0.0.1:8089 -text "hello"        answer every request with "hello"
+//	llmtest -addr 127.0.0.1:8089 -script replies.json  answer with the replies in order, then -text
+//
+// The script is a JSON array of llmtest.Reply objects (durations in
+// nanoseconds). Point an adapter's base URL at http://ADDR/v1 (or /v1beta for
+// Gemini).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agentfleet/agentfleet/llm/llmtest"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8089", "address to listen on")
+	script := flag.String("script", "", "JSON file with an array of replies served in order")
+	text := flag.String("text", "Hello from llmtest.", "text of the default reply once the script is used up")
+	flag.Parse()
+	if err := run(*addr, *script, *text); err != nil {
+		fmt.Fprintln(os.Stderr, "llmtest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(addr, script, text string) error {
+	s := llmtest.New()
+	s.SetDefault(llmtest.Text(text))
+	if script != "" {
+		data, err := os.ReadFile(script)
+		if err != nil {
+			return err
+		}
+		var replies []llmtest.Reply
+		if err := json.Unmarshal(data, &replies); err != nil {
+			return fmt.Errorf("%s must hold a JSON array of replies: %w", script, err)
+		}
+		s.Enqueue(replies...)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "llmtest: serving on http://%s\n", addr)
+	return s.ListenAndServe(ctx, addr)
+}

@@ -1,0 +1,119 @@
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// StreamWriter writes server-sent events for a dialect and applies the
+// reply's delivery settings: delay between events, stall, cut and a
+// mid-stream error. A dialect writes its events in order and stops as soon as
+// a call returns false. It is used by one handler goroutine.
+type StreamWriter struct {
+	w       http.ResponseWriter
+	ctx     context.Context // the request's; done when the client goes away
+	closing <-chan struct{} // closed when the server shuts down
+	rep     Reply
+	dialect Dialect
+	n       int  // events written
+	stopped bool // the stream ended early (stall, error event)
+}
+
+func newStreamWriter(w http.ResponseWriter, r *http.Request, closing <-chan struct{}, rep Reply, d Dialect) *StreamWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flush(w)
+	return &StreamWriter{w: w, ctx: r.Context(), closing: closing, rep: rep, dialect: d}
+}
+
+// Reply is the reply being streamed.
+func (s *StreamWriter) Reply() Reply { return s.rep }
+
+// Chunks splits s into the reply's delta pieces (ChunkSize bytes).
+func (s *StreamWriter) Chunks(text string) []string { return chunks(text, s.rep.ChunkSize) }
+
+// Event writes one event with a name ("" for data-only) and data. It returns
+// false when the dialect must stop: the stream stalled and the client left,
+// or the mid-stream error was sent. A cut closes the connection and does not
+// return.
+func (s *StreamWriter) Event(event, data string) bool {
+	if s.stopped {
+		return false
+	}
+	if s.rep.CutAfterChunks > 0 && s.n >= s.rep.CutAfterChunks {
+		panic(http.ErrAbortHandler) // net/http closes the connection without ending the body
+	}
+	if s.rep.StallAfterChunks > 0 && s.n >= s.rep.StallAfterChunks {
+		s.stopped = true
+		select {
+		case <-s.ctx.Done():
+		case <-s.closing:
+		}
+		return false
+	}
+	if s.rep.MidStreamError != nil && s.n >= max(s.rep.ErrorAfterChunks, 1) {
+		s.stopped = true
+		name, body := s.dialect.StreamError(*s.rep.MidStreamError)
+		s.write(name, body)
+		return false
+	}
+	if s.n > 0 && s.rep.ChunkDelay > 0 && !s.wait(s.rep.ChunkDelay) {
+		s.stopped = true
+		return false
+	}
+	s.write(event, data)
+	return true
+}
+
+// Data writes a data-only event.
+func (s *StreamWriter) Data(data string) bool { return s.Event("", data) }
+
+// JSON writes an event whose data is v marshalled.
+func (s *StreamWriter) JSON(event string, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("llmtest: marshalling a %s event: %v", event, err))
+	}
+	return s.Event(event, string(b))
+}
+
+func (s *StreamWriter) write(event, data string) {
+	var b strings.Builder
+	if event != "" {
+		b.WriteString("event: " + event + "\n")
+	}
+	for line := range strings.SplitSeq(data, "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	s.w.Write([]byte(b.String()))
+	flush(s.w)
+	s.n++
+}
+
+// wait sleeps d unless the client leaves or the server closes first.
+func (s *StreamWriter) wait(d time.Duration) bool {
+	return sleep(s.ctx, s.closing, d)
+}
+
+func sleep(ctx context.Context, closing <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-closing:
+	}
+	return false
+}
+
+func flush(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).Flush()
+}
