@@ -1,0 +1,34 @@
+package execenv
+
+import (
+	"fmt"
+	"time"
+)
+
+// TimeoutMessage is the text the spec prescribes for a command that ran out
+// of time. Environments append it to ExecResult.Stderr when TimedOut is set,
+// so that it comes after all output; tools use this function to recognise or
+// reproduce it.
+func TimeoutMessage(timeout time.Duration) string {
+	return fmt.Sprintf("[ERROR: Command timed out after %dms. Partial output is shown above.\n"+
+		"You can retry with a longer timeout by setting the timeout_ms parameter.]", timeout.Milliseconds())
+}
+
+// appendTimeoutMessage adds the timeout message to stderr on its own line.
+func appendTimeoutMessage(stderr string, timeout time.Duration) string {
+	if stderr != "" && stderr[len(stderr)-1] != '\n' {
+		stderr += "\n"
+	}
+	return stderr + TimeoutMessage(timeout)
+}
+
+// effectiveTimeout applies the default and the cap to a requested timeout.
+func effectiveTimeout(requested, def, max time.Duration) time.Duration {
+	if requested <= 0 {
+		requested = def
+	}
+	if requested > max {
+		requested = max
+	}
+	return requested
+}
