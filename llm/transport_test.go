@@ -235,7 +235,9 @@ func TestIdleWatchdogEndsStalledBody(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	resp, err := Send(context.Background(), HTTPConfig{Provider: "test", Retry: RetryPolicy{IdleTimeout: 50 * time.Millisecond}},
-		func(ctx context.Context) (*http.Request, error) { return http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil) })
+		func(ctx context.Context) (*http.Request, error) {
+			return http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +257,9 @@ func TestCancelEndsStalledBody(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	resp, err := Send(ctx, HTTPConfig{Provider: "test"},
-		func(ctx context.Context) (*http.Request, error) { return http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil) })
+		func(ctx context.Context) (*http.Request, error) {
+			return http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
