@@ -1,0 +1,30 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Typed returns t with a Run that decodes the call's arguments into P and
+// calls run. Use it to build tools, including provider-shaped variants of
+// the core tools: give t the name, description and schema the provider's
+// model expects, and map P onto the core executor (RunShell, RunGrep, ...).
+// When t.Limits is zero, it gets the defaults of t.Name.
+func Typed[P any](t Tool, run func(ctx context.Context, call Call, p P) (Output, error)) Tool {
+	t.Run = func(ctx context.Context, call Call) (Output, error) {
+		var p P
+		if len(bytes.TrimSpace(call.Args)) > 0 {
+			if err := json.Unmarshal(call.Args, &p); err != nil {
+				return Output{}, fmt.Errorf("the arguments do not fit the tool's parameters: %w", err)
+			}
+		}
+		return run(ctx, call, p)
+	}
+	return t
+}
+
+// describe trims an embedded description file.
+func describe(md string) string { return strings.TrimSpace(md) }

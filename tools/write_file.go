@@ -1,0 +1,55 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+)
+
+//go:embed write_file.md
+var writeFileDescription string
+
+// WriteFileParams are the arguments of the write_file tool.
+type WriteFileParams struct {
+	FilePath string `json:"file_path"`
+	Content  string `json:"content"`
+}
+
+const writeFileSchema = `{
+  "type": "object",
+  "properties": {
+    "file_path": {"type": "string", "minLength": 1, "description": "Path of the file, absolute or relative to the working directory."},
+    "content": {"type": "string", "description": "The whole new content of the file."}
+  },
+  "required": ["file_path", "content"],
+  "additionalProperties": false
+}`
+
+// WriteFile returns the core write_file tool.
+func WriteFile() Tool {
+	return Typed(Tool{
+		Name:        "write_file",
+		Description: describe(writeFileDescription),
+		Parameters:  json.RawMessage(writeFileSchema),
+		Mutates:     true,
+		Limits:      DefaultLimits("write_file"),
+	}, RunWriteFile)
+}
+
+// RunWriteFile replaces (or creates, with its parent directories) a file and
+// reports how many bytes it wrote.
+func RunWriteFile(ctx context.Context, call Call, p WriteFileParams) (Output, error) {
+	existed, err := call.Env.Exists(ctx, p.FilePath)
+	if err != nil {
+		return Output{}, err
+	}
+	if err := call.Env.WriteFile(ctx, p.FilePath, []byte(p.Content)); err != nil {
+		return Output{}, fmt.Errorf("could not write %s: %w", p.FilePath, err)
+	}
+	verb := "Created"
+	if existed {
+		verb = "Overwrote"
+	}
+	return Output{Text: fmt.Sprintf("%s %s (%d bytes).", verb, p.FilePath, len(p.Content))}, nil
+}
