@@ -1,0 +1,115 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Target is where a task message goes: a shared queue any worker serving it may pull from, or
+// one worker's own subject (for children that must see a local workspace). Build it with
+// ToQueue or ToWorker.
+type Target struct {
+	queue    string
+	workerID string
+}
+
+// ToQueue targets the shared queue name (<prefix>.tasks.<name>).
+func ToQueue(name string) Target { return Target{queue: name} }
+
+// ToWorker targets one worker's own subject (<prefix>.tasks.worker.<id>).
+func ToWorker(workerID string) Target { return Target{workerID: workerID} }
+
+// String names the target for logs: "queue default" or "worker w-1".
+func (t Target) String() string {
+	if t.workerID != "" {
+		return "worker " + t.workerID
+	}
+	return "queue " + t.queue
+}
+
+func (t Target) subject(s Subjects) (string, error) {
+	if t.workerID != "" {
+		if err := checkToken("worker id", t.workerID); err != nil {
+			return "", err
+		}
+		return s.Worker(t.workerID), nil
+	}
+	if err := checkQueueName(t.queue); err != nil {
+		return "", err
+	}
+	return s.Tasks(t.queue), nil
+}
+
+// EnqueueResult reports where a message landed.
+type EnqueueResult struct {
+	// StreamSeq is the message's sequence in TASKS (the original's, for a duplicate).
+	StreamSeq uint64
+	// Duplicate is true when a message with the same id was already in the duplicate window,
+	// so nothing new was enqueued.
+	Duplicate bool
+}
+
+// Enqueue publishes msg on a shared queue and waits for JetStream to store it. A non-empty
+// msgID becomes the Nats-Msg-Id: publishing the same id again within Config.DuplicateWindow
+// (a retried submit) stores nothing and reports Duplicate. Use the task's idempotency key or
+// "start:<task-id>".
+func (c *Client) Enqueue(ctx context.Context, queue string, msg TaskMessage, msgID string) (EnqueueResult, error) {
+	return c.Send(ctx, ToQueue(queue), msg, msgID)
+}
+
+// EnqueueToWorker publishes msg on one worker's own subject; see Enqueue.
+func (c *Client) EnqueueToWorker(ctx context.Context, workerID string, msg TaskMessage, msgID string) (EnqueueResult, error) {
+	return c.Send(ctx, ToWorker(workerID), msg, msgID)
+}
+
+// EnqueueResume publishes the resume of a parked parent, with the deterministic message id
+// ResumeMsgID(msg.TaskID, msg.WaitID): when several children of one wait end together, every
+// worker that recorded an end calls this, and exactly one resume is enqueued. msg.Type must be
+// MsgResume.
+func (c *Client) EnqueueResume(ctx context.Context, to Target, msg TaskMessage) (EnqueueResult, error) {
+	if msg.Type != MsgResume {
+		return EnqueueResult{}, fmt.Errorf("queue: EnqueueResume needs a message of type %q, got %q", MsgResume, msg.Type)
+	}
+	return c.Send(ctx, to, msg, ResumeMsgID(msg.TaskID, msg.WaitID))
+}
+
+// Send publishes msg to a target; Enqueue, EnqueueToWorker and EnqueueResume call it.
+func (c *Client) Send(ctx context.Context, to Target, msg TaskMessage, msgID string) (EnqueueResult, error) {
+	subject, err := to.subject(c.subj)
+	if err != nil {
+		return EnqueueResult{}, err
+	}
+	if err := msg.Validate(); err != nil {
+		return EnqueueResult{}, err
+	}
+	if msg.EnqueuedAt.IsZero() {
+		msg.EnqueuedAt = time.Now().UTC()
+	}
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return EnqueueResult{}, fmt.Errorf("queue: encode task message: %w", err)
+	}
+	m := nats.NewMsg(subject)
+	m.Data = body
+	m.Header.Set(HeaderTaskID, msg.TaskID)
+	m.Header.Set(HeaderMsgType, string(msg.Type))
+	var opts []jetstream.PublishOpt
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(msgID))
+	}
+	ack, err := c.js.PublishMsg(ctx, m, opts...)
+	if err != nil {
+		return EnqueueResult{}, fmt.Errorf("queue: enqueue task %s to %s: %w", msg.TaskID, to, err)
+	}
+	if ack.Duplicate {
+		c.metrics.EnqueueDuplicates.Add(1)
+	} else {
+		c.metrics.Enqueued.Add(1)
+	}
+	return EnqueueResult{StreamSeq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+}

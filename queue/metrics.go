@@ -1,0 +1,81 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+)
+
+// Metrics are monotonic counters shared by everything one Client made. The fleet exports them
+// as Prometheus counters (for example with prometheus.NewCounterFunc reading a field). All fields
+// are safe to read at any time.
+type Metrics struct {
+	// Enqueued counts task messages stored; EnqueueDuplicates those dropped as duplicates.
+	Enqueued          atomic.Uint64
+	EnqueueDuplicates atomic.Uint64
+	// Pulled counts deliveries handed to callers; Redelivered those with a delivery count > 1.
+	Pulled      atomic.Uint64
+	Redelivered atomic.Uint64
+	// BadMessages counts deliveries whose body could not be decoded.
+	BadMessages atomic.Uint64
+	// Acked, Naked, Termed and Abandoned count how deliveries were settled.
+	Acked     atomic.Uint64
+	Naked     atomic.Uint64
+	Termed    atomic.Uint64
+	Abandoned atomic.Uint64
+	// HeartbeatErrors counts InProgress signals that could not be sent.
+	HeartbeatErrors atomic.Uint64
+	// DeadLetters counts dead letters handed to a handler successfully.
+	DeadLetters atomic.Uint64
+	// EventsPublished counts events the EVENTS stream acknowledged; EventsDropped those dropped
+	// because the publish queue was full; EventsFailed those NATS refused or never acknowledged;
+	// EventsLarge those whose data was replaced by a preview and a reference.
+	EventsPublished atomic.Uint64
+	EventsDropped   atomic.Uint64
+	EventsFailed    atomic.Uint64
+	EventsLarge     atomic.Uint64
+}
+
+// Lag is the backlog of one queue consumer, the dispatcher's queue-lag metric (and what KEDA
+// scales workers on).
+type Lag struct {
+	// Pending is the number of messages not yet delivered.
+	Pending uint64
+	// AckPending is the number delivered and not yet settled (running tasks).
+	AckPending int
+	// Waiting is the number of pull requests waiting for messages (idle slots).
+	Waiting int
+}
+
+// Total is Pending + AckPending: work that has not finished.
+func (l Lag) Total() uint64 { return l.Pending + uint64(l.AckPending) }
+
+// QueueLag reads the backlog of a shared queue's consumer. The consumer exists once a Puller
+// served the queue; before that the queue's messages are all pending and QueueLag reports an
+// error wrapping jetstream.ErrConsumerNotFound.
+func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
+	if err := checkQueueName(queue); err != nil {
+		return Lag{}, err
+	}
+	return c.consumerLag(ctx, queueConsumer(queue))
+}
+
+// WorkerLag reads the backlog of one worker's own consumer.
+func (c *Client) WorkerLag(ctx context.Context, workerID string) (Lag, error) {
+	if err := checkToken("worker id", workerID); err != nil {
+		return Lag{}, err
+	}
+	return c.consumerLag(ctx, workerConsumer(workerID))
+}
+
+func (c *Client) consumerLag(ctx context.Context, name string) (Lag, error) {
+	cons, err := c.js.Consumer(ctx, c.cfg.TasksStream, name)
+	if err != nil {
+		return Lag{}, fmt.Errorf("queue: consumer %s on %s: %w", name, c.cfg.TasksStream, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return Lag{}, fmt.Errorf("queue: consumer %s info: %w", name, err)
+	}
+	return Lag{Pending: info.NumPending, AckPending: info.NumAckPending, Waiting: info.NumWaiting}, nil
+}

@@ -1,0 +1,78 @@
+package queue
+
+import "fmt"
+
+// Subject tokens used after the prefix.
+const (
+	tasksToken   = "tasks"
+	workerToken  = "worker"
+	eventsToken  = "events"
+	controlToken = "control"
+)
+
+// isToken reports whether s is a non-empty NATS subject token made only of ASCII letters,
+// digits, '-' and '_'. Ids (UUIDs, worker names), queue names and event kinds must be tokens, so
+// they can never add a level to a subject or act as a wildcard.
+func isToken(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// checkToken returns an error naming what is wrong with a token value.
+func checkToken(what, s string) error {
+	if !isToken(s) {
+		return fmt.Errorf("queue: %s %q must be 1 to 128 letters, digits, '-' or '_'", what, s)
+	}
+	return nil
+}
+
+// checkQueueName also rejects "worker", the token that introduces per-worker subjects.
+func checkQueueName(name string) error {
+	if err := checkToken("queue name", name); err != nil {
+		return err
+	}
+	if name == workerToken {
+		return fmt.Errorf("queue: queue name %q is reserved for per-worker subjects; choose another", name)
+	}
+	return nil
+}
+
+// Subjects builds the subjects of one prefix. Obtain it from [Client.Subjects].
+type Subjects struct{ prefix string }
+
+// Tasks returns the subject of a queue: <prefix>.tasks.<queue>.
+func (s Subjects) Tasks(queue string) string { return s.prefix + "." + tasksToken + "." + queue }
+
+// Worker returns the subject of one worker's own work: <prefix>.tasks.worker.<worker-id>.
+func (s Subjects) Worker(workerID string) string {
+	return s.prefix + "." + tasksToken + "." + workerToken + "." + workerID
+}
+
+// AllTasks is the TASKS stream's subject filter: <prefix>.tasks.>.
+func (s Subjects) AllTasks() string { return s.prefix + "." + tasksToken + ".>" }
+
+// Event returns the subject of one event: <prefix>.events.<root>.<task>.<kind>.
+func (s Subjects) Event(root, task, kind string) string {
+	return s.prefix + "." + eventsToken + "." + root + "." + task + "." + kind
+}
+
+// AllEvents is the EVENTS stream's subject filter: <prefix>.events.>.
+func (s Subjects) AllEvents() string { return s.prefix + "." + eventsToken + ".>" }
+
+// Control returns the request-reply subject of a session: <prefix>.control.<session>.
+func (s Subjects) Control(sessionID string) string {
+	return s.prefix + "." + controlToken + "." + sessionID
+}
+
+// queueConsumer and workerConsumer name the durable consumers.
+func queueConsumer(queue string) string     { return "queue-" + queue }
+func workerConsumer(workerID string) string { return "worker-" + workerID }
