@@ -1,0 +1,55 @@
+package anthropic
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// DefaultBaseURL is the Anthropic API root; requests go to BaseURL + "/v1/messages".
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// APIVersion is the anthropic-version header every request carries.
+const APIVersion = "2023-06-01"
+
+// Config configures a Client. The zero value of every field but APIKey means
+// the documented default.
+type Config struct {
+	// BaseURL is the API root without /v1; default DefaultBaseURL. Point it
+	// at a proxy or at llmtest.
+	BaseURL string
+	// APIKey is sent as x-api-key. Required.
+	APIKey string
+	// Retry is the retry policy; zero fields mean llm defaults.
+	Retry llm.RetryPolicy
+	// HTTPClient sends the requests; nil uses a shared client without a
+	// timeout (ctx and the idle watchdog bound each call).
+	HTTPClient *http.Client
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	c.Retry = c.Retry.WithDefaults()
+	return c
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	if strings.TrimSpace(c.APIKey) == "" {
+		return errors.New("anthropic Config.APIKey is empty: set ANTHROPIC_API_KEY or pass the key in the configuration")
+	}
+	if c.BaseURL != "" {
+		u, err := url.Parse(c.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("anthropic Config.BaseURL must be an http(s) URL such as " + DefaultBaseURL + ", got " + c.BaseURL)
+		}
+	}
+	return c.Retry.Validate()
+}
