@@ -40,3 +40,14 @@ func DecodeCursor(c string) (time.Time, uuid.UUID, error) {
 	}
 	return time.UnixMicro(micros).UTC(), id, nil
 }
+
+// Page cuts tasks fetched with limit+1 rows into a TaskPage whose
+// NextCursor resumes after the last task returned.
+func Page(tasks []Task, limit int) TaskPage {
+	if len(tasks) <= limit {
+		return TaskPage{Tasks: tasks}
+	}
+	tasks = tasks[:limit]
+	last := tasks[limit-1]
+	return TaskPage{Tasks: tasks, NextCursor: EncodeCursor(last.CreatedAt, last.ID)}
+}

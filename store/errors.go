@@ -80,3 +80,15 @@ func IsRetryable(err error) bool {
 	var r interface{ Retryable() bool }
 	return errors.As(err, &r) && r.Retryable()
 }
+
+// SeqMismatch explains a turn batch starting at first that does not continue
+// a session whose last turn is lastSeq: a repeat is ErrConflict, a gap is
+// *InvalidError.
+func SeqMismatch(op string, session fmt.Stringer, first, lastSeq int64) error {
+	if first <= lastSeq {
+		return fmt.Errorf("store: %s: %w: session %s has turns up to seq %d; seq %d exists already",
+			op, ErrConflict, session, lastSeq, first)
+	}
+	return invalidf("Turns[0].Seq", "session %s has turns up to seq %d, so the next is %d, not %d (seqs are gapless)",
+		session, lastSeq, lastSeq+1, first)
+}

@@ -1,0 +1,242 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// insertTask inserts a root task, or a child whose root and depth come from
+// its parent; it returns no row when the idempotency key exists or the
+// parent does not.
+const insertTask = `
+INSERT INTO tasks (id, parent_id, root_id, depth, state, queue, priority, spec,
+	idempotency_key, labels, created_at, updated_at)
+SELECT $1::uuid, p.id, coalesce(p.root_id, $1::uuid), coalesce(p.depth + 1, 0), 'queued',
+	$3::text, $4::int, $5::jsonb, $6::text, $7::jsonb, $8::timestamptz, $8::timestamptz
+FROM (SELECT 1) AS one LEFT JOIN tasks p ON p.id = $2::uuid
+WHERE $2::uuid IS NULL OR p.id IS NOT NULL
+ON CONFLICT (idempotency_key) DO NOTHING
+RETURNING ` + taskCols
+
+func insertTaskArgs(p store.CreateTaskParams, now any) []any {
+	return []any{p.ID, nullUUID(p.ParentID), p.Queue, p.Priority, jsonArg(p.Spec),
+		nullText(p.IdempotencyKey), labelsArg(p.Labels), now}
+}
+
+// CreateTask implements store.Store.
+func (s *Store) CreateTask(ctx context.Context, p store.CreateTaskParams) (store.CreateTaskResult, error) {
+	p, err := s.limits.PrepareCreateTask(p, "")
+	if err != nil {
+		return store.CreateTaskResult{}, err
+	}
+	res, err := s.CreateTasks(ctx, store.CreateTasksParams{Tasks: []store.CreateTaskParams{p}})
+	if err != nil {
+		return store.CreateTaskResult{}, err
+	}
+	return res[0], nil
+}
+
+// CreateTasks implements store.Store: one transaction, the inserts pipelined
+// in one batch.
+func (s *Store) CreateTasks(ctx context.Context, p store.CreateTasksParams) ([]store.CreateTaskResult, error) {
+	const op = "CreateTasks"
+	p, err := s.limits.PrepareCreateTasks(p)
+	if err != nil {
+		return nil, err
+	}
+	now := s.stamp()
+	out := make([]store.CreateTaskResult, len(p.Tasks))
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		batch := &pgx.Batch{}
+		for _, t := range p.Tasks {
+			batch.Queue(insertTask, insertTaskArgs(t, now)...)
+		}
+		br := tx.SendBatch(ctx, batch)
+		var missing []int
+		for i := range p.Tasks {
+			t, err := scanTask(br.QueryRow())
+			switch {
+			case errors.Is(err, pgx.ErrNoRows):
+				missing = append(missing, i)
+			case err != nil:
+				br.Close()
+				return err
+			default:
+				out[i] = store.CreateTaskResult{Task: t}
+			}
+		}
+		if err := br.Close(); err != nil {
+			return err
+		}
+		for _, i := range missing {
+			if out[i], err = s.existingTask(ctx, tx, p.Tasks[i], i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translateKeep(op, err)
+	}
+	return out, nil
+}
+
+// existingTask explains an insert that returned no row: the key exists (the
+// first task is the answer) or the parent does not.
+func (s *Store) existingTask(ctx context.Context, tx pgx.Tx, p store.CreateTaskParams, i int) (store.CreateTaskResult, error) {
+	if p.IdempotencyKey != "" {
+		t, err := scanTask(tx.QueryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE idempotency_key = $1`, p.IdempotencyKey))
+		if err == nil {
+			return store.CreateTaskResult{Task: t, Existing: true}, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return store.CreateTaskResult{}, err
+		}
+	}
+	return store.CreateTaskResult{}, notFoundf("CreateTasks", "task %d of the batch: ParentID: no task %s", i, p.ParentID)
+}
+
+// GetTask implements store.Store.
+func (s *Store) GetTask(ctx context.Context, p store.GetTaskParams) (store.Task, error) {
+	t, err := scanTask(s.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = $1`, p.ID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, notFoundf("GetTask", "no task %s", p.ID)
+	}
+	return t, translate("GetTask", err)
+}
+
+// ClaimTask implements store.Store.
+func (s *Store) ClaimTask(ctx context.Context, p store.ClaimTaskParams) (store.Task, error) {
+	const op = "ClaimTask"
+	p, err := store.PrepareClaim(p)
+	if err != nil {
+		return store.Task{}, err
+	}
+	t, err := scanTask(s.pool.QueryRow(ctx, `
+UPDATE tasks SET state = 'running', worker_id = $2, attempts = attempts + 1,
+	started_at = coalesce(started_at, $3), heartbeat_at = $3, updated_at = $3, waiting_for = NULL
+WHERE id = $1 AND (state = ANY($4::text[])
+	OR ($5::timestamptz IS NOT NULL AND state = 'running' AND heartbeat_at < $5::timestamptz))
+RETURNING `+taskCols, p.ID, p.WorkerID, s.stamp(), statesArg(p.From), nullTime(p.StaleBefore)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, s.whyNot(ctx, op, p.ID, fmt.Sprintf("in %v", p.From))
+	}
+	return t, translate(op, err)
+}
+
+// HeartbeatTask implements store.Store.
+func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (store.Task, error) {
+	const op = "HeartbeatTask"
+	p, err := store.PrepareHeartbeat(p)
+	if err != nil {
+		return store.Task{}, err
+	}
+	t, err := scanTask(s.pool.QueryRow(ctx, `
+UPDATE tasks SET heartbeat_at = $3, updated_at = $3
+WHERE id = $1 AND state = 'running' AND worker_id = $2
+RETURNING `+taskCols, p.ID, p.WorkerID, s.stamp()))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, s.whyNot(ctx, op, p.ID, "running on worker "+p.WorkerID)
+	}
+	return t, translate(op, err)
+}
+
+// TransitionTask implements store.Store.
+func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams) (store.Task, error) {
+	const op = "TransitionTask"
+	p, err := s.limits.PrepareTransition(p)
+	if err != nil {
+		return store.Task{}, err
+	}
+	t, err := scanTask(s.pool.QueryRow(ctx, `
+UPDATE tasks SET state = $3, updated_at = $4,
+	result = coalesce($5::jsonb, result),
+	error = CASE WHEN $6::text <> '' THEN $6::text ELSE error END,
+	waiting_for = $7::jsonb,
+	heartbeat_at = NULL,
+	finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN $4 ELSE finished_at END
+WHERE id = $1 AND state = $2 AND ($8::text = '' OR state <> 'running' OR worker_id = $8::text)
+RETURNING `+taskCols, p.ID, string(p.From), string(p.To), s.stamp(),
+		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		want := string(p.From)
+		if p.WorkerID != "" && p.From == store.TaskRunning {
+			want += " on worker " + p.WorkerID
+		}
+		return t, s.whyNot(ctx, op, p.ID, want)
+	}
+	return t, translate(op, err)
+}
+
+// whyNot explains a compare-and-set that matched no row.
+func (s *Store) whyNot(ctx context.Context, op string, id uuid.UUID, want string) error {
+	var state, worker string
+	err := s.pool.QueryRow(ctx, `SELECT state, worker_id FROM tasks WHERE id = $1`, id).Scan(&state, &worker)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return notFoundf(op, "no task %s", id)
+	}
+	if err != nil {
+		return translate(op, err)
+	}
+	return conflictf(op, "task %s is %s (worker %q), expected %s", id, state, worker, want)
+}
+
+// CancelSubtree implements store.Store: one statement locks the active
+// tasks of the subtree and cancels them.
+func (s *Store) CancelSubtree(ctx context.Context, p store.CancelSubtreeParams) ([]store.CancelledTask, error) {
+	const op = "CancelSubtree"
+	p, err := store.PrepareCancel(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.CancelledTask
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM tasks WHERE id = $1`, p.ID).Scan(&one); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return notFoundf(op, "no task %s", p.ID)
+			}
+			return err
+		}
+		rows, err := tx.Query(ctx, `
+WITH RECURSIVE sub(id) AS (
+	SELECT $1::uuid
+	UNION ALL
+	SELECT t.id FROM tasks t JOIN sub ON t.parent_id = sub.id
+), old AS (
+	SELECT t.id, t.state, t.worker_id FROM tasks t JOIN sub ON t.id = sub.id
+	WHERE t.state IN ('queued', 'running', 'waiting')
+	ORDER BY t.id
+	FOR UPDATE OF t
+)
+UPDATE tasks t SET state = 'cancelled', error = $2, finished_at = $3, updated_at = $3,
+	heartbeat_at = NULL, waiting_for = NULL
+FROM old WHERE t.id = old.id
+RETURNING t.id, old.state, old.worker_id`, p.ID, p.Reason, s.stamp())
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.CancelledTask, error) {
+			var c store.CancelledTask
+			err := r.Scan(&c.ID, &c.From, &c.WorkerID)
+			return c, err
+		})
+		return err
+	})
+	return out, translateKeep(op, err)
+}
+
+// translateKeep passes through errors that are already the store's.
+func translateKeep(op string, err error) error {
+	if err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) ||
+		errors.Is(err, store.ErrInvalid) || store.IsRetryable(err) {
+		return err
+	}
+	return translate(op, err)
+}
