@@ -1,0 +1,101 @@
+// Package agent is the coding-agent loop as a library: a Session pairs an
+// llm.Client with a provider Profile (tools and system prompt) and an
+// execenv.Environment, runs the agentic loop of the spec (model call, tool
+// round, repeat until a text-only answer or a limit), and reports every step
+// as an Event.
+//
+// # Sessions and the loop
+//
+// New builds a session in state IDLE. Submit processes one input and its
+// follow-ups and blocks until done; the loop is a short sequence of named
+// steps (checkLimits, buildRequest, callModel, recordAssistant,
+// executeTools, drainSteering, detectLoop). States move IDLE -> PROCESSING
+// -> IDLE | AWAITING_INPUT | CLOSED; an illegal move is a *TransitionError.
+// AWAITING_INPUT means the last answer was text only and ended with a
+// question mark: the model asked the user something.
+//
+// Exactly one input runs at a time. A Submit while one is running follows
+// SessionConfig.QueueMode: queue (wait in FIFO order, at most MaxQueueDepth
+// waiting, else ErrQueueFull), reject (ErrBusy) or interrupt (the running
+// input stops with ErrInterrupted, calls left without results are answered
+// with error results, then the new input runs).
+//
+// # Host control
+//
+// Steer, FollowUp, SetReasoningEffort, SetModel, Abort and Close are safe
+// from any goroutine while the loop runs. Steering is injected after the
+// current tool round (or before the first model call of the next input when
+// idle) as a user message; follow-ups run after a natural completion.
+// Effort and model changes apply to the next model call.
+//
+// # Events and back-pressure
+//
+// Subscribe returns a Subscription with its own queue. Every event has a
+// session-wide gapless Seq, the time of the injected Clock and the session
+// id. Emitting never blocks the loop: when a subscriber already holds
+// Config.EventBuffer events, further deltas (ASSISTANT_TEXT_DELTA,
+// TOOL_CALL_OUTPUT_DELTA) are dropped for it and counted in Dropped; all
+// other events (START, END, TOOL_CALL_END, limits, errors, SESSION_END) are
+// always queued, growing the queue beyond the buffer, so they are never
+// lost. A subscriber that never reads therefore holds memory for the
+// non-droppable events only. SESSION_START is emitted when the first input
+// begins (so a subscriber attached right after New sees it); SESSION_END
+// when the session closes, after which every subscription ends once
+// drained. INPUT_DONE (our addition) closes each input with its stop
+// reason; WARNING reports context use above 80% of the profile's window
+// (the provider's token counts when reported, else 4 characters a token);
+// PARKED reports a park.
+//
+// TOOL_CALL_END carries the full output; the model receives the truncated
+// form from the tools pipeline.
+//
+// # Errors
+//
+// Tool failures, unknown tools and bad arguments become error results the
+// model sees; the session goes on. Transient model errors are retried in
+// package llm; if they still fail, ERROR is emitted, Submit returns the
+// error and the session returns to IDLE (Continue retries). Authentication,
+// permission, quota, invalid-request and context-length errors, and a
+// Recorder failure, emit ERROR and close the session. Turn and round limits
+// emit TURN_LIMIT and return the session to IDLE with a nil error.
+//
+// Abort and Close shut down in the order of the spec's Appendix B: cancel
+// the model stream, let the environment kill running commands (SIGTERM,
+// SIGKILL 2 s later), flush, emit SESSION_END, close subagents, CLOSED.
+// They block until done and are safe to call twice.
+//
+// # Durability and resume
+//
+// With a Recorder, every turn is appended before the loop goes on. Resume
+// rebuilds a session from the recorded turns; Continue then finishes an
+// input that was cut short: tool calls of the last assistant turn without a
+// recorded result are executed again (tools run at least once), and the
+// model is called again. Consecutive tool-result turns of one round are
+// merged into one message.
+//
+// # Subagents and parking
+//
+// spawn_agent, send_input, wait and close_agent are registered on every
+// session. The default Spawner runs children in-process: a child has its
+// own session and history, shares the parent's environment (spawn_agent's
+// working_dir moves its working directory but is not a sandbox), uses the
+// parent's profile and current model unless overridden, and has its own
+// limits. A spawn beyond SessionConfig.MaxSubagentDepth (default 1) gets an
+// error result telling the model to do the work itself.
+//
+// Park: a Spawner whose children run elsewhere (fleet jobs) returns
+// ErrParked from Wait when the child is not done. The loop then records the
+// results of the round's earlier calls, stops without a result for the wait
+// call, emits PARKED and Submit/Continue return ErrParked with the session
+// IDLE. The host persists nothing more (the Recorder already has every
+// turn), drops the session and later calls Resume + Continue, which re-runs
+// the wait: it now returns at once. Spawners key spawns by CallID so a
+// re-run spawn_agent does not start a second child.
+//
+// # Concurrency
+//
+// The goroutine inside Submit or Continue owns the loop and is the only
+// writer of history; s.mu guards the fields host methods touch. Read-only
+// tool calls of one round run concurrently when the profile allows it;
+// mutating calls run in order.
+package agent

@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// EventKind names a session event (spec 2.9 plus WARNING, INPUT_DONE and PARKED).
+type EventKind string
+
+const (
+	EventSessionStart       EventKind = "SESSION_START"
+	EventSessionEnd         EventKind = "SESSION_END"
+	EventUserInput          EventKind = "USER_INPUT"
+	EventAssistantTextStart EventKind = "ASSISTANT_TEXT_START"
+	EventAssistantTextDelta EventKind = "ASSISTANT_TEXT_DELTA"
+	EventAssistantTextEnd   EventKind = "ASSISTANT_TEXT_END"
+	EventToolCallStart      EventKind = "TOOL_CALL_START"
+	EventToolCallOutput     EventKind = "TOOL_CALL_OUTPUT_DELTA"
+	EventToolCallEnd        EventKind = "TOOL_CALL_END"
+	EventSteeringInjected   EventKind = "STEERING_INJECTED"
+	EventTurnLimit          EventKind = "TURN_LIMIT"
+	EventLoopDetection      EventKind = "LOOP_DETECTION"
+	EventError              EventKind = "ERROR"
+	// EventWarning: context use above 80% of the profile's window.
+	EventWarning EventKind = "WARNING"
+	// EventInputDone: one input (with its follow-ups) finished; State says where
+	// the session is now, Stop why the loop ended.
+	EventInputDone EventKind = "INPUT_DONE"
+	// EventParked: the session was parked (see ErrParked).
+	EventParked EventKind = "PARKED"
+)
+
+// droppable reports whether an event may be dropped for a slow subscriber.
+func (k EventKind) droppable() bool {
+	return k == EventAssistantTextDelta || k == EventToolCallOutput
+}
+
+// Event is one thing that happened in a session. Seq is gapless per session
+// (a subscriber that dropped deltas sees gaps only where deltas were). Kind
+// says which of the optional fields are set.
+type Event struct {
+	Seq       uint64    `json:"seq"`
+	Kind      EventKind `json:"kind"`
+	Time      time.Time `json:"time"`
+	SessionID string    `json:"session_id"`
+
+	// Text: user input, steering, text delta, the full text at END, a warning,
+	// the final text at INPUT_DONE.
+	Text      string `json:"text,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+
+	ToolName  string          `json:"tool_name,omitempty"`
+	CallID    string          `json:"call_id,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Output is the FULL tool output at TOOL_CALL_END (the model sees Content
+	// of the result, which may be truncated) and a chunk at OUTPUT_DELTA.
+	Output    string `json:"output,omitempty"`
+	IsError   bool   `json:"is_error,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+
+	Round int        `json:"round,omitempty"`
+	Turns int        `json:"turns,omitempty"`
+	State State      `json:"state,omitempty"`
+	Stop  StopReason `json:"stop,omitempty"`
+	Usage *llm.Usage `json:"usage,omitempty"`
+	// Error and ErrorKind describe an ERROR event (ErrorKind is the llm error kind when there is one).
+	Error     string        `json:"error,omitempty"`
+	ErrorKind llm.ErrorKind `json:"error_kind,omitempty"`
+	// ContextPercent is the estimated context use at WARNING.
+	ContextPercent int `json:"context_percent,omitempty"`
+}

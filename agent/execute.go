@@ -1,0 +1,97 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/tools"
+)
+
+// executeTools runs one round of calls through the registry pipeline:
+// concurrently when the profile allows it and no call mutates, else in
+// order. It returns the results in call order. When a call asks to park
+// (ErrParked), the calls after it are not run and the results so far are
+// returned with ErrParked.
+func (s *Session) executeTools(ctx context.Context, calls []llm.ToolCall, round int) ([]llm.ToolResult, error) {
+	opts := s.execOptions()
+	if s.parallel(calls) {
+		results := make([]llm.ToolResult, len(calls))
+		var wg sync.WaitGroup
+		for i, c := range calls {
+			wg.Go(func() { results[i], _ = s.executeOne(ctx, c, round, opts) })
+		}
+		wg.Wait()
+		return results, nil
+	}
+	results := make([]llm.ToolResult, 0, len(calls))
+	for _, c := range calls {
+		r, parked := s.executeOne(ctx, c, round, opts)
+		if parked {
+			return results, ErrParked
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// parallel reports whether calls may run concurrently.
+func (s *Session) parallel(calls []llm.ToolCall) bool {
+	if len(calls) < 2 || !s.profile.SupportsParallelToolCalls() {
+		return false
+	}
+	for _, c := range calls {
+		if t, ok := s.registry.Get(c.Name); ok && t.Mutates {
+			return false
+		}
+	}
+	return true
+}
+
+// executeOne runs one call, emitting TOOL_CALL_START, output deltas and
+// TOOL_CALL_END with the full output. parked is true when the call asked to
+// park the session; its result is then not to be recorded.
+func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, opts tools.ExecOptions) (llm.ToolResult, bool) {
+	s.emit(Event{Kind: EventToolCallStart, ToolName: call.Name, CallID: call.ID, Arguments: call.Arguments, Round: round})
+	opts.OnOutput = func(chunk string) {
+		s.emit(Event{Kind: EventToolCallOutput, ToolName: call.Name, CallID: call.ID, Output: chunk})
+	}
+	res := s.registry.Execute(ctx, call, s.env, opts)
+	if _, parked := s.parkIDs.LoadAndDelete(call.ID); parked {
+		return llm.ToolResult{}, true
+	}
+	s.emit(Event{Kind: EventToolCallEnd, ToolName: call.Name, CallID: call.ID, Output: res.Full,
+		IsError: res.IsError, Truncated: res.Truncated, Round: round})
+	return res.ToolResult(), false
+}
+
+// execOptions maps the session config onto the pipeline's options.
+func (s *Session) execOptions() tools.ExecOptions {
+	cfg := s.cfg.Session
+	def := cfg.DefaultCommandTimeout
+	if def == 0 {
+		def = s.profile.DefaultCommandTimeout()
+	}
+	if def == 0 {
+		def = 10 * time.Second
+	}
+	opts := tools.ExecOptions{Settings: tools.Settings{
+		DefaultCommandTimeoutMs: int(def / time.Millisecond),
+		MaxCommandTimeoutMs:     int(cfg.MaxCommandTimeout / time.Millisecond),
+	}}
+	if len(cfg.ToolOutputLimits)+len(cfg.ToolLineLimits) > 0 {
+		opts.Limits = map[string]tools.Limits{}
+		for name, n := range cfg.ToolOutputLimits {
+			l := opts.Limits[name]
+			l.MaxChars = n
+			opts.Limits[name] = l
+		}
+		for name, n := range cfg.ToolLineLimits {
+			l := opts.Limits[name]
+			l.MaxLines = n
+			opts.Limits[name] = l
+		}
+	}
+	return opts
+}

@@ -1,0 +1,233 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// process runs one input (nil: continue the recorded one) and its
+// follow-ups, then settles the session's state. The caller holds the run slot.
+func (s *Session) process(ctx context.Context, input *string) (Outcome, error) {
+	inCtx, cancel := context.WithCancelCause(ctx)
+	stopAbort := context.AfterFunc(s.ctx, func() { cancel(ErrAborted) })
+	defer stopAbort()
+	defer cancel(nil)
+
+	s.mu.Lock()
+	if err := s.setStateLocked(StateProcessing); err != nil {
+		s.mu.Unlock()
+		return Outcome{State: StateClosed}, ErrClosed
+	}
+	s.inputCancel, s.warned = cancel, false
+	first := !s.started
+	s.started = true
+	s.mu.Unlock()
+	if first {
+		s.emit(Event{Kind: EventSessionStart, State: StateProcessing, Text: s.model})
+	}
+
+	var out Outcome
+	err := s.runInputs(inCtx, input, &out)
+	return s.settle(inCtx, out, err)
+}
+
+// runInputs processes input, then each queued follow-up, until one stops
+// for a reason other than completion.
+func (s *Session) runInputs(ctx context.Context, input *string, out *Outcome) error {
+	for {
+		if err := s.runInput(ctx, input, out); err != nil {
+			return err
+		}
+		if out.Stop != StopCompleted && out.Stop != StopAwaitingInput {
+			return nil
+		}
+		next, ok := s.popFollowUp()
+		if !ok {
+			return nil
+		}
+		input = &next
+	}
+}
+
+// runInput is the agentic loop of spec 2.5 for one input.
+func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) error {
+	round := 0
+	if input != nil {
+		if err := s.answerPending(ctx, "not run: a new input arrived first"); err != nil {
+			return err
+		}
+		if err := s.appendTurn(ctx, Turn{Kind: TurnUser, Text: *input}); err != nil {
+			return err
+		}
+		s.emit(Event{Kind: EventUserInput, Text: *input})
+	}
+	if err := s.drainSteering(ctx); err != nil {
+		return err
+	}
+	if pending := pendingCalls(s.History()); len(pending) > 0 {
+		round++
+		if err := s.runTools(ctx, pending, round); err != nil {
+			return err
+		}
+	}
+	for {
+		if stop := s.checkLimits(ctx, round); stop != "" {
+			out.Stop = stop
+			return nil
+		}
+		req, err := s.buildRequest(ctx)
+		if err != nil {
+			return err
+		}
+		resp, err := s.callModel(ctx, req)
+		if err != nil {
+			return err
+		}
+		if err := s.recordAssistant(ctx, resp, out); err != nil {
+			return err
+		}
+		calls := resp.ToolCalls()
+		if len(calls) == 0 {
+			out.Stop = completion(resp.Text())
+			return nil
+		}
+		round++
+		out.Rounds++
+		if err := s.runTools(ctx, calls, round); err != nil {
+			return err
+		}
+	}
+}
+
+// runTools executes one round, records its results, drains steering and
+// checks for loops.
+func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int) error {
+	results, parkErr := s.executeTools(ctx, calls, round)
+	if len(results) > 0 {
+		if err := s.appendTurn(ctx, Turn{Kind: TurnToolResults, Results: results}); err != nil {
+			return err
+		}
+	}
+	if parkErr != nil {
+		return parkErr
+	}
+	if err := s.drainSteering(ctx); err != nil {
+		return err
+	}
+	return s.detectLoop(ctx)
+}
+
+// completion tells an answer from a question to the user: a text-only
+// answer whose last line ends with '?' moves the session to AWAITING_INPUT.
+func completion(text string) StopReason {
+	if strings.HasSuffix(strings.TrimSpace(text), "?") {
+		return StopAwaitingInput
+	}
+	return StopCompleted
+}
+
+// recordAssistant appends the assistant turn and checks context use.
+func (s *Session) recordAssistant(ctx context.Context, resp *llm.Response, out *Outcome) error {
+	msg := resp.Message
+	msg.Role = llm.RoleAssistant
+	t := Turn{
+		Kind: TurnAssistant, Text: resp.Text(), ToolCalls: resp.ToolCalls(), Reasoning: resp.Reasoning(),
+		Usage: resp.Usage, ResponseID: resp.ID, Message: &msg,
+	}
+	if err := s.appendTurn(ctx, t); err != nil {
+		return err
+	}
+	out.Text, out.Turns, out.Usage = t.Text, out.Turns+1, out.Usage.Add(resp.Usage)
+	s.checkContextUsage(resp.Usage)
+	return nil
+}
+
+// drainSteering moves queued steering messages into history.
+func (s *Session) drainSteering(ctx context.Context) error {
+	for {
+		msg, ok := s.pop(&s.steering)
+		if !ok {
+			return nil
+		}
+		if err := s.appendTurn(ctx, Turn{Kind: TurnSteering, Text: msg, Source: "host"}); err != nil {
+			return err
+		}
+		s.emit(Event{Kind: EventSteeringInjected, Text: msg})
+	}
+}
+
+func (s *Session) popFollowUp() (string, bool) { return s.pop(&s.followUps) }
+
+func (s *Session) pop(q *[]string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(*q) == 0 {
+		return "", false
+	}
+	msg := (*q)[0]
+	*q = (*q)[1:]
+	return msg, true
+}
+
+// settle maps how the loop ended to the session's next state, events and
+// the error Submit returns.
+func (s *Session) settle(ctx context.Context, out Outcome, err error) (Outcome, error) {
+	s.mu.Lock()
+	s.inputCancel = nil
+	s.mu.Unlock()
+	if err == nil && ctx.Err() != nil {
+		err = context.Cause(ctx)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrAborted):
+		out.Stop = StopAborted
+		out.State = StateClosed
+		return out, ErrAborted
+	case errors.Is(err, ErrParked):
+		out.Stop = StopParked
+		s.emit(Event{Kind: EventParked})
+	case ctx.Err() != nil: // interrupted by a newer input or the caller's ctx
+		out.Stop = StopInterrupted
+		if ferr := s.answerPending(context.WithoutCancel(ctx), "interrupted before it ran"); ferr != nil {
+			err = ferr
+		}
+	default:
+		out.Stop = StopError
+		s.emit(Event{Kind: EventError, Error: err.Error(), ErrorKind: llm.KindOf(err)})
+		if unrecoverable(err) {
+			s.shutdown(true)
+			out.State = StateClosed
+			return out, err
+		}
+	}
+	next := StateIdle
+	if out.Stop == StopAwaitingInput {
+		next = StateAwaitingInput
+	}
+	s.mu.Lock()
+	if terr := s.setStateLocked(next); terr != nil && err == nil {
+		err = terr
+	}
+	out.State = s.state
+	s.mu.Unlock()
+	s.emit(Event{Kind: EventInputDone, State: out.State, Stop: out.Stop, Text: out.Text, Turns: out.Turns, Usage: &out.Usage})
+	return out, err
+}
+
+// answerPending records error results for calls left without one, so the
+// next request is well-formed after an interruption.
+func (s *Session) answerPending(ctx context.Context, why string) error {
+	pending := pendingCalls(s.History())
+	if len(pending) == 0 {
+		return nil
+	}
+	results := make([]llm.ToolResult, len(pending))
+	for i, c := range pending {
+		results[i] = llm.ToolResult{ToolCallID: c.ID, Name: c.Name, Content: "Tool call " + why + ".", IsError: true}
+	}
+	return s.appendTurn(ctx, Turn{Kind: TurnToolResults, Results: results})
+}
