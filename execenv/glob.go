@@ -1,0 +1,103 @@
+package execenv
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// DefaultGlobLimit is GlobRequest.Limit when zero.
+const DefaultGlobLimit = 1000
+
+// globPlan is a validated GlobRequest.
+type globPlan struct {
+	re     *regexp.Regexp
+	prefix string // leading literal directories of the pattern, where the walk starts
+	limit  int
+}
+
+// planGlob validates req against the base directory. Patterns are matched
+// against paths relative to base: "*.go" matches files directly in base,
+// "**/*.go" at any depth. An absolute pattern must lie under base.
+func planGlob(req GlobRequest, base string) (globPlan, error) {
+	p := globPlan{limit: req.Limit}
+	if p.limit == 0 {
+		p.limit = DefaultGlobLimit
+	}
+	if p.limit < 0 {
+		return p, fmt.Errorf("execenv: glob Limit must be >= 0, got %d", req.Limit)
+	}
+	pat := req.Pattern
+	if pat == "" {
+		return p, fmt.Errorf("execenv: glob pattern is empty; give one such as \"**/*.go\"")
+	}
+	if path.IsAbs(pat) {
+		rel, ok := relUnder(base, path.Clean(pat))
+		if !ok {
+			return p, fmt.Errorf("execenv: glob pattern %q is absolute but not under the search directory %q; make it relative", pat, base)
+		}
+		pat = rel
+	}
+	pat = strings.TrimPrefix(pat, "./")
+	re, err := compileGlob(pat)
+	if err != nil {
+		return p, fmt.Errorf("execenv: glob pattern %q is invalid: %v", req.Pattern, err)
+	}
+	p.re = re
+	segs := strings.Split(pat, "/")
+	var lit []string
+	for _, s := range segs[:len(segs)-1] {
+		if s == "" || s == "." || s == ".." || hasGlobMeta(s) {
+			break
+		}
+		lit = append(lit, s)
+	}
+	p.prefix = strings.Join(lit, "/")
+	return p, nil
+}
+
+// globHit is one matching file.
+type globHit struct {
+	rel   string
+	mtime time.Time
+}
+
+// globTree walks base (honouring .gitignore, skipping .git, as grep does)
+// and keeps the newest limit matches.
+func globTree(ctx context.Context, fsys walkFS, base string, p globPlan) (GlobResult, error) {
+	start := base
+	if p.prefix != "" {
+		start = fsys.join(base, p.prefix)
+	}
+	hits := newTopN(p.limit, func(a, b globHit) bool {
+		if !a.mtime.Equal(b.mtime) {
+			return a.mtime.After(b.mtime)
+		}
+		return a.rel < b.rel
+	})
+	w := &walker{fsys: fsys, root: start}
+	err := w.walk(ctx, func(abs string, d fs.DirEntry) error {
+		rel, ok := relUnder(base, abs)
+		if !ok || !p.re.MatchString(rel) {
+			return nil
+		}
+		var mtime time.Time
+		if info, err := d.Info(); err == nil {
+			mtime = info.ModTime()
+		}
+		hits.add(globHit{rel: rel, mtime: mtime})
+		return nil
+	})
+	if err != nil {
+		return GlobResult{}, err
+	}
+	res := GlobResult{Paths: []string{}, Total: hits.seen, Truncated: hits.truncated()}
+	for _, h := range hits.sorted() {
+		res.Paths = append(res.Paths, h.rel)
+	}
+	return res, nil
+}

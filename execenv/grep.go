@@ -1,0 +1,234 @@
+package execenv
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// DefaultGrepMaxResults is GrepRequest.MaxResults when zero.
+const DefaultGrepMaxResults = 100
+
+// binaryProbeSize is how much of a file is checked for a NUL byte before it
+// is searched, matching ripgrep's first buffer: a file with a NUL there is
+// skipped as binary; a NUL later stops the search of that file.
+const binaryProbeSize = 64 << 10
+
+// grepPlan is a validated GrepRequest.
+type grepPlan struct {
+	pattern string
+	re      *regexp.Regexp
+	glob    string
+	fold    bool
+	mode    GrepMode
+	max     int
+}
+
+// planGrep validates req; the regular expression is compiled with Go's RE2
+// so every implementation rejects the same patterns with the same message.
+func planGrep(req GrepRequest) (grepPlan, error) {
+	p := grepPlan{pattern: req.Pattern, glob: req.Glob, fold: req.CaseInsensitive, mode: req.Mode, max: req.MaxResults}
+	if p.mode == "" {
+		p.mode = GrepContent
+	}
+	switch p.mode {
+	case GrepContent, GrepFilesWithMatches, GrepCount:
+	default:
+		return p, fmt.Errorf("execenv: grep mode must be %q, %q or %q, got %q", GrepContent, GrepFilesWithMatches, GrepCount, string(p.mode))
+	}
+	if p.max == 0 {
+		p.max = DefaultGrepMaxResults
+	}
+	if p.max < 0 {
+		return p, fmt.Errorf("execenv: grep MaxResults must be >= 0, got %d", req.MaxResults)
+	}
+	expr := req.Pattern
+	if p.fold {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return p, fmt.Errorf("execenv: grep pattern %q is not a valid regular expression (RE2 syntax, as used by ripgrep): %v", req.Pattern, err)
+	}
+	p.re = re
+	if _, err := newOverrideSet("/", req.Glob); err != nil {
+		return p, fmt.Errorf("execenv: grep glob %q is invalid: %v", req.Glob, err)
+	}
+	return p, nil
+}
+
+// grepCollector gathers rows from any search and keeps the first max by
+// path then line. Safe for concurrent use.
+type grepCollector struct {
+	mu      sync.Mutex
+	mode    GrepMode
+	matches *topN[GrepMatch]
+	files   *topN[string]
+	counts  *topN[GrepCountRow]
+}
+
+func newGrepCollector(p grepPlan) *grepCollector {
+	return &grepCollector{
+		mode: p.mode,
+		matches: newTopN(p.max, func(a, b GrepMatch) bool {
+			if a.Path != b.Path {
+				return a.Path < b.Path
+			}
+			return a.Line < b.Line
+		}),
+		files:  newTopN(p.max, func(a, b string) bool { return a < b }),
+		counts: newTopN(p.max, func(a, b GrepCountRow) bool { return a.Path < b.Path }),
+	}
+}
+
+func (c *grepCollector) addMatch(path string, line int, text []byte) {
+	m := GrepMatch{Path: path, Line: line, Text: cleanLine(text)}
+	c.mu.Lock()
+	c.matches.add(m)
+	c.mu.Unlock()
+}
+
+func (c *grepCollector) addFile(path string) {
+	c.mu.Lock()
+	c.files.add(path)
+	c.mu.Unlock()
+}
+
+func (c *grepCollector) addCount(path string, n int) {
+	c.mu.Lock()
+	c.counts.add(GrepCountRow{Path: path, Count: n})
+	c.mu.Unlock()
+}
+
+// result returns the rows of the mode, sorted.
+func (c *grepCollector) result() GrepResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.mode {
+	case GrepFilesWithMatches:
+		return GrepResult{Files: c.files.sorted(), Truncated: c.files.truncated()}
+	case GrepCount:
+		return GrepResult{Counts: c.counts.sorted(), Truncated: c.counts.truncated()}
+	}
+	return GrepResult{Matches: c.matches.sorted(), Truncated: c.matches.truncated()}
+}
+
+// cleanLine drops the line terminator and makes the text valid UTF-8.
+func cleanLine(b []byte) string {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// grepTree is the pure-Go search of a directory: the walker feeds files to
+// GOMAXPROCS searchers.
+func grepTree(ctx context.Context, fsys walkFS, root string, p grepPlan, c *grepCollector) error {
+	ov, err := newOverrideSet(root, p.glob, "!.git")
+	if err != nil {
+		return err
+	}
+	w := &walker{fsys: fsys, root: root, overrides: ov}
+	files := make(chan string, 64)
+	var wg sync.WaitGroup
+	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for abs := range files {
+				rel, _ := relUnder(root, abs)
+				_ = grepFile(fsys, abs, rel, p, c)
+			}
+		}()
+	}
+	err = w.walk(ctx, func(abs string, _ fs.DirEntry) error {
+		select {
+		case files <- abs:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(files)
+	wg.Wait()
+	return err
+}
+
+// grepFile searches one file line by line, reporting rows under display.
+func grepFile(fsys walkFS, abs, display string, p grepPlan, c *grepCollector) error {
+	f, err := fsys.open(abs)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, binaryProbeSize)
+	if head, _ := r.Peek(binaryProbeSize); bytes.IndexByte(head, 0) >= 0 {
+		return nil
+	}
+	count := 0
+	for lineNo := 1; ; lineNo++ {
+		line, err := readLine(r)
+		if len(line) > 0 {
+			if bytes.IndexByte(line, 0) >= 0 {
+				break
+			}
+			if p.re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
+				count++
+				if p.mode == GrepFilesWithMatches {
+					break
+				}
+				if p.mode == GrepContent {
+					c.addMatch(display, lineNo, line)
+				}
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	switch {
+	case count == 0:
+	case p.mode == GrepFilesWithMatches:
+		c.addFile(display)
+	case p.mode == GrepCount:
+		c.addCount(display, count)
+	}
+	return nil
+}
+
+// readLine returns the next line including its '\n', however long.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return line, err
+	}
+	buf := append([]byte(nil), line...)
+	for err == bufio.ErrBufferFull {
+		line, err = r.ReadSlice('\n')
+		buf = append(buf, line...)
+	}
+	return buf, err
+}
+
+// readField returns bytes up to and excluding delim.
+func readField(r *bufio.Reader, delim byte) ([]byte, error) {
+	b, err := r.ReadSlice(delim)
+	if err == bufio.ErrBufferFull {
+		buf := append([]byte(nil), b...)
+		for err == bufio.ErrBufferFull {
+			b, err = r.ReadSlice(delim)
+			buf = append(buf, b...)
+		}
+		b = buf
+	}
+	return bytes.TrimSuffix(b, []byte{delim}), err
+}
+
+// drainTo keeps reading r so that a producer never blocks on a full pipe.
+func drainTo(r io.Reader) { _, _ = io.Copy(io.Discard, r) }

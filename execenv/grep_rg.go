@@ -1,0 +1,77 @@
+package execenv
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// ripgrepArgs are the rg arguments that make ripgrep select the same files
+// as the pure-Go walker (hidden files searched, .git skipped, .gitignore
+// honoured with or without a git repository, no other ignore files) and
+// print a format parseRipgrep reads. The search root is ".", run from the
+// root directory.
+func ripgrepArgs(p grepPlan) []string {
+	args := []string{
+		"--no-config", "--color=never", "--no-messages",
+		"--hidden", "--no-require-git", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global",
+	}
+	if p.glob != "" {
+		args = append(args, "--glob", p.glob)
+	}
+	args = append(args, "--glob", "!.git")
+	if p.fold {
+		args = append(args, "--ignore-case")
+	} else {
+		args = append(args, "--case-sensitive")
+	}
+	switch p.mode {
+	case GrepFilesWithMatches:
+		args = append(args, "--files-with-matches", "--null")
+	case GrepCount:
+		args = append(args, "--count", "--with-filename", "--null")
+	default:
+		args = append(args, "--line-number", "--with-filename", "--no-heading", "--null")
+	}
+	return append(args, "--regexp", p.pattern, "--", ".")
+}
+
+// parseRipgrep reads rg's output (as requested by ripgrepArgs) into c.
+// Lines it cannot parse are skipped.
+func parseRipgrep(out io.Reader, mode GrepMode, c *grepCollector) error {
+	r := bufio.NewReaderSize(out, 256<<10)
+	defer drainTo(r)
+	for {
+		path, err := readField(r, 0)
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		path = bytes.TrimLeft(path, "\n")
+		rel := strings.TrimPrefix(string(path), "./")
+		if mode == GrepFilesWithMatches {
+			c.addFile(rel)
+			continue
+		}
+		rest, err := readLine(r)
+		if mode == GrepCount {
+			if n, convErr := strconv.Atoi(strings.TrimSpace(string(rest))); convErr == nil {
+				c.addCount(rel, n)
+			}
+		} else if num, text, ok := bytes.Cut(rest, []byte(":")); ok {
+			if n, convErr := strconv.Atoi(string(num)); convErr == nil {
+				c.addMatch(rel, n, text)
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,186 @@
+package execenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// drainTimeout bounds how long Exec waits for output after the process
+// group is gone: a process that left the group (setsid) may keep the pipes
+// open, and its output is then cut off.
+const drainTimeout = 2 * time.Second
+
+// Exec runs req.Command with /bin/bash -c in a new process group. On
+// timeout or cancellation the group receives SIGTERM, then SIGKILL after
+// KillGrace; when the shell exits, whatever is left of its group is killed,
+// so background processes do not outlive the command.
+func (l *Local) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
+	if err := ctx.Err(); err != nil {
+		return ExecResult{}, fmt.Errorf("execenv: command not started: %w", err)
+	}
+	timeout := effectiveTimeout(req.Timeout, l.cfg.DefaultTimeout, l.cfg.MaxTimeout)
+	run, err := l.start(req)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	defer l.forget(run.pgid)
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var res ExecResult
+	select {
+	case <-run.exited:
+	case <-timer.C:
+		res.TimedOut = true
+	case <-ctx.Done():
+		res.Canceled = true
+	}
+	if res.TimedOut || res.Canceled {
+		terminateGroup(run.pgid, run.exited)
+	}
+	<-run.exited
+	killGroup(run.pgid) // leftovers: background jobs of a finished shell
+	waitErr := run.cmd.Wait()
+	run.drain()
+
+	res.ExitCode = exitCode(run.cmd.ProcessState, waitErr)
+	res.Duration = time.Since(run.started)
+	res.Stdout, res.Stderr = run.stdout.String(), run.stderr.String()
+	res.OmittedBytes = run.stdout.omitted() + run.stderr.omitted()
+	if res.TimedOut {
+		res.Stderr = appendTimeoutMessage(res.Stderr, timeout)
+	}
+	return res, nil
+}
+
+// localRun is one started command and the goroutines reading its output.
+type localRun struct {
+	cmd            *exec.Cmd
+	pgid           int
+	started        time.Time
+	stdout, stderr *headTail
+	readers        sync.WaitGroup
+	pipes          []*os.File    // read ends, closed by drain
+	exited         chan struct{} // closed when the shell has exited (not yet reaped)
+}
+
+// start launches bash and the output readers.
+func (l *Local) start(req ExecRequest) (*localRun, error) {
+	dir := l.resolve(req.Dir)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("execenv: working directory %q for the command is not a directory: %v", dir, err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
+	cmd := exec.Command("/bin/bash", "-c", req.Command)
+	cmd.Dir = dir
+	cmd.Env = mergeEnv(FilterEnv(os.Environ(), l.cfg.EnvPolicy, l.cfg.KeepSecrets), req.Env)
+	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	run := &localRun{
+		cmd: cmd, stdout: newHeadTail(l.cfg.MaxOutputBytes), stderr: newHeadTail(l.cfg.MaxOutputBytes),
+		pipes: []*os.File{outR, errR}, exited: make(chan struct{}),
+	}
+	run.started = time.Now()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("execenv: start /bin/bash: %w", err)
+	}
+	run.pgid = cmd.Process.Pid
+	l.remember(run.pgid)
+	sink := &outputSink{onOutput: req.OnOutput}
+	run.readers.Add(2)
+	go run.copy(sink.stream(Stdout, run.stdout), outR)
+	go run.copy(sink.stream(Stderr, run.stderr), errR)
+	go func() {
+		waitExited(run.pgid)
+		close(run.exited)
+	}()
+	return run, nil
+}
+
+// copy reads one pipe until EOF or until drain closes it.
+func (r *localRun) copy(w io.Writer, p *os.File) {
+	defer r.readers.Done()
+	_, _ = io.Copy(w, p)
+}
+
+// drain waits for the readers, at most drainTimeout, then closes the pipes.
+func (r *localRun) drain() {
+	done := make(chan struct{})
+	go func() { r.readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(drainTimeout):
+		for _, p := range r.pipes {
+			p.Close()
+		}
+		<-done
+	}
+	for _, p := range r.pipes {
+		p.Close()
+	}
+}
+
+// remember and forget track running groups for Cleanup.
+func (l *Local) remember(pgid int) {
+	l.mu.Lock()
+	l.running[pgid] = struct{}{}
+	l.mu.Unlock()
+}
+
+func (l *Local) forget(pgid int) {
+	l.mu.Lock()
+	delete(l.running, pgid)
+	l.mu.Unlock()
+}
+
+// terminateGroup sends SIGTERM to the group, and SIGKILL if the shell has
+// not exited after KillGrace.
+func terminateGroup(pgid int, exited <-chan struct{}) {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	grace := time.NewTimer(KillGrace)
+	defer grace.Stop()
+	select {
+	case <-exited:
+	case <-grace.C:
+	}
+	killGroup(pgid)
+}
+
+// killGroup sends SIGKILL to every process of the group.
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+// exitCode is the status, or -1 when a signal ended the process.
+func exitCode(ps *os.ProcessState, waitErr error) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1
+	}
+	var ee *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &ee) {
+		return -1
+	}
+	return ps.ExitCode()
+}

@@ -1,0 +1,91 @@
+package execenv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Grep searches with ripgrep when it is on PATH (and not disabled), else
+// with the pure-Go search; both give the same result on the same tree. A
+// single file is always searched in Go.
+func (l *Local) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
+	p, err := planGrep(req)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	root := l.resolve(req.Path)
+	fi, err := os.Stat(root)
+	if err != nil {
+		return GrepResult{}, err
+	}
+	c := newGrepCollector(p)
+	switch {
+	case !fi.IsDir():
+		err = grepFile(osWalkFS{}, root, req.Path, p, c)
+	case l.rgPath != "":
+		err = l.ripgrep(ctx, root, p, c)
+	default:
+		err = grepTree(ctx, osWalkFS{}, root, p, c)
+	}
+	if err != nil {
+		return GrepResult{}, err
+	}
+	return c.result(), nil
+}
+
+// ripgrep runs rg in root and parses its output.
+func (l *Local) ripgrep(ctx context.Context, root string, p grepPlan, c *grepCollector) error {
+	cmd := exec.CommandContext(ctx, l.rgPath, ripgrepArgs(p)...)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("execenv: start rg: %w", err)
+	}
+	parseErr := parseRipgrep(out, p.mode, c)
+	waitErr := cmd.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if parseErr != nil {
+		return parseErr
+	}
+	return ripgrepExitError(cmd.ProcessState.ExitCode(), waitErr, stderr.String())
+}
+
+// ripgrepExitError maps rg's status: 0 and 1 are fine; 2 is an error only
+// when rg refused the pattern (per-file errors are skipped, as in Go).
+func ripgrepExitError(code int, waitErr error, stderr string) error {
+	switch {
+	case code == 0 || code == 1:
+		return nil
+	case code == 2 && !strings.Contains(stderr, "regex"):
+		return nil
+	}
+	return fmt.Errorf("execenv: rg failed (status %d): %v: %s", code, waitErr, strings.TrimSpace(stderr))
+}
+
+// Glob finds files by pattern, newest first.
+func (l *Local) Glob(ctx context.Context, req GlobRequest) (GlobResult, error) {
+	base := l.resolve(req.Path)
+	p, err := planGlob(req, base)
+	if err != nil {
+		return GlobResult{}, err
+	}
+	fi, err := os.Stat(base)
+	if err != nil {
+		return GlobResult{}, err
+	}
+	if !fi.IsDir() {
+		return GlobResult{}, fmt.Errorf("execenv: glob path %q is not a directory", base)
+	}
+	return globTree(ctx, osWalkFS{}, base, p)
+}

@@ -1,0 +1,102 @@
+package execenv
+
+import (
+	"context"
+	"io/fs"
+	"path"
+)
+
+// walker visits the files of a tree the way ripgrep does with our flags:
+// hidden files included, entries named .git skipped, .gitignore files of
+// the root's ancestors and of every directory honoured, symlinks and other
+// non-regular files skipped, and (for grep) --glob overrides applied.
+type walker struct {
+	fsys      walkFS
+	root      string       // absolute directory where the walk starts
+	overrides *overrideSet // nil: none
+}
+
+// visitFunc receives each regular file: its absolute path and its entry.
+type visitFunc func(abs string, d fs.DirEntry) error
+
+// walk calls visit for every file that is not ignored. Unreadable
+// directories are skipped, as ripgrep skips them.
+func (w *walker) walk(ctx context.Context, visit visitFunc) error {
+	stack := w.ancestorIgnores()
+	return w.walkDir(ctx, w.root, stack, visit)
+}
+
+// ancestorIgnores loads the .gitignore files of the root's parents, outermost first.
+func (w *walker) ancestorIgnores() ignoreStack {
+	var dirs []string
+	for dir := path.Dir(w.root); ; dir = path.Dir(dir) {
+		dirs = append(dirs, dir)
+		if dir == "/" || dir == "." {
+			break
+		}
+	}
+	var stack ignoreStack
+	for i := len(dirs) - 1; i >= 0; i-- {
+		stack = stack.push(w.loadIgnore(dirs[i]))
+	}
+	return stack
+}
+
+// loadIgnore parses dir/.gitignore, or returns nil.
+func (w *walker) loadIgnore(dir string) *ignoreFile {
+	data, err := readAllLimited(w.fsys, w.fsys.join(dir, ".gitignore"), maxIgnoreFileSize)
+	if err != nil {
+		return nil
+	}
+	return parseIgnoreFile(dir, data)
+}
+
+// walkDir visits one directory.
+func (w *walker) walkDir(ctx context.Context, dir string, stack ignoreStack, visit visitFunc) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := w.fsys.readDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if e.Name() == ".gitignore" && e.Type().IsRegular() {
+			stack = stack.push(w.loadIgnore(dir))
+			break
+		}
+	}
+	for _, e := range entries {
+		abs := w.fsys.join(dir, e.Name())
+		if !w.keep(abs, e, stack) {
+			continue
+		}
+		if e.IsDir() {
+			if err := w.walkDir(ctx, abs, stack, visit); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := visit(abs, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keep applies type, .git, override and .gitignore rules to one entry.
+func (w *walker) keep(abs string, e fs.DirEntry, stack ignoreStack) bool {
+	if e.Name() == ".git" {
+		return false
+	}
+	isDir := e.IsDir()
+	if !isDir && !e.Type().IsRegular() {
+		return false
+	}
+	if w.overrides != nil {
+		if decided, ign := w.overrides.decide(abs, isDir); decided {
+			return !ign
+		}
+	}
+	return !stack.ignored(abs, isDir)
+}
