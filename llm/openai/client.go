@@ -1,0 +1,147 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// ProviderName is the name used in errors, responses and ProviderOptions.
+const ProviderName = "openai"
+
+// DefaultBaseURL is the OpenAI API root.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Config configures a Client. The zero value of every field but APIKey
+// means its default.
+type Config struct {
+	// BaseURL is the API root; requests go to BaseURL + "/responses".
+	// Default DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as a bearer token. Required.
+	APIKey string
+	// Retry is the retry policy; zero fields mean the llm defaults.
+	Retry llm.RetryPolicy
+	// HTTPClient sends the requests; nil means a shared client.
+	HTTPClient *http.Client
+	// Header holds extra headers sent with every request (for example
+	// OpenAI-Organization or OpenAI-Project).
+	Header http.Header
+}
+
+// WithDefaults returns c with defaults filled in.
+func (c Config) WithDefaults() Config {
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	c.Retry = c.Retry.WithDefaults()
+	return c
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	if c.APIKey == "" {
+		return errors.New("openai: Config.APIKey is empty; set OPENAI_API_KEY or pass the key in the configuration")
+	}
+	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		return fmt.Errorf("openai: Config.BaseURL must start with http:// or https://, got %q", c.BaseURL)
+	}
+	return c.Retry.Validate()
+}
+
+// Client talks to the OpenAI Responses API. It is safe for concurrent use.
+type Client struct {
+	cfg  Config
+	http llm.HTTPConfig
+}
+
+var _ llm.Client = (*Client)(nil)
+
+// New returns a Client for cfg.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	return &Client{cfg: cfg, http: llm.HTTPConfig{
+		Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: ClassifyError,
+	}}, nil
+}
+
+// Complete sends req and returns the whole response.
+func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	body, err := BuildRequest(req, false)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := llm.Send(ctx, c.http, c.builder(body, false))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err // already an *llm.Error from the guarded body
+	}
+	out, err := ParseResponse(data)
+	if err != nil {
+		return nil, withRequestID(err, resp.Header)
+	}
+	return out, nil
+}
+
+// Stream sends req with streaming on and yields its events.
+func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
+	return func(yield func(llm.StreamEvent, error) bool) {
+		body, err := BuildRequest(req, true)
+		if err != nil {
+			yield(llm.StreamEvent{}, err)
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		resp, err := llm.Send(ctx, c.http, c.builder(body, true))
+		if err != nil {
+			yield(llm.StreamEvent{}, err)
+			return
+		}
+		defer resp.Body.Close()
+		decodeStream(resp.Body, resp.Header.Get("x-request-id"), yield)
+	}
+}
+
+func (c *Client) builder(body []byte, stream bool) func(context.Context) (*http.Request, error) {
+	return func(ctx context.Context) (*http.Request, error) {
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/responses", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		for k, vs := range c.cfg.Header {
+			r.Header[k] = vs
+		}
+		r.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+		r.Header.Set("Content-Type", "application/json")
+		if stream {
+			r.Header.Set("Accept", "text/event-stream")
+		} else {
+			r.Header.Set("Accept", "application/json")
+		}
+		return r, nil
+	}
+}
+
+func withRequestID(err error, h http.Header) error {
+	var e *llm.Error
+	if errors.As(err, &e) && e.RequestID == "" {
+		e.RequestID = h.Get("x-request-id")
+	}
+	return err
+}

@@ -1,0 +1,41 @@
+// Package openai is the llm.Client for the OpenAI Responses API
+// (POST /v1/responses), streamed and not, over net/http with the llm SSE
+// reader and retry policy.
+//
+// # Mapping
+//
+// System messages become developer messages in place; user text and images
+// become input_text and input_image; assistant text becomes output_text;
+// tool calls and results become function_call and function_call_output
+// items. Function tools are sent with strict false. ToolChoice maps to
+// auto, none, required or a named function. ReasoningEffort is
+// reasoning.effort.
+//
+// # Reasoning round trip
+//
+// Requests are stateless by default (store false). Whenever reasoning is
+// requested, include asks for reasoning.encrypted_content, and each reasoning
+// item comes back as a KindReasoning part with Reasoning.Signature set to the
+// encrypted content, Reasoning.ID to the rs_ id, and the item's JSON on Raw
+// (Provider "openai"). Sending that message back echoes the item, with its
+// summary and encrypted content, so the model keeps its chain of thought
+// across tool rounds. With ProviderOptions["openai"]["store"] true the id is
+// sent instead of relying on the encrypted content. Reasoning parts written by
+// other providers are dropped.
+//
+// # Provider options
+//
+// ProviderOptions["openai"]: store (bool), reasoning_summary (auto, concise,
+// detailed; off by default because some organizations may not request
+// summaries), include ([]string, added to the request's include).
+//
+// # Errors
+//
+// ClassifyError reads OpenAI's error document: insufficient_quota (a 429)
+// is ErrQuota and never retried; context_length_exceeded is ErrContextLength;
+// invalid_api_key is ErrAuthentication; the x-request-id header is kept on
+// every error. Errors inside a stream (an error event or response.failed)
+// end the stream with the classified error.
+//
+// A Client is safe for concurrent use.
+package openai

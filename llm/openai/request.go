@@ -1,0 +1,275 @@
+package openai
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// wireRequest is the body of POST /responses.
+type wireRequest struct {
+	Model           string          `json:"model"`
+	Input           []any           `json:"input"`
+	Tools           []wireTool      `json:"tools,omitempty"`
+	ToolChoice      any             `json:"tool_choice,omitempty"`
+	Reasoning       *wireReasoning  `json:"reasoning,omitempty"`
+	MaxOutputTokens int             `json:"max_output_tokens,omitempty"`
+	Temperature     *float64        `json:"temperature,omitempty"`
+	Store           bool            `json:"store"`
+	Include         []string        `json:"include,omitempty"`
+	Stream          bool            `json:"stream,omitempty"`
+}
+
+type wireTool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict"`
+}
+
+type wireReasoning struct {
+	Effort  string `json:"effort,omitempty"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// Input items. Messages use the short form {role, content}; the others are
+// typed items.
+type wireMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"` // string for developer messages, else []wireContent
+}
+
+type wireContent struct {
+	Type     string `json:"type"` // input_text, input_image, output_text
+	Text     string `json:"text,omitempty"`
+	ImageURL string `json:"image_url,omitempty"`
+}
+
+type wireFunctionCall struct {
+	Type      string `json:"type"` // function_call
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type wireFunctionOutput struct {
+	Type   string `json:"type"` // function_call_output
+	CallID string `json:"call_id"`
+	Output string `json:"output"`
+}
+
+type wireReasoningItem struct {
+	Type             string          `json:"type"` // reasoning
+	ID               string          `json:"id,omitempty"`
+	Summary          json.RawMessage `json:"summary"`
+	EncryptedContent string          `json:"encrypted_content,omitempty"`
+}
+
+// options are the ProviderOptions["openai"] keys this adapter reads.
+type options struct {
+	store            bool
+	reasoningSummary string
+	include          []string
+}
+
+func readOptions(po llm.ProviderOptions) (options, error) {
+	var o options
+	m := po[ProviderName]
+	if v, ok := m["store"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return o, optionError("store", "a boolean", v)
+		}
+		o.store = b
+	}
+	if v, ok := m["reasoning_summary"]; ok {
+		s, isString := v.(string)
+		if !isString {
+			return o, optionError("reasoning_summary", "a string (auto, concise or detailed)", v)
+		}
+		o.reasoningSummary = s
+	}
+	if v, ok := m["include"]; ok {
+		switch x := v.(type) {
+		case []string:
+			o.include = x
+		case []any:
+			for _, e := range x {
+				s, isString := e.(string)
+				if !isString {
+					return o, optionError("include", "a list of strings", v)
+				}
+				o.include = append(o.include, s)
+			}
+		default:
+			return o, optionError("include", "a list of strings", v)
+		}
+	}
+	return o, nil
+}
+
+func optionError(key, want string, got any) error {
+	return &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName,
+		Message: fmt.Sprintf("ProviderOptions[\"openai\"][%q] must be %s, got %T", key, want, got)}
+}
+
+// encryptedReasoning is the include value that makes a stateless (store:
+// false) conversation keep its reasoning across turns.
+const encryptedReasoning = "reasoning.encrypted_content"
+
+// BuildRequest encodes req as a Responses API body. Reasoning items carrying
+// encrypted content are echoed back; with store false, item ids are not sent
+// (the server keeps nothing to look them up by).
+func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
+	if req.Model == "" {
+		return nil, &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName, Message: "Request.Model is empty; name the model to call (for example gpt-5)"}
+	}
+	opts, err := readOptions(req.ProviderOptions)
+	if err != nil {
+		return nil, err
+	}
+	w := wireRequest{Model: req.Model, MaxOutputTokens: req.MaxOutputTokens, Temperature: req.Temperature,
+		Store: opts.store, Stream: stream, Include: opts.include}
+	w.Input, err = buildInput(req.Messages, opts.store)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range req.Tools {
+		w.Tools = append(w.Tools, wireTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	if len(w.Tools) > 0 {
+		w.ToolChoice = toolChoice(req.ToolChoice)
+	}
+	if req.ReasoningEffort != "" || opts.reasoningSummary != "" {
+		w.Reasoning = &wireReasoning{Effort: req.ReasoningEffort, Summary: opts.reasoningSummary}
+		if !opts.store && !contains(w.Include, encryptedReasoning) {
+			w.Include = append(w.Include, encryptedReasoning)
+		}
+	}
+	return json.Marshal(w)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func toolChoice(c llm.ToolChoice) any {
+	switch c.Mode {
+	case llm.ToolChoiceNone:
+		return "none"
+	case llm.ToolChoiceRequired:
+		return "required"
+	case llm.ToolChoiceNamed:
+		return map[string]string{"type": "function", "name": c.Name}
+	}
+	return "auto"
+}
+
+// buildInput turns the conversation into input items, in order.
+func buildInput(msgs []llm.Message, store bool) ([]any, error) {
+	items := make([]any, 0, len(msgs)+4)
+	for i, m := range msgs {
+		switch m.Role {
+		case llm.RoleSystem:
+			items = append(items, wireMessage{Role: "developer", Content: m.Text()})
+		case llm.RoleUser:
+			items = append(items, wireMessage{Role: "user", Content: userContent(m)})
+		case llm.RoleAssistant:
+			items = appendAssistant(items, m, store)
+		case llm.RoleTool:
+			for _, p := range m.Content {
+				if p.Kind == llm.KindToolResult && p.ToolResult != nil {
+					items = append(items, wireFunctionOutput{Type: "function_call_output", CallID: p.ToolResult.ToolCallID, Output: p.ToolResult.Content})
+				}
+			}
+		default:
+			return nil, &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName,
+				Message: fmt.Sprintf("Messages[%d].Role %q is not one of system, user, assistant, tool", i, m.Role)}
+		}
+	}
+	return items, nil
+}
+
+func userContent(m llm.Message) []wireContent {
+	parts := make([]wireContent, 0, len(m.Content))
+	for _, p := range m.Content {
+		switch p.Kind {
+		case llm.KindText:
+			parts = append(parts, wireContent{Type: "input_text", Text: p.Text})
+		case llm.KindImage:
+			if p.Image != nil {
+				parts = append(parts, wireContent{Type: "input_image", ImageURL: imageURL(p.Image)})
+			}
+		}
+	}
+	return parts
+}
+
+func imageURL(img *llm.Image) string {
+	if img.URL != "" {
+		return img.URL
+	}
+	return "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
+}
+
+// appendAssistant adds an assistant message's parts as items: runs of text
+// become one message, reasoning becomes a reasoning item (only when this
+// adapter produced it), tool calls become function_call items.
+func appendAssistant(items []any, m llm.Message, store bool) []any {
+	var text []wireContent
+	flush := func() {
+		if len(text) > 0 {
+			items = append(items, wireMessage{Role: "assistant", Content: text})
+			text = nil
+		}
+	}
+	for _, p := range m.Content {
+		switch p.Kind {
+		case llm.KindText:
+			text = append(text, wireContent{Type: "output_text", Text: p.Text})
+		case llm.KindReasoning:
+			if item, ok := reasoningItem(p, store); ok {
+				flush()
+				items = append(items, item)
+			}
+		case llm.KindToolCall:
+			if p.ToolCall != nil {
+				flush()
+				items = append(items, wireFunctionCall{Type: "function_call", CallID: p.ToolCall.ID, Name: p.ToolCall.Name, Arguments: string(p.ToolCall.Arguments)})
+			}
+		}
+	}
+	flush()
+	return items
+}
+
+// reasoningItem echoes a reasoning part this adapter produced. Without
+// store, only items with encrypted content can be sent back; others are
+// dropped (the server could not resolve them).
+func reasoningItem(p llm.ContentPart, store bool) (wireReasoningItem, bool) {
+	if p.Provider != ProviderName || p.Reasoning == nil {
+		return wireReasoningItem{}, false
+	}
+	item := wireReasoningItem{Type: "reasoning", EncryptedContent: p.Reasoning.Signature, Summary: json.RawMessage("[]")}
+	if len(p.Raw) > 0 {
+		var raw struct {
+			Summary json.RawMessage `json:"summary"`
+		}
+		if json.Unmarshal(p.Raw, &raw) == nil && len(raw.Summary) > 0 && string(raw.Summary) != "null" {
+			item.Summary = raw.Summary
+		}
+	}
+	if store {
+		item.ID = p.Reasoning.ID
+		return item, item.ID != ""
+	}
+	return item, item.EncryptedContent != ""
+}
