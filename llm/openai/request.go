@@ -10,16 +10,16 @@ import (
 
 // wireRequest is the body of POST /responses.
 type wireRequest struct {
-	Model           string          `json:"model"`
-	Input           []any           `json:"input"`
-	Tools           []wireTool      `json:"tools,omitempty"`
-	ToolChoice      any             `json:"tool_choice,omitempty"`
-	Reasoning       *wireReasoning  `json:"reasoning,omitempty"`
-	MaxOutputTokens int             `json:"max_output_tokens,omitempty"`
-	Temperature     *float64        `json:"temperature,omitempty"`
-	Store           bool            `json:"store"`
-	Include         []string        `json:"include,omitempty"`
-	Stream          bool            `json:"stream,omitempty"`
+	Model           string         `json:"model"`
+	Input           []any          `json:"input"`
+	Tools           []wireTool     `json:"tools,omitempty"`
+	ToolChoice      any            `json:"tool_choice,omitempty"`
+	Reasoning       *wireReasoning `json:"reasoning,omitempty"`
+	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
+	Temperature     *float64       `json:"temperature,omitempty"`
+	Store           bool           `json:"store"`
+	Include         []string       `json:"include,omitempty"`
+	Stream          bool           `json:"stream,omitempty"`
 }
 
 type wireTool struct {
