@@ -3,4 +3,48 @@
 // lookup, validate, execute through an execenv.Environment, truncate.
 // Failures become error results the model can act on, never Go errors that
 // stop the loop.
+//
+// # Pipeline
+//
+// Registry.Execute runs one model tool call:
+//
+//  1. lookup: an unknown name gives an error result listing the tools;
+//  2. parse: arguments that are not a JSON object (or that the adapter
+//     flagged with llm.ToolCall.ArgumentsError) give an error result quoting
+//     the parser;
+//  3. validate: arguments are checked against the tool's JSON Schema
+//     (santhosh-tekuri/jsonschema, each distinct schema compiled once per
+//     process); every violation is named by JSON path and expectation;
+//  4. execute: the tool's Run; a returned error becomes "Tool error (name):
+//     ..." and a panic is recovered into an error result (the stack goes to
+//     Result.Full only);
+//  5. truncate: characters first, then lines, exactly as the spec's section 5
+//     prescribes (markers, head/tail or tail, counts of what was removed),
+//     never splitting a UTF-8 sequence. Limits come from DefaultLimits(name),
+//     overridden by Tool.Limits, overridden by ExecOptions.Limits[name].
+//
+// Result.Content is what the model sees; Result.Full keeps the whole output
+// for events and storage.
+//
+// # Core tools
+//
+// One file per tool, each with a typed params struct, a JSON Schema, a
+// description in an embedded .md file, a constructor returning the ready
+// Tool (ReadFile, ReadManyFiles, WriteFile, EditFile, ApplyPatch, Shell,
+// Grep, Glob, ListDir, WebFetch) and its executor (RunReadFile, RunShell,
+// ...). Provider-shaped variants reuse the executors: build a Tool with
+// Typed, your own name, description and schema, and map your params onto
+// the core ones. Core returns a registry of the defaults; web_fetch is off
+// unless a WebFetchConfig enables it.
+//
+// All file and command access goes through the call's execenv.Environment,
+// so every tool works the same locally and over SSH. Mutates is set on the
+// tools that change files or run commands (write_file, edit_file,
+// apply_patch, shell); the others may run concurrently.
+//
+// # Concurrency
+//
+// Registry is safe for concurrent use, and so is Execute: tools hold no
+// per-call state outside their arguments. Whether two mutating calls may
+// overlap is the caller's decision (the agent runs them in order).
 package tools

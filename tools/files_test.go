@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentfleet/agentfleet/execenv"
 )
 
 func TestReadFile(t *testing.T) {
@@ -248,5 +250,12 @@ func TestSymlinkedDirUnaffected(t *testing.T) {
 	}
 	if res := b.call(t, "read_file", args{"file_path": "rel.txt"}); res.IsError {
 		t.Fatal(res.Content)
+	}
+}
+
+func TestFormatGlobReportsCut(t *testing.T) {
+	got := FormatGlob(execenv.GlobResult{Paths: []string{"a", "b"}, Truncated: true, Total: 1_000_000})
+	if got != "a\nb\n[Showing the 2 most recently modified of 1000000 matching files; use a narrower pattern or path to see others.]" {
+		t.Fatalf("got %q", got)
 	}
 }
