@@ -1,0 +1,26 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/store"
+	"github.com/agentfleet/agentfleet/store/pgtest"
+	"github.com/agentfleet/agentfleet/store/postgres"
+	"github.com/agentfleet/agentfleet/store/storetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func newPostgres(t *testing.T) store.Store {
+	s, err := postgres.New(context.Background(), postgres.Config{DSN: pgtest.NewDatabase(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestStore(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) { storetest.Exercise(t, newPostgres) })
+}
