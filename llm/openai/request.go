@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -206,18 +205,11 @@ func userContent(m llm.Message) []wireContent {
 			parts = append(parts, wireContent{Type: "input_text", Text: p.Text})
 		case llm.KindImage:
 			if p.Image != nil {
-				parts = append(parts, wireContent{Type: "input_image", ImageURL: imageURL(p.Image)})
+				parts = append(parts, wireContent{Type: "input_image", ImageURL: p.Image.URLOrData()})
 			}
 		}
 	}
 	return parts
-}
-
-func imageURL(img *llm.Image) string {
-	if img.URL != "" {
-		return img.URL
-	}
-	return "data:" + img.MediaType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
 }
 
 // appendAssistant adds an assistant message's parts as items: runs of text
