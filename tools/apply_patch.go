@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -30,13 +29,7 @@ const applyPatchSchema = `{
 
 // ApplyPatch returns the core apply_patch tool.
 func ApplyPatch() Tool {
-	return Typed(Tool{
-		Name:        "apply_patch",
-		Description: describe(applyPatchDescription),
-		Parameters:  json.RawMessage(applyPatchSchema),
-		Mutates:     true,
-		Limits:      DefaultLimits("apply_patch"),
-	}, func(ctx context.Context, call Call, p ApplyPatchParams) (Output, error) {
+	return Typed(coreTool("apply_patch", applyPatchDescription, applyPatchSchema, true), func(ctx context.Context, call Call, p ApplyPatchParams) (Output, error) {
 		return RunApplyPatch(ctx, call, p.Patch)
 	})
 }

@@ -26,5 +26,14 @@ func Typed[P any](t Tool, run func(ctx context.Context, call Call, p P) (Output,
 	return t
 }
 
-// describe trims an embedded description file.
-func describe(md string) string { return strings.TrimSpace(md) }
+// coreTool declares a core tool without its executor: the description
+// (embedded markdown), the schema, whether it mutates and its default limits.
+func coreTool(name, description, schema string, mutates bool) Tool {
+	return Tool{
+		Name:        name,
+		Description: strings.TrimSpace(description),
+		Parameters:  json.RawMessage(schema),
+		Mutates:     mutates,
+		Limits:      DefaultLimits(name),
+	}
+}

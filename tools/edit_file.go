@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -35,13 +34,7 @@ const editFileSchema = `{
 
 // EditFile returns the core edit_file tool.
 func EditFile() Tool {
-	return Typed(Tool{
-		Name:        "edit_file",
-		Description: describe(editFileDescription),
-		Parameters:  json.RawMessage(editFileSchema),
-		Mutates:     true,
-		Limits:      DefaultLimits("edit_file"),
-	}, RunEditFile)
+	return Typed(coreTool("edit_file", editFileDescription, editFileSchema, true), RunEditFile)
 }
 
 // RunEditFile replaces old_string with new_string in a file: exactly first,

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -31,12 +30,7 @@ const globSchema = `{
 
 // Glob returns the core glob tool.
 func Glob() Tool {
-	return Typed(Tool{
-		Name:        "glob",
-		Description: describe(globDescription),
-		Parameters:  json.RawMessage(globSchema),
-		Limits:      DefaultLimits("glob"),
-	}, RunGlob)
+	return Typed(coreTool("glob", globDescription, globSchema, false), RunGlob)
 }
 
 // RunGlob lists files matching a pattern, newest first.

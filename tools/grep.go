@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -40,12 +39,7 @@ const grepSchema = `{
 
 // Grep returns the core grep tool.
 func Grep() Tool {
-	return Typed(Tool{
-		Name:        "grep",
-		Description: describe(grepDescription),
-		Parameters:  json.RawMessage(grepSchema),
-		Limits:      DefaultLimits("grep"),
-	}, RunGrep)
+	return Typed(coreTool("grep", grepDescription, grepSchema, false), RunGrep)
 }
 
 // RunGrep searches file contents through call.Env. The pattern is checked

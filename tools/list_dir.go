@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,12 +33,7 @@ const listDirSchema = `{
 
 // ListDir returns the core list_dir tool.
 func ListDir() Tool {
-	return Typed(Tool{
-		Name:        "list_dir",
-		Description: describe(listDirDescription),
-		Parameters:  json.RawMessage(listDirSchema),
-		Limits:      DefaultLimits("list_dir"),
-	}, RunListDir)
+	return Typed(coreTool("list_dir", listDirDescription, listDirSchema, false), RunListDir)
 }
 
 // RunListDir renders a directory tree: directories end in "/", files show

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,12 +45,7 @@ const readFileSchema = `{
 
 // ReadFile returns the core read_file tool.
 func ReadFile() Tool {
-	return Typed(Tool{
-		Name:        "read_file",
-		Description: describe(readFileDescription),
-		Parameters:  json.RawMessage(readFileSchema),
-		Limits:      DefaultLimits("read_file"),
-	}, RunReadFile)
+	return Typed(coreTool("read_file", readFileDescription, readFileSchema, false), RunReadFile)
 }
 
 // RunReadFile reads a slice of a text file as "N | line" lines, or returns

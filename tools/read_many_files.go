@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -36,12 +35,7 @@ const readManyFilesSchema = `{
 
 // ReadManyFiles returns the core read_many_files tool.
 func ReadManyFiles() Tool {
-	return Typed(Tool{
-		Name:        "read_many_files",
-		Description: describe(readManyFilesDescription),
-		Parameters:  json.RawMessage(readManyFilesSchema),
-		Limits:      DefaultLimits("read_many_files"),
-	}, RunReadManyFiles)
+	return Typed(coreTool("read_many_files", readManyFilesDescription, readManyFilesSchema, false), RunReadManyFiles)
 }
 
 // RunReadManyFiles reads every file named or matched by p.Paths (at most

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -37,13 +36,7 @@ const shellSchema = `{
 
 // Shell returns the core shell tool.
 func Shell() Tool {
-	return Typed(Tool{
-		Name:        "shell",
-		Description: describe(shellDescription),
-		Parameters:  json.RawMessage(shellSchema),
-		Mutates:     true,
-		Limits:      DefaultLimits("shell"),
-	}, RunShell)
+	return Typed(coreTool("shell", shellDescription, shellSchema, true), RunShell)
 }
 
 // RunShell runs p.Command through call.Env and formats exit code, duration

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,12 +89,7 @@ func WebFetch(cfg WebFetchConfig) (Tool, error) {
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, Control: f.checkAddr}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
 	}}
-	return Typed(Tool{
-		Name:        "web_fetch",
-		Description: describe(webFetchDescription),
-		Parameters:  json.RawMessage(webFetchSchema),
-		Limits:      DefaultLimits("web_fetch"),
-	}, f.run), nil
+	return Typed(coreTool("web_fetch", webFetchDescription, webFetchSchema, false), f.run), nil
 }
 
 type fetcher struct {

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 )
 
@@ -28,13 +27,7 @@ const writeFileSchema = `{
 
 // WriteFile returns the core write_file tool.
 func WriteFile() Tool {
-	return Typed(Tool{
-		Name:        "write_file",
-		Description: describe(writeFileDescription),
-		Parameters:  json.RawMessage(writeFileSchema),
-		Mutates:     true,
-		Limits:      DefaultLimits("write_file"),
-	}, RunWriteFile)
+	return Typed(coreTool("write_file", writeFileDescription, writeFileSchema, true), RunWriteFile)
 }
 
 // RunWriteFile replaces (or creates, with its parent directories) a file and
