@@ -1,0 +1,77 @@
+package profiles
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentfleet/agentfleet/tools"
+)
+
+// Anthropic returns the Claude Code shaped profile: read_file, write_file,
+// edit_file (old_string/new_string, replace_all), shell (command, timeout in
+// ms, description; 120 s default), grep (output modes content,
+// files_with_matches, count) and glob, plus the session's subagent tools.
+func Anthropic(model string, opts ...Option) *Profile {
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	p := &Profile{
+		id: "anthropic", model: model,
+		registry: tools.NewRegistry(tools.ReadFile(), tools.WriteFile(), tools.EditFile(), anthropicShell(), anthropicGrep(), tools.Glob()),
+		docFiles: []string{"AGENTS.md", "CLAUDE.md"},
+		base:     "anthropic",
+		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, 200_000)},
+		shell:    120 * time.Second,
+	}
+	p.options = p.anthropicOptions
+	return p.apply(opts)
+}
+
+type anthropicShellParams struct {
+	Command     string `json:"command"`
+	Timeout     int    `json:"timeout"`
+	Description string `json:"description"`
+}
+
+func anthropicShell() tools.Tool {
+	return tools.Typed(tools.Tool{
+		Name: "shell", Description: describe("anthropic", "shell"), Mutates: true,
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"command":{"type":"string","minLength":1,"description":"The command to run."},` +
+			`"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000, at most 600000)."},` +
+			`"description":{"type":"string","description":"Five to ten words on what the command does."}},` +
+			`"required":["command"],"additionalProperties":false}`),
+	}, func(ctx context.Context, call tools.Call, p anthropicShellParams) (tools.Output, error) {
+		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, TimeoutMs: p.Timeout, Description: p.Description})
+	})
+}
+
+type anthropicGrepParams struct {
+	Pattern         string `json:"pattern"`
+	Path            string `json:"path"`
+	Glob            string `json:"glob"`
+	OutputMode      string `json:"output_mode"`
+	CaseInsensitive bool   `json:"-i"`
+	HeadLimit       int    `json:"head_limit"`
+}
+
+func anthropicGrep() tools.Tool {
+	return tools.Typed(tools.Tool{
+		Name: "grep", Description: describe("anthropic", "grep"),
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"pattern":{"type":"string","minLength":1,"description":"Regular expression to search for (ripgrep syntax)."},` +
+			`"path":{"type":"string","description":"File or directory to search; the working directory when omitted."},` +
+			`"glob":{"type":"string","description":"Only files matching this glob, e.g. \"*.ts\" or \"src/**/*.go\"."},` +
+			`"output_mode":{"type":"string","enum":["files_with_matches","content","count"],"description":"files_with_matches (default): paths only; content: matching lines; count: matches per file."},` +
+			`"-i":{"type":"boolean","description":"Case-insensitive search."},` +
+			`"head_limit":{"type":"integer","minimum":1,"description":"Return at most this many rows."}},` +
+			`"required":["pattern"],"additionalProperties":false}`),
+	}, func(ctx context.Context, call tools.Call, p anthropicGrepParams) (tools.Output, error) {
+		if p.OutputMode == "" {
+			p.OutputMode = "files_with_matches"
+		}
+		return tools.RunGrep(ctx, call, tools.GrepParams{Pattern: p.Pattern, Path: p.Path, GlobFilter: p.Glob,
+			CaseInsensitive: p.CaseInsensitive, MaxResults: p.HeadLimit, OutputMode: p.OutputMode})
+	})
+}
