@@ -1,0 +1,97 @@
+package provider
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/llmtest"
+)
+
+func TestDetect(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Provider: "OpenAI"}, OpenAI},
+		{Config{Provider: "google"}, Gemini},
+		{Config{Provider: "ollama", Model: "claude-3"}, ChatCompat},
+		{Config{Model: "gpt-5"}, OpenAI},
+		{Config{Model: "o4-mini"}, OpenAI},
+		{Config{Model: "o3"}, OpenAI},
+		{Config{Model: "codex-mini-latest"}, OpenAI},
+		{Config{Model: "claude-sonnet-4-5"}, Anthropic},
+		{Config{Model: "gemini-2.5-flash"}, Gemini},
+		{Config{Model: "models/gemini-3-pro-preview"}, Gemini},
+		{Config{Model: "gpt-5", BaseURL: "http://localhost:11434/v1"}, ChatCompat},
+		{Config{Model: "llama3", BaseURL: "https://api.openai.com/v1"}, OpenAI},
+		{Config{Model: "x", BaseURL: "https://api.anthropic.com"}, Anthropic},
+		{Config{BaseURL: "https://generativelanguage.googleapis.com"}, Gemini},
+	}
+	for _, tt := range tests {
+		got, err := Detect(tt.cfg)
+		if err != nil || got != tt.want {
+			t.Errorf("Detect(%+v) = %q, %v; want %q", tt.cfg, got, err, tt.want)
+		}
+	}
+}
+
+func TestDetectErrors(t *testing.T) {
+	for _, cfg := range []Config{{Provider: "acme"}, {Model: "llama3"}, {Model: "x", BaseURL: "not a url"}} {
+		_, err := Detect(cfg)
+		if err == nil || !strings.Contains(err.Error(), "Config.") {
+			t.Errorf("Detect(%+v) = %v, want an error naming the field to set", cfg, err)
+		}
+	}
+}
+
+func TestMissingKeyNamesVariable(t *testing.T) {
+	for _, v := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"} {
+		t.Setenv(v, "")
+	}
+	for model, want := range map[string]string{"gpt-5": "OPENAI_API_KEY", "claude-sonnet-4": "ANTHROPIC_API_KEY", "gemini-2.5-pro": "GEMINI_API_KEY or GOOGLE_API_KEY"} {
+		c, err := New(Config{Model: model})
+		if err == nil || c != nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New(%s) = %v, %v; want an error naming %s", model, c, err, want)
+		}
+	}
+	if _, err := New(Config{Provider: ChatCompat}); err == nil || !strings.Contains(err.Error(), "BaseURL") {
+		t.Errorf("chatcompat without a base URL: %v", err)
+	}
+}
+
+// TestNewTalksToEachDialect builds each adapter from the environment and
+// sends one request to llmtest, checking the key arrived.
+func TestNewTalksToEachDialect(t *testing.T) {
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "sk-openai")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant")
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("GOOGLE_API_KEY", "g-key")
+	tests := []struct {
+		cfg    Config
+		header string
+		want   string
+	}{
+		{Config{Provider: OpenAI, BaseURL: srv.URL() + "/v1"}, "Authorization", "Bearer sk-openai"},
+		{Config{Provider: Anthropic, BaseURL: srv.URL()}, "X-Api-Key", "sk-ant"},
+		{Config{Provider: Gemini, BaseURL: srv.URL()}, "X-Goog-Api-Key", "g-key"},
+		{Config{BaseURL: srv.URL() + "/v1", APIKey: "local"}, "Authorization", "Bearer local"},
+	}
+	for i, tt := range tests {
+		c, err := New(tt.cfg)
+		if err != nil {
+			t.Fatalf("New(%+v): %v", tt.cfg, err)
+		}
+		srv.Enqueue(llmtest.Text("hi"))
+		resp, err := c.Complete(context.Background(), llm.Request{Model: "m-1", Messages: []llm.Message{llm.UserMessage("hello")}})
+		if err != nil || resp.Text() != "hi" {
+			t.Fatalf("%+v: %v, %v", tt.cfg, resp, err)
+		}
+		if got := srv.Requests()[i].Header.Get(tt.header); got != tt.want {
+			t.Errorf("%+v: header %s = %q, want %q", tt.cfg, tt.header, got, tt.want)
+		}
+	}
+}
