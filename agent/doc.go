@@ -76,7 +76,9 @@
 // # Subagents and parking
 //
 // spawn_agent, send_input, wait and close_agent are registered on every
-// session. The default Spawner runs children in-process: a child has its
+// session. The default Spawner runs children in-process (handles agent-1,
+// agent-2, ... per parent, so a model can name a child it spawns and waits
+// for in the same turn): a child has its
 // own session and history, shares the parent's environment (spawn_agent's
 // working_dir moves its working directory but is not a sandbox), uses the
 // parent's profile and current model unless overridden, and has its own

@@ -13,13 +13,15 @@ type localSpawner struct {
 	parent *Session
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex // guards agents and byCall
+	mu     sync.Mutex // guards agents, byCall and next
 	agents map[string]*localChild
 	byCall map[string]string // spawn call id -> agent id (idempotent re-runs)
+	next   int               // handles are agent-1, agent-2, ... per parent
 }
 
 // localChild is one child session and the state of its current run.
 type localChild struct {
+	id      string // the handle the model uses
 	session *Session
 
 	mu     sync.Mutex // guards done, result
@@ -56,15 +58,16 @@ func (l *localSpawner) Spawn(ctx context.Context, req SpawnRequest) (SubagentSta
 	if err != nil {
 		return SubagentStatus{}, err
 	}
-	c := &localChild{session: child}
 	l.mu.Lock()
-	l.agents[child.id], l.byCall[req.CallID] = c, child.id
+	l.next++
+	c := &localChild{id: fmt.Sprintf("agent-%d", l.next), session: child}
+	l.agents[c.id], l.byCall[req.CallID] = c, c.id
 	l.mu.Unlock()
 	if p.cfg.OnSubagent != nil {
 		p.cfg.OnSubagent(child)
 	}
 	l.start(c, req.Task)
-	return SubagentStatus{AgentID: child.id, Status: SubagentRunning}, nil
+	return SubagentStatus{AgentID: c.id, Status: SubagentRunning}, nil
 }
 
 // start runs input on the child in a goroutine the spawner owns.
@@ -72,12 +75,12 @@ func (l *localSpawner) start(c *localChild, input string) {
 	done := make(chan struct{})
 	c.mu.Lock()
 	c.done = done
-	c.result = SubagentResult{AgentID: c.session.id, Status: SubagentRunning}
+	c.result = SubagentResult{AgentID: c.id, Status: SubagentRunning}
 	c.mu.Unlock()
 	l.wg.Go(func() {
 		defer close(done)
 		out, err := c.session.Submit(context.Background(), input)
-		r := SubagentResult{AgentID: c.session.id, Output: out.Text, TurnsUsed: c.session.turns()}
+		r := SubagentResult{AgentID: c.id, Output: out.Text, TurnsUsed: c.session.turns()}
 		r.Success = err == nil && (out.Stop == StopCompleted || out.Stop == StopAwaitingInput)
 		r.Status = SubagentCompleted
 		if !r.Success {

@@ -61,7 +61,7 @@ func TestSubagentSpawnWaitSharesEnvironment(t *testing.T) {
 	if err != nil || out.Text != "the child finished" {
 		t.Fatalf("%+v %v", out, err)
 	}
-	if len(children) != 1 || children[0].ID() != childID || children[0].Depth() != 1 {
+	if len(children) != 1 || childID != "agent-1" || children[0].Depth() != 1 {
 		t.Fatalf("children = %v, id %q", children, childID)
 	}
 	if children[0].Env() != b.s.Env() {

@@ -41,13 +41,14 @@
 //
 // # Provider options
 //
-// Reasoning effort travels in llm.Request.ReasoningEffort; ProviderOptions
-// adds what each adapter needs on top: openai store=false and, with an
-// effort, a reasoning summary and encrypted reasoning; anthropic a thinking
-// budget per effort (low 4096, medium 10000, high 32000 tokens), the
-// interleaved-thinking beta and any WithBetaHeaders; gemini safety settings
-// (block only high-probability harm) and a thinking budget with thoughts
-// included.
+// Reasoning effort travels in llm.Request.ReasoningEffort and each adapter
+// maps it to its wire form (OpenAI reasoning.effort; Anthropic thinking
+// budget_tokens; Gemini thinkingBudget, or thinkingLevel for Gemini 3).
+// ProviderOptions adds what each profile wants on top: openai store=false
+// and, with an effort, a reasoning summary and encrypted reasoning items;
+// anthropic the interleaved-thinking beta when thinking is on plus any
+// WithBetaHeaders (e.g. the 1M-context beta); gemini safety settings (block
+// only high-probability harm) and, with an effort, thought summaries.
 //
 // Profiles are immutable after construction except for their registry,
 // which is safe for concurrent use.

@@ -2,12 +2,10 @@ package profiles
 
 import "github.com/agentfleet/agentfleet/llm"
 
-// Thinking budgets (tokens) per reasoning effort, for providers that take a
-// budget rather than an effort word.
-var (
-	anthropicThinkingBudget = map[string]int{"minimal": 1024, "low": 4096, "medium": 10000, "high": 32000, "xhigh": 64000}
-	geminiThinkingBudget    = map[string]int{"minimal": 512, "low": 1024, "medium": 8192, "high": 24576, "xhigh": 32768}
-)
+// The effort itself travels in llm.Request.ReasoningEffort and each adapter
+// maps it to its wire form (OpenAI reasoning.effort, an Anthropic thinking
+// budget, a Gemini thinking budget or level); the options below add what a
+// profile wants on top.
 
 // AnthropicInterleavedThinking is the beta header that lets Claude think
 // between tool calls; sent whenever thinking is on.
@@ -25,13 +23,12 @@ func openaiOptions(effort string) llm.ProviderOptions {
 	return llm.ProviderOptions{"openai": o}
 }
 
-// anthropicOptions maps effort to a thinking budget and sends the profile's
-// beta headers (plus interleaved thinking when thinking is on).
+// anthropicOptions sends the profile's beta headers, plus interleaved
+// thinking when an effort turns thinking on.
 func (p *Profile) anthropicOptions(effort string) llm.ProviderOptions {
 	o := map[string]any{}
 	beta := append([]string(nil), p.beta...)
-	if budget, ok := anthropicThinkingBudget[effort]; ok {
-		o["thinking_budget"] = budget
+	if effort != "" && effort != "none" {
 		beta = append(beta, AnthropicInterleavedThinking)
 	}
 	if len(beta) > 0 {
@@ -49,15 +46,15 @@ var geminiSafety = []map[string]any{
 	{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "threshold": "BLOCK_ONLY_HIGH"},
 }
 
-// geminiOptions sets safety settings and maps effort to thinkingConfig.
+// geminiOptions sets safety settings and, with an effort, asks for thought
+// summaries.
 func geminiOptions(effort string) llm.ProviderOptions {
 	safety := make([]any, len(geminiSafety))
 	for i, s := range geminiSafety {
 		safety[i] = s
 	}
 	o := map[string]any{"safety_settings": safety}
-	if budget, ok := geminiThinkingBudget[effort]; ok {
-		o["thinking_budget"] = budget
+	if effort != "" && effort != "none" {
 		o["include_thoughts"] = true
 	}
 	return llm.ProviderOptions{"gemini": o}

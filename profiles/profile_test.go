@@ -132,19 +132,16 @@ func TestCustomToolRegistration(t *testing.T) {
 func TestProviderOptions(t *testing.T) {
 	a := profiles.Anthropic("", profiles.WithBetaHeaders("context-1m-2025-08-07"))
 	o := a.ProviderOptions("high")
-	if n, _, _ := o.Int("anthropic", "thinking_budget"); n != 32000 {
-		t.Errorf("anthropic high budget = %d", n)
-	}
 	beta, _ := o.Strings("anthropic", "beta_headers")
 	if !slices.Equal(beta, []string{"context-1m-2025-08-07", profiles.AnthropicInterleavedThinking}) {
 		t.Errorf("beta headers = %v", beta)
 	}
-	if _, ok := a.ProviderOptions("").Value("anthropic", "thinking_budget"); ok {
-		t.Error("thinking on without an effort")
+	if beta, _ := a.ProviderOptions("").Strings("anthropic", "beta_headers"); len(beta) != 1 {
+		t.Errorf("interleaved thinking without an effort: %v", beta)
 	}
 	g := profiles.Gemini("").ProviderOptions("low")
-	if n, _, _ := g.Int("gemini", "thinking_budget"); n != 1024 {
-		t.Errorf("gemini low budget = %d", n)
+	if b, _, _ := g.Bool("gemini", "include_thoughts"); !b {
+		t.Error("gemini thoughts not included with an effort")
 	}
 	if _, ok := g.Value("gemini", "safety_settings"); !ok {
 		t.Error("gemini safety settings missing")
