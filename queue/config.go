@@ -20,6 +20,7 @@ const (
 	DefaultEventsMaxAge            = 24 * time.Hour
 	DefaultEventsMaxBytes          = 1 << 30 // 1 GiB
 	DefaultDeadLetterMaxAge        = 7 * 24 * time.Hour
+	DefaultDeadLetterRetryDelay    = 5 * time.Second
 	DefaultMaxMsgSize              = 1 << 20 // 1 MiB, the NATS server default max_payload
 	DefaultEventPayloadLimit       = 64 << 10
 	DefaultEventPreviewBytes       = 4 << 10
@@ -70,6 +71,9 @@ type Config struct {
 	EventsMaxBytes int64
 	// DeadLetterMaxAge bounds how long an unhandled dead-letter advisory is kept (default 7 days).
 	DeadLetterMaxAge time.Duration
+	// DeadLetterRetryDelay is how long a dead letter whose handler failed waits before it is
+	// handed to a handler again (default 5 s).
+	DeadLetterRetryDelay time.Duration
 	// MaxMsgSize is the largest message any stream accepts (default 1 MiB). It must not exceed
 	// the server's max_payload; Open checks.
 	MaxMsgSize int32
@@ -112,6 +116,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.EventsMaxAge, DefaultEventsMaxAge)
 	setDefault(&c.EventsMaxBytes, DefaultEventsMaxBytes)
 	setDefault(&c.DeadLetterMaxAge, DefaultDeadLetterMaxAge)
+	setDefault(&c.DeadLetterRetryDelay, DefaultDeadLetterRetryDelay)
 	setDefault(&c.MaxMsgSize, DefaultMaxMsgSize)
 	setDefault(&c.EventPayloadLimit, DefaultEventPayloadLimit)
 	setDefault(&c.EventPreviewBytes, DefaultEventPreviewBytes)
@@ -155,6 +160,7 @@ func (c Config) Validate() error {
 	check(c.EventsMaxAge > 0, "EventsMaxAge must be > 0, got %s", c.EventsMaxAge)
 	check(c.EventsMaxBytes > 0, "EventsMaxBytes must be > 0, got %d", c.EventsMaxBytes)
 	check(c.DeadLetterMaxAge > 0, "DeadLetterMaxAge must be > 0, got %s", c.DeadLetterMaxAge)
+	check(c.DeadLetterRetryDelay > 0, "DeadLetterRetryDelay must be > 0, got %s", c.DeadLetterRetryDelay)
 	check(c.MaxMsgSize >= 2*envelopeReserve, "MaxMsgSize must be >= %d bytes, got %d", 2*envelopeReserve, c.MaxMsgSize)
 	check(c.EventPayloadLimit >= 1 && c.EventPayloadLimit <= int(c.MaxMsgSize)-envelopeReserve,
 		"EventPayloadLimit must be between 1 and MaxMsgSize-%d (%d), got %d", envelopeReserve, int(c.MaxMsgSize)-envelopeReserve, c.EventPayloadLimit)

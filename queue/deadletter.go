@@ -20,9 +20,6 @@ const (
 // deadLetterConsumer is the durable consumer every dead-letter watcher shares.
 const deadLetterConsumer = "deadletters"
 
-// deadLetterRetry is how long a dead letter whose handler failed waits before it is retried.
-const deadLetterRetry = 5 * time.Second
-
 // DeadLetterReason says why a task message died.
 type DeadLetterReason string
 
@@ -59,7 +56,7 @@ type DeadLetter struct {
 // DeadLetterHandler records a dead letter, typically by moving the task to failed with the
 // reason dead_letter. It must be idempotent: a dead letter is handled at least once, and a task
 // a worker already failed before terming it shows up here too. A returned error retries the dead
-// letter after a few seconds.
+// letter after Config.DeadLetterRetryDelay.
 type DeadLetterHandler func(ctx context.Context, dl DeadLetter) error
 
 // advisory is the JSON of both advisories we capture.
@@ -119,13 +116,13 @@ func (c *Client) handleAdvisory(ctx context.Context, h DeadLetterHandler, m jets
 		return
 	}
 	if err := h(ctx, dl); err != nil {
-		_ = m.NakWithDelay(deadLetterRetry)
+		_ = m.NakWithDelay(c.cfg.DeadLetterRetryDelay)
 		return
 	}
 	if dl.Reason == DeadMaxDeliveries {
 		err := c.tasks.DeleteMsg(ctx, dl.StreamSeq)
 		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-			_ = m.NakWithDelay(deadLetterRetry)
+			_ = m.NakWithDelay(c.cfg.DeadLetterRetryDelay)
 			return
 		}
 	}

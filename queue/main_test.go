@@ -64,3 +64,9 @@ func pull(t *testing.T, p *queue.Puller) *queue.Delivery {
 	}
 	return d
 }
+
+func natsMsg(subject string, data []byte) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = data
+	return m
+}

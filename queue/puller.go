@@ -182,12 +182,20 @@ func (p *Puller) fetchOnce(ctx context.Context, s *source, wait time.Duration) (
 	}
 	fctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	if dl, _ := fctx.Deadline(); time.Until(dl) < minPullWait {
+		// Too little time for a pull request (the client refuses one that has expired).
+		<-fctx.Done()
+		return nil, nil
+	}
 	batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
 	if err != nil {
 		return nil, err
 	}
 	return firstMsg(batch)
 }
+
+// minPullWait is the shortest pull request worth sending.
+const minPullWait = 10 * time.Millisecond
 
 func firstMsg(batch jetstream.MessageBatch) (jetstream.Msg, error) {
 	for msg := range batch.Messages() {

@@ -1,0 +1,213 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// eventAckTimeout bounds the wait for the stream's acknowledgement of one event; an event not
+// acknowledged in time counts as failed.
+const eventAckTimeout = 10 * time.Second
+
+// EventPublisher publishes session events without making the session wait for NATS: Publish
+// puts the event on a bounded queue that one goroutine publishes asynchronously, in order. When
+// the queue is full (NATS slow or away), ordinary events are dropped and counted; terminal
+// events (Config.TerminalKinds, or PublishConfirmed) wait for room and for the stream's
+// acknowledgement. Safe for concurrent use; Close it before closing the connection.
+type EventPublisher struct {
+	c        *Client
+	js       jetstream.JetStream
+	terminal map[string]bool
+
+	mu     sync.RWMutex // guards closed and sends on queue against close(queue)
+	closed bool
+	queue  chan *pubItem   // written by Publish, read by the send goroutine
+	acks   chan pendingAck // written by the send goroutine, read by the ack goroutine
+	done   chan struct{}   // closed when both goroutines have ended
+}
+
+type pubItem struct {
+	msg    *nats.Msg
+	id     string
+	result chan error // nil unless the publisher waits for the acknowledgement
+}
+
+type pendingAck struct {
+	fut jetstream.PubAckFuture
+	it  *pubItem
+}
+
+// NewEventPublisher starts a publisher. It uses its own JetStream context on the Client's
+// connection, so its asynchronous acknowledgements do not mix with task publishing.
+func (c *Client) NewEventPublisher() (*EventPublisher, error) {
+	js, err := jetstream.New(c.nc,
+		jetstream.WithPublishAsyncMaxPending(c.cfg.EventBuffer),
+		jetstream.WithPublishAsyncTimeout(eventAckTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("queue: JetStream context for events: %w", err)
+	}
+	p := &EventPublisher{
+		c:        c,
+		js:       js,
+		terminal: map[string]bool{},
+		queue:    make(chan *pubItem, c.cfg.EventBuffer),
+		acks:     make(chan pendingAck, c.cfg.EventBuffer),
+		done:     make(chan struct{}),
+	}
+	for _, k := range c.cfg.TerminalKinds {
+		p.terminal[k] = true
+	}
+	ackDone := make(chan struct{})
+	go p.send()
+	go p.confirm(ackDone)
+	go func() { <-ackDone; close(p.done) }()
+	return p, nil
+}
+
+// Publish queues ev for publishing on <prefix>.events.<root>.<task>.<kind>. It fills V and Time
+// when zero, validates the ids and kind, and replaces data larger than
+// Config.EventPayloadLimit with a LargePayload. For a terminal kind it waits until the stream has
+// stored the event (or ctx ends); otherwise it returns at once, with ErrEventDropped when the
+// queue is full.
+func (p *EventPublisher) Publish(ctx context.Context, ev Event) error {
+	return p.publish(ctx, ev, p.terminal[ev.Kind])
+}
+
+// PublishConfirmed publishes ev like a terminal event: it waits for the stream's
+// acknowledgement whatever the kind.
+func (p *EventPublisher) PublishConfirmed(ctx context.Context, ev Event) error {
+	return p.publish(ctx, ev, true)
+}
+
+func (p *EventPublisher) publish(ctx context.Context, ev Event, confirmed bool) error {
+	it, err := p.item(ev)
+	if err != nil {
+		return err
+	}
+	if confirmed {
+		it.result = make(chan error, 1)
+	}
+	if err := p.put(ctx, it); err != nil {
+		return err
+	}
+	if !confirmed {
+		return nil
+	}
+	select {
+	case err := <-it.result:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("queue: waiting for the acknowledgement of event %s: %w", ev.ID, ctx.Err())
+	}
+}
+
+func (p *EventPublisher) item(ev Event) (*pubItem, error) {
+	if ev.V == 0 {
+		ev.V = EventVersion
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now().UTC()
+	}
+	if ev.RootTaskID == "" {
+		ev.RootTaskID = ev.TaskID
+	}
+	if err := ev.validate(); err != nil {
+		return nil, err
+	}
+	var large bool
+	ev.Data, large = shrink(&ev, p.c.cfg.EventPayloadLimit, p.c.cfg.EventPreviewBytes)
+	if large {
+		p.c.metrics.EventsLarge.Add(1)
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("queue: encode event %s: %w", ev.ID, err)
+	}
+	msg := nats.NewMsg(p.c.subj.Event(ev.RootTaskID, ev.TaskID, ev.Kind))
+	msg.Data = body
+	return &pubItem{msg: msg, id: ev.ID}, nil
+}
+
+// put adds it to the queue: waiting for room when it is confirmed, dropping it otherwise.
+func (p *EventPublisher) put(ctx context.Context, it *pubItem) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return ErrClosed
+	}
+	if it.result == nil {
+		select {
+		case p.queue <- it:
+			return nil
+		default:
+			p.c.metrics.EventsDropped.Add(1)
+			return ErrEventDropped
+		}
+	}
+	select {
+	case p.queue <- it:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("queue: waiting for room to publish event %s: %w", it.id, ctx.Err())
+	}
+}
+
+// send publishes queued events in order until the queue is closed.
+func (p *EventPublisher) send() {
+	defer close(p.acks)
+	for it := range p.queue {
+		fut, err := p.js.PublishMsgAsync(it.msg, jetstream.WithMsgID(it.id))
+		if err != nil {
+			p.finish(it, fmt.Errorf("queue: publish event %s: %w", it.id, err))
+			continue
+		}
+		p.acks <- pendingAck{fut: fut, it: it}
+	}
+}
+
+// confirm waits for each acknowledgement in publish order and counts the outcome.
+func (p *EventPublisher) confirm(done chan<- struct{}) {
+	defer close(done)
+	for pa := range p.acks {
+		select {
+		case <-pa.fut.Ok():
+			p.finish(pa.it, nil)
+		case err := <-pa.fut.Err():
+			p.finish(pa.it, fmt.Errorf("queue: event %s not stored: %w", pa.it.id, err))
+		}
+	}
+}
+
+func (p *EventPublisher) finish(it *pubItem, err error) {
+	if err != nil {
+		p.c.metrics.EventsFailed.Add(1)
+	} else {
+		p.c.metrics.EventsPublished.Add(1)
+	}
+	if it.result != nil {
+		it.result <- err
+	}
+}
+
+// Close stops accepting events and waits until every queued event is acknowledged or failed, or
+// ctx ends. Safe to call twice.
+func (p *EventPublisher) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.queue)
+	}
+	p.mu.Unlock()
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("queue: closing the event publisher with events in flight: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,225 @@
+package queue_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/queue"
+)
+
+func newPublisher(t *testing.T, c *queue.Client) *queue.EventPublisher {
+	t.Helper()
+	p, err := c.NewEventPublisher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			t.Errorf("Close publisher: %v", err)
+		}
+	})
+	return p
+}
+
+func subscribe(t *testing.T, c *queue.Client, f queue.EventFilter, from queue.StartPosition) *queue.EventSubscription {
+	t.Helper()
+	s, err := c.SubscribeEvents(context.Background(), f, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func next(t *testing.T, s *queue.EventSubscription) queue.ReceivedEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	ev, err := s.Next(ctx)
+	if err != nil {
+		t.Fatalf("Next: %v", err)
+	}
+	return ev
+}
+
+func event(session string, seq uint64, kind string, data string) queue.Event {
+	return queue.Event{
+		ID:         fmt.Sprintf("%s-%d", session, seq),
+		Kind:       kind,
+		SessionID:  session,
+		TaskID:     "task-" + session,
+		RootTaskID: "root",
+		Seq:        seq,
+		Data:       json.RawMessage(data),
+	}
+}
+
+func TestIndependentSubscriberSeesEverySessionWithoutGaps(t *testing.T) {
+	b := setup(t, queue.Config{})
+	const sessions, perSession = 8, 60
+	// Workers publish on their own connections; the dashboard subscribes on a third.
+	pubs := []*queue.EventPublisher{newPublisher(t, b.client), newPublisher(t, b.openClient(t, queue.Config{}))}
+	sub := subscribe(t, b.openClient(t, queue.Config{}), queue.EventFilter{RootTaskID: "root"}, queue.FromStart())
+	var wg sync.WaitGroup
+	for s := range sessions {
+		wg.Go(func() {
+			p := pubs[s%len(pubs)]
+			id := fmt.Sprintf("s%d", s)
+			for seq := uint64(1); seq < perSession; seq++ {
+				if err := p.Publish(b.ctx, event(id, seq, "ASSISTANT_TEXT_DELTA", `{"delta":"x"}`)); err != nil {
+					t.Errorf("publish %s/%d: %v", id, seq, err)
+				}
+			}
+			if err := p.Publish(b.ctx, event(id, perSession, "SESSION_END", `{}`)); err != nil {
+				t.Errorf("publish end of %s: %v", id, err)
+			}
+		})
+	}
+	wg.Wait()
+	last := map[string]uint64{}
+	var lastStreamSeq uint64
+	for ended := 0; ended < sessions; {
+		ev := next(t, sub)
+		if ev.Seq != last[ev.SessionID]+1 {
+			t.Fatalf("session %s: seq %d after %d", ev.SessionID, ev.Seq, last[ev.SessionID])
+		}
+		if ev.StreamSeq <= lastStreamSeq {
+			t.Fatalf("stream seq %d after %d", ev.StreamSeq, lastStreamSeq)
+		}
+		last[ev.SessionID], lastStreamSeq = ev.Seq, ev.StreamSeq
+		if ev.Kind == "SESSION_END" {
+			ended++
+		}
+		if want := fmt.Sprintf("agentfleet.events.root.%s.%s", ev.TaskID, ev.Kind); ev.Subject != want || ev.V != queue.EventVersion {
+			t.Fatalf("subject %s v %d, want %s v 1", ev.Subject, ev.V, want)
+		}
+	}
+	for s := range sessions {
+		if got := last[fmt.Sprintf("s%d", s)]; got != perSession {
+			t.Fatalf("session s%d ended at seq %d, want %d", s, got, perSession)
+		}
+	}
+	m := b.client.Metrics()
+	if m.EventsDropped.Load() != 0 || m.EventsFailed.Load() != 0 {
+		t.Fatalf("dropped %d failed %d", m.EventsDropped.Load(), m.EventsFailed.Load())
+	}
+}
+
+func TestTerminalEventIsStoredWhenPublishReturns(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p := newPublisher(t, b.client)
+	if err := p.Publish(b.ctx, event("s1", 1, "SESSION_END", `{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	// The event is in the stream already: a subscriber replaying it sees it, and the counter
+	// was incremented before Publish returned.
+	if got := b.client.Metrics().EventsPublished.Load(); got != 1 {
+		t.Fatalf("EventsPublished = %d right after a confirmed publish, want 1", got)
+	}
+	ev := next(t, subscribe(t, b.client, queue.EventFilter{TaskID: "task-s1"}, queue.FromStart()))
+	if ev.Kind != "SESSION_END" || string(ev.Data) != `{"ok":true}` {
+		t.Fatalf("event = %+v", ev)
+	}
+	// Publishing the same event id again is deduplicated by the stream.
+	if err := p.PublishConfirmed(b.ctx, event("s1", 1, "SESSION_END", `{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Publish(b.ctx, event("s1", 2, "X", `{}`)); !errors.Is(err, queue.ErrClosed) {
+		t.Fatalf("Publish after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestLargeToolOutputBecomesPreviewAndReference(t *testing.T) {
+	b := setup(t, queue.Config{EventPayloadLimit: 32 << 10, EventPreviewBytes: 100})
+	p := newPublisher(t, b.client)
+	output := strings.Repeat("é", 100<<10) // 200 KiB of two-byte characters
+	data, _ := json.Marshal(map[string]any{"call_id": "call-7", "tool_name": "shell", "is_error": false, "output": output})
+	if err := p.PublishConfirmed(b.ctx, event("s1", 1, "TOOL_CALL_END", string(data))); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, subscribe(t, b.client, queue.EventFilter{}, queue.FromStart()))
+	if len(ev.Data) > 32<<10 {
+		t.Fatalf("data is %d bytes, above the limit", len(ev.Data))
+	}
+	var got struct {
+		queue.LargePayload
+		CallID   string `json:"call_id"`
+		ToolName string `json:"tool_name"`
+		Output   string `json:"output"`
+	}
+	if err := json.Unmarshal(ev.Data, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := queue.PayloadRef{Ref: queue.RefToolOutput, SessionID: "s1", CallID: "call-7"}
+	if !got.Truncated || got.Ref != want || got.Size != len(data) || got.CallID != "call-7" || got.ToolName != "shell" || got.Output != "" {
+		t.Fatalf("large payload = %+v", got)
+	}
+	if len(got.Preview) > 100 || !strings.HasPrefix(output, got.Preview) || len(got.Preview) < 98 {
+		t.Fatalf("preview of %d bytes is not a clean prefix", len(got.Preview))
+	}
+	if len(got.Omitted) != 1 || got.Omitted[0] != "output" {
+		t.Fatalf("omitted = %v", got.Omitted)
+	}
+	if b.client.Metrics().EventsLarge.Load() != 1 {
+		t.Fatal("EventsLarge not counted")
+	}
+}
+
+func TestSubscribeFromSeqAndNewOnly(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p := newPublisher(t, b.client)
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := p.PublishConfirmed(b.ctx, event("s1", seq, "TURN", `{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ev := next(t, subscribe(t, b.client, queue.EventFilter{RootTaskID: "root", TaskID: "task-s1"}, queue.FromSeq(2))); ev.Seq != 2 || ev.StreamSeq != 2 {
+		t.Fatalf("FromSeq(2) first = seq %d stream %d", ev.Seq, ev.StreamSeq)
+	}
+	newOnly := subscribe(t, b.client, queue.EventFilter{}, queue.NewOnly())
+	// Other roots are filtered out; the new event on root arrives.
+	other := event("s2", 1, "TURN", `{}`)
+	other.RootTaskID = "other-root"
+	filtered := subscribe(t, b.client, queue.EventFilter{RootTaskID: "root"}, queue.FromSeq(4))
+	if err := p.PublishConfirmed(b.ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PublishConfirmed(b.ctx, event("s1", 4, "TURN", `{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, newOnly); ev.SessionID != "s2" {
+		t.Fatalf("NewOnly first = %+v, want s2's event", ev)
+	}
+	if ev := next(t, filtered); ev.SessionID != "s1" || ev.Seq != 4 {
+		t.Fatalf("root filter first = %+v, want s1 seq 4", ev)
+	}
+}
+
+func TestEventValidation(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p := newPublisher(t, b.client)
+	bad := []queue.Event{
+		{Kind: "X", SessionID: "s", TaskID: "t"},                               // no id
+		{ID: "1", Kind: "A.B", SessionID: "s", TaskID: "t"},                    // kind with a dot
+		{ID: "1", Kind: "X", SessionID: "s", TaskID: "*"},                      // wildcard task
+		{ID: "1", Kind: "X", SessionID: "s", TaskID: "t", Data: []byte("{no")}, // bad JSON
+	}
+	for _, ev := range bad {
+		if err := p.Publish(b.ctx, ev); err == nil {
+			t.Errorf("Publish(%+v) accepted", ev)
+		}
+	}
+	if _, err := b.client.SubscribeEvents(b.ctx, queue.EventFilter{RootTaskID: "a.>"}, queue.FromStart()); err == nil {
+		t.Error("SubscribeEvents accepted a wildcard root")
+	}
+}
