@@ -41,6 +41,7 @@ type streamDecoder struct {
 	blocks     []*blockState     // by content block index
 	out        []llm.StreamEvent // events produced by the last feed, reused
 	ev         wireEvent
+	buf        []byte // the event data as bytes, reused
 }
 
 func newStreamDecoder() *streamDecoder {
@@ -55,7 +56,8 @@ func (d *streamDecoder) feed(event, data string) (done bool, err error) {
 		return false, nil
 	}
 	d.ev = wireEvent{}
-	if err := json.Unmarshal([]byte(data), &d.ev); err != nil {
+	d.buf = append(d.buf[:0], data...)
+	if err := json.Unmarshal(d.buf, &d.ev); err != nil {
 		return false, invalidResponse(fmt.Sprintf("stream event %q carries invalid JSON: %v", event, err), err)
 	}
 	typ := d.ev.Type
