@@ -1,0 +1,104 @@
+package embedded_test
+
+import (
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/goleak"
+
+	"github.com/agentfleet/agentfleet/queue/embedded"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func start(t *testing.T, cfg embedded.Config) *embedded.Server {
+	t.Helper()
+	s, err := embedded.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown() })
+	return s
+}
+
+func TestStartServesJetStreamAndShutsDownTwice(t *testing.T) {
+	s := start(t, embedded.Config{Port: embedded.RandomPort, DataDir: t.TempDir()})
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if !s.NATS().JetStreamEnabled() {
+		t.Fatal("JetStream not enabled")
+	}
+	nc.Close()
+	if err := s.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Shutdown(); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+}
+
+func TestStartRefusesALockedDataDir(t *testing.T) {
+	dir := t.TempDir()
+	start(t, embedded.Config{Port: embedded.RandomPort, DataDir: dir})
+	_, err := embedded.Start(embedded.Config{Port: embedded.RandomPort, DataDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "in use by another process") {
+		t.Fatalf("second Start on the same data dir = %v", err)
+	}
+}
+
+func TestStartRefusesATakenPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	_, err = embedded.Start(embedded.Config{Port: port, DataDir: dir})
+	if err == nil || !strings.Contains(err.Error(), "cannot listen on") {
+		t.Fatalf("Start on a taken port = %v", err)
+	}
+	// The failed start released the data dir.
+	start(t, embedded.Config{Port: embedded.RandomPort, DataDir: dir})
+}
+
+func TestConfigValidateNamesTheField(t *testing.T) {
+	_, err := embedded.Start(embedded.Config{Port: 70000})
+	if err == nil || !strings.Contains(err.Error(), "Config.DataDir") || !strings.Contains(err.Error(), "Config.Port") {
+		t.Fatalf("Start with bad config = %v", err)
+	}
+}
+
+func TestRestartFindsStreamsAgain(t *testing.T) {
+	dir := t.TempDir()
+	for round := range 2 {
+		s := start(t, embedded.Config{Port: embedded.RandomPort, DataDir: dir})
+		nc, err := nats.Connect(s.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := nc.JetStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 {
+			if _, err := js.AddStream(&nats.StreamConfig{Name: "KEEP", Subjects: []string{"keep"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := js.Publish("keep", []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		} else if info, err := js.StreamInfo("KEEP"); err != nil || info.State.Msgs != 1 {
+			t.Fatalf("after restart: %+v, %v", info, err)
+		}
+		nc.Close()
+		if err := s.Shutdown(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
