@@ -187,6 +187,10 @@ func TestReadManyFiles(t *testing.T) {
 	if strings.Count(res.Content, "--- docs/a.md ---") != 1 {
 		t.Error("docs/a.md read twice")
 	}
+	res = b.call(t, "read_many_files", args{"paths": []string{"docs/*.md"}, "exclude": []string{"b.*"}})
+	if strings.Contains(res.Content, "docs/b.md") || !strings.Contains(res.Content, "docs/a.md") {
+		t.Errorf("exclude ignored: %q", res.Content)
+	}
 	if res := b.call(t, "read_many_files", args{"paths": []string{"none/*.go"}}); !res.IsError {
 		t.Fatalf("nothing matched should be an error: %+v", res)
 	}

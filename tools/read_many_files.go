@@ -16,6 +16,9 @@ var readManyFilesDescription string
 // ReadManyFilesParams are the arguments of the read_many_files tool.
 type ReadManyFilesParams struct {
 	Paths []string `json:"paths"`
+	// Exclude lists glob patterns of files to skip, matched against the
+	// path and against the file name.
+	Exclude []string `json:"exclude,omitempty"`
 	// LimitPerFile bounds the lines read from each file (DefaultReadLimit when 0).
 	LimitPerFile int `json:"limit_per_file,omitempty"`
 }
@@ -27,6 +30,7 @@ const readManyFilesSchema = `{
   "type": "object",
   "properties": {
     "paths": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}, "description": "File paths or glob patterns (e.g. \"src/**/*.ts\")."},
+    "exclude": {"type": "array", "items": {"type": "string"}, "description": "Glob patterns of files to skip (e.g. \"*_test.go\")."},
     "limit_per_file": {"type": "integer", "minimum": 1, "description": "Maximum lines read from each file (default 2000)."}
   },
   "required": ["paths"],
@@ -42,7 +46,7 @@ func ReadManyFiles() Tool {
 // MaxManyFiles), each under a "--- path ---" line. A file that cannot be
 // read gets a note in its place; the call fails only when nothing matched.
 func RunReadManyFiles(ctx context.Context, call Call, p ReadManyFilesParams) (Output, error) {
-	files, notes, err := expandPaths(ctx, call.Env, p.Paths)
+	files, notes, err := expandPaths(ctx, call.Env, p.Paths, p.Exclude)
 	if err != nil {
 		return Output{}, err
 	}
@@ -68,12 +72,25 @@ func RunReadManyFiles(ctx context.Context, call Call, p ReadManyFilesParams) (Ou
 	return out, nil
 }
 
+// excluded reports whether f matches one of the patterns, by path or name.
+func excluded(f string, patterns []string) bool {
+	for _, pat := range patterns {
+		if ok, _ := path.Match(pat, f); ok {
+			return true
+		}
+		if ok, _ := path.Match(pat, path.Base(f)); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // expandPaths resolves glob patterns and removes duplicates, keeping order.
-func expandPaths(ctx context.Context, env execenv.Environment, patterns []string) ([]string, []string, error) {
+func expandPaths(ctx context.Context, env execenv.Environment, patterns, exclude []string) ([]string, []string, error) {
 	var files, notes []string
 	seen := map[string]bool{}
 	add := func(f string) {
-		if !seen[f] && len(files) < MaxManyFiles {
+		if !seen[f] && len(files) < MaxManyFiles && !excluded(f, exclude) {
 			seen[f] = true
 			files = append(files, f)
 		}

@@ -45,8 +45,18 @@ func Shell() Tool {
 // in chunks that never split a UTF-8 sequence. A non-zero exit status or a
 // timeout gives an error output (the text is the same).
 func RunShell(ctx context.Context, call Call, p ShellParams) (Output, error) {
+	res, err := ExecShell(ctx, call, p)
+	if err != nil {
+		return Output{}, err
+	}
+	return Output{Text: FormatExec(res), IsError: res.ExitCode != 0 || res.TimedOut || res.Canceled}, nil
+}
+
+// ExecShell runs the command as RunShell does and returns the raw result,
+// for variants that format it their own way.
+func ExecShell(ctx context.Context, call Call, p ShellParams) (execenv.ExecResult, error) {
 	if strings.TrimSpace(p.Command) == "" {
-		return Output{}, fmt.Errorf("command is empty; pass the command line to run")
+		return execenv.ExecResult{}, fmt.Errorf("command is empty; pass the command line to run")
 	}
 	req := execenv.ExecRequest{Command: p.Command, Timeout: shellTimeout(p.TimeoutMs, call.Settings), Dir: p.Workdir}
 	if call.OnOutput != nil {
@@ -54,9 +64,9 @@ func RunShell(ctx context.Context, call Call, p ShellParams) (Output, error) {
 	}
 	res, err := call.Env.Exec(ctx, req)
 	if err != nil {
-		return Output{}, fmt.Errorf("the command could not be started: %w", err)
+		return res, fmt.Errorf("the command could not be started: %w", err)
 	}
-	return Output{Text: FormatExec(res), IsError: res.ExitCode != 0 || res.TimedOut || res.Canceled}, nil
+	return res, nil
 }
 
 // shellTimeout resolves the timeout of one call from the session settings.
