@@ -92,3 +92,19 @@ func SeqMismatch(op string, session fmt.Stringer, first, lastSeq int64) error {
 	return invalidf("Turns[0].Seq", "session %s has turns up to seq %d, so the next is %d, not %d (seqs are gapless)",
 		session, lastSeq, lastSeq+1, first)
 }
+
+// Conflictf wraps ErrConflict with what the store found; for drivers.
+func Conflictf(op, format string, args ...any) error {
+	return fmt.Errorf("store: %s: %w: %s", op, ErrConflict, fmt.Sprintf(format, args...))
+}
+
+// NotFoundf wraps ErrNotFound with what is missing; for drivers.
+func NotFoundf(op, format string, args ...any) error {
+	return fmt.Errorf("store: %s: %w: %s", op, ErrNotFound, fmt.Sprintf(format, args...))
+}
+
+// KnownError reports whether err is already one of the store's errors, which
+// drivers pass through untranslated.
+func KnownError(err error) bool {
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) || errors.Is(err, ErrInvalid) || IsRetryable(err)
+}

@@ -2,11 +2,13 @@ package store_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/store"
 	"github.com/agentfleet/agentfleet/store/pgtest"
 	"github.com/agentfleet/agentfleet/store/postgres"
+	"github.com/agentfleet/agentfleet/store/sqlite"
 	"github.com/agentfleet/agentfleet/store/storetest"
 )
 
@@ -21,6 +23,16 @@ func newPostgres(t *testing.T) store.Store {
 	return s
 }
 
+func newSQLite(t *testing.T) store.Store {
+	s, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentfleet.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestStore(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) { storetest.Exercise(t, newPostgres) })
+	t.Run("sqlite", func(t *testing.T) { storetest.Exercise(t, newSQLite) })
 }

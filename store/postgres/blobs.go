@@ -25,7 +25,7 @@ ON CONFLICT (session_id, call_id) DO UPDATE SET tool = excluded.tool, output = e
 	is_error = excluded.is_error, size = excluded.size, created_at = excluded.created_at`,
 		o.SessionID, o.CallID, o.Tool, []byte(o.Output), o.IsError, o.Size, o.CreatedAt)
 	if err := translate(op, err); errors.Is(err, store.ErrNotFound) {
-		return o, notFoundf(op, "SessionID: no session %s", p.SessionID)
+		return o, store.NotFoundf(op, "SessionID: no session %s", p.SessionID)
 	} else if err != nil {
 		return o, err
 	}
@@ -40,7 +40,7 @@ func (s *Store) GetToolOutput(ctx context.Context, p store.GetToolOutputParams) 
 	err := s.pool.QueryRow(ctx, `SELECT tool, output, is_error, size, created_at FROM tool_outputs
 WHERE session_id = $1 AND call_id = $2`, p.SessionID, p.CallID).Scan(&o.Tool, &out, &o.IsError, &o.Size, &o.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return o, notFoundf(op, "no output of call %q in session %s", p.CallID, p.SessionID)
+		return o, store.NotFoundf(op, "no output of call %q in session %s", p.CallID, p.SessionID)
 	}
 	o.Output, o.CreatedAt = string(out), o.CreatedAt.UTC()
 	return o, translate(op, err)
@@ -66,7 +66,7 @@ ON CONFLICT (task_id, kind, name) DO UPDATE SET content_type = excluded.content_
 	content = excluded.content, size = excluded.size, created_at = excluded.created_at`,
 		a.TaskID, a.Kind, a.Name, a.ContentType, content, a.Size, a.CreatedAt)
 	if err := translate(op, err); errors.Is(err, store.ErrNotFound) {
-		return a, notFoundf(op, "TaskID: no task %s", p.TaskID)
+		return a, store.NotFoundf(op, "TaskID: no task %s", p.TaskID)
 	} else if err != nil {
 		return a, err
 	}
@@ -80,7 +80,7 @@ func (s *Store) GetArtifact(ctx context.Context, p store.GetArtifactParams) (sto
 	err := s.pool.QueryRow(ctx, `SELECT content_type, content, size, created_at FROM artifacts
 WHERE task_id = $1 AND kind = $2 AND name = $3`, p.TaskID, p.Kind, p.Name).Scan(&a.ContentType, &a.Content, &a.Size, &a.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return a, notFoundf(op, "no %s artifact %q of task %s", p.Kind, p.Name, p.TaskID)
+		return a, store.NotFoundf(op, "no %s artifact %q of task %s", p.Kind, p.Name, p.TaskID)
 	}
 	a.CreatedAt = a.CreatedAt.UTC()
 	return a, translate(op, err)

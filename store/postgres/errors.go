@@ -68,12 +68,10 @@ func retryableTransport(err error) bool {
 	return false
 }
 
-// conflictf wraps store.ErrConflict with what was found.
-func conflictf(op, format string, args ...any) error {
-	return fmt.Errorf("store: %s: %w: %s", op, store.ErrConflict, fmt.Sprintf(format, args...))
-}
-
-// notFoundf wraps store.ErrNotFound with what is missing.
-func notFoundf(op, format string, args ...any) error {
-	return fmt.Errorf("store: %s: %w: %s", op, store.ErrNotFound, fmt.Sprintf(format, args...))
+// translateKeep passes through errors that are already the store's.
+func translateKeep(op string, err error) error {
+	if err == nil || store.KnownError(err) {
+		return err
+	}
+	return translate(op, err)
 }

@@ -101,7 +101,7 @@ ORDER BY depth, created_at, id LIMIT $2`, p.RootID, p.Limit)
 		return nil, translate(op, err)
 	}
 	if len(tasks) == 0 {
-		return nil, notFoundf(op, "no task tree with root %s", p.RootID)
+		return nil, store.NotFoundf(op, "no task tree with root %s", p.RootID)
 	}
 	return tasks, nil
 }

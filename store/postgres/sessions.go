@@ -21,7 +21,7 @@ INSERT INTO sessions (id, task_id, profile, provider, model, state, config, crea
 VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $8)
 RETURNING `+sessionCols, p.ID, p.TaskID, p.Profile, p.Provider, p.Model, p.State, jsonArg(p.Config), s.stamp()))
 	if errors.Is(translate(op, err), store.ErrNotFound) {
-		return sess, notFoundf(op, "TaskID: no task %s", p.TaskID)
+		return sess, store.NotFoundf(op, "TaskID: no task %s", p.TaskID)
 	}
 	return sess, translate(op, err)
 }
@@ -30,7 +30,7 @@ RETURNING `+sessionCols, p.ID, p.TaskID, p.Profile, p.Provider, p.Model, p.State
 func (s *Store) GetSession(ctx context.Context, p store.GetSessionParams) (store.Session, error) {
 	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, p.ID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return sess, notFoundf("GetSession", "no session %s", p.ID)
+		return sess, store.NotFoundf("GetSession", "no session %s", p.ID)
 	}
 	return sess, translate("GetSession", err)
 }
@@ -65,7 +65,7 @@ RETURNING `+sessionCols, p.ID, p.State, p.Provider, p.Model, jsonArg(p.Config),
 		u.InputTokens, u.OutputTokens, u.ReasoningTokens, u.CacheReadTokens, u.CacheWriteTokens,
 		p.AddCostUSD, s.stamp()))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return sess, notFoundf(op, "no session %s", p.ID)
+		return sess, store.NotFoundf(op, "no session %s", p.ID)
 	}
 	return sess, translate(op, err)
 }

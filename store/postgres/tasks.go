@@ -99,14 +99,14 @@ func (s *Store) existingTask(ctx context.Context, tx pgx.Tx, p store.CreateTaskP
 			return store.CreateTaskResult{}, err
 		}
 	}
-	return store.CreateTaskResult{}, notFoundf("CreateTasks", "task %d of the batch: ParentID: no task %s", i, p.ParentID)
+	return store.CreateTaskResult{}, store.NotFoundf("CreateTasks", "task %d of the batch: ParentID: no task %s", i, p.ParentID)
 }
 
 // GetTask implements store.Store.
 func (s *Store) GetTask(ctx context.Context, p store.GetTaskParams) (store.Task, error) {
 	t, err := scanTask(s.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = $1`, p.ID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return t, notFoundf("GetTask", "no task %s", p.ID)
+		return t, store.NotFoundf("GetTask", "no task %s", p.ID)
 	}
 	return t, translate("GetTask", err)
 }
@@ -179,12 +179,12 @@ func (s *Store) whyNot(ctx context.Context, op string, id uuid.UUID, want string
 	var state, worker string
 	err := s.pool.QueryRow(ctx, `SELECT state, worker_id FROM tasks WHERE id = $1`, id).Scan(&state, &worker)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return notFoundf(op, "no task %s", id)
+		return store.NotFoundf(op, "no task %s", id)
 	}
 	if err != nil {
 		return translate(op, err)
 	}
-	return conflictf(op, "task %s is %s (worker %q), expected %s", id, state, worker, want)
+	return store.Conflictf(op, "task %s is %s (worker %q), expected %s", id, state, worker, want)
 }
 
 // CancelSubtree implements store.Store: one statement locks the active
@@ -200,7 +200,7 @@ func (s *Store) CancelSubtree(ctx context.Context, p store.CancelSubtreeParams) 
 		var one int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM tasks WHERE id = $1`, p.ID).Scan(&one); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return notFoundf(op, "no task %s", p.ID)
+				return store.NotFoundf(op, "no task %s", p.ID)
 			}
 			return err
 		}
@@ -230,13 +230,4 @@ RETURNING t.id, old.state, old.worker_id`, p.ID, p.Reason, s.stamp())
 		return err
 	})
 	return out, translateKeep(op, err)
-}
-
-// translateKeep passes through errors that are already the store's.
-func translateKeep(op string, err error) error {
-	if err == nil || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrConflict) ||
-		errors.Is(err, store.ErrInvalid) || store.IsRetryable(err) {
-		return err
-	}
-	return translate(op, err)
 }

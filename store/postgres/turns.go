@@ -67,7 +67,7 @@ func (s *Store) whyNoAppend(ctx context.Context, session uuid.UUID, first int64)
 	var lastSeq int64
 	err := s.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, session).Scan(&lastSeq)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return notFoundf(op, "SessionID: no session %s", session)
+		return store.NotFoundf(op, "SessionID: no session %s", session)
 	}
 	if err != nil {
 		return translate(op, err)

@@ -1,0 +1,217 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// CreateTask implements store.Store.
+func (s *Store) CreateTask(ctx context.Context, p store.CreateTaskParams) (store.CreateTaskResult, error) {
+	p, err := s.limits.PrepareCreateTask(p, "")
+	if err != nil {
+		return store.CreateTaskResult{}, err
+	}
+	res, err := s.CreateTasks(ctx, store.CreateTasksParams{Tasks: []store.CreateTaskParams{p}})
+	if err != nil {
+		return store.CreateTaskResult{}, err
+	}
+	return res[0], nil
+}
+
+// CreateTasks implements store.Store in one write transaction.
+func (s *Store) CreateTasks(ctx context.Context, p store.CreateTasksParams) ([]store.CreateTaskResult, error) {
+	p, err := s.limits.PrepareCreateTasks(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.CreateTaskResult, len(p.Tasks))
+	now := s.stamp()
+	err = s.tx(ctx, "CreateTasks", func(tx *sql.Tx) error {
+		for i, t := range p.Tasks {
+			if out[i], err = createTask(ctx, tx, t, i, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func createTask(ctx context.Context, tx *sql.Tx, p store.CreateTaskParams, i int, now int64) (store.CreateTaskResult, error) {
+	if p.IdempotencyKey != "" {
+		t, err := scanTask(tx.QueryRowContext(ctx, `SELECT `+taskCols+` FROM tasks WHERE idempotency_key = ?`, p.IdempotencyKey))
+		if err == nil {
+			return store.CreateTaskResult{Task: t, Existing: true}, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return store.CreateTaskResult{}, err
+		}
+	}
+	root, depth := p.ID, 0
+	if p.ParentID != uuid.Nil {
+		err := tx.QueryRowContext(ctx, `SELECT root_id, depth + 1 FROM tasks WHERE id = ?`, p.ParentID.String()).Scan(&root, &depth)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.CreateTaskResult{}, store.NotFoundf("CreateTasks", "task %d of the batch: ParentID: no task %s", i, p.ParentID)
+		}
+		if err != nil {
+			return store.CreateTaskResult{}, err
+		}
+	}
+	t, err := scanTask(tx.QueryRowContext(ctx, `
+INSERT INTO tasks (id, parent_id, root_id, depth, state, queue, priority, spec, idempotency_key, labels, created_at, updated_at)
+VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)
+RETURNING `+taskCols, p.ID.String(), idArg(p.ParentID), root.String(), depth, p.Queue, p.Priority,
+		string(p.Spec), textArg(p.IdempotencyKey), labelsArg(p.Labels), now, now))
+	return store.CreateTaskResult{Task: t}, err
+}
+
+// GetTask implements store.Store.
+func (s *Store) GetTask(ctx context.Context, p store.GetTaskParams) (store.Task, error) {
+	t, err := scanTask(s.r.QueryRowContext(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = ?`, p.ID.String()))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, store.NotFoundf("GetTask", "no task %s", p.ID)
+	}
+	return t, translate("GetTask", err)
+}
+
+// casTask runs an UPDATE ... RETURNING on one task and explains a miss.
+func (s *Store) casTask(ctx context.Context, op string, id uuid.UUID, want, query string, args ...any) (store.Task, error) {
+	var t store.Task
+	err := s.tx(ctx, op, func(tx *sql.Tx) error {
+		var err error
+		t, err = scanTask(tx.QueryRowContext(ctx, query, args...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return whyNot(ctx, tx, op, id, want)
+		}
+		return err
+	})
+	return t, err
+}
+
+func whyNot(ctx context.Context, tx *sql.Tx, op string, id uuid.UUID, want string) error {
+	var state, worker string
+	err := tx.QueryRowContext(ctx, `SELECT state, worker_id FROM tasks WHERE id = ?`, id.String()).Scan(&state, &worker)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.NotFoundf(op, "no task %s", id)
+	}
+	if err != nil {
+		return err
+	}
+	return store.Conflictf(op, "task %s is %s (worker %q), expected %s", id, state, worker, want)
+}
+
+// ClaimTask implements store.Store.
+func (s *Store) ClaimTask(ctx context.Context, p store.ClaimTaskParams) (store.Task, error) {
+	p, err := store.PrepareClaim(p)
+	if err != nil {
+		return store.Task{}, err
+	}
+	from := make([]string, len(p.From))
+	args := []any{p.WorkerID, s.stamp(), p.ID.String()}
+	for i, st := range p.From {
+		from[i] = "?"
+		args = append(args, string(st))
+	}
+	args = append(args, timeArg(p.StaleBefore), timeArg(p.StaleBefore))
+	return s.casTask(ctx, "ClaimTask", p.ID, fmt.Sprintf("in %v", p.From), `
+UPDATE tasks SET state = 'running', worker_id = ?1, attempts = attempts + 1,
+	started_at = coalesce(started_at, ?2), heartbeat_at = ?2, updated_at = ?2, waiting_for = NULL
+WHERE id = ?3 AND (state IN (`+strings.Join(from, ", ")+`)
+	OR (? IS NOT NULL AND state = 'running' AND heartbeat_at < ?))
+RETURNING `+taskCols, args...)
+}
+
+// HeartbeatTask implements store.Store.
+func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (store.Task, error) {
+	p, err := store.PrepareHeartbeat(p)
+	if err != nil {
+		return store.Task{}, err
+	}
+	return s.casTask(ctx, "HeartbeatTask", p.ID, "running on worker "+p.WorkerID, `
+UPDATE tasks SET heartbeat_at = ?1, updated_at = ?1
+WHERE id = ?2 AND state = 'running' AND worker_id = ?3
+RETURNING `+taskCols, s.stamp(), p.ID.String(), p.WorkerID)
+}
+
+// TransitionTask implements store.Store.
+func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams) (store.Task, error) {
+	p, err := s.limits.PrepareTransition(p)
+	if err != nil {
+		return store.Task{}, err
+	}
+	want := string(p.From)
+	if p.WorkerID != "" && p.From == store.TaskRunning {
+		want += " on worker " + p.WorkerID
+	}
+	return s.casTask(ctx, "TransitionTask", p.ID, want, `
+UPDATE tasks SET state = ?3, updated_at = ?4,
+	result = coalesce(?5, result),
+	error = CASE WHEN ?6 <> '' THEN ?6 ELSE error END,
+	waiting_for = ?7,
+	heartbeat_at = NULL,
+	finished_at = CASE WHEN ?3 IN ('succeeded', 'failed', 'cancelled') THEN ?4 ELSE finished_at END
+WHERE id = ?1 AND state = ?2 AND (?8 = '' OR state <> 'running' OR worker_id = ?8)
+RETURNING `+taskCols, p.ID.String(), string(p.From), string(p.To), s.stamp(),
+		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID)
+}
+
+// CancelSubtree implements store.Store.
+func (s *Store) CancelSubtree(ctx context.Context, p store.CancelSubtreeParams) ([]store.CancelledTask, error) {
+	const op = "CancelSubtree"
+	p, err := store.PrepareCancel(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.CancelledTask
+	err = s.tx(ctx, op, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM tasks WHERE id = ?`, p.ID.String()).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.NotFoundf(op, "no task %s", p.ID)
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `
+WITH RECURSIVE sub(id) AS (
+	SELECT ?1
+	UNION ALL
+	SELECT t.id FROM tasks t JOIN sub ON t.parent_id = sub.id
+)
+SELECT t.id, t.state, t.worker_id FROM tasks t JOIN sub ON t.id = sub.id
+WHERE t.state IN ('queued', 'running', 'waiting')`, p.ID.String())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c store.CancelledTask
+			if err := rows.Scan(&c.ID, &c.From, &c.WorkerID); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		now := s.stamp()
+		for _, c := range out {
+			if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'cancelled', error = ?, finished_at = ?,
+	updated_at = ?, heartbeat_at = NULL, waiting_for = NULL WHERE id = ?`, p.Reason, now, now, c.ID.String()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}

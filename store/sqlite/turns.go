@@ -1,0 +1,110 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// AppendTurns implements store.Store: one write transaction advances the
+// session's last_seq only if the batch continues it, then inserts the batch.
+func (s *Store) AppendTurns(ctx context.Context, p store.AppendTurnsParams) ([]store.Turn, error) {
+	const op = "AppendTurns"
+	p, err := s.limits.PrepareAppendTurns(p)
+	if err != nil {
+		return nil, err
+	}
+	now := s.stamp()
+	first, last := p.Turns[0].Seq, p.Turns[len(p.Turns)-1].Seq
+	u := p.AddUsage
+	err = s.tx(ctx, op, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `
+UPDATE sessions SET last_seq = ?,
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+	reasoning_tokens = reasoning_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
+	cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
+WHERE id = ? AND last_seq = ?`, last, u.InputTokens, u.OutputTokens, u.ReasoningTokens, u.CacheReadTokens,
+			u.CacheWriteTokens, p.AddCostUSD, now, p.SessionID.String(), first-1)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return whyNoAppend(ctx, tx, p, first)
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO turns (session_id, seq, kind, payload, usage, created_at)
+VALUES (?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		id := p.SessionID.String()
+		for _, t := range p.Turns {
+			if _, err := stmt.ExecContext(ctx, id, t.Seq, t.Kind, string(t.Payload), jsonArg(t.Usage), now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]store.Turn, len(p.Turns))
+	for i, t := range p.Turns {
+		out[i] = store.Turn{SessionID: p.SessionID, Seq: t.Seq, Kind: t.Kind, Payload: t.Payload, Usage: t.Usage, CreatedAt: micros(now)}
+	}
+	return out, nil
+}
+
+func whyNoAppend(ctx context.Context, tx *sql.Tx, p store.AppendTurnsParams, first int64) error {
+	var lastSeq int64
+	err := tx.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, p.SessionID.String()).Scan(&lastSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.NotFoundf("AppendTurns", "SessionID: no session %s", p.SessionID)
+	}
+	if err != nil {
+		return err
+	}
+	return store.SeqMismatch("AppendTurns", p.SessionID, first, lastSeq)
+}
+
+// LoadTurns implements store.Store.
+func (s *Store) LoadTurns(ctx context.Context, p store.LoadTurnsParams) ([]store.Turn, error) {
+	const op = "LoadTurns"
+	p, err := store.PrepareLoadTurns(p)
+	if err != nil {
+		return nil, err
+	}
+	limit := int64(-1) // SQLite: no limit
+	if p.Limit > 0 {
+		limit = int64(p.Limit)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT seq, kind, payload, usage, created_at FROM turns
+WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.SessionID.String(), p.AfterSeq, limit)
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	defer rows.Close()
+	var turns []store.Turn
+	for rows.Next() {
+		t := store.Turn{SessionID: p.SessionID}
+		var payload string
+		var usage sql.NullString
+		var created int64
+		if err := rows.Scan(&t.Seq, &t.Kind, &payload, &usage, &created); err != nil {
+			return nil, translate(op, err)
+		}
+		t.Payload, t.Usage, t.CreatedAt = []byte(payload), rawJSON(usage), micros(created)
+		turns = append(turns, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(op, err)
+	}
+	if len(turns) == 0 {
+		if _, err := s.GetSession(ctx, store.GetSessionParams{ID: p.SessionID}); err != nil {
+			return nil, err
+		}
+	}
+	return turns, nil
+}
