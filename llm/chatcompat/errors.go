@@ -9,12 +9,16 @@ import (
 
 // bodyError classifies an error object found in a 200 body or a stream
 // chunk (OpenRouter and vLLM report failures mid-stream this way). The
-// OpenAI rules apply, without an HTTP status.
+// OpenAI rules apply; a numeric code (OpenRouter) is read as the HTTP status
+// it names.
 func bodyError(message, typ string, code any) *llm.Error {
 	doc, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": typ, "code": code}})
-	e := openai.ClassifyError(0, nil, doc)
+	status := 0
+	if f, ok := code.(float64); ok && f >= 400 && f < 600 {
+		status = int(f)
+	}
+	e := openai.ClassifyError(status, nil, doc)
 	e.Provider = ProviderName
-	e.Status = 0
 	if e.Kind == llm.ErrInvalidResponse { // no status to fall back on
 		e.Kind = llm.ErrServer
 	}
