@@ -65,6 +65,9 @@ type cassetteDialect struct {
 	requestFromRecording func(t *testing.T, body []byte) llm.Request
 	// expected extracts what a recorded response body holds.
 	expected func(t *testing.T, body []byte, streaming bool) cassetteExpectation
+	// modelFromURL, when set, names the model from the recorded URL, for
+	// wire formats that carry it there rather than in the body (Gemini).
+	modelFromURL func(url string) string
 	// ignored lists request JSON paths (indices written [*]) whose values
 	// legitimately differ from the recording, each with the reason.
 	ignored map[string]string
@@ -169,6 +172,9 @@ func runInteraction(t *testing.T, d cassetteDialect, in llmtest.Interaction) {
 	srv.Enqueue(in.RawReply())
 	streaming := isStreaming(in.Request)
 	req := d.requestFromRecording(t, []byte(in.Request.Body))
+	if d.modelFromURL != nil {
+		req.Model = d.modelFromURL(in.Request.URL)
+	}
 	client := d.newClient(srv.URL())
 	var resp *llm.Response
 	var events []llm.StreamEvent
