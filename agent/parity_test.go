@@ -188,7 +188,10 @@ func paritySteering(t *testing.T, w *world) {
 	hold := w.shell("while [ ! -f go.flag ]; do sleep 0.05; done; echo released")
 	w.script(calls(hold), llmtest.Text("Understood: only a /health endpoint."))
 	done := make(chan error, 1)
-	go func() { _, err := w.s.Submit(context.Background(), "Create a Flask web application with multiple routes"); done <- err }()
+	go func() {
+		_, err := w.s.Submit(context.Background(), "Create a Flask web application with multiple routes")
+		done <- err
+	}()
 	w.waitFor("TOOL_CALL_START", w.kind(agent.EventToolCallStart))
 	must(t, w.s.Steer("Actually, just create a single /health endpoint for now"))
 	w.writeFile("go.flag", "")
