@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"net/http"
-	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -42,9 +40,13 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, readError(err)
+		return nil, llm.ReadError(providerName, err)
 	}
-	return parseResponse(body)
+	out, err := parseResponse(body)
+	if err != nil {
+		return nil, llm.WithRequestID(err, resp.Header)
+	}
+	return out, nil
 }
 
 // Stream sends req with stream: true and yields events as they arrive,
@@ -57,11 +59,13 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 			return
 		}
 		defer resp.Body.Close()
-		if err := checkEventStream(resp); err != nil {
+		if err := llm.CheckEventStream(providerName, resp); err != nil {
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		decodeStream(resp.Body, yield)
+		decodeStream(resp.Body, func(ev llm.StreamEvent, err error) bool {
+			return yield(ev, llm.WithRequestID(err, resp.Header))
+		})
 	}
 }
 
@@ -77,7 +81,7 @@ func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
 			return
 		}
 		if err != nil {
-			yield(llm.StreamEvent{}, readError(err))
+			yield(llm.StreamEvent{}, llm.ReadError(providerName, err))
 			return
 		}
 		done, err := d.feed(ev.Event, ev.Data)
@@ -105,18 +109,6 @@ func yieldAll(events []llm.StreamEvent, yield func(llm.StreamEvent, error) bool)
 		}
 	}
 	return true
-}
-
-// checkEventStream rejects a 200 answer to a streaming request that is not
-// an event stream (a proxy's page, a JSON body), which would otherwise read
-// as an empty stream.
-func checkEventStream(resp *http.Response) error {
-	ct := resp.Header.Get("Content-Type")
-	if ct == "" || strings.HasPrefix(ct, "text/event-stream") {
-		return nil
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return invalidResponse(fmt.Sprintf("asked for a stream but got Content-Type %q: %s", ct, llm.BodyExcerpt(body)), nil)
 }
 
 // send builds the body once and posts it, retrying per the policy.
@@ -152,15 +144,4 @@ func (c *Client) send(ctx context.Context, req llm.Request, stream bool) (*http.
 		}
 		return r, nil
 	})
-}
-
-// readError turns a failed body read into an *llm.Error. The body Send
-// returns already reports cancellation and the idle watchdog as *llm.Error.
-func readError(err error) error {
-	var e *llm.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &llm.Error{Kind: llm.ErrStreamInterrupted, Provider: providerName,
-		Message: "reading the response failed: " + err.Error(), Err: err}
 }

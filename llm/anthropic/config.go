@@ -3,7 +3,6 @@ package anthropic
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
@@ -45,11 +44,8 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.APIKey) == "" {
 		return errors.New("anthropic Config.APIKey is empty: set ANTHROPIC_API_KEY or pass the key in the configuration")
 	}
-	if c.BaseURL != "" {
-		u, err := url.Parse(c.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return errors.New("anthropic Config.BaseURL must be an http(s) URL such as " + DefaultBaseURL + ", got " + c.BaseURL)
-		}
+	if err := llm.ValidateBaseURL("anthropic Config.BaseURL", c.BaseURL, DefaultBaseURL); err != nil {
+		return err
 	}
 	return c.Retry.Validate()
 }

@@ -44,9 +44,13 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, readError(err)
+		return nil, llm.ReadError(providerName, err)
 	}
-	return parseResponse(body)
+	out, err := parseResponse(body)
+	if err != nil {
+		return nil, llm.WithRequestID(err, resp.Header)
+	}
+	return out, nil
 }
 
 // Stream calls streamGenerateContent?alt=sse and yields events as chunks
@@ -59,11 +63,13 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 			return
 		}
 		defer resp.Body.Close()
-		if err := checkEventStream(resp); err != nil {
+		if err := llm.CheckEventStream(providerName, resp); err != nil {
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		decodeStream(resp.Body, yield)
+		decodeStream(resp.Body, func(ev llm.StreamEvent, err error) bool {
+			return yield(ev, llm.WithRequestID(err, resp.Header))
+		})
 	}
 }
 
@@ -82,7 +88,7 @@ func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
 			break
 		}
 		if err != nil {
-			yield(llm.StreamEvent{}, readError(err))
+			yield(llm.StreamEvent{}, llm.ReadError(providerName, err))
 			return
 		}
 		if ev.Data == "" || ev.Data == "[DONE]" {
@@ -130,18 +136,6 @@ func yieldAll(events []llm.StreamEvent, yield func(llm.StreamEvent, error) bool)
 	return true
 }
 
-// checkEventStream rejects a 200 answer to a streaming request that is not
-// an event stream (a proxy's page, a JSON body), which would otherwise read
-// as an empty stream.
-func checkEventStream(resp *http.Response) error {
-	ct := resp.Header.Get("Content-Type")
-	if ct == "" || strings.HasPrefix(ct, "text/event-stream") {
-		return nil
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	return invalidResponse(fmt.Sprintf("asked for a stream but got Content-Type %q: %s", ct, llm.BodyExcerpt(body)), nil)
-}
-
 // endpoint is the URL of the model's method.
 func (c *Client) endpoint(model string, stream bool) string {
 	u := c.cfg.BaseURL + "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(model, "models/"))
@@ -171,15 +165,4 @@ func (c *Client) send(ctx context.Context, req llm.Request, stream bool) (*http.
 		r.Header.Set("x-goog-api-key", c.cfg.APIKey)
 		return r, nil
 	})
-}
-
-// readError turns a failed body read into an *llm.Error. The body Send
-// returns already reports cancellation and the idle watchdog as *llm.Error.
-func readError(err error) error {
-	var e *llm.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &llm.Error{Kind: llm.ErrStreamInterrupted, Provider: providerName,
-		Message: "reading the response failed: " + err.Error(), Err: err}
 }

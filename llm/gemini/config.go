@@ -3,7 +3,6 @@ package gemini
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
@@ -42,11 +41,8 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.APIKey) == "" {
 		return errors.New("gemini Config.APIKey is empty: set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass the key in the configuration")
 	}
-	if c.BaseURL != "" {
-		u, err := url.Parse(c.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return errors.New("gemini Config.BaseURL must be an http(s) URL such as " + DefaultBaseURL + ", got " + c.BaseURL)
-		}
+	if err := llm.ValidateBaseURL("gemini Config.BaseURL", c.BaseURL, DefaultBaseURL); err != nil {
+		return err
 	}
 	return c.Retry.Validate()
 }
