@@ -1,0 +1,109 @@
+// Package queue is agentfleet's JetStream layer: the streams and consumers, publishing work,
+// pulling it one message per free slot, dead letters, session events and session control.
+// Nothing above this package sees a jetstream.Msg: callers get Delivery, DeadLetter,
+// ReceivedEvent and ControlReply values.
+//
+// # Layout
+//
+// Open creates or updates, idempotently, three streams (names and the subject prefix are
+// configurable; see Config):
+//
+//   - TASKS, work-queue retention, file storage, subjects <prefix>.tasks.>: messages naming work
+//     (TaskMessage: start, resume or input a task). <prefix>.tasks.<queue> is a shared queue,
+//     <prefix>.tasks.worker.<worker-id> one worker's own work. Nats-Msg-Id duplicates are dropped
+//     within Config.DuplicateWindow.
+//   - EVENTS, limits retention (Config.EventsMaxAge, Config.EventsMaxBytes), subjects
+//     <prefix>.events.<root-task>.<task>.<kind>: one Event envelope per session event.
+//   - TASKS_DEADLETTER, capturing the server's max-delivery and termination advisories for TASKS,
+//     so that no dead letter is lost while no dispatcher runs.
+//
+// Control uses core NATS request-reply on <prefix>.control.<session>; nothing is stored.
+//
+// # Publishing work
+//
+// Client.Enqueue (a shared queue), Client.EnqueueToWorker (one worker) and Client.Send publish a
+// TaskMessage and wait for the stream's acknowledgement. A non-empty message id is the
+// Nats-Msg-Id: a retried submit with the same id is stored once (EnqueueResult.Duplicate).
+// Client.EnqueueResume uses the deterministic id ResumeMsgID(parent, wait), so when several
+// children of one wait end at once exactly one resume is enqueued. Messages carry the task id
+// also in the Agentfleet-Task-Id header. Messages name work, they do not carry it: the fleet keeps
+// specs, history and inputs in the store.
+//
+// # Pulling work
+//
+// Client.NewPuller creates the durable pull consumers it serves: one per shared queue, shared by
+// every worker (work-queue streams need non-overlapping consumer filters, so there is exactly one
+// consumer per subject), and optionally the worker's own, which the server deletes after
+// Config.WorkerInactiveThreshold without pulls (its stored messages stay and go to the consumer
+// made by the next NewPuller with that id).
+//
+// A worker reserves capacity before it pulls: Puller.Claim acquires a Slots slot, then pulls one
+// message; the slot is freed when the Delivery is settled. (Puller.Pull pulls for a caller that
+// manages capacity itself.) The worker's own subject is preferred over shared queues.
+//
+// Delivery guarantees are JetStream's: at least once. From the pull until the Delivery is
+// settled, a goroutine owned by the Delivery sends InProgress every AckWait/3. The caller settles
+// each Delivery exactly once:
+//
+//   - Ack(ctx): done or parked; waits for the server's confirmation (double ack).
+//   - Nak(ctx, delay): retryable failure (a provider's retry-after); redelivered after delay.
+//   - Term(ctx, reason): permanent failure (a corrupt message: Delivery.DecodeErr); never
+//     redelivered; reaches the dead-letter handler.
+//   - Abandon(): stop heartbeating; redelivered after AckWait (a lost connection, or tests).
+//
+// A message delivered Config.MaxDeliver times without an ack is a dead letter.
+//
+// # Dead letters
+//
+// Client.WatchDeadLetters hands each dead task message to a DeadLetterHandler with the reason
+// (max_deliveries or terminated), the task id, the stream sequence and, when TASKS still has
+// it, the body. Every watcher shares one durable consumer, so a dead letter is handled by one
+// dispatcher, at least once: handlers must be idempotent (the fleet marks the task failed with
+// reason dead_letter by compare-and-set, which ignores tasks already final). A max-delivery
+// dead letter's message is deleted from TASKS after the handler succeeds; a handler error retries
+// it after Config.DeadLetterRetryDelay. Termination advisories carry no headers and the message
+// is already gone, so Delivery.Term writes the task id into the reason ("agentfleet-task <id>:
+// <reason>"); DeadLetter.TermReason is the caller's reason.
+//
+// # Events
+//
+// EventPublisher.Publish never blocks a session on a slow NATS: events go on a bounded queue
+// (Config.EventBuffer) that one goroutine publishes asynchronously, in order; when it is full,
+// an ordinary event is dropped (ErrEventDropped, Metrics.EventsDropped). Terminal kinds
+// (Config.TerminalKinds, default SESSION_END) and PublishConfirmed wait for room and for the
+// stream's acknowledgement. Event.ID is the Nats-Msg-Id. Data larger than
+// Config.EventPayloadLimit (default 64 KiB, always below the stream's maximum message size) is
+// replaced by a LargePayload: a preview, the original size, the small fields of the original
+// object, and a PayloadRef ({"ref":"tool_output","session_id":...,"call_id":...} when the data
+// has a call_id) to the full text in the store.
+//
+// Client.SubscribeEvents follows a task tree (EventFilter.RootTaskID), a task, or everything,
+// from the start of the stream, from a stream sequence, or new events only, through an ordered
+// consumer; each ReceivedEvent carries its StreamSeq for resuming.
+//
+// # Control
+//
+// The worker running a session calls Client.ServeControl(sessionID, handler) and the returned
+// stop when the session stops running. Client.Control sends steer, follow_up, abort, configure
+// or status and returns the ControlReply; ErrNotRunning when no worker serves the session (NATS
+// "no responders"), ErrControlRefused when the handler answered ok=false.
+//
+// # Metrics
+//
+// Client.Metrics returns atomic counters shared by everything the Client made (enqueued,
+// duplicates, pulled, redelivered, settled by kind, heartbeat errors, dead letters, events
+// published/dropped/failed/large). Client.QueueLag and Client.WorkerLag read a consumer's
+// backlog (NumPending and NumAckPending) for the queue-lag metric and autoscaling.
+//
+// # Concurrency and ownership
+//
+// Client, Puller, EventPublisher and the ControlHandler registration are safe for concurrent use.
+// A Delivery belongs to the goroutine that pulled it until settled; its settling methods are
+// safe to race (the first wins, later ones return ErrSettled). An EventSubscription's Next is for
+// one goroutine. The caller owns the *nats.Conn: close EventPublishers (which flush), stop
+// watchers, subscriptions and control registrations, then close the connection.
+//
+// Connect builds a connection from ConnectOptions (URL, user and password, token, nkey seed
+// file, creds file, TLS) with reconnects enabled. The subpackage natstest starts in-process
+// servers for tests; embedded runs one for dev mode.
+package queue
