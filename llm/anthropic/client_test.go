@@ -3,7 +3,6 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -38,21 +37,6 @@ func basicRequest() llm.Request {
 	}}
 }
 
-// collect drains a stream, returning its events and the terminal error.
-func collect(seq func(func(llm.StreamEvent, error) bool)) ([]llm.StreamEvent, *llm.Response, error) {
-	var events []llm.StreamEvent
-	for ev, err := range seq {
-		if err != nil {
-			return events, nil, err
-		}
-		events = append(events, ev)
-		if ev.Kind == llm.EventFinish {
-			return events, ev.Response, nil
-		}
-	}
-	return events, nil, errors.New("stream ended without a terminal element")
-}
-
 func TestNewRequiresKey(t *testing.T) {
 	_, err := anthropic.New(anthropic.Config{})
 	if err == nil || !strings.Contains(err.Error(), "APIKey") {
@@ -78,7 +62,7 @@ func TestCompleteAndStreamAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events, streamed, err := collect(c.Stream(ctx, basicRequest()))
+	events, streamed, err := llmtest.Collect(c.Stream(ctx, basicRequest()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +100,7 @@ func TestCompleteAndStreamAgree(t *testing.T) {
 	}
 	want := []llm.StreamEventKind{llm.EventReasoningStart, llm.EventReasoningDelta, llm.EventReasoningEnd,
 		llm.EventTextStart, llm.EventTextDelta, llm.EventTextEnd,
-		llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd, llm.EventFinish}
+		llm.EventToolCallStart, llm.EventToolCallDelta, llm.EventToolCallEnd}
 	if strings.Join(kindStrings(kinds), ",") != strings.Join(kindStrings(want), ",") {
 		t.Errorf("event order %v, want %v", kinds, want)
 	}

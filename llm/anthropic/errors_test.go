@@ -2,6 +2,7 @@ package anthropic_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -46,7 +47,7 @@ func TestErrorKinds(t *testing.T) {
 				srv.Enqueue(llmtest.Reply{Failure: &tc.failure})
 				var err error
 				if stream {
-					_, _, err = collect(c.Stream(testContext(t), basicRequest()))
+					_, _, err = llmtest.Collect(c.Stream(testContext(t), basicRequest()))
 				} else {
 					_, err = c.Complete(testContext(t), basicRequest())
 				}
@@ -87,7 +88,7 @@ func TestStreamFailures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv, c := setup(t)
 			srv.Enqueue(tc.reply)
-			events, _, err := collect(c.Stream(testContext(t), basicRequest()))
+			events, _, err := llmtest.Collect(c.Stream(testContext(t), basicRequest()))
 			var e *llm.Error
 			if !errors.As(err, &e) || e.Kind != tc.kind || e.Code != tc.code {
 				t.Fatalf("got %v, want kind %s code %q", err, tc.kind, tc.code)
@@ -102,8 +103,8 @@ func TestStreamFailures(t *testing.T) {
 func TestCanceledStream(t *testing.T) {
 	srv, c := setup(t)
 	srv.Enqueue(llmtest.Reply{Text: "never finishes", ChunkSize: 2, StallAfterChunks: 3})
-	ctx := testContext(t)
-	ctx, cancel := contextWithCancel(ctx)
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
 	var err error
 	for ev, e := range c.Stream(ctx, basicRequest()) {
 		if e != nil {
@@ -131,9 +132,9 @@ const (
 )
 
 func textBlock(text string) string {
-	data, _ := jsonString(text)
+	data, _ := json.Marshal(text)
 	return "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
-		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":" + data + "}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":" + string(data) + "}}\n\n" +
 		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
 }
 
@@ -194,7 +195,7 @@ func TestBadInput(t *testing.T) {
 			var resp *llm.Response
 			var err error
 			if tc.stream {
-				_, resp, err = collect(c.Stream(testContext(t), basicRequest()))
+				_, resp, err = llmtest.Collect(c.Stream(testContext(t), basicRequest()))
 			} else {
 				resp, err = c.Complete(testContext(t), basicRequest())
 			}
