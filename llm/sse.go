@@ -31,7 +31,7 @@ type SSEReader struct {
 
 // sseBufferSize is the initial read buffer; longer lines grow a separate
 // buffer instead of failing as bufio.Scanner would past 64 KiB.
-const sseBufferSize = 32 << 10
+const sseBufferSize = 4 << 10
 
 // NewSSEReader returns a reader of the events in r.
 func NewSSEReader(r io.Reader) *SSEReader {

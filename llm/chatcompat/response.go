@@ -9,15 +9,18 @@ import (
 // wireResponse is a chat.completion object, and also a streamed
 // chat.completion.chunk (whose choices carry Delta instead of Message).
 type wireResponse struct {
-	ID      string       `json:"id"`
-	Model   string       `json:"model"`
-	Choices []wireChoice `json:"choices"`
-	Usage   *wireUsage   `json:"usage"`
-	Error   *struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-		Code    any    `json:"code"`
-	} `json:"error"`
+	ID      string         `json:"id"`
+	Model   string         `json:"model"`
+	Choices []wireChoice   `json:"choices"`
+	Usage   *wireUsage     `json:"usage"`
+	Error   *wireErrorBody `json:"error"`
+}
+
+// wireErrorBody is an error object inside a 200 body or a stream chunk.
+type wireErrorBody struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    any    `json:"code"`
 }
 
 type wireChoice struct {

@@ -55,7 +55,7 @@ func decodeStream(body io.Reader, requestID string, yield func(llm.StreamEvent, 
 			continue
 		}
 		var chunk wireResponse
-		if err := json.Unmarshal([]byte(ev.Data), &chunk); err != nil {
+		if err := s.decode([]byte(ev.Data), &chunk); err != nil {
 			s.fail(invalidResponse("a stream chunk is not valid JSON: "+err.Error(), []byte(ev.Data)))
 			return
 		}
@@ -67,6 +67,27 @@ func decodeStream(body io.Reader, requestID string, yield func(llm.StreamEvent, 
 			return
 		}
 	}
+}
+
+// wireChunk is a chunk without the fields that repeat on every chunk (id,
+// model); once they are known, chunks are decoded into it, which skips
+// allocating them again.
+type wireChunk struct {
+	Choices []wireChoice   `json:"choices"`
+	Usage   *wireUsage     `json:"usage"`
+	Error   *wireErrorBody `json:"error"`
+}
+
+func (s *streamState) decode(data []byte, c *wireResponse) error {
+	if s.id == "" || s.model == "" {
+		return json.Unmarshal(data, c)
+	}
+	var lean wireChunk
+	if err := json.Unmarshal(data, &lean); err != nil {
+		return err
+	}
+	c.Choices, c.Usage, c.Error = lean.Choices, lean.Usage, lean.Error
+	return nil
 }
 
 func readError(err error) *llm.Error {

@@ -1,9 +1,12 @@
 package llmtest
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -66,4 +69,68 @@ func (s *Server) Replay(c *Cassette) {
 	for _, in := range c.Interactions {
 		s.Enqueue(in.RawReply())
 	}
+}
+
+// ConformanceDir returns ../shared/conformance next to the module root,
+// found by walking up from the working directory to the go.mod. Tests read
+// the shared conformance data there in place.
+func ConformanceDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "conformance"), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("llmtest: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// LargestStreamedResponse returns the largest recorded streamed (SSE)
+// response among the cassettes in the llm-cassettes folders whose names
+// start with one of prefixes. Benchmarks replay it.
+func LargestStreamedResponse(prefixes ...string) (Interaction, error) {
+	conf, err := ConformanceDir()
+	if err != nil {
+		return Interaction{}, err
+	}
+	root := filepath.Join(conf, "llm-cassettes")
+	var best Interaction
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if !hasAnyPrefix(rel, prefixes) {
+			return nil
+		}
+		c, err := LoadCassette(path)
+		if err != nil {
+			return err
+		}
+		for _, in := range c.Interactions {
+			if strings.HasPrefix(in.Response.Headers.Get("Content-Type"), "text/event-stream") && len(in.Response.Body) > len(best.Response.Body) {
+				best = in
+			}
+		}
+		return nil
+	})
+	if err == nil && best.Response.Body == "" {
+		err = fmt.Errorf("llmtest: no streamed response in cassettes under %s starting with %v", root, prefixes)
+	}
+	return best, err
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -21,13 +21,32 @@ type wireEvent struct {
 	Message      string          `json:"message"` // error event
 }
 
+// ignoredEvents are events whose content arrives again in events we read
+// (the deltas, output_item.done, response.completed); skipping them by their
+// SSE event name saves decoding their JSON. Events without a name are always
+// decoded.
+var ignoredEvents = map[string]bool{
+	"response.created":                      true,
+	"response.in_progress":                  true,
+	"response.queued":                       true,
+	"response.content_part.added":           true,
+	"response.content_part.done":            true,
+	"response.output_text.done":             true,
+	"response.refusal.done":                 true,
+	"response.function_call_arguments.done": true,
+	"response.reasoning_summary_text.done":  true,
+	"response.reasoning_summary_part.done":  true,
+	"response.reasoning_text.done":          true,
+	"response.output_text.annotation.added": true,
+}
+
 // streamState assembles a response from stream events. Parts come from
 // output_item.done events; the final response.completed object, when it
 // carries the output, is authoritative.
 type streamState struct {
 	yield     func(llm.StreamEvent, error) bool
 	requestID string
-	parts     []llm.ContentPart
+	items     []json.RawMessage     // output items from output_item.done, parsed only if the final event lacks them
 	calls     map[int]*llm.ToolCall // in progress, by output index
 }
 
@@ -43,7 +62,7 @@ func decodeStream(body io.Reader, requestID string, yield func(llm.StreamEvent, 
 			s.fail(readError(err))
 			return
 		}
-		if ev.Data == "" || ev.Data == "[DONE]" {
+		if ev.Data == "" || ev.Data == "[DONE]" || ignoredEvents[ev.Event] {
 			continue
 		}
 		var we wireEvent
@@ -133,22 +152,29 @@ func (s *streamState) itemAdded(we *wireEvent) bool {
 	return true
 }
 
+// itemDone ends an output item. Only function calls are decoded here (the
+// end event carries the complete call); the others are kept raw for the
+// final response.
 func (s *streamState) itemDone(we *wireEvent) bool {
-	part, ok, err := itemPart(we.Item)
-	if err != nil {
-		s.fail(err)
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(we.Item, &head); err != nil {
+		s.fail(invalidResponse("an output item is not valid JSON: "+err.Error(), we.Item))
 		return false
 	}
-	if !ok {
-		return true
-	}
-	s.parts = append(s.parts, part)
-	switch part.Kind {
-	case llm.KindReasoning:
+	s.items = append(s.items, we.Item)
+	switch head.Type {
+	case "reasoning":
 		return s.emit(llm.StreamEvent{Kind: llm.EventReasoningEnd})
-	case llm.KindText:
+	case "message":
 		return s.emit(llm.StreamEvent{Kind: llm.EventTextEnd})
-	case llm.KindToolCall:
+	case "function_call":
+		part, _, err := itemPart(we.Item)
+		if err != nil {
+			s.fail(err)
+			return false
+		}
 		delete(s.calls, we.OutputIndex)
 		return s.emit(llm.StreamEvent{Kind: llm.EventToolCallEnd, ToolCall: part.ToolCall})
 	}
@@ -163,16 +189,12 @@ func (s *streamState) finish(w *wireResponse) {
 		return
 	}
 	if len(w.Output) == 0 {
-		w.Output = nil
+		w.Output = s.items
 	}
 	resp, err := w.toResponse()
 	if err != nil {
 		s.fail(err)
 		return
-	}
-	if len(resp.Message.Content) == 0 && len(s.parts) > 0 {
-		resp.Message.Content = s.parts
-		resp.FinishReason = finishReason(w, len(resp.ToolCalls()) > 0)
 	}
 	s.emit(llm.StreamEvent{Kind: llm.EventFinish, Response: resp})
 }
