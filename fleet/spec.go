@@ -1,0 +1,396 @@
+package fleet
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// KnownProfiles are the profile names a spec may name when the caller of
+// Validate passes no list of its own.
+var KnownProfiles = []string{"openai", "anthropic", "gemini"}
+
+// Defaults and bounds of a TaskSpec.
+const (
+	DefaultQueue            = "default"
+	DefaultSubagentDepth    = 1 // MaxSubagentDepth when nil
+	DefaultMaxLiveChildren  = 8 // MaxLiveChildren when 0
+	MaxSubagentDepthLimit   = 8 // the largest MaxSubagentDepth accepted
+	MaxPromptBytes          = 256 << 10
+	MaxLabels               = 32
+	MaxLabelKeyBytes        = 63
+	MaxLabelValueBytes      = 256
+	MaxIdempotencyKeyBytes  = 256
+	MaxPriority             = 1000 // priorities range over [-MaxPriority, MaxPriority]
+	maxNameBytes            = 128  // model, queue, key reference, host, user
+	maxPathBytes            = 4096 // working directory, repository
+	reservedWorkerQueueName = "worker"
+)
+
+// ChildPolicy says what happens to a task's live children when it ends.
+type ChildPolicy string
+
+// Child policies.
+const (
+	ChildCancel ChildPolicy = "cancel"  // the default: live children are cancelled with their parent
+	ChildLetRun ChildPolicy = "let_run" // children keep running after their parent ended
+)
+
+// EnvKind is the kind of execution environment a task runs in.
+type EnvKind string
+
+// Environment kinds.
+const (
+	EnvLocal EnvKind = "local" // a fresh workspace on the worker (the default)
+	EnvSSH   EnvKind = "ssh"   // a directory on a remote host over SSH
+)
+
+// TaskSpec is what a task asks for. Submitters set the prompt and options;
+// ParentID, RootID and Depth are set by the system for child tasks and must be
+// empty in a submission (see ValidateSubmission). A spec never carries a
+// secret: an SSH environment names a key reference that the worker resolves
+// from its own configuration.
+//
+// The zero value of every optional field means its documented default;
+// WithDefaults fills them in.
+type TaskSpec struct {
+	Prompt          string      `json:"prompt"`
+	Profile         string      `json:"profile"`                    // "openai", "anthropic" or "gemini"
+	Model           string      `json:"model,omitempty"`            // "" = the worker's default for the profile
+	ReasoningEffort string      `json:"reasoning_effort,omitempty"` // "", minimal, low, medium, high, xhigh
+	Limits          Limits      `json:"limits,omitzero"`
+	Environment     Environment `json:"environment,omitzero"`
+
+	// Set by the system for child tasks.
+	ParentID uuid.UUID `json:"parent_id,omitzero"`
+	RootID   uuid.UUID `json:"root_id,omitzero"`
+	Depth    int       `json:"depth,omitempty"`
+
+	// MaxSubagentDepth bounds how deep the tree under this task may grow:
+	// nil means DefaultSubagentDepth, 0 forbids subagents.
+	MaxSubagentDepth *int `json:"max_subagent_depth,omitempty"`
+	// MaxLiveChildren bounds the children of one task that are not finished;
+	// 0 means DefaultMaxLiveChildren.
+	MaxLiveChildren int         `json:"max_live_children,omitempty"`
+	ChildPolicy     ChildPolicy `json:"child_policy,omitempty"` // "" = ChildCancel
+
+	Queue          string            `json:"queue,omitempty"` // "" = DefaultQueue
+	Priority       int               `json:"priority,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+}
+
+// Limits bound a session. Zero means no limit of the fleet's own (the
+// session's defaults apply to turns and tool rounds).
+type Limits struct {
+	MaxTurns      int      `json:"max_turns,omitempty"`       // assistant turns over the session
+	MaxToolRounds int      `json:"max_tool_rounds,omitempty"` // tool rounds per input
+	WallTime      Duration `json:"wall_time,omitempty"`       // "30m", or seconds as a number
+	MaxTokens     int64    `json:"max_tokens,omitempty"`      // input + output tokens over the session
+	MaxCostUSD    float64  `json:"max_cost_usd,omitempty"`
+}
+
+// Environment says where a task's tools run. Kind "" or "local": a fresh
+// workspace on the worker, with Repo cloned at Ref when Repo is set. Kind
+// "ssh": WorkingDir on Host, authenticated with the key KeyRef names in the
+// worker's configuration.
+type Environment struct {
+	Kind       EnvKind `json:"kind,omitempty"`
+	Repo       string  `json:"repo,omitempty"` // local: a git URL or path to clone
+	Ref        string  `json:"ref,omitempty"`  // local: branch, tag or commit; "" = the default branch
+	Host       string  `json:"host,omitempty"`
+	Port       int     `json:"port,omitempty"` // 0 = 22
+	User       string  `json:"user,omitempty"`
+	KeyRef     string  `json:"key_ref,omitempty"`
+	WorkingDir string  `json:"working_dir,omitempty"`
+}
+
+// TaskResult is the outcome of a task, stored as the task's result.
+type TaskResult struct {
+	FinalText string    `json:"final_text"`
+	Success   bool      `json:"success"`
+	TurnsUsed int       `json:"turns_used"`
+	Usage     llm.Usage `json:"usage"`
+	CostUSD   float64   `json:"cost_usd"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// Duration is a time.Duration that reads a Go duration string ("90s",
+// "1h30m") or a number of seconds from JSON and writes the string form.
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string such as "1m30s".
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a duration string or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: want a Go duration such as \"90s\" or \"1h30m\"", s)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("duration %s: want a string such as \"90s\" or a number of seconds", b)
+	}
+	if math.IsNaN(secs) || math.Abs(secs) > float64(math.MaxInt64/int64(time.Second)) {
+		return fmt.Errorf("duration %s seconds is out of range", b)
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// FieldError is a spec that is not valid, naming the field with its JSON
+// path ("spec.limits.max_turns") and what is wrong with it.
+type FieldError struct {
+	Field  string // JSON path, "spec." first
+	Reason string // "must be >= 0, got -1"
+}
+
+func (e *FieldError) Error() string { return e.Field + " " + e.Reason }
+
+// WithPrefix returns the error with its "spec" root replaced by prefix, as
+// the batch API does ("tasks[3].limits.max_turns").
+func (e *FieldError) WithPrefix(prefix string) *FieldError {
+	return &FieldError{Field: prefix + strings.TrimPrefix(e.Field, "spec"), Reason: e.Reason}
+}
+
+func fieldErr(field, format string, a ...any) *FieldError {
+	return &FieldError{Field: "spec." + field, Reason: fmt.Sprintf(format, a...)}
+}
+
+// SubagentDepthLimit returns MaxSubagentDepth or its default.
+func (s TaskSpec) SubagentDepthLimit() int {
+	if s.MaxSubagentDepth == nil {
+		return DefaultSubagentDepth
+	}
+	return *s.MaxSubagentDepth
+}
+
+// WithDefaults returns the spec with its zero optional fields set to their
+// defaults (queue, child policy, live children, subagent depth, environment
+// kind). Profile stays as given: the dispatcher fills in its own default.
+func (s TaskSpec) WithDefaults() TaskSpec {
+	if s.Queue == "" {
+		s.Queue = DefaultQueue
+	}
+	if s.ChildPolicy == "" {
+		s.ChildPolicy = ChildCancel
+	}
+	if s.MaxLiveChildren == 0 {
+		s.MaxLiveChildren = DefaultMaxLiveChildren
+	}
+	if s.MaxSubagentDepth == nil {
+		d := DefaultSubagentDepth
+		s.MaxSubagentDepth = &d
+	}
+	if s.Environment.Kind == "" {
+		s.Environment.Kind = EnvLocal
+	}
+	return s
+}
+
+// Validate checks the spec and returns a *FieldError naming the first field
+// that is wrong. allowed lists the profiles the fleet serves; with none,
+// KnownProfiles.
+func (s TaskSpec) Validate(allowed ...string) error {
+	if len(allowed) == 0 {
+		allowed = KnownProfiles
+	}
+	for _, check := range []func() *FieldError{
+		func() *FieldError { return s.checkPrompt(allowed) },
+		s.Limits.check,
+		s.Environment.check,
+		s.checkTree,
+		s.checkRouting,
+		s.checkLabels,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateSubmission is Validate for a spec coming from a submitter: it also
+// refuses the fields only the system sets (parent_id, root_id, depth).
+func (s TaskSpec) ValidateSubmission(allowed ...string) error {
+	switch {
+	case s.ParentID != uuid.Nil:
+		return fieldErr("parent_id", "is set by the system for subagent tasks; remove it from the submission")
+	case s.RootID != uuid.Nil:
+		return fieldErr("root_id", "is set by the system for subagent tasks; remove it from the submission")
+	case s.Depth != 0:
+		return fieldErr("depth", "is set by the system for subagent tasks; remove it from the submission")
+	}
+	return s.Validate(allowed...)
+}
+
+var validEfforts = []string{"", "minimal", "low", "medium", "high", "xhigh"}
+
+func (s TaskSpec) checkPrompt(allowed []string) *FieldError {
+	switch {
+	case strings.TrimSpace(s.Prompt) == "":
+		return fieldErr("prompt", "is required: say what the agent should do")
+	case len(s.Prompt) > MaxPromptBytes:
+		return fieldErr("prompt", "is %d bytes, more than the limit of %d; put long material in the repository", len(s.Prompt), MaxPromptBytes)
+	case !utf8.ValidString(s.Prompt):
+		return fieldErr("prompt", "is not valid UTF-8")
+	case s.Profile == "":
+		return fieldErr("profile", "is required, one of %s", strings.Join(allowed, ", "))
+	case !slices.Contains(allowed, s.Profile):
+		return fieldErr("profile", "%q is unknown, want one of %s", s.Profile, strings.Join(allowed, ", "))
+	case len(s.Model) > maxNameBytes:
+		return fieldErr("model", "is longer than %d bytes", maxNameBytes)
+	case !slices.Contains(validEfforts, s.ReasoningEffort):
+		return fieldErr("reasoning_effort", "%q is unknown, want one of minimal, low, medium, high, xhigh (or empty)", s.ReasoningEffort)
+	}
+	return nil
+}
+
+func (l Limits) check() *FieldError {
+	switch {
+	case l.MaxTurns < 0:
+		return fieldErr("limits.max_turns", "must be >= 0, got %d", l.MaxTurns)
+	case l.MaxToolRounds < 0:
+		return fieldErr("limits.max_tool_rounds", "must be >= 0, got %d", l.MaxToolRounds)
+	case l.WallTime < 0:
+		return fieldErr("limits.wall_time", "must be >= 0, got %s", time.Duration(l.WallTime))
+	case l.MaxTokens < 0:
+		return fieldErr("limits.max_tokens", "must be >= 0, got %d", l.MaxTokens)
+	case l.MaxCostUSD < 0 || math.IsNaN(l.MaxCostUSD) || math.IsInf(l.MaxCostUSD, 0):
+		return fieldErr("limits.max_cost_usd", "must be a number >= 0, got %v", l.MaxCostUSD)
+	}
+	return nil
+}
+
+func (e Environment) check() *FieldError {
+	switch e.Kind {
+	case "", EnvLocal:
+		return e.checkLocal()
+	case EnvSSH:
+		return e.checkSSH()
+	}
+	return fieldErr("environment.kind", "%q is unknown, want %q or %q", e.Kind, EnvLocal, EnvSSH)
+}
+
+func (e Environment) checkLocal() *FieldError {
+	switch {
+	case e.Host != "" || e.User != "" || e.KeyRef != "" || e.Port != 0:
+		return fieldErr("environment.host", "host, port, user and key_ref are for kind %q; this environment is %q", EnvSSH, EnvLocal)
+	case e.Ref != "" && e.Repo == "":
+		return fieldErr("environment.ref", "%q needs environment.repo to check out", e.Ref)
+	case len(e.Repo) > maxPathBytes:
+		return fieldErr("environment.repo", "is longer than %d bytes", maxPathBytes)
+	case len(e.Ref) > maxNameBytes*2:
+		return fieldErr("environment.ref", "is longer than %d bytes", maxNameBytes*2)
+	case strings.HasPrefix(e.Ref, "-"):
+		return fieldErr("environment.ref", "%q must not start with '-'", e.Ref)
+	case strings.HasPrefix(e.Repo, "-"):
+		return fieldErr("environment.repo", "%q must not start with '-'", e.Repo)
+	case repoHasPassword(e.Repo):
+		return fieldErr("environment.repo", "carries a password; specs never carry secrets: configure git credentials on the workers")
+	}
+	return nil
+}
+
+func repoHasPassword(repo string) bool {
+	u, err := url.Parse(repo)
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, ok := u.User.Password()
+	return ok
+}
+
+func (e Environment) checkSSH() *FieldError {
+	switch {
+	case e.Host == "":
+		return fieldErr("environment.host", "is required for an ssh environment")
+	case len(e.Host) > maxNameBytes || strings.ContainsAny(e.Host, " /@"):
+		return fieldErr("environment.host", "%q is not a host name or address", e.Host)
+	case e.Port < 0 || e.Port > 65535:
+		return fieldErr("environment.port", "must be between 1 and 65535 (0 = 22), got %d", e.Port)
+	case e.User == "":
+		return fieldErr("environment.user", "is required for an ssh environment")
+	case e.KeyRef == "":
+		return fieldErr("environment.key_ref", "is required for an ssh environment: name a key the workers are configured with (never the key itself)")
+	case strings.Contains(e.KeyRef, "PRIVATE KEY"):
+		return fieldErr("environment.key_ref", "looks like a private key; specs carry only the name of a key configured on the workers")
+	case e.WorkingDir == "":
+		return fieldErr("environment.working_dir", "is required for an ssh environment (an absolute path on the host)")
+	case !strings.HasPrefix(e.WorkingDir, "/"):
+		return fieldErr("environment.working_dir", "%q must be an absolute path", e.WorkingDir)
+	case e.Repo != "" || e.Ref != "":
+		return fieldErr("environment.repo", "repo and ref are for kind %q; an ssh environment uses working_dir as it is", EnvLocal)
+	}
+	return nil
+}
+
+func (s TaskSpec) checkTree() *FieldError {
+	switch {
+	case s.Depth < 0:
+		return fieldErr("depth", "must be >= 0, got %d", s.Depth)
+	case s.Depth > 0 && s.ParentID == uuid.Nil:
+		return fieldErr("parent_id", "is required for a task of depth %d", s.Depth)
+	case s.MaxSubagentDepth != nil && (*s.MaxSubagentDepth < 0 || *s.MaxSubagentDepth > MaxSubagentDepthLimit):
+		return fieldErr("max_subagent_depth", "must be between 0 and %d, got %d", MaxSubagentDepthLimit, *s.MaxSubagentDepth)
+	case s.MaxLiveChildren < 0:
+		return fieldErr("max_live_children", "must be >= 0, got %d", s.MaxLiveChildren)
+	case s.ChildPolicy != "" && s.ChildPolicy != ChildCancel && s.ChildPolicy != ChildLetRun:
+		return fieldErr("child_policy", "%q is unknown, want %q or %q", s.ChildPolicy, ChildCancel, ChildLetRun)
+	}
+	return nil
+}
+
+var queueName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func (s TaskSpec) checkRouting() *FieldError {
+	switch {
+	case s.Queue != "" && (!queueName.MatchString(s.Queue) || len(s.Queue) > maxNameBytes):
+		return fieldErr("queue", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Queue, maxNameBytes)
+	case s.Queue == reservedWorkerQueueName:
+		return fieldErr("queue", "%q is reserved for work pinned to one worker", s.Queue)
+	case s.Priority < -MaxPriority || s.Priority > MaxPriority:
+		return fieldErr("priority", "must be between %d and %d, got %d", -MaxPriority, MaxPriority, s.Priority)
+	case len(s.IdempotencyKey) > MaxIdempotencyKeyBytes:
+		return fieldErr("idempotency_key", "is %d bytes, more than %d", len(s.IdempotencyKey), MaxIdempotencyKeyBytes)
+	}
+	return nil
+}
+
+func (s TaskSpec) checkLabels() *FieldError {
+	if len(s.Labels) > MaxLabels {
+		return fieldErr("labels", "has %d labels, at most %d are allowed", len(s.Labels), MaxLabels)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+		v := s.Labels[k]
+		switch {
+		case k == "" || len(k) > MaxLabelKeyBytes:
+			return fieldErr("labels", "key %q must be 1 to %d bytes", k, MaxLabelKeyBytes)
+		case len(v) > MaxLabelValueBytes:
+			return fieldErr("labels."+k, "is %d bytes, more than %d", len(v), MaxLabelValueBytes)
+		case !utf8.ValidString(k) || !utf8.ValidString(v):
+			return fieldErr("labels."+strconv.Quote(k), "is not valid UTF-8")
+		}
+	}
+	return nil
+}
