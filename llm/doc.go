@@ -15,4 +15,28 @@
 // Provider-specific items that must be echoed back (thinking signatures,
 // encrypted reasoning, Gemini thoughtSignature) travel on ContentPart.Raw,
 // tagged with ContentPart.Provider, so a conversation round-trips exactly.
+//
+// # Shared machinery for adapters
+//
+// Send is the one HTTP path: it applies RetryPolicy (transport errors,
+// 408, 409, 429, 5xx and 529 retried with exponential backoff and equal
+// jitter; Retry-After in seconds or as an HTTP date, retry-after-ms and a
+// wait the adapter's classifier read from the body honoured up to
+// MaxRetryAfter, beyond which the rate-limit error returns at once with
+// RetryAfter set; authentication, permission, quota, invalid-request and
+// context-length errors never retried) and returns a 2xx response whose body
+// is guarded: no byte for IdleTimeout ends it with ErrStreamInterrupted, and
+// cancelling ctx closes it at once so a blocked read returns ErrCanceled.
+// Every error Send returns or the body's Read reports is an *Error.
+// RetryPolicy.Sleep is injectable so tests never wait.
+//
+// SSEReader decodes text/event-stream (event, data, id, comments, multi-line
+// data, LF and CRLF, lines of any length; "[DONE]" arrives as data).
+// ParseToolArguments keeps a model's invalid JSON arguments with the reason
+// instead of failing. ClassifyStatus and ErrorFromStatus are the fallback
+// classification for bodies that are not provider error documents, such as
+// a proxy's HTML 502 page (BodyExcerpt turns it into one line of text).
+//
+// The simulated provider for tests is llm/llmtest; provider choice from
+// configuration is llm/provider.
 package llm

@@ -1,7 +1,6 @@
 package chatcompat
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -55,8 +54,9 @@ func (c Config) WithDefaults() Config {
 // Client talks to an OpenAI-compatible Chat Completions endpoint. It is safe
 // for concurrent use.
 type Client struct {
-	cfg  Config
-	http llm.HTTPConfig
+	cfg    Config
+	header http.Header // Config.Header plus authorization
+	http   llm.HTTPConfig
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -67,7 +67,14 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Client{cfg: cfg, http: llm.HTTPConfig{
+	header := cfg.Header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	if cfg.APIKey != "" {
+		header.Set("Authorization", "Bearer "+cfg.APIKey)
+	}
+	return &Client{cfg: cfg, header: header, http: llm.HTTPConfig{
 		Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: openai.ClassifyError,
 	}}, nil
 }
@@ -116,23 +123,5 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 }
 
 func (c *Client) builder(body []byte, stream bool) func(context.Context) (*http.Request, error) {
-	return func(ctx context.Context) (*http.Request, error) {
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		for k, vs := range c.cfg.Header {
-			r.Header[k] = vs
-		}
-		if c.cfg.APIKey != "" {
-			r.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-		}
-		r.Header.Set("Content-Type", "application/json")
-		if stream {
-			r.Header.Set("Accept", "text/event-stream")
-		} else {
-			r.Header.Set("Accept", "application/json")
-		}
-		return r, nil
-	}
+	return llm.PostJSON(c.cfg.BaseURL+"/chat/completions", body, c.header, stream)
 }

@@ -95,11 +95,7 @@ func readError(err error) *llm.Error {
 		return &llm.Error{Kind: llm.ErrStreamInterrupted, Provider: ProviderName,
 			Message: "the stream ended before a finish_reason or [DONE]; the answer is incomplete"}
 	}
-	var e *llm.Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &llm.Error{Kind: llm.ErrStreamInterrupted, Provider: ProviderName, Err: err}
+	return llm.ReadError(ProviderName, err)
 }
 
 func (s *streamState) fail(e *llm.Error) {

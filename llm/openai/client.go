@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -59,8 +58,9 @@ func (c Config) Validate() error {
 
 // Client talks to the OpenAI Responses API. It is safe for concurrent use.
 type Client struct {
-	cfg  Config
-	http llm.HTTPConfig
+	cfg    Config
+	header http.Header // Config.Header plus authorization
+	http   llm.HTTPConfig
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -71,7 +71,12 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Client{cfg: cfg, http: llm.HTTPConfig{
+	header := cfg.Header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	header.Set("Authorization", "Bearer "+cfg.APIKey)
+	return &Client{cfg: cfg, header: header, http: llm.HTTPConfig{
 		Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: ClassifyError,
 	}}, nil
 }
@@ -93,7 +98,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	}
 	out, err := ParseResponse(data)
 	if err != nil {
-		return nil, withRequestID(err, resp.Header)
+		return nil, llm.WithRequestID(err, resp.Header)
 	}
 	return out, nil
 }
@@ -119,29 +124,5 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 }
 
 func (c *Client) builder(body []byte, stream bool) func(context.Context) (*http.Request, error) {
-	return func(ctx context.Context) (*http.Request, error) {
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/responses", bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		for k, vs := range c.cfg.Header {
-			r.Header[k] = vs
-		}
-		r.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-		r.Header.Set("Content-Type", "application/json")
-		if stream {
-			r.Header.Set("Accept", "text/event-stream")
-		} else {
-			r.Header.Set("Accept", "application/json")
-		}
-		return r, nil
-	}
-}
-
-func withRequestID(err error, h http.Header) error {
-	var e *llm.Error
-	if errors.As(err, &e) && e.RequestID == "" {
-		e.RequestID = h.Get("x-request-id")
-	}
-	return err
+	return llm.PostJSON(c.cfg.BaseURL+"/responses", body, c.header, stream)
 }

@@ -1,0 +1,29 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+)
+
+// PostJSON returns a request builder for Send: a POST of body to url with
+// header, Content-Type application/json, and an Accept header asking for an
+// event stream or JSON. Each call makes a fresh request, as retries need.
+func PostJSON(url string, body []byte, header http.Header, stream bool) func(ctx context.Context) (*http.Request, error) {
+	return func(ctx context.Context) (*http.Request, error) {
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		for k, vs := range header {
+			r.Header[k] = vs
+		}
+		r.Header.Set("Content-Type", "application/json")
+		if stream {
+			r.Header.Set("Accept", "text/event-stream")
+		} else {
+			r.Header.Set("Accept", "application/json")
+		}
+		return r, nil
+	}
+}
