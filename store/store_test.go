@@ -14,7 +14,11 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func newPostgres(t *testing.T) store.Store {
+func newPostgres(t *testing.T) store.Store { return openPostgres(t) }
+
+func newSQLite(t *testing.T) store.Store { return openSQLite(t) }
+
+func openPostgres(t testing.TB) store.Store {
 	s, err := postgres.New(context.Background(), postgres.Config{DSN: pgtest.NewDatabase(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -23,7 +27,7 @@ func newPostgres(t *testing.T) store.Store {
 	return s
 }
 
-func newSQLite(t *testing.T) store.Store {
+func openSQLite(t testing.TB) store.Store {
 	s, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentfleet.db")})
 	if err != nil {
 		t.Fatal(err)
