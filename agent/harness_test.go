@@ -191,7 +191,9 @@ func (w *world) body(i int) string {
 	if i < 0 || i >= len(reqs) {
 		w.t.Fatalf("no request %d (have %d)", i, len(reqs))
 	}
-	return string(reqs[i].Body)
+	// Go's JSON encoder writes <, > and & as \u escapes; undo that so
+	// assertions can use the prompt's own text.
+	return strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(reqs[i].Body))
 }
 
 func (w *world) file(name string) string {
