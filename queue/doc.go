@@ -35,7 +35,8 @@
 // every worker (work-queue streams need non-overlapping consumer filters, so there is exactly one
 // consumer per subject), and optionally the worker's own, which the server deletes after
 // Config.WorkerInactiveThreshold without pulls (its stored messages stay and go to the consumer
-// made by the next NewPuller with that id).
+// made by the next NewPuller with that id). Client.DrainWorker takes the stored work of a worker
+// declared dead and deletes its consumer.
 //
 // A worker reserves capacity before it pulls: Puller.Claim acquires a Slots slot, then pulls one
 // message; the slot is freed when the Delivery is settled. (Puller.Pull pulls for a caller that

@@ -162,7 +162,9 @@ func (p *EventPublisher) put(ctx context.Context, it *pubItem) error {
 func (p *EventPublisher) send() {
 	defer close(p.acks)
 	for it := range p.queue {
-		fut, err := p.js.PublishMsgAsync(it.msg, jetstream.WithMsgID(it.id))
+		// Blocking here while too many acknowledgements are outstanding is the
+		// back-pressure: the queue fills and Publish drops ordinary events.
+		fut, err := p.js.PublishMsgAsync(it.msg, jetstream.WithMsgID(it.id), jetstream.WithStallWait(eventAckTimeout))
 		if err != nil {
 			p.finish(it, fmt.Errorf("queue: publish event %s: %w", it.id, err))
 			continue

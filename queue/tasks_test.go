@@ -272,3 +272,31 @@ func TestNakWithDelayRedelivers(t *testing.T) {
 		t.Fatalf("Redelivered = %d", b.client.Metrics().Redelivered.Load())
 	}
 }
+
+func TestDrainWorkerTakesPinnedWorkOfADeadWorker(t *testing.T) {
+	b := setup(t, queue.Config{})
+	// The worker made its consumer, then died.
+	if _, err := b.client.NewPuller(b.ctx, queue.PullerConfig{WorkerID: "w-dead"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"c1", "c2"} {
+		if _, err := b.client.EnqueueToWorker(b.ctx, "w-dead", startMsg(id), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Pinned work enqueued for a worker that never had a consumer is drained too.
+	if _, err := b.client.EnqueueToWorker(b.ctx, "w-never", startMsg("c3"), ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.client.DrainWorker(b.ctx, "w-dead")
+	if err != nil || len(got) != 2 || got[0].TaskID != "c1" || got[1].TaskID != "c2" {
+		t.Fatalf("DrainWorker = %+v, %v", got, err)
+	}
+	if _, err := b.client.WorkerLag(b.ctx, "w-dead"); err == nil {
+		t.Fatal("the dead worker's consumer still exists")
+	}
+	got, err = b.client.DrainWorker(b.ctx, "w-never")
+	if err != nil || len(got) != 1 || got[0].TaskID != "c3" {
+		t.Fatalf("DrainWorker of a worker without consumer = %+v, %v", got, err)
+	}
+}
