@@ -120,7 +120,7 @@ func BenchmarkEventPublish(b *testing.B) {
 
 // BenchmarkEventPublishConfirmed: one event at a time, each waiting for its acknowledgement.
 func BenchmarkEventPublishConfirmed(b *testing.B) {
-	c, p, ctx := benchPublisher(b)
+	_, p, ctx := benchPublisher(b)
 	for i := range b.N {
 		if err := p.PublishConfirmed(ctx, event("s1", uint64(i+1), "SESSION_END", `{}`)); err != nil {
 			b.Fatal(err)
