@@ -71,7 +71,7 @@ func (c *Client) NewEventPublisher() (*EventPublisher, error) {
 }
 
 // Publish queues ev for publishing on <prefix>.events.<root>.<task>.<kind>. It fills V and Time
-// when zero, validates the ids and kind, and replaces data larger than
+// when zero, RootTaskID with TaskID when empty (a root task), validates the ids and kind, and replaces data larger than
 // Config.EventPayloadLimit with a LargePayload. For a terminal kind it waits until the stream has
 // stored the event (or ctx ends); otherwise it returns at once, with ErrEventDropped when the
 // queue is full.
