@@ -21,7 +21,7 @@ func BenchmarkStreamDecode(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var final *llm.Response
-		decodeStream(strings.NewReader(body), "", func(ev llm.StreamEvent, err error) bool {
+		decodeStream(strings.NewReader(body), func(ev llm.StreamEvent, err error) bool {
 			if err != nil {
 				b.Fatal(err)
 			}

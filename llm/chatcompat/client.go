@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/internal/adapterkit"
 	"github.com/agentfleet/agentfleet/llm/openai"
 )
 
@@ -54,9 +54,7 @@ func (c Config) WithDefaults() Config {
 // Client talks to an OpenAI-compatible Chat Completions endpoint. It is safe
 // for concurrent use.
 type Client struct {
-	cfg    Config
-	header http.Header // Config.Header plus authorization
-	http   llm.HTTPConfig
+	kit adapterkit.Client
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -74,54 +72,35 @@ func New(cfg Config) (*Client, error) {
 	if cfg.APIKey != "" {
 		header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
-	return &Client{cfg: cfg, header: header, http: llm.HTTPConfig{
-		Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: openai.ClassifyError,
+	url := cfg.BaseURL + "/chat/completions"
+	return &Client{kit: adapterkit.Client{
+		HTTP: llm.HTTPConfig{Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: openai.ClassifyError},
+		Encode: func(req llm.Request, stream bool) (adapterkit.Post, error) {
+			body, err := BuildRequest(req, stream)
+			return adapterkit.Post{URL: url, Header: header, Body: body}, err
+		},
+		Parse:  parseResponse,
+		Decode: decodeStream,
 	}}, nil
+}
+
+// parseResponse is ParseResponse with a plain error result, so that no
+// typed nil *llm.Error reaches the caller.
+func parseResponse(data []byte) (*llm.Response, error) {
+	resp, err := ParseResponse(data)
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 // Complete sends req and returns the whole response.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	body, err := BuildRequest(req, false)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := llm.Send(ctx, c.http, c.builder(body, false))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	out, perr := ParseResponse(data)
-	if perr != nil {
-		perr.RequestID = resp.Header.Get("x-request-id")
-		return nil, perr
-	}
-	return out, nil
+	return c.kit.Complete(ctx, req)
 }
 
-// Stream sends req with streaming on and yields its events.
+// Stream sends req with streaming on and yields its events, ending with
+// EventFinish or an error.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
-	return func(yield func(llm.StreamEvent, error) bool) {
-		body, err := BuildRequest(req, true)
-		if err != nil {
-			yield(llm.StreamEvent{}, err)
-			return
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		resp, err := llm.Send(ctx, c.http, c.builder(body, true))
-		if err != nil {
-			yield(llm.StreamEvent{}, err)
-			return
-		}
-		defer resp.Body.Close()
-		decodeStream(resp.Body, resp.Header.Get("x-request-id"), yield)
-	}
-}
-
-func (c *Client) builder(body []byte, stream bool) func(context.Context) (*http.Request, error) {
-	return llm.PostJSON(c.cfg.BaseURL+"/chat/completions", body, c.header, stream)
+	return c.kit.Stream(ctx, req)
 }

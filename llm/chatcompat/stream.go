@@ -18,7 +18,6 @@ type callBuilder struct {
 // streamState assembles a response from chat.completion.chunk events.
 type streamState struct {
 	yield       func(llm.StreamEvent, error) bool
-	requestID   string
 	id, model   string
 	reasoning   strings.Builder
 	text        strings.Builder
@@ -34,8 +33,8 @@ type streamState struct {
 
 // decodeStream reads SSE chunks from body and yields stream events, ending
 // with exactly one terminal element unless the consumer stops early.
-func decodeStream(body io.Reader, requestID string, yield func(llm.StreamEvent, error) bool) {
-	s := &streamState{yield: yield, requestID: requestID, byIndex: map[int]*callBuilder{}}
+func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
+	s := &streamState{yield: yield, byIndex: map[int]*callBuilder{}}
 	sr := llm.NewSSEReader(body)
 	for {
 		ev, err := sr.Next()
@@ -98,12 +97,7 @@ func readError(err error) *llm.Error {
 	return llm.ReadError(ProviderName, err)
 }
 
-func (s *streamState) fail(e *llm.Error) {
-	if e.RequestID == "" {
-		e.RequestID = s.requestID
-	}
-	s.yield(llm.StreamEvent{}, e)
-}
+func (s *streamState) fail(e *llm.Error) { s.yield(llm.StreamEvent{}, e) }
 
 func (s *streamState) emit(kind llm.StreamEventKind, delta string, call *llm.ToolCall) bool {
 	return s.yield(llm.StreamEvent{Kind: kind, Delta: delta, ToolCall: call}, nil)

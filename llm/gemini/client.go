@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,13 +12,13 @@ import (
 	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/internal/adapterkit"
 )
 
 // Client speaks the Gemini API generateContent and streamGenerateContent. It
 // is safe for concurrent use.
 type Client struct {
-	cfg  Config
-	http llm.HTTPConfig
+	kit adapterkit.Client
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -30,47 +29,28 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Client{cfg: cfg, http: llm.HTTPConfig{
-		Provider: providerName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: classify,
+	header := http.Header{}
+	header.Set("x-goog-api-key", cfg.APIKey)
+	return &Client{kit: adapterkit.Client{
+		HTTP: llm.HTTPConfig{Provider: providerName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: classify},
+		Encode: func(req llm.Request, stream bool) (adapterkit.Post, error) {
+			body, err := encode(req)
+			return adapterkit.Post{URL: endpoint(cfg.BaseURL, req.Model, stream), Header: header, Body: body}, err
+		},
+		Parse:  parseResponse,
+		Decode: decodeStream,
 	}}, nil
 }
 
 // Complete calls generateContent and returns the whole answer.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	resp, err := c.send(ctx, req, false)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, llm.ReadError(providerName, err)
-	}
-	out, err := parseResponse(body)
-	if err != nil {
-		return nil, llm.WithRequestID(err, resp.Header)
-	}
-	return out, nil
+	return c.kit.Complete(ctx, req)
 }
 
 // Stream calls streamGenerateContent?alt=sse and yields events as chunks
 // arrive, ending with EventFinish or an error.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
-	return func(yield func(llm.StreamEvent, error) bool) {
-		resp, err := c.send(ctx, req, true)
-		if err != nil {
-			yield(llm.StreamEvent{}, err)
-			return
-		}
-		defer resp.Body.Close()
-		if err := llm.CheckEventStream(providerName, resp); err != nil {
-			yield(llm.StreamEvent{}, err)
-			return
-		}
-		decodeStream(resp.Body, func(ev llm.StreamEvent, err error) bool {
-			return yield(ev, llm.WithRequestID(err, resp.Header))
-		})
-	}
+	return c.kit.Stream(ctx, req)
 }
 
 // decodeStream reads data-only SSE events, each a GenerateContentResponse.
@@ -104,7 +84,7 @@ func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
 			feedback = chunk.PromptFeedback
 		}
 		err = a.add(&chunk)
-		if !yieldAll(a.out, yield) {
+		if !adapterkit.YieldAll(a.out, yield) {
 			return
 		}
 		if err != nil {
@@ -122,31 +102,22 @@ func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
 		yield(llm.StreamEvent{}, err)
 		return
 	}
-	if yieldAll(a.out, yield) {
+	if adapterkit.YieldAll(a.out, yield) {
 		yield(llm.StreamEvent{Kind: llm.EventFinish, Response: resp}, nil)
 	}
 }
 
-func yieldAll(events []llm.StreamEvent, yield func(llm.StreamEvent, error) bool) bool {
-	for _, e := range events {
-		if !yield(e, nil) {
-			return false
-		}
-	}
-	return true
-}
-
 // endpoint is the URL of the model's method.
-func (c *Client) endpoint(model string, stream bool) string {
-	u := c.cfg.BaseURL + "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(model, "models/"))
+func endpoint(base, model string, stream bool) string {
+	u := base + "/v1beta/models/" + url.PathEscape(strings.TrimPrefix(model, "models/"))
 	if stream {
 		return u + ":streamGenerateContent?alt=sse"
 	}
 	return u + ":generateContent"
 }
 
-// send builds the body once and posts it, retrying per the policy.
-func (c *Client) send(ctx context.Context, req llm.Request, stream bool) (*http.Response, error) {
+// encode builds the JSON body of req.
+func encode(req llm.Request) ([]byte, error) {
 	w, err := buildRequest(req)
 	if err != nil {
 		return nil, err
@@ -155,14 +126,5 @@ func (c *Client) send(ctx context.Context, req llm.Request, stream bool) (*http.
 	if err != nil {
 		return nil, invalidRequest("encoding the request: " + err.Error())
 	}
-	target := c.endpoint(req.Model, stream)
-	return llm.Send(ctx, c.http, func(ctx context.Context) (*http.Request, error) {
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("x-goog-api-key", c.cfg.APIKey)
-		return r, nil
-	})
+	return body, nil
 }

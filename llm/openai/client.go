@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/internal/adapterkit"
 )
 
 // ProviderName is the name used in errors, responses and ProviderOptions.
@@ -58,9 +58,7 @@ func (c Config) Validate() error {
 
 // Client talks to the OpenAI Responses API. It is safe for concurrent use.
 type Client struct {
-	cfg    Config
-	header http.Header // Config.Header plus authorization
-	http   llm.HTTPConfig
+	kit adapterkit.Client
 }
 
 var _ llm.Client = (*Client)(nil)
@@ -76,53 +74,25 @@ func New(cfg Config) (*Client, error) {
 		header = http.Header{}
 	}
 	header.Set("Authorization", "Bearer "+cfg.APIKey)
-	return &Client{cfg: cfg, header: header, http: llm.HTTPConfig{
-		Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: ClassifyError,
+	url := cfg.BaseURL + "/responses"
+	return &Client{kit: adapterkit.Client{
+		HTTP: llm.HTTPConfig{Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: ClassifyError},
+		Encode: func(req llm.Request, stream bool) (adapterkit.Post, error) {
+			body, err := BuildRequest(req, stream)
+			return adapterkit.Post{URL: url, Header: header, Body: body}, err
+		},
+		Parse:  ParseResponse,
+		Decode: decodeStream,
 	}}, nil
 }
 
 // Complete sends req and returns the whole response.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	body, err := BuildRequest(req, false)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := llm.Send(ctx, c.http, c.builder(body, false))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err // already an *llm.Error from the guarded body
-	}
-	out, err := ParseResponse(data)
-	if err != nil {
-		return nil, llm.WithRequestID(err, resp.Header)
-	}
-	return out, nil
+	return c.kit.Complete(ctx, req)
 }
 
-// Stream sends req with streaming on and yields its events.
+// Stream sends req with streaming on and yields its events, ending with
+// EventFinish or an error.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
-	return func(yield func(llm.StreamEvent, error) bool) {
-		body, err := BuildRequest(req, true)
-		if err != nil {
-			yield(llm.StreamEvent{}, err)
-			return
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		resp, err := llm.Send(ctx, c.http, c.builder(body, true))
-		if err != nil {
-			yield(llm.StreamEvent{}, err)
-			return
-		}
-		defer resp.Body.Close()
-		decodeStream(resp.Body, resp.Header.Get("x-request-id"), yield)
-	}
-}
-
-func (c *Client) builder(body []byte, stream bool) func(context.Context) (*http.Request, error) {
-	return llm.PostJSON(c.cfg.BaseURL+"/responses", body, c.header, stream)
+	return c.kit.Stream(ctx, req)
 }

@@ -44,17 +44,16 @@ var ignoredEvents = map[string]bool{
 // output_item.done events; the final response.completed object, when it
 // carries the output, is authoritative.
 type streamState struct {
-	yield     func(llm.StreamEvent, error) bool
-	requestID string
-	items     []json.RawMessage     // output items from output_item.done, parsed only if the final event lacks them
-	calls     map[int]*llm.ToolCall // in progress, by output index
+	yield func(llm.StreamEvent, error) bool
+	items []json.RawMessage     // output items from output_item.done, parsed only if the final event lacks them
+	calls map[int]*llm.ToolCall // in progress, by output index
 }
 
 // decodeStream reads SSE events from body and yields stream events, ending
 // with exactly one terminal element (EventFinish or an error) unless the
 // consumer stops early.
-func decodeStream(body io.Reader, requestID string, yield func(llm.StreamEvent, error) bool) {
-	s := &streamState{yield: yield, requestID: requestID, calls: map[int]*llm.ToolCall{}}
+func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
+	s := &streamState{yield: yield, calls: map[int]*llm.ToolCall{}}
 	sr := llm.NewSSEReader(body)
 	for {
 		ev, err := sr.Next()
@@ -84,12 +83,7 @@ func readError(err error) *llm.Error {
 	return llm.ReadError(ProviderName, err)
 }
 
-func (s *streamState) fail(e *llm.Error) {
-	if e.RequestID == "" {
-		e.RequestID = s.requestID
-	}
-	s.yield(llm.StreamEvent{}, e)
-}
+func (s *streamState) fail(e *llm.Error) { s.yield(llm.StreamEvent{}, e) }
 
 func (s *streamState) emit(ev llm.StreamEvent) bool { return s.yield(ev, nil) }
 

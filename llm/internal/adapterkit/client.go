@@ -1,0 +1,89 @@
+package adapterkit
+
+import (
+	"context"
+	"io"
+	"iter"
+	"net/http"
+
+	"github.com/agentfleet/agentfleet/llm"
+)
+
+// Post is one encoded request: where it goes, the headers beyond
+// Content-Type and Accept, and the JSON body.
+type Post struct {
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// Client carries out llm.Client for one wire format. All fields are
+// required.
+type Client struct {
+	// HTTP is how llm.Send sends and classifies.
+	HTTP llm.HTTPConfig
+	// Encode turns a request into the POST to send; its errors are
+	// returned as they are.
+	Encode func(req llm.Request, stream bool) (Post, error)
+	// Parse reads a whole response body.
+	Parse func(body []byte) (*llm.Response, error)
+	// Decode reads an event stream and yields its events, ending with
+	// exactly one terminal element unless yield returns false.
+	Decode func(body io.Reader, yield func(llm.StreamEvent, error) bool)
+}
+
+// Complete sends req and parses the whole answer.
+func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	resp, err := c.send(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, llm.WithRequestID(llm.ReadError(c.HTTP.Provider, err), resp.Header)
+	}
+	out, err := c.Parse(body)
+	if err != nil {
+		return nil, llm.WithRequestID(err, resp.Header)
+	}
+	return out, nil
+}
+
+// Stream sends req with streaming on and yields the decoded events. The
+// request is encoded and sent when iteration starts.
+func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
+	return func(yield func(llm.StreamEvent, error) bool) {
+		resp, err := c.send(ctx, req, true)
+		if err != nil {
+			yield(llm.StreamEvent{}, err)
+			return
+		}
+		defer resp.Body.Close()
+		if err := llm.CheckEventStream(c.HTTP.Provider, resp); err != nil {
+			yield(llm.StreamEvent{}, err)
+			return
+		}
+		c.Decode(resp.Body, func(ev llm.StreamEvent, err error) bool {
+			return yield(ev, llm.WithRequestID(err, resp.Header))
+		})
+	}
+}
+
+func (c *Client) send(ctx context.Context, req llm.Request, stream bool) (*http.Response, error) {
+	p, err := c.Encode(req, stream)
+	if err != nil {
+		return nil, err
+	}
+	return llm.Send(ctx, c.HTTP, llm.PostJSON(p.URL, p.Body, p.Header, stream))
+}
+
+// YieldAll yields events in order; false means the consumer stopped.
+func YieldAll(events []llm.StreamEvent, yield func(llm.StreamEvent, error) bool) bool {
+	for _, e := range events {
+		if !yield(e, nil) {
+			return false
+		}
+	}
+	return true
+}
