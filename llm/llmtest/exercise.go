@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -28,11 +29,14 @@ type Target struct {
 // Exercise runs the adapter conformance suite against target: content
 // (text, tool calls, reasoning, usage) whole and streamed, every failure kind
 // through the dialect with the retry policy's decisions, mid-stream errors,
-// cuts, stalls, cancellation and the idle watchdog.
+// cuts, stalls, cancellation and the idle watchdog, a streaming request
+// answered with something other than an event stream, and the request id
+// on every error that follows a response.
 func Exercise(t *testing.T, target Target) {
 	t.Run("Content", func(t *testing.T) { exerciseContent(t, target) })
 	t.Run("Failures", func(t *testing.T) { exerciseFailures(t, target) })
 	t.Run("Streams", func(t *testing.T) { exerciseStreams(t, target) })
+	t.Run("RequestIDs", func(t *testing.T) { exerciseRequestIDs(t, target) })
 }
 
 type harness struct {
@@ -233,6 +237,21 @@ func exerciseFailures(t *testing.T, target Target) {
 			t.Fatalf("%d requests, waits %v; want 1 request and no wait", n, h.sleeps.Waits())
 		}
 	})
+	t.Run("canceled before the call", func(t *testing.T) {
+		modes(t, func(t *testing.T, stream bool) {
+			h := newHarness(t, target, 2, 0)
+			h.srv.Enqueue(Text("unused"))
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			_, _, err := h.call(ctx, stream)
+			if llm.KindOf(err) != llm.ErrCanceled || !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v, want canceled", err)
+			}
+			if n := len(h.srv.Requests()); n != 0 {
+				t.Fatalf("%d requests sent with a canceled context, want 0", n)
+			}
+		})
+	})
 	t.Run("canceled while waiting for the answer", func(t *testing.T) {
 		h := newHarness(t, target, 1, 0)
 		h.srv.Enqueue(Fail(llm.ErrCanceled))
@@ -297,6 +316,17 @@ func exerciseStreams(t *testing.T, target Target) {
 			t.Fatalf("a stream that delivered events was retried (%d requests)", len(h.srv.Requests()))
 		}
 	})
+	t.Run("not an event stream", func(t *testing.T) {
+		h := newHarness(t, target, 2, 0)
+		h.srv.Enqueue(Reply{Raw: &RawResponse{Header: http.Header{"Content-Type": {"application/json"}}, Body: `{"id":"resp_1"}`}}, Text("unused"))
+		events, _, err := h.call(context.Background(), true)
+		if llm.KindOf(err) != llm.ErrInvalidResponse || !strings.Contains(err.Error(), "application/json") {
+			t.Fatalf("err = %v, want invalid response naming the Content-Type", err)
+		}
+		if len(events) != 0 || len(h.srv.Requests()) != 1 {
+			t.Fatalf("%d events, %d requests; want none and no retry", len(events), len(h.srv.Requests()))
+		}
+	})
 	t.Run("cut before the final event", func(t *testing.T) {
 		h := newHarness(t, target, 2, 0)
 		h.srv.Enqueue(Reply{Text: long, CutAfterChunks: 4}, Text("unused"))
@@ -344,4 +374,38 @@ func exerciseStreams(t *testing.T, target Target) {
 			t.Fatalf("after breaking out: %v, %v", resp, err)
 		}
 	})
+}
+
+// exerciseRequestIDs checks that an error following a response carries the
+// request id from any of the headers in llm.RequestIDHeaders: an
+// unreadable whole body, a stream that is not one, a cut stream and an
+// error event mid-stream.
+func exerciseRequestIDs(t *testing.T, target Target) {
+	long := strings.Repeat("streaming text ", 20)
+	cases := []struct {
+		name   string
+		reply  Reply
+		stream bool
+	}{
+		{"invalid whole body", Reply{Failure: &Failure{Kind: llm.ErrInvalidResponse}}, false},
+		{"not an event stream", Reply{Raw: &RawResponse{Header: http.Header{"Content-Type": {"text/html"}}, Body: "<html>hi</html>"}}, true},
+		{"cut stream", Reply{Text: long, CutAfterChunks: 3}, true},
+		{"mid-stream error", Reply{Text: long, MidStreamError: &Failure{Kind: llm.ErrServer}, ErrorAfterChunks: 2}, true},
+	}
+	for _, header := range llm.RequestIDHeaders {
+		for _, c := range cases {
+			t.Run(header+"/"+c.name, func(t *testing.T) {
+				h := newHarness(t, target, 1, 0)
+				rep := c.reply
+				rep.Header = http.Header{}
+				rep.Header.Set(header, "req-llmtest-42")
+				h.srv.Enqueue(rep)
+				_, _, err := h.call(context.Background(), c.stream)
+				var e *llm.Error
+				if !errors.As(err, &e) || e.RequestID != "req-llmtest-42" {
+					t.Fatalf("err = %#v, want an *llm.Error with RequestID req-llmtest-42", err)
+				}
+			})
+		}
+	}
 }

@@ -23,6 +23,9 @@ type Reply struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	// ID is the response id; empty means a generated one.
 	ID string `json:"id,omitempty"`
+	// Header holds extra response headers (for example a request id), sent
+	// with whatever the reply answers; a dialect may still set its own.
+	Header http.Header `json:"header,omitempty"`
 
 	// ChunkSize is how many bytes of text, reasoning or arguments go in one
 	// delta event; 0 means DefaultChunkSize.

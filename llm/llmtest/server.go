@@ -158,6 +158,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep.FirstByteDelay > 0 && !sleep(r.Context(), s.closing, rep.FirstByteDelay) {
 		return
 	}
+	for k, vs := range rep.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
 	switch {
 	case rep.Raw != nil:
 		s.writeRaw(w, r, rep)
