@@ -1,0 +1,234 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// Event streams (Server-Sent Events) bridge the EVENTS stream to HTTP
+// clients. Each SSE message is one event envelope:
+//
+//	id: <EVENTS stream sequence>
+//	event: <kind>
+//	data: <the envelope as JSON>
+//
+// A client resumes with the Last-Event-ID header (the stream continues
+// after that sequence) or starts with ?from=start (the default), ?from=new
+// or ?from=<sequence>. The stream of one task ends, once the task has
+// finished and its events are drained, with "event: end" whose data is
+// {"task_id":...,"state":...}; ?follow=true keeps it open instead. Tree and
+// fleet-wide streams stay open until the client leaves.
+
+// sseEndEvent is the name of the message that closes a finished task's stream.
+const sseEndEvent = "end"
+
+// sseStream describes one event stream request.
+type sseStream struct {
+	filter queue.EventFilter
+	// done reports whether the stream may end (the task finished); nil for
+	// streams that never end by themselves.
+	done func(ctx context.Context) (store.Task, bool, error)
+}
+
+func (a *api) taskEvents(w http.ResponseWriter, r *http.Request) {
+	id, ok := taskID(w, r)
+	if !ok {
+		return
+	}
+	t, err := a.d.store.GetTask(r.Context(), store.GetTaskParams{ID: id})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	s := sseStream{filter: queue.EventFilter{RootTaskID: t.RootID.String(), TaskID: id.String()}}
+	if r.URL.Query().Get("follow") != "true" {
+		s.done = func(ctx context.Context) (store.Task, bool, error) {
+			t, err := a.d.store.GetTask(ctx, store.GetTaskParams{ID: id})
+			return t, err == nil && t.State.Terminal(), err
+		}
+	}
+	a.stream(w, r, s)
+}
+
+func (a *api) treeEvents(w http.ResponseWriter, r *http.Request) {
+	id, ok := taskID(w, r)
+	if !ok {
+		return
+	}
+	t, err := a.d.store.GetTask(r.Context(), store.GetTaskParams{ID: id})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	a.stream(w, r, sseStream{filter: queue.EventFilter{RootTaskID: t.RootID.String()}})
+}
+
+func (a *api) allEvents(w http.ResponseWriter, r *http.Request) {
+	a.stream(w, r, sseStream{})
+}
+
+// startPosition reads Last-Event-ID or ?from=. It writes a 400 and returns
+// false when either is malformed.
+func startPosition(w http.ResponseWriter, r *http.Request) (queue.StartPosition, bool) {
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			badRequest(w, "Last-Event-ID", "%q is not an event id (a stream sequence number)", v)
+			return queue.StartPosition{}, false
+		}
+		return queue.FromSeq(n + 1), true
+	}
+	switch v := r.URL.Query().Get("from"); v {
+	case "", "start":
+		return queue.FromStart(), true
+	case "new":
+		return queue.NewOnly(), true
+	default:
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 {
+			badRequest(w, "from", "must be start, new or a stream sequence >= 1, got %q", v)
+			return queue.StartPosition{}, false
+		}
+		return queue.FromSeq(n), true
+	}
+}
+
+// stream writes the events of s until the client leaves or s is done.
+func (a *api) stream(w http.ResponseWriter, r *http.Request, s sseStream) {
+	from, ok := startPosition(w, r)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	sub, err := a.d.queue.SubscribeEvents(ctx, s.filter, from)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	events, stopped := relay(ctx, sub)
+	defer func() { cancel(); sub.Stop(); <-stopped }()
+
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 2000\n\n")
+	if rc.Flush() != nil {
+		return
+	}
+	a.d.metrics.sseClients.Inc()
+	defer a.d.metrics.sseClients.Dec()
+	a.pump(ctx, w, rc, s, events)
+}
+
+// pump is the write loop of a stream: events, heartbeats and the end.
+func (a *api) pump(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, s sseStream, events <-chan queue.ReceivedEvent) {
+	heartbeat := time.NewTicker(a.opts.SSEHeartbeat)
+	defer heartbeat.Stop()
+	poll := time.NewTicker(a.opts.SSEDonePoll)
+	defer poll.Stop()
+	var drain <-chan time.Time // set once the task has finished
+	var drainTimer *time.Timer
+	var final store.Task
+	checkDone := func() {
+		if s.done == nil || drainTimer != nil {
+			return
+		}
+		if t, done, _ := s.done(ctx); done {
+			final = t
+			drainTimer = time.NewTimer(a.opts.SSEDrainIdle)
+			drain = drainTimer.C
+		}
+	}
+	defer func() {
+		if drainTimer != nil {
+			drainTimer.Stop()
+		}
+	}()
+	checkDone()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				return
+			}
+			err = writeEvent(w, ev)
+			a.d.metrics.sseEvents.Inc()
+			if drainTimer != nil {
+				drainTimer.Reset(a.opts.SSEDrainIdle)
+			}
+		case <-heartbeat.C:
+			_, err = fmt.Fprint(w, ": keep-alive\n\n")
+		case <-poll.C:
+			checkDone()
+			continue
+		case <-drain:
+			end, _ := json.Marshal(StreamEnd{TaskID: final.ID, State: final.State, Error: final.Error})
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", sseEndEvent, end)
+			_ = rc.Flush()
+			return
+		}
+		if err != nil || rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+// relay reads sub on a goroutine of its own and hands the events over until
+// ctx ends or the subscription fails. stopped is closed when it has exited.
+func relay(ctx context.Context, sub *queue.EventSubscription) (events <-chan queue.ReceivedEvent, stopped <-chan struct{}) {
+	ch := make(chan queue.ReceivedEvent)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(ch)
+		for {
+			ev, err := sub.Next(ctx)
+			if errors.Is(err, queue.ErrBadEvent) {
+				continue // not an envelope: nothing a client could read
+			}
+			if err != nil {
+				return
+			}
+			select {
+			case ch <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, done
+}
+
+func writeEvent(w http.ResponseWriter, ev queue.ReceivedEvent) error {
+	data, err := json.Marshal(ev.Event)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.StreamSeq, ev.Kind, data)
+	return err
+}
+
+// StreamEnd is the data of the "end" message of a task's event stream.
+type StreamEnd struct {
+	TaskID uuid.UUID       `json:"task_id"`
+	State  store.TaskState `json:"state"`
+	Error  string          `json:"error,omitempty"`
+}
