@@ -115,6 +115,11 @@ type Environment struct {
 	User       string  `json:"user,omitempty"`
 	KeyRef     string  `json:"key_ref,omitempty"`
 	WorkingDir string  `json:"working_dir,omitempty"`
+	// Shared marks a local working_dir as reachable from every worker (a
+	// shared volume): children and resumes may then run on any worker.
+	// Without it, a local task's children run on the worker holding its
+	// files. Set by the system for child tasks (added by the worker side).
+	Shared bool `json:"shared,omitempty"`
 }
 
 // TaskResult is the outcome of a task, stored as the task's result.

@@ -1,0 +1,327 @@
+// Package fleettest starts a whole fleet inside a test: an in-process NATS
+// server with JetStream, a store (Postgres from store/pgtest, or SQLite), a
+// simulated model (Model, scripted from the task prompts) and N in-process
+// workers. Tests submit tasks, wait for their final states and inspect the
+// store, the events and the model's requests. Everything is stopped by
+// t.Cleanup, workers first.
+package fleettest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/queue/natstest"
+	"github.com/agentfleet/agentfleet/store"
+	"github.com/agentfleet/agentfleet/store/pgtest"
+	"github.com/agentfleet/agentfleet/store/postgres"
+	"github.com/agentfleet/agentfleet/store/sqlite"
+)
+
+// Wait bounds every wait of the harness; generous for loaded machines.
+const Wait = 60 * time.Second
+
+// Options shape a fleet. The zero value is 2 workers with 2 slots on
+// Postgres.
+type Options struct {
+	Workers int // default 2
+	Slots   int // sessions per worker, default 2
+	// SQLite uses the SQLite store instead of Postgres.
+	SQLite bool
+	// Queue adjusts the JetStream layout (AckWait, MaxDeliver...); zero
+	// fields are the harness defaults (AckWait 2 s so redeliveries are fast).
+	Queue queue.Config
+	// Worker adjusts each worker's configuration; i is its index.
+	Worker func(i int, c *fleet.WorkerConfig)
+	// NoWorkers starts none (StartWorker adds them).
+	NoWorkers bool
+}
+
+// Fleet is a running test fleet.
+type Fleet struct {
+	t     testing.TB
+	opts  Options
+	NATS  *natstest.Server
+	NC    *nats.Conn    // the harness's own connection
+	Queue *queue.Client // on NC
+	Store store.Store
+	Model *Model
+	// DSN is the Postgres DSN ("" with SQLite), for worker subprocesses.
+	DSN string
+
+	mu      sync.Mutex
+	workers []*Worker
+}
+
+// Worker is one in-process worker of the fleet.
+type Worker struct {
+	*fleet.Worker
+	NC     *nats.Conn
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Start brings a fleet up for the test.
+func Start(t testing.TB, opts Options) *Fleet {
+	t.Helper()
+	if opts.Workers == 0 {
+		opts.Workers = 2
+	}
+	if opts.Slots == 0 {
+		opts.Slots = 2
+	}
+	if opts.Queue.AckWait == 0 {
+		opts.Queue.AckWait = 2 * time.Second
+	}
+	if opts.Queue.PollInterval == 0 {
+		opts.Queue.PollInterval = 100 * time.Millisecond
+	}
+	if opts.Queue.DeadLetterRetryDelay == 0 {
+		opts.Queue.DeadLetterRetryDelay = 200 * time.Millisecond
+	}
+	f := &Fleet{t: t, opts: opts, Model: NewModel(t)}
+	f.NATS = natstest.Start(t)
+	f.NC = f.NATS.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), Wait)
+	defer cancel()
+	var err error
+	if f.Queue, err = queue.Open(ctx, f.NC, opts.Queue); err != nil {
+		t.Fatal(err)
+	}
+	f.Store = openStore(t, opts.SQLite, &f.DSN)
+	t.Cleanup(f.stopAll)
+	if !opts.NoWorkers {
+		for range opts.Workers {
+			f.StartWorker()
+		}
+	}
+	return f
+}
+
+func openStore(t testing.TB, lite bool, dsn *string) store.Store {
+	ctx := context.Background()
+	var st store.Store
+	var err error
+	if lite {
+		st, err = sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "fleet.db")})
+	} else {
+		*dsn = pgtest.NewDatabase(t)
+		st, err = postgres.New(ctx, postgres.Config{DSN: *dsn, MaxConns: 32})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// WorkerConfig returns the configuration the harness gives worker i: its
+// id, slots, a workspace root, the model and short timings.
+func (f *Fleet) WorkerConfig(i int) fleet.WorkerConfig {
+	c := fleet.WorkerConfig{
+		ID:                fmt.Sprintf("w%d", i),
+		Sessions:          f.opts.Slots,
+		WorkspaceRoot:     filepath.Join(f.tempDir(), fmt.Sprintf("ws-w%d", i)),
+		Providers:         map[string]fleet.ProviderConfig{"anthropic": {APIKey: "test-key", BaseURL: f.Model.URL(), DefaultModel: "claude-test"}},
+		HeartbeatInterval: 200 * time.Millisecond,
+		StaleAfter:        time.Second,
+		DrainGrace:        5 * time.Second,
+		RetryBackoff:      100 * time.Millisecond,
+		MaxRetryBackoff:   time.Second,
+	}
+	c.Retry.MaxAttempts = 1
+	if f.opts.Worker != nil {
+		f.opts.Worker(i, &c)
+	}
+	return c
+}
+
+var tempMu sync.Mutex
+
+func (f *Fleet) tempDir() string {
+	tempMu.Lock()
+	defer tempMu.Unlock()
+	return f.t.TempDir()
+}
+
+// StartWorker starts one more in-process worker with its own NATS
+// connection and returns it.
+func (f *Fleet) StartWorker() *Worker {
+	f.mu.Lock()
+	i := len(f.workers)
+	f.mu.Unlock()
+	return f.StartWorkerWith(f.WorkerConfig(i))
+}
+
+// StartWorkerWith starts a worker with cfg.
+func (f *Fleet) StartWorkerWith(cfg fleet.WorkerConfig) *Worker {
+	t := f.t
+	nc := f.NATS.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), Wait)
+	defer cancel()
+	q, err := queue.Open(ctx, nc, f.opts.Queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, err := fleet.NewWorker(cfg, fleet.WorkerDeps{Store: f.Store, Queue: q,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	w := &Worker{Worker: fw, NC: nc, cancel: stop, done: make(chan error, 1)}
+	go func() { w.done <- fw.Run(runCtx) }()
+	t.Cleanup(func() { w.stop() }) // before its connection closes
+	f.mu.Lock()
+	f.workers = append(f.workers, w)
+	f.mu.Unlock()
+	return w
+}
+
+// Workers returns the workers started so far.
+func (f *Fleet) Workers() []*Worker {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]*Worker(nil), f.workers...)
+}
+
+// Stop drains the worker (as on SIGTERM) and waits for Run to return.
+func (w *Worker) Stop(t testing.TB) {
+	w.cancel()
+	select {
+	case err := <-w.done:
+		if err != nil {
+			t.Errorf("worker %s: %v", w.ID(), err)
+		}
+		w.done <- nil
+	case <-time.After(Wait):
+		t.Fatalf("worker %s did not stop within %s", w.ID(), Wait)
+	}
+}
+
+// Kill simulates the worker process dying: nothing more is written, its
+// messages are redelivered after AckWait, its connection closes.
+func (w *Worker) Kill(t testing.TB) {
+	w.Crash()
+	w.Stop(t)
+	w.NC.Close()
+}
+
+func (f *Fleet) stopAll() {
+	for _, w := range f.Workers() {
+		w.cancel()
+	}
+	for _, w := range f.Workers() {
+		w.stop()
+	}
+}
+
+// stop cancels the worker and waits for Run to return (once).
+func (w *Worker) stop() {
+	w.cancel()
+	select {
+	case err := <-w.done:
+		w.done <- err
+	case <-time.After(Wait):
+	}
+}
+
+// Spec returns a task spec for the anthropic profile whose model follows
+// steps.
+func Spec(title string, steps ...Step) fleet.TaskSpec {
+	return fleet.TaskSpec{Prompt: Prompt(title, steps...), Profile: "anthropic"}
+}
+
+// Submit stores spec as a new task and enqueues its start, as the
+// dispatcher does.
+func (f *Fleet) Submit(spec fleet.TaskSpec) uuid.UUID {
+	f.t.Helper()
+	spec = spec.WithDefaults()
+	if err := spec.ValidateSubmission(); err != nil {
+		f.t.Fatal(err)
+	}
+	body, _ := json.Marshal(spec)
+	ctx, cancel := context.WithTimeout(context.Background(), Wait)
+	defer cancel()
+	res, err := f.Store.CreateTask(ctx, store.CreateTaskParams{Queue: spec.Queue, Priority: spec.Priority, Spec: body,
+		IdempotencyKey: spec.IdempotencyKey, Labels: spec.Labels})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: res.Task.ID.String()}
+	if _, err := f.Queue.Enqueue(ctx, res.Task.Queue, msg, "start:"+res.Task.ID.String()); err != nil {
+		f.t.Fatal(err)
+	}
+	return res.Task.ID
+}
+
+// Task reads a task.
+func (f *Fleet) Task(id uuid.UUID) store.Task {
+	f.t.Helper()
+	t, err := f.Store.GetTask(context.Background(), store.GetTaskParams{ID: id})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return t
+}
+
+// WaitState waits until the task is in one of states and returns it.
+func (f *Fleet) WaitState(id uuid.UUID, states ...store.TaskState) store.Task {
+	f.t.Helper()
+	return f.WaitFor(fmt.Sprintf("task %s in %v", id, states), id, func(t store.Task) bool {
+		for _, s := range states {
+			if t.State == s {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// WaitDone waits until the task is final and returns it.
+func (f *Fleet) WaitDone(id uuid.UUID) store.Task {
+	f.t.Helper()
+	return f.WaitFor(fmt.Sprintf("task %s final", id), id, func(t store.Task) bool { return t.State.Terminal() })
+}
+
+// WaitFor polls the task until cond holds (every 10 ms, up to Wait).
+func (f *Fleet) WaitFor(what string, id uuid.UUID, cond func(store.Task) bool) store.Task {
+	f.t.Helper()
+	deadline := time.Now().Add(Wait)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var last store.Task
+	for time.Now().Before(deadline) {
+		t, err := f.Store.GetTask(context.Background(), store.GetTaskParams{ID: id})
+		if err == nil {
+			last = t
+			if cond(t) {
+				return t
+			}
+		}
+		<-tick.C
+	}
+	f.t.Fatalf("waited %s for %s; last state %s (error %q, worker %q)", Wait, what, last.State, last.Error, last.WorkerID)
+	return last
+}
+
+// Result decodes a task's result.
+func Result(t testing.TB, task store.Task) fleet.TaskResult {
+	t.Helper()
+	var r fleet.TaskResult
+	if err := json.Unmarshal(task.Result, &r); err != nil {
+		t.Fatalf("task %s result %q: %v", task.ID, task.Result, err)
+	}
+	return r
+}

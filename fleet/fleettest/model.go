@@ -1,0 +1,317 @@
+package fleettest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/llmtest"
+)
+
+// scriptMarker starts the script embedded in a task prompt.
+const scriptMarker = "\n#fleettest-script "
+
+// Step is what the simulated model answers at one turn of a session whose
+// prompt carries a script (see Prompt). The turn is the number of assistant
+// messages already in the conversation, so any worker, in any order, gives
+// a session the same answers, and a resumed session continues its script.
+type Step struct {
+	// Text is the final answer when Calls is empty. "{{results}}" is
+	// replaced by every tool result of the conversation, one per line;
+	// "{{last_user}}" by the last user or steering message.
+	Text string `json:"text,omitempty"`
+	// Calls are tool calls to make (executed by the session's tools).
+	Calls []Call `json:"calls,omitempty"`
+	// Gate holds the answer until the test opens it (Model.Open).
+	Gate string `json:"gate,omitempty"`
+	// Delay is waited before answering (a model's latency).
+	Delay time.Duration `json:"delay,omitempty"`
+	// Fail answers the first FailTimes requests of this step with the
+	// failure instead (default once).
+	Fail      *llmtest.Failure `json:"fail,omitempty"`
+	FailTimes int              `json:"fail_times,omitempty"`
+}
+
+// Call is one tool call of a Step.
+type Call struct {
+	Name string `json:"name"`
+	Args any    `json:"args"`
+}
+
+// Prompt returns a task prompt: a title the model ignores, then the script.
+func Prompt(title string, steps ...Step) string {
+	b, _ := json.Marshal(steps)
+	return title + scriptMarker + string(b)
+}
+
+// Spawn is a call to spawn_agent whose child follows steps.
+func Spawn(title string, steps ...Step) Call {
+	return Call{Name: "spawn_agent", Args: map[string]any{"task": Prompt(title, steps...)}}
+}
+
+// Shell is a call to the anthropic profile's shell tool.
+func Shell(command string) Call {
+	return Call{Name: "shell", Args: map[string]any{"command": command}}
+}
+
+// Model is the simulated provider for fleet tests: an HTTP server speaking
+// the Anthropic Messages API (the profile fleettest tasks use) that answers
+// each request from the script in the conversation's first user message,
+// through a fresh llmtest server per request. A prompt without a script is
+// answered "done". Safe for concurrent use.
+type Model struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	gates    map[string]*gate
+	failed   map[string]int // script hash + step -> failures served
+	requests map[string]int // script hash + step -> requests seen
+	total    int
+	// Latency, when set, is waited before every answer.
+	latency time.Duration
+}
+
+type gate struct {
+	arrived, open chan struct{}
+	arrivedOnce   sync.Once
+	openOnce      sync.Once
+}
+
+// NewModel starts the simulated provider; it stops when the test ends.
+func NewModel(t interface{ Cleanup(func()) }) *Model {
+	m := &Model{gates: map[string]*gate{}, failed: map[string]int{}, requests: map[string]int{}}
+	m.srv = httptest.NewServer(m)
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+// URL is the provider base URL to configure (ProviderConfig.BaseURL).
+func (m *Model) URL() string { return m.srv.URL }
+
+// SetLatency makes every answer wait d first (the simulated model latency).
+func (m *Model) SetLatency(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.latency = d
+}
+
+func (m *Model) gate(name string) *gate {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.gates[name]
+	if !ok {
+		g = &gate{arrived: make(chan struct{}), open: make(chan struct{})}
+		m.gates[name] = g
+	}
+	return g
+}
+
+// Open releases every request held at the gate, now and later.
+func (m *Model) Open(name string) {
+	g := m.gate(name)
+	g.openOnce.Do(func() { close(g.open) })
+}
+
+// Arrived is closed once a request reached the gate.
+func (m *Model) Arrived(name string) <-chan struct{} { return m.gate(name).arrived }
+
+// Requests returns how many requests asked for step n of the script in
+// prompt (more than one means the step was asked again: a retry or a
+// restart).
+func (m *Model) Requests(prompt string, step int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.requests[stepKey(scriptOf(prompt), step)]
+}
+
+// Total is the number of requests served.
+func (m *Model) Total() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.total
+}
+
+// ServeHTTP decides the reply from the conversation and lets a one-shot
+// llmtest server render it in the request's wire format.
+func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	conv, err := parseAnthropic(body)
+	if err != nil {
+		http.Error(w, "fleettest: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	rep, ok := m.reply(r.Context(), conv)
+	if !ok {
+		return // the client went away at a gate
+	}
+	one := llmtest.New()
+	defer one.Close()
+	one.Enqueue(rep)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	one.ServeHTTP(w, r)
+}
+
+// reply picks the step for the conversation's turn.
+func (m *Model) reply(ctx context.Context, c conversation) (llmtest.Reply, bool) {
+	script := scriptOf(c.firstUser)
+	var steps []Step
+	if script != "" {
+		_ = json.Unmarshal([]byte(script), &steps)
+	}
+	turn := c.assistantTurns
+	key := stepKey(script, turn)
+	m.mu.Lock()
+	m.total++
+	m.requests[key]++
+	latency := m.latency
+	m.mu.Unlock()
+	if turn >= len(steps) {
+		return llmtest.Reply{Text: "done", Usage: usage()}, true
+	}
+	st := steps[turn]
+	if st.Gate != "" {
+		g := m.gate(st.Gate)
+		g.arrivedOnce.Do(func() { close(g.arrived) })
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return llmtest.Reply{}, false
+		}
+	}
+	if d := st.Delay + latency; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return llmtest.Reply{}, false
+		}
+	}
+	if st.Fail != nil && m.countFailure(key, st) {
+		return llmtest.Reply{Failure: st.Fail}, true
+	}
+	return render(st, c), true
+}
+
+// countFailure reports whether this request of the step should fail.
+func (m *Model) countFailure(key string, st Step) bool {
+	times := st.FailTimes
+	if times == 0 {
+		times = 1
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failed[key] >= times {
+		return false
+	}
+	m.failed[key]++
+	return true
+}
+
+func render(st Step, c conversation) llmtest.Reply {
+	if len(st.Calls) == 0 {
+		text := strings.ReplaceAll(st.Text, "{{results}}", strings.Join(c.results, "\n"))
+		text = strings.ReplaceAll(text, "{{last_user}}", c.lastUser)
+		return llmtest.Reply{Text: text, Usage: usage()}
+	}
+	rep := llmtest.Reply{Usage: usage()}
+	for i, call := range st.Calls {
+		args, _ := json.Marshal(call.Args)
+		rep.ToolCalls = append(rep.ToolCalls, llmtest.ToolCallReply{
+			ID: fmt.Sprintf("toolu_%d_%d", c.assistantTurns, i), Name: call.Name, Arguments: string(args)})
+	}
+	return rep
+}
+
+func usage() llm.Usage { return llm.Usage{InputTokens: 100, OutputTokens: 20} }
+
+func scriptOf(prompt string) string {
+	_, script, ok := strings.Cut(prompt, scriptMarker)
+	if !ok {
+		return ""
+	}
+	return script
+}
+
+func stepKey(script string, step int) string {
+	h := sha256.Sum256([]byte(script))
+	return fmt.Sprintf("%s/%d", hex.EncodeToString(h[:8]), step)
+}
+
+// conversation is what the model needs to know of a request.
+type conversation struct {
+	firstUser      string
+	lastUser       string
+	assistantTurns int
+	results        []string
+}
+
+// parseAnthropic reads a Messages API request body.
+func parseAnthropic(body []byte) (conversation, error) {
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return conversation{}, fmt.Errorf("not an Anthropic Messages request: %v", err)
+	}
+	var c conversation
+	for _, msg := range req.Messages {
+		blocks := contentBlocks(msg.Content)
+		if msg.Role == "assistant" {
+			c.assistantTurns++
+			continue
+		}
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				if c.firstUser == "" {
+					c.firstUser = b.Text
+				}
+				c.lastUser = b.Text
+			case "tool_result":
+				c.results = append(c.results, b.resultText())
+			}
+		}
+	}
+	return c, nil
+}
+
+type block struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Content json.RawMessage `json:"content"`
+}
+
+func (b block) resultText() string {
+	var parts []string
+	for _, inner := range contentBlocks(b.Content) {
+		parts = append(parts, inner.Text)
+	}
+	return strings.Join(parts, "")
+}
+
+// contentBlocks reads content that is a string or an array of blocks.
+func contentBlocks(raw json.RawMessage) []block {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []block{{Type: "text", Text: s}}
+	}
+	var bs []block
+	_ = json.Unmarshal(raw, &bs)
+	return bs
+}

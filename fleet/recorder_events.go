@@ -1,0 +1,126 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// KindSessionEnd is the envelope kind a worker publishes, confirmed, once a
+// task has reached its final state; its data is a SessionEndData. The
+// agent's own SESSION_END (emitted whenever a session object closes, also
+// on park and hand-back) is not forwarded.
+const KindSessionEnd = string(agent.EventSessionEnd)
+
+// SessionEndData is the data of the final SESSION_END envelope.
+type SessionEndData struct {
+	State  store.TaskState `json:"state"`
+	Reason string          `json:"reason,omitempty"`
+	Result TaskResult      `json:"result"`
+}
+
+// eventPump turns a session's agent events into queue envelopes on
+// <prefix>.events.<root>.<task>.<kind>, with root and parent ids and a Seq
+// that is gapless per session across runs: a resumed session continues
+// after the last event stored in EVENTS. Before a TOOL_CALL_END is
+// published its full output is stored (PutToolOutput), so the reference in
+// a large event resolves. One goroutine owns seq until done is closed.
+type eventPump struct {
+	r     *run
+	sub   *agent.Subscription
+	seq   uint64
+	start map[string]time.Time // tool call id -> TOOL_CALL_START time, for metrics
+	done  chan struct{}
+}
+
+func newEventPump(ctx context.Context, r *run, sess *agent.Session) (*eventPump, error) {
+	last, ok, err := r.w.q.LastEvent(ctx, r.task.RootID.String(), r.task.ID.String())
+	if err != nil {
+		return nil, fmt.Errorf("reading the last event of the session: %w", err)
+	}
+	p := &eventPump{r: r, sub: sess.Subscribe(), start: map[string]time.Time{}, done: make(chan struct{})}
+	if ok {
+		p.seq = last.Seq
+	}
+	go p.loop()
+	return p, nil
+}
+
+// wait returns once every event of the session has been handed to the
+// publisher (the session must be closed first).
+func (p *eventPump) wait() { <-p.done }
+
+func (p *eventPump) loop() {
+	defer close(p.done)
+	for ev := range p.sub.All(context.Background()) {
+		if ev.Kind == agent.EventSessionEnd || p.r.w.crash.Load() {
+			continue
+		}
+		p.observe(ev)
+		data, err := json.Marshal(ev)
+		if err != nil {
+			continue
+		}
+		p.publish(context.Background(), string(ev.Kind), data, false)
+	}
+}
+
+// observe stores full tool outputs and feeds the tool metrics.
+func (p *eventPump) observe(ev agent.Event) {
+	w := p.r.w
+	switch ev.Kind {
+	case agent.EventToolCallStart:
+		p.start[ev.CallID] = ev.Time
+	case agent.EventToolCallEnd:
+		started, ok := p.start[ev.CallID]
+		delete(p.start, ev.CallID)
+		w.metrics.toolCalls.WithLabelValues(ev.ToolName, fmt.Sprint(ev.IsError)).Inc()
+		if ok {
+			w.metrics.toolDuration.WithLabelValues(ev.ToolName).Observe(ev.Time.Sub(started).Seconds())
+		}
+		_, err := w.st.PutToolOutput(context.Background(), store.PutToolOutputParams{SessionID: p.r.task.ID,
+			CallID: ev.CallID, Tool: ev.ToolName, Output: ev.Output, IsError: ev.IsError})
+		if err != nil {
+			p.r.log.Warn("storing a tool output", "call_id", ev.CallID, "err", err)
+		}
+	}
+}
+
+// publish sends one envelope with the next seq.
+func (p *eventPump) publish(ctx context.Context, kind string, data json.RawMessage, confirmed bool) {
+	r := p.r
+	p.seq++
+	ev := queue.Event{ID: fmt.Sprintf("%s-%d", r.task.ID, p.seq), Kind: kind, SessionID: r.task.ID.String(),
+		TaskID: r.task.ID.String(), RootTaskID: r.task.RootID.String(), Seq: p.seq, Data: data}
+	if r.task.ParentID != [16]byte{} {
+		ev.ParentTaskID = r.task.ParentID.String()
+	}
+	var err error
+	if confirmed {
+		err = r.w.pub.PublishConfirmed(ctx, ev)
+	} else {
+		err = r.w.pub.Publish(ctx, ev)
+	}
+	if err != nil && !errors.Is(err, queue.ErrEventDropped) {
+		r.log.Warn("publishing an event", "kind", kind, "seq", p.seq, "err", err)
+	}
+	r.w.metrics.events.Inc()
+}
+
+// publishEnd publishes the confirmed SESSION_END of a task that reached its
+// final state. Call it after wait.
+func (p *eventPump) publishEnd(ctx context.Context, t store.Task, res TaskResult) {
+	if p == nil || p.r.w.crash.Load() {
+		return
+	}
+	data, _ := json.Marshal(SessionEndData{State: t.State, Reason: t.Error, Result: res})
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	p.publish(ctx, KindSessionEnd, data, true)
+}

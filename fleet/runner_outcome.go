@@ -1,0 +1,186 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// settleOutcome maps how the session returned to the task's next state and
+// the delivery's acknowledgement.
+func (r *run) settleOutcome(ctx context.Context, out agent.Outcome, err error) {
+	stop := r.stopReason()
+	switch {
+	case stop == stopCrash || r.w.crash.Load():
+		r.d.Abandon()
+	case errors.Is(err, agent.ErrParked):
+		r.park(ctx)
+	case stop == stopShutdown:
+		r.giveBack(ctx, 0)
+	case stop == stopLost:
+		r.w.settle(r.d, func() error { return r.d.Ack(ctx) }) // the new owner has its own message
+	case stop == stopCancelled:
+		r.finish(ctx, store.TaskCancelled, "cancelled", r.result(out, false, "cancelled"))
+	case stop == stopAborted:
+		r.finish(ctx, store.TaskCancelled, ReasonAborted, r.result(out, false, "aborted over control"))
+	case stop != "": // a limit
+		r.finish(ctx, store.TaskFailed, stop, r.result(out, false, stop))
+	case err != nil:
+		r.sessionError(ctx, out, err)
+	case out.Stop == agent.StopCompleted || out.Stop == agent.StopAwaitingInput:
+		r.finish(ctx, store.TaskSucceeded, "", r.result(out, true, ""))
+	default: // turn or round limit, loop detection ended the input
+		r.finish(ctx, store.TaskFailed, ReasonTurnLimit, r.result(out, false, string(out.Stop)))
+	}
+}
+
+// sessionError handles a model or recorder error: retryable ones hand the
+// task back with the provider's delay; the rest fail it.
+func (r *run) sessionError(ctx context.Context, out agent.Outcome, err error) {
+	if ok, delay := isRetryable(err); ok {
+		if delay <= 0 {
+			delay = r.w.backoff(r.d.NumDelivered)
+		}
+		r.log.Info("retryable model error; handing the task back", "err", err, "delay", delay)
+		r.w.metrics.retries.Inc()
+		r.giveBack(ctx, delay)
+		return
+	}
+	r.log.Warn("session failed", "err", err)
+	r.finish(ctx, store.TaskFailed, ReasonModelError, r.result(out, false, err.Error()))
+	// Term so the dead-letter record matches; the task is already failed.
+	r.w.settle(r.d, func() error { return r.d.Term(ctx, ReasonModelError+": "+err.Error()) })
+}
+
+// result builds the task result from the session's history and totals.
+func (r *run) result(out agent.Outcome, success bool, errText string) TaskResult {
+	res := TaskResult{Success: success, Error: errText}
+	if r.sess != nil {
+		h := r.sess.History()
+		for i := len(h) - 1; i >= 0; i-- {
+			if h[i].Kind == agent.TurnAssistant {
+				res.FinalText = h[i].Text
+				break
+			}
+		}
+		for _, t := range h {
+			if t.Kind == agent.TurnAssistant {
+				res.TurnsUsed++
+			}
+		}
+	}
+	if res.FinalText == "" {
+		res.FinalText = out.Text
+	}
+	if r.rec != nil {
+		res.Usage, res.CostUSD = r.rec.totals()
+	}
+	return res
+}
+
+// finish writes the final state (with the diff artifact first), wakes the
+// parent, cancels live children by policy, publishes SESSION_END and acks.
+func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res TaskResult) {
+	w := r.w
+	if w.crash.Load() {
+		r.d.Abandon()
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	r.writeDiff(ctx)
+	body, _ := json.Marshal(res)
+	t, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning, To: to,
+		WorkerID: w.cfg.ID, Result: body, Error: reason})
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrConflict):
+		// Cancelled meanwhile, or taken over: the store's state stands.
+		if cur, gerr := w.st.GetTask(ctx, store.GetTaskParams{ID: r.task.ID}); gerr == nil {
+			t = cur
+		}
+	default:
+		r.log.Warn("writing the final state; handing back", "err", err)
+		r.w.settle(r.d, func() error { return r.d.Nak(ctx, w.backoff(r.d.NumDelivered)) })
+		return
+	}
+	w.metrics.tasks.WithLabelValues(string(t.State)).Inc()
+	if t.State.Terminal() {
+		r.pump.publishEnd(ctx, t, res)
+		w.afterEnd(ctx, t)
+		r.cleanupWorkspace(t.State == store.TaskSucceeded)
+	}
+	w.settle(r.d, func() error { return r.d.Ack(ctx) })
+}
+
+// fail ends the task as failed before its session ran.
+func (r *run) fail(ctx context.Context, reason, detail string) {
+	res := TaskResult{Success: false, Error: detail}
+	body, _ := json.Marshal(res)
+	_, err := r.w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning,
+		To: store.TaskFailed, WorkerID: r.w.cfg.ID, Result: body, Error: reason})
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		r.log.Warn("failing task", "err", err)
+	}
+	r.w.metrics.tasks.WithLabelValues(string(store.TaskFailed)).Inc()
+	r.w.afterEndByID(ctx, r.task.ID)
+	r.w.settle(r.d, func() error { return r.d.Term(ctx, reason+": "+detail) })
+}
+
+// giveBack returns a running task to queued and naks its message, so this
+// or another worker resumes it from its recorded turns after delay.
+func (r *run) giveBack(ctx context.Context, delay time.Duration) {
+	if r.w.crash.Load() {
+		r.d.Abandon()
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	_, err := r.w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning,
+		To: store.TaskQueued, WorkerID: r.w.cfg.ID})
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		r.log.Warn("handing the task back", "err", err)
+	}
+	r.w.metrics.naks.Inc()
+	r.w.settle(r.d, func() error { return r.d.Nak(ctx, delay) })
+}
+
+// afterEndByID runs afterEnd for a task read from the store.
+func (w *Worker) afterEndByID(ctx context.Context, id [16]byte) {
+	t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
+	if err == nil && t.State.Terminal() {
+		w.afterEnd(ctx, t)
+	}
+}
+
+// afterEnd does what follows a task's end, idempotently (a redelivered
+// message of a finished task runs it again, in case a crash cut it short):
+// wake the parent if it waits for this task, and cancel the task's live
+// children unless its spec lets them run.
+func (w *Worker) afterEnd(ctx context.Context, t store.Task) {
+	if w.crash.Load() {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := w.wakeParent(ctx, t); err != nil {
+		w.log.Warn("waking the parent", "task_id", t.ID, "parent_id", t.ParentID, "err", err)
+	}
+	var spec TaskSpec
+	_ = json.Unmarshal(t.Spec, &spec)
+	if spec.ChildPolicy == ChildLetRun {
+		return
+	}
+	kids, err := w.st.Children(ctx, store.ChildrenParams{ParentID: t.ID})
+	if err != nil || kids.AllTerminal() {
+		return
+	}
+	for _, c := range kids.Children {
+		if !c.State.Terminal() {
+			if _, err := CancelTree(ctx, w.st, w.q, c.ID, ReasonParentEnded); err != nil {
+				w.log.Warn("cancelling a child of an ended task", "task_id", c.ID, "err", err)
+			}
+		}
+	}
+}

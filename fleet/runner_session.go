@@ -1,0 +1,223 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/profiles"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// errNotAllowed marks a spec this worker refuses (a permanent failure).
+var errNotAllowed = errors.New("not allowed on this worker")
+
+// execute builds the session of a claimed task, runs it and settles.
+func (r *run) execute(ctx context.Context) {
+	w := r.w
+	started := time.Now()
+	w.metrics.sessionsRunning.Inc()
+	defer w.metrics.sessionsRunning.Dec()
+	if err := r.prepare(ctx); err != nil {
+		r.prepareFailed(ctx, err)
+		return
+	}
+	defer r.closeEnv()
+	stopControl, err := w.q.ServeControl(r.task.ID.String(), r.control)
+	if err != nil {
+		r.log.Warn("serving control", "err", err)
+		r.giveBack(ctx, w.backoff(r.d.NumDelivered))
+		return
+	}
+	// A cancel that raced the claim would have found no control subscriber.
+	if t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: r.task.ID}); err == nil && t.State == store.TaskCancelled {
+		r.abort(stopCancelled)
+	}
+	hbDone := r.heartbeat()
+	out, runErr := r.runSession(ctx)
+	_ = stopControl()
+	hbDone()
+	r.sess.Close() // SESSION_END closes the event subscription
+	r.pump.wait()
+	r.settleOutcome(ctx, out, runErr)
+	w.metrics.sessionDuration.Observe(time.Since(started).Seconds())
+}
+
+// prepare checks the spec against the worker's policy and builds the
+// environment, model client, recorder, spawner, session and event pump.
+func (r *run) prepare(ctx context.Context) error {
+	w := r.w
+	if len(w.cfg.AllowedProfiles) > 0 && !slices.Contains(w.cfg.AllowedProfiles, r.spec.Profile) {
+		return fmt.Errorf("%w: profile %q (allowed: %v)", errNotAllowed, r.spec.Profile, w.cfg.AllowedProfiles)
+	}
+	pc := w.cfg.Providers[r.spec.Profile]
+	model := r.spec.Model
+	if model == "" {
+		model = pc.DefaultModel
+	}
+	if model != "" && len(w.cfg.AllowedModels) > 0 && !slices.Contains(w.cfg.AllowedModels, model) {
+		return fmt.Errorf("%w: model %q (allowed: %v)", errNotAllowed, model, w.cfg.AllowedModels)
+	}
+	profile, err := profiles.ForProvider(r.spec.Profile, model)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotAllowed, err)
+	}
+	client, err := w.llm.client(r.spec.Profile)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotAllowed, err)
+	}
+	if err := r.buildEnv(ctx); err != nil {
+		return err
+	}
+	sessRow, err := r.ensureSession(ctx, profile.ID(), profile.Model())
+	if err != nil {
+		return err
+	}
+	r.rec = newTurnRecorder(r, sessRow, pc)
+	r.spawner = newSpawner(r)
+	cfg := agent.Config{
+		Client: client, Profile: profile, Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
+		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
+		Session: r.sessionConfig(),
+	}
+	if r.spec.ParentID != [16]byte{} {
+		cfg.ParentID = r.spec.ParentID.String()
+	}
+	sess, err := agent.Resume(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	r.pump, err = newEventPump(ctx, r, sess)
+	if err != nil {
+		sess.Close()
+		return err
+	}
+	r.mu.Lock()
+	r.sess = sess
+	stop := r.stop
+	r.mu.Unlock()
+	if stop != "" {
+		r.abort(stop)
+	}
+	return nil
+}
+
+// sessionConfig maps the spec's limits onto the session.
+func (r *run) sessionConfig() agent.SessionConfig {
+	depth := r.spec.SubagentDepthLimit()
+	if depth == 0 {
+		depth = -1 // the agent reads 0 as its default; the spec's 0 forbids subagents
+	}
+	return agent.SessionConfig{
+		MaxTurns:              r.spec.Limits.MaxTurns,
+		MaxToolRoundsPerInput: r.spec.Limits.MaxToolRounds,
+		ReasoningEffort:       r.spec.ReasoningEffort,
+		MaxSubagentDepth:      depth,
+	}
+}
+
+// ensureSession returns the task's session row, creating it on the first
+// run. A task has exactly one session, whose id is the task id, so control
+// requests address <prefix>.control.<task-id>.
+func (r *run) ensureSession(ctx context.Context, profileID, model string) (store.Session, error) {
+	s, err := r.w.st.GetSession(ctx, store.GetSessionParams{ID: r.task.ID})
+	if err == nil {
+		return s, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, err
+	}
+	s, err = r.w.st.CreateSession(ctx, store.CreateSessionParams{ID: r.task.ID, TaskID: r.task.ID,
+		Profile: profileID, Provider: profileID, Model: model, State: string(agent.StateIdle)})
+	if errors.Is(err, store.ErrConflict) { // created by a run that crashed right after
+		return r.w.st.GetSession(ctx, store.GetSessionParams{ID: r.task.ID})
+	}
+	return s, err
+}
+
+// runSession submits the prompt to a new session or continues a resumed
+// one, bounded by the spec's wall time.
+func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
+	if wt := time.Duration(r.spec.Limits.WallTime); wt > 0 {
+		start := r.task.StartedAt
+		if start.IsZero() {
+			start = time.Now()
+		}
+		t := time.AfterFunc(time.Until(start.Add(wt)), func() { r.abort(stopWallTime) })
+		defer t.Stop()
+	}
+	if err := r.deliverInputs(ctx); err != nil {
+		return agent.Outcome{}, err
+	}
+	if len(r.sess.History()) == 0 {
+		return r.sess.Submit(ctx, r.spec.Prompt)
+	}
+	return r.sess.Continue(ctx)
+}
+
+// heartbeat stamps the task's heartbeat until the returned stop is called.
+// A lost ownership (the task was cancelled, or taken over) aborts the
+// session.
+func (r *run) heartbeat() (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(r.w.cfg.HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if r.w.crash.Load() {
+				return
+			}
+			_, err := r.w.st.HeartbeatTask(r.w.runCtx, store.HeartbeatTaskParams{ID: r.task.ID, WorkerID: r.w.cfg.ID})
+			if errors.Is(err, store.ErrConflict) {
+				r.abort(r.lostReason())
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// lostReason reads why the task is no longer ours.
+func (r *run) lostReason() string {
+	t, err := r.w.st.GetTask(r.w.runCtx, store.GetTaskParams{ID: r.task.ID})
+	if err == nil && t.State == store.TaskCancelled {
+		return stopCancelled
+	}
+	return stopLost
+}
+
+func (r *run) closeEnv() {
+	if r.env == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = r.env.Cleanup(ctx)
+}
+
+// prepareFailed settles a task whose session could not be built: a spec
+// this worker refuses fails for good; anything else (a host that does not
+// answer, a store hiccup) is handed back for another try.
+func (r *run) prepareFailed(ctx context.Context, err error) {
+	r.closeEnv()
+	r.log.Warn("preparing the session", "err", err)
+	var fe *FieldError
+	switch {
+	case errors.Is(err, errNotAllowed):
+		r.fail(ctx, ReasonNotAllowed, err.Error())
+	case errors.As(err, &fe), errors.Is(err, errBadEnvironment):
+		r.fail(ctx, ReasonEnvironment, err.Error())
+	default:
+		r.giveBack(ctx, r.w.backoff(r.d.NumDelivered))
+	}
+}

@@ -1,0 +1,247 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// spawner is the fleet's agent.Spawner: every subagent is a child task that
+// any worker may run (or this worker, for a local workspace). Its agent ids
+// are the child task ids. It is built per run; what it knows lives in the
+// store, so a resumed parent gets a fresh one.
+type spawner struct {
+	r *run
+
+	mu    sync.Mutex  // guards waits
+	waits []uuid.UUID // children whose wait parked the session in this run
+}
+
+var _ agent.Spawner = (*spawner)(nil)
+
+func newSpawner(r *run) *spawner { return &spawner{r: r} }
+
+// awaited returns the children the parked session waits for.
+func (s *spawner) awaited() []uuid.UUID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]uuid.UUID(nil), s.waits...)
+}
+
+// Spawn creates the child task (idempotent per spawn_agent call id, so a
+// resumed parent re-running the call gets the same child) and enqueues it.
+func (s *spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.SubagentStatus, error) {
+	r, w := s.r, s.r.w
+	if err := s.checkLive(ctx); err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	spec, err := s.childSpec(req)
+	if err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	body, err := json.Marshal(spec)
+	if err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	res, err := w.st.CreateTask(ctx, store.CreateTaskParams{ParentID: r.task.ID, Queue: spec.Queue,
+		Priority: spec.Priority, Spec: body, IdempotencyKey: "spawn:" + r.task.ID.String() + ":" + req.CallID,
+		Labels: r.task.Labels})
+	if err != nil {
+		return agent.SubagentStatus{}, fmt.Errorf("creating the subagent task: %w", err)
+	}
+	child := res.Task
+	if child.State == store.TaskQueued {
+		msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: child.ID.String()}
+		if _, err := w.q.Send(ctx, w.targetFor(child, spec), msg, "start:"+child.ID.String()); err != nil {
+			return agent.SubagentStatus{}, fmt.Errorf("enqueueing the subagent task: %w", err)
+		}
+		w.metrics.spawns.Inc()
+	}
+	return agent.SubagentStatus{AgentID: child.ID.String(), Status: subagentStatus(child.State, nil)}, nil
+}
+
+// checkLive refuses a spawn beyond the parent's cap on unfinished children.
+func (s *spawner) checkLive(ctx context.Context) error {
+	kids, err := s.r.w.st.Children(ctx, store.ChildrenParams{ParentID: s.r.task.ID})
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, c := range kids.Children {
+		if !c.State.Terminal() {
+			live++
+		}
+	}
+	if max := s.r.spec.MaxLiveChildren; live >= max {
+		return fmt.Errorf("cannot spawn: %d subagents are still running and the limit is %d; wait for or close one first", live, max)
+	}
+	return nil
+}
+
+// childSpec derives the child's spec: the parent's profile, effort, tree
+// limits, queue and environment (a subdirectory of it with working_dir),
+// the requested or the parent's current model, and its own turn limit.
+func (s *spawner) childSpec(req agent.SpawnRequest) (TaskSpec, error) {
+	r := s.r
+	p := r.spec
+	env := p.Environment
+	if env.Kind == EnvLocal || env.Kind == "" {
+		env = Environment{Kind: EnvLocal, WorkingDir: r.env.WorkingDir(), Shared: p.Environment.Shared}
+	} else {
+		env.WorkingDir = r.env.WorkingDir()
+	}
+	if req.WorkingDir != "" {
+		sub := path.Clean(req.WorkingDir)
+		if path.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
+			return TaskSpec{}, fmt.Errorf("working_dir %q must be a subdirectory of the working directory", req.WorkingDir)
+		}
+		env.WorkingDir = path.Join(env.WorkingDir, sub)
+	}
+	model := req.Model
+	if model == "" && r.sess != nil {
+		model = r.sess.Model()
+	}
+	effort := p.ReasoningEffort
+	if r.sess != nil {
+		effort = r.sess.ReasoningEffort()
+	}
+	return TaskSpec{
+		Prompt: req.Task, Profile: p.Profile, Model: model, ReasoningEffort: effort,
+		Limits:      Limits{MaxTurns: req.MaxTurns},
+		Environment: env,
+		ParentID:    r.task.ID, RootID: r.task.RootID, Depth: r.task.Depth + 1,
+		MaxSubagentDepth: p.MaxSubagentDepth, MaxLiveChildren: p.MaxLiveChildren, ChildPolicy: p.ChildPolicy,
+		Queue: p.Queue, Priority: min(p.Priority+1, MaxPriority),
+	}, nil
+}
+
+// child returns the task behind an agent id, checking it is a child of
+// this parent.
+func (s *spawner) child(ctx context.Context, agentID string) (store.Task, error) {
+	id, err := uuid.Parse(agentID)
+	if err != nil {
+		return store.Task{}, fmt.Errorf("no subagent with id %q; use the agent_id that spawn_agent returned", agentID)
+	}
+	t, err := s.r.w.st.GetTask(ctx, store.GetTaskParams{ID: id})
+	if errors.Is(err, store.ErrNotFound) || err == nil && t.ParentID != s.r.task.ID {
+		return store.Task{}, fmt.Errorf("no subagent with id %q among yours; use the agent_id that spawn_agent returned", agentID)
+	}
+	return t, err
+}
+
+// Wait returns the child's result when it has ended; otherwise it parks the
+// parent (agent.ErrParked) and remembers what it waits for.
+func (s *spawner) Wait(ctx context.Context, agentID string) (agent.SubagentResult, error) {
+	t, err := s.child(ctx, agentID)
+	if err != nil {
+		return agent.SubagentResult{}, err
+	}
+	if !t.State.Terminal() {
+		s.mu.Lock()
+		s.waits = append(s.waits, t.ID)
+		s.mu.Unlock()
+		return agent.SubagentResult{}, agent.ErrParked
+	}
+	return subagentResult(t), nil
+}
+
+// subagentResult maps a finished child task to what wait returns.
+func subagentResult(t store.Task) agent.SubagentResult {
+	var res TaskResult
+	_ = json.Unmarshal(t.Result, &res)
+	out := res.FinalText
+	if !res.Success && res.Error != "" {
+		out = strings.TrimSpace(out + "\n\n[subagent " + string(t.State) + ": " + res.Error + "]")
+	}
+	if out == "" && t.Error != "" {
+		out = "[subagent " + string(t.State) + ": " + t.Error + "]"
+	}
+	return agent.SubagentResult{AgentID: t.ID.String(), Status: subagentStatus(t.State, &res), Output: out,
+		Success: t.State == store.TaskSucceeded && res.Success, TurnsUsed: res.TurnsUsed}
+}
+
+func subagentStatus(s store.TaskState, res *TaskResult) string {
+	switch s {
+	case store.TaskSucceeded:
+		return agent.SubagentCompleted
+	case store.TaskFailed:
+		return agent.SubagentFailed
+	case store.TaskCancelled:
+		return agent.SubagentClosed
+	}
+	return agent.SubagentRunning
+}
+
+// SendInput steers a running child over its control subject; for a child
+// that is queued or parked the input is stored and delivered when it runs
+// again. An ended child cannot take input: the model is told to spawn a
+// new subagent.
+func (s *spawner) SendInput(ctx context.Context, agentID, message string) error {
+	t, err := s.child(ctx, agentID)
+	if err != nil {
+		return err
+	}
+	if t.State.Terminal() {
+		return fmt.Errorf("subagent %s has ended (%s); spawn a new subagent and give it the context it needs", agentID, t.State)
+	}
+	if t.State == store.TaskRunning {
+		_, err := s.r.w.q.Control(ctx, t.ID.String(), queue.ControlRequest{Op: queue.OpSteer, Message: message})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, queue.ErrNotRunning) {
+			return err
+		}
+	}
+	return storeInput(ctx, s.r.w.st, t.ID, message)
+}
+
+// Close cancels the child and its whole subtree.
+func (s *spawner) Close(ctx context.Context, agentID string) (agent.SubagentStatus, error) {
+	t, err := s.child(ctx, agentID)
+	if err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	if !t.State.Terminal() {
+		if _, err := CancelTree(ctx, s.r.w.st, s.r.w.q, t.ID, "closed by its parent"); err != nil {
+			return agent.SubagentStatus{}, err
+		}
+	}
+	return agent.SubagentStatus{AgentID: agentID, Status: agent.SubagentClosed}, nil
+}
+
+// CloseAll does nothing: a session closes when it parks or its run ends,
+// and children must outlive a parked parent. Children of an ended task are
+// cancelled by the worker according to the spec's ChildPolicy.
+func (s *spawner) CloseAll(context.Context) {}
+
+// CancelTree cancels a task and every unfinished descendant in the store,
+// then asks the workers running any of them to abort (control abort; a
+// session not reachable finds out at its next heartbeat). Queued and parked
+// descendants never start again: their messages find them cancelled.
+func CancelTree(ctx context.Context, st store.Store, q *queue.Client, id uuid.UUID, reason string) ([]store.CancelledTask, error) {
+	cancelled, err := st.CancelSubtree(ctx, store.CancelSubtreeParams{ID: id, Reason: reason})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cancelled {
+		if c.From != store.TaskRunning {
+			continue
+		}
+		_, err := q.Control(ctx, c.ID.String(), queue.ControlRequest{Op: queue.OpAbort})
+		if err != nil && !errors.Is(err, queue.ErrNotRunning) {
+			return cancelled, fmt.Errorf("aborting task %s: %w", c.ID, err)
+		}
+	}
+	return cancelled, nil
+}
