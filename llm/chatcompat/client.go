@@ -3,7 +3,6 @@ package chatcompat
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 	"net/http"
 	"strings"
@@ -36,10 +35,10 @@ type Config struct {
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
 	if c.BaseURL == "" {
-		return errors.New("chatcompat: Config.BaseURL is empty; set it to the server's API root, e.g. http://localhost:11434/v1")
+		return errors.New("chatcompat Config.BaseURL is empty: set it to the server's API root, e.g. http://localhost:11434/v1")
 	}
-	if !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
-		return fmt.Errorf("chatcompat: Config.BaseURL must start with http:// or https://, got %q", c.BaseURL)
+	if err := llm.ValidateBaseURL("chatcompat Config.BaseURL", c.BaseURL, "http://localhost:11434/v1"); err != nil {
+		return err
 	}
 	return c.Retry.Validate()
 }

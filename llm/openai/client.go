@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
 	"net/http"
 	"strings"
@@ -48,10 +47,10 @@ func (c Config) WithDefaults() Config {
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
 	if c.APIKey == "" {
-		return errors.New("openai: Config.APIKey is empty; set OPENAI_API_KEY or pass the key in the configuration")
+		return errors.New("openai Config.APIKey is empty: set OPENAI_API_KEY or pass the key in the configuration")
 	}
-	if c.BaseURL != "" && !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
-		return fmt.Errorf("openai: Config.BaseURL must start with http:// or https://, got %q", c.BaseURL)
+	if err := llm.ValidateBaseURL("openai Config.BaseURL", c.BaseURL, DefaultBaseURL); err != nil {
+		return err
 	}
 	return c.Retry.Validate()
 }

@@ -1,6 +1,7 @@
 package openai_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/llm"
@@ -19,4 +20,19 @@ func newClient(t testing.TB, serverURL string, retry llm.RetryPolicy) llm.Client
 
 func TestConformance(t *testing.T) {
 	llmtest.Exercise(t, llmtest.Target{Model: "gpt-5", New: newClient})
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		cfg  openai.Config
+		want string
+	}{
+		{openai.Config{}, "Config.APIKey is empty"},
+		{openai.Config{APIKey: "k", BaseURL: "ftp://x"}, "Config.BaseURL must be an http(s) URL"},
+		{openai.Config{APIKey: "k", BaseURL: "localhost:8080/v1"}, "Config.BaseURL must be an http(s) URL"},
+	} {
+		if _, err := openai.New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%+v) = %v, want an error containing %q", c.cfg, err, c.want)
+		}
+	}
 }
