@@ -12,26 +12,7 @@ import (
 
 // BenchmarkStreamDecode decodes the largest recorded Chat Completions stream.
 func BenchmarkStreamDecode(b *testing.B) {
-	in, err := llmtest.LargestStreamedResponse("TestOpenAICommon", "TestOpenAICompatible")
-	if err != nil {
-		b.Skip(err)
-	}
-	body := in.Response.Body
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		var final *llm.Response
-		decodeStream(strings.NewReader(body), func(ev llm.StreamEvent, err error) bool {
-			if err != nil {
-				b.Fatal(err)
-			}
-			final = ev.Response
-			return true
-		})
-		if final == nil {
-			b.Fatal("no final response")
-		}
-	}
+	llmtest.BenchmarkStreamDecode(b, decodeStream, "TestOpenAICommon", "TestOpenAICompatible")
 }
 
 // BenchmarkBuildRequest200 encodes a 200-message history of tool rounds.

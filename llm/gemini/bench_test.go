@@ -3,8 +3,6 @@ package gemini
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,51 +10,9 @@ import (
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 )
 
-// largestStream returns the biggest recorded streaming response body among
-// the Gemini cassettes.
-func largestStream(b *testing.B) string {
-	b.Helper()
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "conformance", "llm-cassettes", "TestGoogle*", "*", "*.yaml"))
-	var best string
-	for _, f := range files {
-		c, err := llmtest.LoadCassette(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, in := range c.Interactions {
-			if strings.HasPrefix(in.Response.Body, "data:") && len(in.Response.Body) > len(best) {
-				best = in.Response.Body
-			}
-		}
-	}
-	if best == "" {
-		if os.Getenv("AGENTFLEET_REQUIRE_INTEGRATION") == "1" {
-			b.Fatal("no Gemini streaming cassette found")
-		}
-		b.Skip("no Gemini streaming cassette found in ../shared/conformance")
-	}
-	return best
-}
-
-// BenchmarkStreamDecode decodes the largest recorded stream: SSE framing,
-// chunk JSON, assembly and the final response.
+// BenchmarkStreamDecode decodes the largest recorded streamGenerateContent stream.
 func BenchmarkStreamDecode(b *testing.B) {
-	body := largestStream(b)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		var finished bool
-		decodeStream(strings.NewReader(body), func(ev llm.StreamEvent, err error) bool {
-			if err != nil {
-				b.Fatal(err)
-			}
-			finished = ev.Kind == llm.EventFinish
-			return true
-		})
-		if !finished {
-			b.Fatal("no finish event")
-		}
-	}
+	llmtest.BenchmarkStreamDecode(b, decodeStream, "TestGoogle")
 }
 
 // history200 is a 200-message conversation of text, signed function calls

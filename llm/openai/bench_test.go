@@ -12,26 +12,7 @@ import (
 
 // BenchmarkStreamDecode decodes the largest recorded Responses API stream.
 func BenchmarkStreamDecode(b *testing.B) {
-	in, err := llmtest.LargestStreamedResponse("TestOpenAIResponses")
-	if err != nil {
-		b.Skip(err)
-	}
-	body := in.Response.Body
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		var final *llm.Response
-		decodeStream(strings.NewReader(body), func(ev llm.StreamEvent, err error) bool {
-			if err != nil {
-				b.Fatal(err)
-			}
-			final = ev.Response
-			return true
-		})
-		if final == nil {
-			b.Fatal("no final response")
-		}
-	}
+	llmtest.BenchmarkStreamDecode(b, decodeStream, "TestOpenAIResponses")
 }
 
 // history200 is a 200-message conversation: system, user, then rounds of
