@@ -1,0 +1,33 @@
+// Package dashboard serves the agentfleet web dashboard: one page of plain
+// HTML, CSS and JavaScript embedded in the binary (no build step, no npm),
+// talking to the dispatcher's HTTP API (docs/api.md) from the browser.
+//
+// # What it shows
+//
+// Live counts of tasks by state (click one to filter), queue lag and
+// throughput from GET /v1/stats; the task list; for the selected task its
+// tree of parents and children, its events streamed live from the
+// Server-Sent Events endpoint (replayed from the start on reload, so a page
+// reload loses nothing the EVENTS stream still holds), the turns stored for
+// its sessions, and its workspace diff; buttons to submit, steer, follow up,
+// cancel and abort. The selected task is in the URL fragment (#task=<id>).
+//
+// # Mounting
+//
+// Handler serves only the dashboard's own files. With wraps an API handler
+// so that GET / and the assets go to the dashboard and every other path
+// (/v1/, /healthz, /readyz, /metrics) to the API: the page calls the API on
+// the same origin, so no CORS is needed.
+//
+// # Authentication
+//
+// The files themselves are public (they hold no data). When the dispatcher
+// requires a bearer token, open the page once with ?token=<token>: the page
+// keeps it in sessionStorage (this tab only), removes it from the address
+// bar, sends it as "Authorization: Bearer" on API calls and as access_token
+// on event streams (EventSource cannot set headers). Without a stored token
+// a 401 shows a form asking for one. `dispatcher dev` runs without a token
+// on the loopback interface.
+//
+// Handler is safe for concurrent use; the assets are immutable.
+package dashboard
