@@ -19,7 +19,7 @@ func (s *Session) checkLimits(ctx context.Context, round int) StopReason {
 		return StopRoundLimit
 	}
 	s.mu.Lock()
-	turns := countAssistantTurns(s.history)
+	turns := s.assistant
 	s.mu.Unlock()
 	if turnLimitReached(cfg.MaxTurns, turns) {
 		s.emit(Event{Kind: EventTurnLimit, Turns: turns, Stop: StopTurnLimit})

@@ -188,5 +188,5 @@ func (l *localSpawner) CloseAll(ctx context.Context) {
 func (s *Session) turns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return countAssistantTurns(s.history)
+	return s.assistant
 }

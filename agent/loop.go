@@ -67,7 +67,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 	if err := s.drainSteering(ctx); err != nil {
 		return err
 	}
-	if pending := pendingCalls(s.History()); len(pending) > 0 {
+	if pending := pendingCalls(s.view()); len(pending) > 0 {
 		round++
 		if err := s.runTools(ctx, pending, round); err != nil {
 			return err
@@ -221,7 +221,7 @@ func (s *Session) settle(ctx context.Context, out Outcome, err error) (Outcome, 
 // answerPending records error results for calls left without one, so the
 // next request is well-formed after an interruption.
 func (s *Session) answerPending(ctx context.Context, why string) error {
-	pending := pendingCalls(s.History())
+	pending := pendingCalls(s.view())
 	if len(pending) == 0 {
 		return nil
 	}

@@ -17,7 +17,7 @@ func (s *Session) detectLoop(ctx context.Context) error {
 	if cfg.DisableLoopDetection {
 		return nil
 	}
-	if !repeating(callSignatures(s.History(), cfg.LoopDetectionWindow), cfg.LoopDetectionWindow) {
+	if !repeating(callSignatures(s.view(), cfg.LoopDetectionWindow), cfg.LoopDetectionWindow) {
 		return nil
 	}
 	msg := fmt.Sprintf("Loop detected: the last %d tool calls follow a repeating pattern. Try a different approach.", cfg.LoopDetectionWindow)

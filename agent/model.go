@@ -15,12 +15,14 @@ func (s *Session) buildRequest(ctx context.Context) (llm.Request, error) {
 		return llm.Request{}, err
 	}
 	s.mu.Lock()
-	model, effort, history := s.model, s.effort, s.history
+	model, effort := s.model, s.effort
 	prompt := s.prompts[model]
-	s.mu.Unlock()
-	msgs := make([]llm.Message, 0, len(history)+1)
+	s.msgs = appendMessages(s.msgs, s.history[s.converted:])
+	s.converted = len(s.history)
+	msgs := make([]llm.Message, 0, len(s.msgs)+1)
 	msgs = append(msgs, llm.SystemMessage(prompt))
-	msgs = append(msgs, messages(history)...)
+	msgs = append(msgs, s.msgs...)
+	s.mu.Unlock()
 	return llm.Request{
 		Model:           model,
 		Messages:        msgs,

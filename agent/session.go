@@ -40,7 +40,10 @@ type Session struct {
 
 	mu          sync.Mutex // guards the fields below
 	state       State
-	history     []Turn // appended by the loop owner only
+	history     []Turn        // appended by the loop owner only
+	msgs        []llm.Message // history converted for the model, up to converted
+	converted   int           // how many turns msgs covers
+	assistant   int           // assistant turns in history (the MaxTurns count)
 	steering    []string
 	followUps   []string
 	model       string
@@ -75,6 +78,7 @@ func New(cfg Config) (*Session, error) {
 		s.model = cfg.Profile.Model()
 	}
 	s.started = len(s.history) > 0
+	s.assistant = countAssistantTurns(s.history)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.spawner = cfg.Spawner
 	if s.spawner == nil {
@@ -128,6 +132,14 @@ func (s *Session) History() []Turn {
 	return append([]Turn(nil), s.history...)
 }
 
+// view returns the history without copying it: turns are append-only and
+// never modified, so the slice stays valid while the loop appends.
+func (s *Session) view() []Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.history[:len(s.history):len(s.history)]
+}
+
 // Model is the model the next LLM call uses.
 func (s *Session) Model() string {
 	s.mu.Lock()
@@ -164,6 +176,9 @@ func (s *Session) appendTurn(ctx context.Context, t Turn) error {
 	}
 	s.mu.Lock()
 	s.history = append(s.history, t)
+	if t.Kind == TurnAssistant {
+		s.assistant++
+	}
 	s.mu.Unlock()
 	return nil
 }

@@ -41,12 +41,12 @@ type Turn struct {
 	Time   time.Time `json:"time"`
 }
 
-// messages converts history to the conversation sent to the model.
-// Steering turns become user messages; consecutive tool-result turns (a
-// round split by parking or resume) merge into one message.
-func messages(history []Turn) []llm.Message {
-	msgs := make([]llm.Message, 0, len(history))
-	for _, t := range history {
+// appendMessages converts turns to the conversation sent to the model and
+// appends them to msgs. Steering turns become user messages; consecutive
+// tool-result turns (a round split by parking or resume) merge into one
+// message, built afresh so earlier requests sharing msgs are not changed.
+func appendMessages(msgs []llm.Message, turns []Turn) []llm.Message {
+	for _, t := range turns {
 		switch t.Kind {
 		case TurnUser, TurnSteering:
 			msgs = append(msgs, llm.UserMessage(t.Text))
