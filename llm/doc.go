@@ -10,7 +10,14 @@
 // A Client's Stream always ends with exactly one terminal element: an
 // EventFinish event carrying the final Response, or an error. Only the HTTP
 // request is retried; a stream that has delivered events is never restarted,
-// it fails with ErrStreamInterrupted instead.
+// it fails with ErrStreamInterrupted instead. A 2xx answer to a streaming
+// request that is not text/event-stream is ErrInvalidResponse, never an
+// empty or interrupted stream. Every error a Client returns is an *Error
+// naming the provider; once a response has arrived, it carries the request
+// id from the first of RequestIDHeaders present. Cancelling ctx ends a call
+// or a stream with ErrCanceled. A tool call whose arguments are not valid
+// JSON is kept with ToolCall.ArgumentsError set rather than failing the
+// turn.
 //
 // Provider-specific items that must be echoed back (thinking signatures,
 // encrypted reasoning, Gemini thoughtSignature) travel on ContentPart.Raw,
@@ -36,6 +43,10 @@
 // instead of failing. ClassifyStatus and ErrorFromStatus are the fallback
 // classification for bodies that are not provider error documents, such as
 // a proxy's HTML 502 page (BodyExcerpt turns it into one line of text).
+//
+// The four adapters share one Complete and Stream path (the internal
+// package adapterkit) built on these pieces; only the wire formats differ.
+// llmtest.Exercise is the conformance suite every adapter runs.
 //
 // The simulated provider for tests is llm/llmtest; provider choice from
 // configuration is llm/provider.

@@ -34,7 +34,7 @@
 // ClassifyError reads OpenAI's error document: insufficient_quota (a 429)
 // is ErrQuota and never retried; context_length_exceeded is ErrContextLength;
 // invalid_api_key is ErrAuthentication; the x-request-id header is kept on
-// every error. Errors inside a stream (an error event or response.failed)
+// every error that follows a response. Errors inside a stream (an error event or response.failed)
 // end the stream with the classified error.
 //
 // A Client is safe for concurrent use.

@@ -1,8 +1,8 @@
 // Package provider picks and builds the llm.Client for a configuration:
 // an explicit provider, else detection from the base URL's host (an
 // unofficial host means an OpenAI-compatible server, chatcompat), else from
-// the model name (claude: anthropic; gemini: gemini; gpt-, o1, o3, o4,
-// codex: openai).
+// the model name (claude: anthropic; gemini: gemini; gpt-, chatgpt, codex
+// and the o-series such as o1, o3, o4-mini: openai).
 //
 // Keys come from Config.APIKey, else the environment: OPENAI_API_KEY,
 // ANTHROPIC_API_KEY, GEMINI_API_KEY then GOOGLE_API_KEY; for the chatcompat
