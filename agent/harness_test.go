@@ -295,6 +295,40 @@ func (w *world) wait(agentID string) llmtest.ToolCallReply {
 	return w.tc("wait", map[string]any{"agent_id": agentID})
 }
 
+// runShell has the model run one shell command, then answer; it returns
+// the command's TOOL_CALL_END and its model-facing result.
+func (w *world) runShell(command string) (agent.Event, llm.ToolResult) {
+	w.t.Helper()
+	c := w.shell(command)
+	w.script(calls(c), llmtest.Text("ok"))
+	w.submit("run " + command)
+	return w.toolEnd(c.ID), w.result(c.ID)
+}
+
+// matrixCase is one scenario run for every provider.
+type matrixCase struct {
+	name string
+	cfg  agent.Config
+	opts []profiles.Option
+	run  func(t *testing.T, w *world)
+}
+
+// runMatrix runs each case for each provider as <provider>/<case>, all in
+// parallel.
+func runMatrix(t *testing.T, cases []matrixCase) {
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.run(t, newWorld(t, p, c.cfg, c.opts...))
+				})
+			}
+		})
+	}
+}
+
 func contains(t *testing.T, what, s, sub string) {
 	t.Helper()
 	if !strings.Contains(s, sub) {

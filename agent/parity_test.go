@@ -11,14 +11,8 @@ import (
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 )
 
-// parityCase is one row of the spec's 9.12 cross-provider matrix.
-type parityCase struct {
-	name string
-	cfg  agent.Config
-	run  func(t *testing.T, w *world)
-}
-
-var parityCases = []parityCase{
+// parityCases are the rows of the spec's 9.12 cross-provider matrix.
+var parityCases = []matrixCase{
 	{name: "simple_file_creation", run: paritySimpleFileCreation},
 	{name: "read_then_edit", run: parityReadThenEdit},
 	{name: "multi_file_edit", run: parityMultiFileEdit},
@@ -39,19 +33,7 @@ var parityCases = []parityCase{
 // TestParity is the 9.12 matrix: 15 cases for each of openai, anthropic and
 // gemini, each through llmtest in that provider's wire format, the real
 // adapter, the provider's real profile and real tools in a temp workspace.
-func TestParity(t *testing.T) {
-	for _, p := range providers {
-		t.Run(p.name, func(t *testing.T) {
-			t.Parallel()
-			for _, c := range parityCases {
-				t.Run(c.name, func(t *testing.T) {
-					t.Parallel()
-					c.run(t, newWorld(t, p, c.cfg))
-				})
-			}
-		})
-	}
-}
+func TestParity(t *testing.T) { runMatrix(t, parityCases) }
 
 func paritySimpleFileCreation(t *testing.T, w *world) {
 	create := w.write("hello.py", "print('Hello World')\n")

@@ -77,7 +77,6 @@ func New(cfg Config) (*Session, error) {
 	if s.model == "" {
 		s.model = cfg.Profile.Model()
 	}
-	s.started = len(s.history) > 0
 	s.assistant = countAssistantTurns(s.history)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.spawner = cfg.Spawner

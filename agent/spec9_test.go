@@ -20,17 +20,10 @@ import (
 	"github.com/agentfleet/agentfleet/tools"
 )
 
-// spec9Item is one checklist item of the spec's section 9 (Definition of
-// Done), named "<subsection>_<what>" after the checklist. Items of 9.12 and
-// 9.13 are TestParity and TestSmoke.
-type spec9Item struct {
-	name string
-	cfg  agent.Config
-	opts []profiles.Option
-	run  func(t *testing.T, w *world)
-}
-
-var spec9Items = []spec9Item{
+// spec9Items are the checklist items of the spec's section 9 (Definition
+// of Done), named "<subsection>_<what>" after the checklist. Items of 9.12
+// and 9.13 are TestParity and TestSmoke.
+var spec9Items = []matrixCase{
 	// 9.1 Core agentic loop
 	{name: "9.1_session_created_with_profile_and_env", run: itemSessionCreated},
 	{name: "9.1_process_input_runs_the_loop", run: parityMultiStep},
@@ -89,19 +82,7 @@ var spec9Items = []spec9Item{
 
 // TestSpec9 runs every checklist item of section 9 for each provider through
 // llmtest in its wire format with the real adapter, profile and tools.
-func TestSpec9(t *testing.T) {
-	for _, p := range providers {
-		t.Run(p.name, func(t *testing.T) {
-			t.Parallel()
-			for _, it := range spec9Items {
-				t.Run(it.name, func(t *testing.T) {
-					t.Parallel()
-					it.run(t, newWorld(t, p, it.cfg, it.opts...))
-				})
-			}
-		})
-	}
-}
+func TestSpec9(t *testing.T) { runMatrix(t, spec9Items) }
 
 func itemSessionCreated(t *testing.T, w *world) {
 	if w.s.ID() == "" || w.s.State() != agent.StateIdle || w.s.Env().WorkingDir() != w.dir {
@@ -322,10 +303,7 @@ func itemLocalOps(t *testing.T, w *world) {
 
 func itemSigtermSigkill(t *testing.T, w *world) {
 	// The command traps SIGTERM and keeps running: only SIGKILL ends it.
-	c := w.shell("trap 'echo got-sigterm' TERM; for i in $(seq 1 300); do sleep 0.1; done; echo not-killed")
-	w.script(calls(c), llmtest.Text("ok"))
-	w.submit("run it")
-	end := w.toolEnd(c.ID)
+	end, _ := w.runShell("trap 'echo got-sigterm' TERM; for i in $(seq 1 300); do sleep 0.1; done; echo not-killed")
 	contains(t, "output", end.Output, "got-sigterm")
 	contains(t, "output", end.Output, "timed out")
 	if strings.Contains(end.Output, "not-killed") {
@@ -334,10 +312,8 @@ func itemSigtermSigkill(t *testing.T, w *world) {
 }
 
 func itemEnvFiltering(t *testing.T, w *world) {
-	c := w.shell("env")
-	w.script(calls(c), llmtest.Text("ok"))
-	w.submit("show env")
-	out := w.toolEnd(c.ID).Output
+	end, _ := w.runShell("env")
+	out := end.Output
 	contains(t, "env", out, "AGENTFLEET_PROBE_PLAIN=visible-value")
 	if strings.Contains(out, "must-not-leak") {
 		t.Fatal("a *_API_KEY variable reached the command")
@@ -383,22 +359,17 @@ func itemCustomEnv(t *testing.T, w *world) {
 
 func itemCharTruncationFirst(t *testing.T, w *world) {
 	// Two lines of 40,000 characters: few lines, far too many characters.
-	c := w.shell("head -c 40000 /dev/zero | tr '\\0' a; echo; head -c 40000 /dev/zero | tr '\\0' b; echo")
-	w.script(calls(c), llmtest.Text("ok"))
-	w.submit("print")
-	r := w.result(c.ID)
+	end, r := w.runShell("head -c 40000 /dev/zero | tr '\\0' a; echo; head -c 40000 /dev/zero | tr '\\0' b; echo")
 	contains(t, "result", r.Content, "characters were removed from the middle")
-	if len(w.toolEnd(c.ID).Output) < 80000 {
+	if len(end.Output) < 80000 {
 		t.Fatal("event lost output")
 	}
 }
 
 func itemLineTruncation(t *testing.T, w *world) {
-	c := w.shell("seq 1 1000")
-	w.script(calls(c), llmtest.Text("ok"))
-	w.submit("count")
-	contains(t, "result", w.result(c.ID).Content, "lines omitted")
-	contains(t, "event", w.toolEnd(c.ID).Output, "\n500\n")
+	end, r := w.runShell("seq 1 1000")
+	contains(t, "result", r.Content, "lines omitted")
+	contains(t, "event", end.Output, "\n500\n")
 }
 
 func itemDefaultLimits(t *testing.T, w *world) {
