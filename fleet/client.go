@@ -280,3 +280,20 @@ func (c *Client) Stats(ctx context.Context) (Stats, error) {
 	var out Stats
 	return out, c.do(ctx, http.MethodGet, "/v1/stats", nil, nil, &out)
 }
+
+// CountsFiltered counts the tasks matching f (its queue, root and labels)
+// by state.
+func (c *Client) CountsFiltered(ctx context.Context, f ListFilter) (map[store.TaskState]int64, error) {
+	q := url.Values{}
+	if f.Root != uuid.Nil {
+		q.Set("root", f.Root.String())
+	}
+	if f.Queue != "" {
+		q.Set("queue", f.Queue)
+	}
+	for k, v := range f.Labels {
+		q.Add("label", k+"="+v)
+	}
+	var out map[store.TaskState]int64
+	return out, c.do(ctx, http.MethodGet, "/v1/counts", q, nil, &out)
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/store"
+	"github.com/agentfleet/agentfleet/store/postgres"
+)
+
+func init() { addCommand(newBenchCmd) }
+
+func newBenchCmd() *cobra.Command {
+	var cfg fleet.BenchConfig
+	var cf clientFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmark a fleet: throughput and latencies of N simulated tasks",
+		Long: `Start a fleet in this process (an embedded NATS server, the dispatcher, --workers workers
+and a simulated model answering after --latency, --rounds calls per task) or target a running
+dispatcher with --server, submit --tasks tasks and report throughput (tasks/s), submit->start
+and submit->done latency (p50, p95, p99), event delivery latency to a subscriber and store
+writes per second. In process the store is the Postgres of $` + EnvDatabaseURL + ` (migrated
+up first), else a temporary SQLite file. --json prints the report as one JSON object on the
+last line (throughput as throughput_tasks_per_s).`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if cf.server != "" { // only an explicit --server leaves the process
+				cfg.Server, cfg.Token = cf.server, cf.token
+				if cfg.Token == "" {
+					cfg.Token = os.Getenv(EnvToken)
+				}
+			}
+			if cfg.Server == "" {
+				dir, err := os.MkdirTemp("", "agentfleet-bench-")
+				if err != nil {
+					return failf("%v", err)
+				}
+				defer os.RemoveAll(dir)
+				st, name, err := benchStore(c, dir)
+				if err != nil {
+					return err
+				}
+				defer st.Close()
+				cfg.Store, cfg.StoreName, cfg.Dir = st, name, dir
+			}
+			cfg.Progress = c.ErrOrStderr()
+			rep, err := fleet.RunBench(c.Context(), cfg)
+			if err != nil {
+				return failf("%v", err)
+			}
+			rep.WriteText(c.OutOrStdout())
+			if asJSON {
+				b, _ := json.Marshal(rep)
+				fmt.Fprintln(c.OutOrStdout(), string(b))
+			}
+			if rep.Failed > 0 {
+				return failf("%d of %d tasks did not succeed", rep.Failed, rep.Tasks)
+			}
+			return nil
+		},
+	}
+	cf.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&cfg.Tasks, "tasks", 1000, "tasks to submit")
+	f.IntVar(&cfg.Workers, "workers", 2, "in-process workers")
+	f.IntVar(&cfg.Slots, "slots", 0, "sessions per worker (default tasks/workers, at most 1000)")
+	f.DurationVar(&cfg.Latency, "latency", 0, "simulated model latency per call, e.g. 2s")
+	f.IntVar(&cfg.Rounds, "rounds", 1, "model calls per task (rounds-1 tool rounds, then the answer)")
+	f.IntVar(&cfg.Batch, "batch", 1000, "tasks per submit request")
+	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
+	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
+	return cmd
+}
+
+// benchStore opens the Postgres of $AGENTFLEET_DATABASE_URL (migrating it
+// up) or a SQLite file in dir.
+func benchStore(c *cobra.Command, dir string) (store.Store, string, error) {
+	if url := os.Getenv(EnvDatabaseURL); url != "" {
+		if _, ok := sqlitePath(url); !ok {
+			if err := postgres.Migrate(c.Context(), url); err != nil {
+				return nil, "", failf("migrate %s: %v", EnvDatabaseURL, err)
+			}
+		}
+		st, err := openStore(c.Context(), url)
+		if err != nil {
+			return nil, "", failf("%v", err)
+		}
+		name := "postgres"
+		if _, ok := sqlitePath(url); ok {
+			name = "sqlite"
+		}
+		return st, name, nil
+	}
+	st, err := openStore(c.Context(), filepath.Join(dir, "bench.db"))
+	if err != nil {
+		return nil, "", failf("%v", err)
+	}
+	return st, "sqlite", nil
+}

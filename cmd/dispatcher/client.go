@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/agentfleet/agentfleet/fleet"
+)
+
+// Client configuration: flags, else these environment variables.
+const (
+	EnvServer = "AGENTFLEET_SERVER"
+	EnvToken  = "AGENTFLEET_TOKEN"
+)
+
+// clientFlags are the flags every client subcommand shares.
+type clientFlags struct {
+	server, token string
+}
+
+func (f *clientFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.server, "server", "", "dispatcher URL (default $"+EnvServer+", else http://localhost:8080)")
+	cmd.Flags().StringVar(&f.token, "token", "", "bearer token (default $"+EnvToken+")")
+}
+
+// client builds the API client from the flags and the environment.
+func (f *clientFlags) client() (*fleet.Client, error) {
+	server, token := f.server, f.token
+	if server == "" {
+		server = os.Getenv(EnvServer)
+	}
+	if server == "" {
+		server = "http://localhost:8080"
+	}
+	if token == "" {
+		token = os.Getenv(EnvToken)
+	}
+	c, err := fleet.NewClient(server, token, nil)
+	if err != nil {
+		return nil, usageErrorf("--server: %v", err)
+	}
+	return c, nil
+}
+
+// taskArg parses a task id argument.
+func taskArg(s string) (uuid.UUID, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return uuid.Nil, usageErrorf("%q is not a task id (a UUID such as 0192f3c4-...)", s)
+	}
+	return id, nil
+}
+
+// apiFail turns a client error into a failed command.
+func apiFail(err error) error { return failf("%v", err) }
+
+func printJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("want %s, got %d argument(s)", names, len(args))
+		}
+		return nil
+	}
+}
+
+func plural(n int64, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/queue"
+)
+
+func init() { addCommand(newServeCmd) }
+
+// ServeConfig is the configuration of `dispatcher serve`, read by viper
+// from a file (--config), AGENTFLEET_* environment variables and flags.
+// The zero value of every field means the default named next to it.
+type ServeConfig struct {
+	Listen         string        `mapstructure:"listen"`          // default ":8080"
+	Token          string        `mapstructure:"token"`           // required unless NoAuth
+	NoAuth         bool          `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
+	DatabaseURL    string        `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
+	Prefix         string        `mapstructure:"prefix"`          // subject prefix, default "agentfleet"
+	Profiles       []string      `mapstructure:"profiles"`        // default openai, anthropic, gemini
+	DefaultProfile string        `mapstructure:"default_profile"` // default: the first profile
+	Queues         []string      `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
+	LogFormat      string        `mapstructure:"log_format"`      // "json" (default) or "text"
+	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
+	NATS           NATSConfig    `mapstructure:"nats"`
+}
+
+// NATSConfig is how to reach NATS (queue.ConnectOptions).
+type NATSConfig struct {
+	URL          string `mapstructure:"url"` // default nats://127.0.0.1:4222
+	User         string `mapstructure:"user"`
+	Password     string `mapstructure:"password"`
+	Token        string `mapstructure:"token"`
+	NKeySeedFile string `mapstructure:"nkey_seed_file"`
+	CredsFile    string `mapstructure:"creds_file"`
+	TLSCAFile    string `mapstructure:"tls_ca_file"`
+	TLSCertFile  string `mapstructure:"tls_cert_file"`
+	TLSKeyFile   string `mapstructure:"tls_key_file"`
+}
+
+func (n NATSConfig) options(name string) queue.ConnectOptions {
+	return queue.ConnectOptions{URL: n.URL, Name: name, User: n.User, Password: n.Password, Token: n.Token,
+		NKeySeedFile: n.NKeySeedFile, CredsFile: n.CredsFile, TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile}
+}
+
+// WithDefaults fills the zero fields.
+func (c ServeConfig) WithDefaults() ServeConfig {
+	if c.Listen == "" {
+		c.Listen = ":8080"
+	}
+	if c.LogFormat == "" {
+		c.LogFormat = "json"
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = 10 * time.Second
+	}
+	if c.NATS.URL == "" {
+		c.NATS.URL = nats.DefaultURL
+	}
+	return c
+}
+
+// Validate names the first field that is wrong and what to do.
+func (c ServeConfig) Validate() error {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return fmt.Errorf("listen %q must be host:port or :port (AGENTFLEET_LISTEN, --listen): %v", c.Listen, err)
+	}
+	switch {
+	case c.Token == "" && !c.NoAuth:
+		return errors.New("token is required: set AGENTFLEET_TOKEN or --token (or no_auth: true on a trusted network)")
+	case c.Token != "" && c.NoAuth:
+		return errors.New("token and no_auth are both set: choose one")
+	case c.DatabaseURL == "":
+		return fmt.Errorf("database_url is required: set %s or --database-url (postgres://... or a SQLite file)", EnvDatabaseURL)
+	case c.LogFormat != "json" && c.LogFormat != "text":
+		return fmt.Errorf("log_format must be json or text, got %q", c.LogFormat)
+	case c.ShutdownGrace < 0:
+		return fmt.Errorf("shutdown_grace must be >= 0, got %s", c.ShutdownGrace)
+	}
+	if err := c.NATS.options("").Validate(); err != nil {
+		return fmt.Errorf("nats: %w", err)
+	}
+	dc := fleet.DispatcherConfig{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
+	if err := dc.WithDefaults().Validate(); err != nil {
+		return fmt.Errorf("profiles/default_profile/queues: %w", err)
+	}
+	return nil
+}
+
+func newServeCmd() *cobra.Command {
+	v := viper.New()
+	var file string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the dispatcher HTTP API",
+		Long: `Run the dispatcher: the task API of docs/api.md on --listen, backed by NATS and the store.
+
+Configuration comes from --config (YAML, JSON or TOML), AGENTFLEET_* environment variables
+(AGENTFLEET_TOKEN, AGENTFLEET_DATABASE_URL, AGENTFLEET_NATS_URL, AGENTFLEET_LISTEN, ...) and flags,
+flags winning. The database must be migrated first (dispatcher migrate up).`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := loadServeConfig(v, file)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			return serve(c.Context(), cfg, c.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&file, "config", "", "configuration file")
+	f.String("listen", "", "address to listen on (default :8080)")
+	f.String("token", "", "bearer token clients must send (default $AGENTFLEET_TOKEN)")
+	f.Bool("no-auth", false, "serve the API without a token (trusted networks only)")
+	f.String("database-url", "", "postgres:// URL or SQLite file (default $"+EnvDatabaseURL+")")
+	f.String("nats-url", "", "NATS server URL(s) (default nats://127.0.0.1:4222)")
+	f.String("prefix", "", "subject prefix (default agentfleet)")
+	f.StringSlice("profiles", nil, "profiles tasks may use (default openai,anthropic,gemini)")
+	f.String("default-profile", "", "profile of a task that names none (default: the first profile)")
+	f.StringSlice("queues", nil, "queues whose lag /v1/stats and /metrics report (default: default)")
+	f.String("log-format", "", "json or text (default json)")
+	for key, flag := range map[string]string{"listen": "listen", "token": "token", "no_auth": "no-auth", "database_url": "database-url",
+		"nats.url": "nats-url", "prefix": "prefix", "profiles": "profiles", "default_profile": "default-profile", "queues": "queues", "log_format": "log-format"} {
+		_ = v.BindPFlag(key, f.Lookup(flag))
+	}
+	return cmd
+}
+
+// loadServeConfig reads the configuration from the file, the environment
+// and the flags bound to v.
+func loadServeConfig(v *viper.Viper, file string) (ServeConfig, error) {
+	v.SetEnvPrefix("AGENTFLEET")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	for _, k := range []string{"listen", "token", "no_auth", "database_url", "prefix", "profiles", "default_profile", "queues",
+		"log_format", "shutdown_grace", "nats.url", "nats.user", "nats.password", "nats.token", "nats.nkey_seed_file",
+		"nats.creds_file", "nats.tls_ca_file", "nats.tls_cert_file", "nats.tls_key_file"} {
+		_ = v.BindEnv(k)
+	}
+	if file != "" {
+		v.SetConfigFile(file)
+		if err := v.ReadInConfig(); err != nil {
+			return ServeConfig{}, fmt.Errorf("config file %s: %v", file, err)
+		}
+	}
+	var cfg ServeConfig
+	if err := v.Unmarshal(&cfg); err != nil {
+		return ServeConfig{}, fmt.Errorf("configuration: %v", err)
+	}
+	cfg = cfg.WithDefaults()
+	return cfg, cfg.Validate()
+}
+
+// serve runs the API until ctx ends, then shuts down within the grace.
+func serve(ctx context.Context, cfg ServeConfig, logOut interface{ Write([]byte) (int, error) }) error {
+	log := newLogger(cfg.LogFormat, logOut)
+	nc, err := queue.Connect(cfg.NATS.options("agentfleet-dispatcher"))
+	if err != nil {
+		return failf("connect to NATS at %s: %v (set AGENTFLEET_NATS_URL or run `dispatcher dev`)", cfg.NATS.URL, err)
+	}
+	defer nc.Close()
+	q, err := queue.Open(ctx, nc, queue.Config{Prefix: cfg.Prefix})
+	if err != nil {
+		return failf("%v", err)
+	}
+	st, err := openStore(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return failf("%v", err)
+	}
+	defer st.Close()
+	d, err := fleet.NewDispatcher(st, q, fleet.DispatcherConfig{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues, Logger: log})
+	if err != nil {
+		return failf("%v", err)
+	}
+	if cfg.NoAuth {
+		log.Warn("the API is served without authentication (no_auth)")
+	}
+	ready := func(ctx context.Context) error {
+		if s := nc.Status(); s != nats.CONNECTED {
+			return fmt.Errorf("NATS connection is %s", s)
+		}
+		return st.Ping(ctx)
+	}
+	h := d.Handler(fleet.APIOptions{Token: cfg.Token, Ready: ready})
+	return runServer(ctx, cfg, d, h, log)
+}
+
+func runServer(ctx context.Context, cfg ServeConfig, d *fleet.Dispatcher, h http.Handler, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return failf("listen on %s: %v (is another dispatcher running? choose --listen)", cfg.Listen, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(runCtx) }()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("dispatcher listening", "addr", ln.Addr().String())
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace)
+	defer cancel()
+	_ = srv.Shutdown(shutCtx) // event streams end when their requests' contexts do
+	stopRun()
+	if err := <-ran; err != nil {
+		log.Error("dispatcher background work", "err", err)
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return failf("serve: %v", serveErr)
+	}
+	return nil
+}
+
+func newLogger(format string, w interface{ Write([]byte) (int, error) }) *slog.Logger {
+	if w == nil {
+		w = os.Stderr
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, nil))
+	}
+	return slog.New(slog.NewJSONHandler(w, nil))
+}
