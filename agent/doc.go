@@ -46,6 +46,9 @@
 // (the provider's token counts when reported, else 4 characters a token);
 // PARKED reports a park.
 //
+// ASSISTANT_TEXT_START and ASSISTANT_TEXT_END bracket every model response
+// (START when the first text token arrives, or just before END for a
+// response without text); END carries the full text and reasoning.
 // TOOL_CALL_END carries the full output; the model receives the truncated
 // form from the tools pipeline.
 //
