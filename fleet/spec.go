@@ -26,7 +26,6 @@ var KnownProfiles = []string{"openai", "anthropic", "gemini"}
 const (
 	DefaultQueue            = "default"
 	DefaultSubagentDepth    = 1 // MaxSubagentDepth when nil
-	DefaultMaxLiveChildren  = 8 // MaxLiveChildren when 0
 	MaxSubagentDepthLimit   = 8 // the largest MaxSubagentDepth accepted
 	MaxPromptBytes          = 256 << 10
 	MaxLabels               = 32
@@ -82,7 +81,7 @@ type TaskSpec struct {
 	// nil means DefaultSubagentDepth, 0 forbids subagents.
 	MaxSubagentDepth *int `json:"max_subagent_depth,omitempty"`
 	// MaxLiveChildren bounds the children of one task that are not finished;
-	// 0 means DefaultMaxLiveChildren.
+	// 0 means the worker's default (WorkerConfig.MaxLiveChildren).
 	MaxLiveChildren int         `json:"max_live_children,omitempty"`
 	ChildPolicy     ChildPolicy `json:"child_policy,omitempty"` // "" = ChildCancel
 
@@ -191,17 +190,13 @@ func (s TaskSpec) SubagentDepthLimit() int {
 }
 
 // WithDefaults returns the spec with its zero optional fields set to their
-// defaults (queue, child policy, live children, subagent depth, environment
-// kind). Profile stays as given: the dispatcher fills in its own default.
+// defaults (queue, child policy, subagent depth, environment kind). Profile stays as given: the dispatcher fills in its own default.
 func (s TaskSpec) WithDefaults() TaskSpec {
 	if s.Queue == "" {
 		s.Queue = DefaultQueue
 	}
 	if s.ChildPolicy == "" {
 		s.ChildPolicy = ChildCancel
-	}
-	if s.MaxLiveChildren == 0 {
-		s.MaxLiveChildren = DefaultMaxLiveChildren
 	}
 	if s.MaxSubagentDepth == nil {
 		d := DefaultSubagentDepth

@@ -126,7 +126,7 @@ func TestTaskSpecDefaultsAndJSON(t *testing.T) {
 		t.Fatalf("decoded %+v", s)
 	}
 	d := s.WithDefaults()
-	if d.Queue != DefaultQueue || d.ChildPolicy != ChildCancel || d.MaxLiveChildren != DefaultMaxLiveChildren ||
+	if d.Queue != DefaultQueue || d.ChildPolicy != ChildCancel || d.MaxLiveChildren != 0 ||
 		d.SubagentDepthLimit() != 0 || d.Environment.Kind != EnvLocal {
 		t.Fatalf("WithDefaults = %+v", d)
 	}
