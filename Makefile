@@ -37,3 +37,7 @@ bench: ## Run the Go benchmarks (figures, not pass/fail)
 .PHONY: fmt
 fmt: ## Format the code
 	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: deploy-check
+deploy-check: ## Validate deploy/: manifests (kubeconform), alert rules (promtool), compose, dashboard, Dockerfiles
+	GO=$(GO) bash deploy/check.sh
