@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/queue/natstest"
+	"github.com/agentfleet/agentfleet/store"
+	"github.com/agentfleet/agentfleet/store/sqlite"
+)
+
+// dispatcherFixture is a dispatcher API on SQLite and an in-process NATS,
+// without workers.
+type dispatcherFixture struct {
+	url string
+	st  store.Store
+	q   *queue.Client
+}
+
+func startDispatcher(t *testing.T) dispatcherFixture {
+	t.Helper()
+	ns := natstest.Start(t)
+	nc := ns.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := queue.Open(ctx, nc, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "d.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := fleet.NewDispatcher(st, q, fleet.DispatcherConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler(fleet.APIOptions{Token: "tk", SSEDrainIdle: 100 * time.Millisecond, SSEDonePoll: 20 * time.Millisecond}))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	t.Setenv(EnvServer, srv.URL)
+	t.Setenv(EnvToken, "tk")
+	return dispatcherFixture{url: srv.URL, st: st, q: q}
+}
+
+func (f dispatcherFixture) taskCount(t *testing.T) int64 {
+	t.Helper()
+	counts, err := f.st.CountTasks(context.Background(), store.CountTasksParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+func writeBacklog(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "backlog.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSubmitBacklogInvalidLines(t *testing.T) {
+	f := startDispatcher(t)
+	p := writeBacklog(t,
+		`{"prompt":"fix the flaky test"}`,
+		`{"prompt": "broken`,
+		`# a comment`,
+		`{"prompt":"p","limits":{"max_turns":-1}}`,
+		`{"prompt":"bump deps","profile":"anthropic"}`,
+	)
+	code, out := run(t, "submit", "--file", p)
+	for _, want := range []string{"line 2: not a task spec", "line 4: spec.limits.max_turns must be >= 0, got -1", "2 invalid line(s); nothing was submitted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 || f.taskCount(t) != 0 {
+		t.Fatalf("exit %d with %d tasks stored, want 1 and none", code, f.taskCount(t))
+	}
+	code, out = run(t, "submit", "--file", p, "--skip-invalid", "--no-wait")
+	if code != 0 || !strings.Contains(out, "submitted 2 tasks") || f.taskCount(t) != 2 {
+		t.Fatalf("--skip-invalid: exit %d, %d tasks, output:\n%s", code, f.taskCount(t), out)
+	}
+	page, err := f.st.ListTasks(context.Background(), store.ListTasksParams{})
+	if err != nil || len(page.Tasks) != 2 || page.Tasks[0].Labels[BacklogLabel] == "" {
+		t.Fatalf("backlog tasks %+v %v, want 2 labelled", page.Tasks, err)
+	}
+}
+
+// TestSubmitBacklogProgress follows a backlog to its end: the tasks are
+// finished here by hand, as workers would.
+func TestSubmitBacklogProgress(t *testing.T) {
+	f := startDispatcher(t)
+	p := writeBacklog(t, `{"prompt":"a"}`, `{"prompt":"b"}`)
+	finisher := make(chan error, 1)
+	go func() { finisher <- finishAll(f.st, 2) }()
+	code, out := run(t, "submit", "--file", p, "--poll", "20ms")
+	if err := <-finisher; err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || !strings.Contains(out, "2 tasks in") || !strings.Contains(out, "1 succeeded, 1 failed") || !strings.Contains(out, "submitted 2/2") {
+		t.Fatalf("exit %d, output:\n%s\nwant a summary with 1 succeeded and 1 failed (exit 1)", code, out)
+	}
+}
+
+// finishAll waits until n tasks exist, then ends the first as succeeded and
+// the others as failed.
+func finishAll(st store.Store, n int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		page, err := st.ListTasks(ctx, store.ListTasksParams{States: []store.TaskState{store.TaskQueued}})
+		if err != nil {
+			return err
+		}
+		if len(page.Tasks) == n {
+			for i, task := range page.Tasks {
+				to := store.TaskFailed
+				if i == 0 {
+					to = store.TaskSucceeded
+				}
+				if _, err := st.TransitionTask(ctx, store.TransitionTaskParams{ID: task.ID, From: store.TaskQueued, To: store.TaskRunning}); err != nil {
+					if _, err := st.ClaimTask(ctx, store.ClaimTaskParams{ID: task.ID, WorkerID: "w"}); err != nil {
+						return err
+					}
+				}
+				if _, err := st.TransitionTask(ctx, store.TransitionTaskParams{ID: task.ID, From: store.TaskRunning, To: to}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func TestSubmitGetCancelSteer(t *testing.T) {
+	f := startDispatcher(t)
+	code, out := run(t, "submit", "fix the build", "--label", "team=core", "--max-turns", "5", "--key", "k1")
+	id := strings.TrimSpace(out)
+	if code != 0 || uuid.Validate(id) != nil {
+		t.Fatalf("submit: exit %d, output %q", code, out)
+	}
+	if code, out := run(t, "submit", "fix the build", "--key", "k1"); code != 0 || !strings.Contains(out, id+" (existing") {
+		t.Fatalf("repeated key: exit %d, output %q", code, out)
+	}
+	if code, out := run(t, "submit", "p", "--max-turns", "-1"); code != 2 || !strings.Contains(out, "spec.limits.max_turns must be >= 0") {
+		t.Fatalf("bad limit: exit %d, output %q", code, out)
+	}
+	if code, out := run(t, "get", id); code != 0 || !strings.Contains(out, "queued") {
+		t.Fatalf("get: exit %d, output %q", code, out)
+	}
+	code, out = run(t, "get", id, "--json")
+	var v fleet.TaskView
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Labels["team"] != "core" {
+		t.Fatalf("get --json: exit %d, output %q", code, out)
+	}
+	if code, out := run(t, "steer", id, "hurry"); code != 1 || !strings.Contains(out, "not_running") {
+		t.Fatalf("steer a queued task: exit %d, output %q", code, out)
+	}
+	if code, out := run(t, "cancel", id); code != 0 || !strings.Contains(out, "cancelled 1 task") {
+		t.Fatalf("cancel: exit %d, output %q", code, out)
+	}
+	if code, out := run(t, "get", "nope"); code != 2 || !strings.Contains(out, "not a task id") {
+		t.Fatalf("get nope: exit %d, output %q", code, out)
+	}
+	if code, out := run(t, "get", uuid.NewString(), "--token", "wrong"); code != 1 || !strings.Contains(out, "403") {
+		t.Fatalf("wrong token: exit %d, output %q", code, out)
+	}
+	if n := f.taskCount(t); n != 1 {
+		t.Fatalf("%d tasks stored, want 1", n)
+	}
+}
+
+func TestTail(t *testing.T) {
+	f := startDispatcher(t)
+	ctx := context.Background()
+	res, err := f.st.CreateTask(ctx, store.CreateTaskParams{Spec: json.RawMessage(`{"prompt":"p","profile":"openai"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Task.ID
+	pub, err := f.q.NewEventPublisher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close(ctx)
+	for i, ev := range []struct{ kind, data string }{
+		{"ASSISTANT_TEXT_DELTA", `{"text":"Looking "}`},
+		{"ASSISTANT_TEXT_DELTA", `{"text":"now."}`},
+		{"TOOL_CALL_START", `{"tool_name":"shell","arguments":{"command":"go test ./..."}}`},
+		{"TOOL_CALL_END", `{"tool_name":"shell","output":"ok"}`},
+	} {
+		e := queue.Event{ID: uuid.NewString(), Kind: ev.kind, SessionID: id.String(), TaskID: id.String(), RootTaskID: id.String(),
+			Seq: uint64(i + 1), Data: json.RawMessage(ev.data)}
+		if err := pub.PublishConfirmed(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.st.ClaimTask(ctx, store.ClaimTaskParams{ID: id, WorkerID: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.TransitionTask(ctx, store.TransitionTaskParams{ID: id, From: store.TaskRunning, To: store.TaskSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	code, out := run(t, "tail", id.String())
+	for _, want := range []string{"assistant: Looking now.", `-> shell {"command":"go test ./..."}`, "<- shell ok: ok", "task " + id.String() + " succeeded"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tail output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 0 {
+		t.Fatalf("tail exit %d", code)
+	}
+}
+
+func TestServeConfigValidate(t *testing.T) {
+	ok := ServeConfig{Token: "t", DatabaseURL: "x.db"}.WithDefaults()
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for _, c := range []struct {
+		edit func(*ServeConfig)
+		want string
+	}{
+		{func(c *ServeConfig) { c.Token = "" }, "token is required"},
+		{func(c *ServeConfig) { c.NoAuth = true }, "token and no_auth"},
+		{func(c *ServeConfig) { c.DatabaseURL = "" }, "database_url is required"},
+		{func(c *ServeConfig) { c.Listen = "8080" }, "listen"},
+		{func(c *ServeConfig) { c.LogFormat = "xml" }, "log_format"},
+		{func(c *ServeConfig) { c.DefaultProfile = "llama" }, "DefaultProfile"},
+		{func(c *ServeConfig) { c.NATS.User = "u" }, "nats"},
+	} {
+		cfg := ok
+		c.edit(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate = %v, want an error containing %q", err, c.want)
+		}
+	}
+	code, out := run(t, "serve", "--database-url", "x.db", "--token", "")
+	if code != 2 || !strings.Contains(out, "token is required") {
+		t.Fatalf("serve without a token: exit %d, output %q", code, out)
+	}
+}
