@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 // composeFile is the part of a Compose file the checks read.
@@ -41,14 +39,8 @@ type composeBuild struct {
 
 func loadCompose(t *testing.T) composeFile {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("docker", "compose.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var c composeFile
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatalf("docker/compose.yaml: %v", err)
-	}
+	decodeFile(t, filepath.Join("docker", "compose.yaml"), &c)
 	return c
 }
 

@@ -1,8 +1,6 @@
 package deploy
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -39,14 +37,8 @@ type panel struct {
 
 func loadDashboard(t *testing.T) dashboard {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("grafana", "agentfleet.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var d dashboard
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatalf("grafana/agentfleet.json: %v", err)
-	}
+	decodeFile(t, filepath.Join("grafana", "agentfleet.json"), &d)
 	return d
 }
 

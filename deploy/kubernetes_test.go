@@ -62,17 +62,11 @@ func get(t *testing.T, ms map[string]manifest, key string) *manifest {
 // TestKustomizationListsEveryManifest: a manifest added to the directory
 // but not to kustomization.yaml would never be applied.
 func TestKustomizationListsEveryManifest(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("kubernetes", "kustomization.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var k struct {
 		Namespace string   `yaml:"namespace"`
 		Resources []string `yaml:"resources"`
 	}
-	if err := yaml.Unmarshal(b, &k); err != nil {
-		t.Fatalf("kustomization.yaml: %v", err)
-	}
+	decodeFile(t, filepath.Join("kubernetes", "kustomization.yaml"), &k)
 	files, err := filepath.Glob(filepath.Join("kubernetes", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"gopkg.in/yaml.v3"
 )
 
 // assumedMetrics are metrics the dashboard or the alerts query that package
@@ -54,18 +52,12 @@ type alertRule struct {
 
 func loadAlertRules(t *testing.T) []alertRule {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("prometheus", "alerts.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var f struct {
 		Groups []struct {
 			Rules []alertRule `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	if err := yaml.Unmarshal(b, &f); err != nil {
-		t.Fatalf("prometheus/alerts.yaml: %v", err)
-	}
+	decodeFile(t, filepath.Join("prometheus", "alerts.yaml"), &f)
 	var rules []alertRule
 	for _, g := range f.Groups {
 		rules = append(rules, g.Rules...)
