@@ -159,3 +159,37 @@ func headingAnchor(h string) string {
 	}
 	return b.String()
 }
+
+// TestPrometheusConfig: the example configuration loads the rules and gives
+// the scraped pods the job names the alerts and the dashboard query.
+func TestPrometheusConfig(t *testing.T) {
+	var cfg struct {
+		RuleFiles     []string `yaml:"rule_files"`
+		ScrapeConfigs []struct {
+			RelabelConfigs []struct {
+				SourceLabels []string `yaml:"source_labels"`
+				TargetLabel  string   `yaml:"target_label"`
+				Regex        string   `yaml:"regex"`
+				Action       string   `yaml:"action"`
+			} `yaml:"relabel_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	decodeFile(t, filepath.Join("prometheus", "prometheus.yaml"), &cfg)
+	if !slices.Contains(cfg.RuleFiles, "alerts.yaml") {
+		t.Errorf("rule_files %v do not load alerts.yaml", cfg.RuleFiles)
+	}
+	if len(cfg.ScrapeConfigs) != 1 {
+		t.Fatalf("%d scrape configs, want 1", len(cfg.ScrapeConfigs))
+	}
+	const appLabel = "__meta_kubernetes_pod_label_app_kubernetes_io_name"
+	var keeps, job bool
+	for _, r := range cfg.ScrapeConfigs[0].RelabelConfigs {
+		if slices.Equal(r.SourceLabels, []string{appLabel}) {
+			keeps = keeps || r.Action == "keep" && r.Regex == "agentfleet-(dispatcher|worker)"
+			job = job || r.TargetLabel == "job"
+		}
+	}
+	if !keeps || !job {
+		t.Errorf("relabeling must keep the agentfleet-dispatcher and agentfleet-worker pods (%v) and copy %s to job (%v)", keeps, appLabel, job)
+	}
+}
