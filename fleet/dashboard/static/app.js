@@ -114,6 +114,12 @@ function stateBadge(state) {
   return el("span", { class: "state", "data-state": state, text: state });
 }
 
+// shortID is the tail of an id: ids are UUIDv7, whose heads are timestamps
+// and look alike for tasks created together.
+function shortID(id) {
+  return id ? id.slice(-8) : "";
+}
+
 function firstLine(s, n) {
   const line = (s || "").split("\n").find((l) => l.trim() !== "") || "";
   return line.length > n ? line.slice(0, n - 1) + "…" : line;
@@ -232,7 +238,7 @@ function renderList() {
     stateBadge(t.state),
     el("span", { class: "title", text: firstLine(specOf(t).prompt, 120) || t.id }),
     el("span", { class: "age", title: t.created_at, text: ago(t.created_at) }),
-    el("span", { class: "sub mono", text: t.id.slice(0, 8) + (labels ? "  " + labels : "") + (t.worker_id ? "  @" + t.worker_id : "") })));
+    el("span", { class: "sub mono", text: "…" + shortID(t.id) + (labels ? "  " + labels : "") + (t.worker_id ? "  @" + t.worker_id : "") })));
   }
   $("task-empty").hidden = shown > 0;
 }
@@ -275,7 +281,7 @@ async function loadTask(id, withTree) {
     if (withTree || changed) loadTree(id);
     if (changed && ui.activeTab !== "events") showTab(ui.activeTab);
   } catch (err) {
-    toast("task " + id.slice(0, 8) + ": " + err.message, true);
+    toast("task " + shortID(id) + ": " + err.message, true);
   }
 }
 
@@ -335,7 +341,7 @@ async function loadTree(id) {
       if (!kids.length) return null;
       return el("ul", {}, ...kids.map((t) => el("li", { "data-id": t.id },
         el("a", { "aria-current": String(t.id === id), onclick: () => select(t.id), title: t.id },
-          el("span", { class: "dot", "data-state": t.state }), firstLine(specOf(t).prompt, 90) || t.id.slice(0, 8),
+          el("span", { class: "dot", "data-state": t.state }), firstLine(specOf(t).prompt, 90) || shortID(t.id),
           el("span", { class: "muted", text: " " + t.state })),
         build(t.id))));
     };
@@ -524,7 +530,7 @@ async function loadTurns(id) {
     const nodes = [];
     if (!sessions.length) nodes.push(el("p", { class: "muted", text: "No session yet: the task has not started." }));
     for (const s of sessions) {
-      nodes.push(el("div", { class: "ev marker", text: `session ${s.id.slice(0, 8)} · ${s.profile}${s.model ? " / " + s.model : ""} · ${s.state} · tokens in ${s.usage.input_tokens || 0} / out ${s.usage.output_tokens || 0}` }));
+      nodes.push(el("div", { class: "ev marker", text: `session …${shortID(s.id)} · ${s.profile}${s.model ? " / " + s.model : ""} · ${s.state} · tokens in ${s.usage.input_tokens || 0} / out ${s.usage.output_tokens || 0}` }));
       let after = 0;
       for (;;) {
         const page = await api("GET", `/v1/sessions/${s.id}/turns?after=${after}`);
@@ -600,7 +606,7 @@ async function submitTask(e) {
   $("submit-button").disabled = true;
   try {
     const res = await api("POST", "/v1/tasks", spec);
-    toast("submitted " + res.task.id.slice(0, 8) + (res.existing ? " (existing task: same idempotency key)" : ""));
+    toast("submitted …" + shortID(res.task.id) + (res.existing ? " (existing task: same idempotency key)" : ""));
     $("submit-prompt").value = "";
     await refresh();
     select(res.task.id);

@@ -1,0 +1,221 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/queue/embedded"
+)
+
+// browserWait bounds the whole browser session; every wait inside is a DOM
+// condition, so a slow machine only makes it slower.
+const browserWait = 3 * time.Minute
+
+// chromium finds Debian's chromium, or skips (fails under
+// AGENTFLEET_REQUIRE_INTEGRATION=1).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("AGENTFLEET_REQUIRE_INTEGRATION") == "1" {
+		t.Fatal("chromium is not installed (apt-get install -y chromium) and AGENTFLEET_REQUIRE_INTEGRATION=1")
+	}
+	t.Skip("chromium is not installed (apt-get install -y chromium); skipping the browser test")
+	return ""
+}
+
+// browserPlan scripts the simulated model for the two tasks the test
+// submits: one that runs a tool and answers, one that runs a long command
+// so it can be steered and cancelled while it runs.
+func browserPlan() fleet.SimPlan {
+	shell := func(cmd string) []fleet.SimCall {
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		return []fleet.SimCall{{Name: "shell", Args: args}}
+	}
+	return fleet.SimPlan{Tasks: []fleet.SimTask{
+		{Match: "browser-hello", Steps: []fleet.SimStep{
+			{Text: "Let me run a command.", Calls: shell("echo hello-from-the-tool")},
+			{Text: "The command said hello. Done."},
+		}},
+		{Match: "browser-slow", Steps: []fleet.SimStep{
+			{Text: "Starting a long job.", Calls: shell("sleep 600")},
+			{Text: "The long job ended."},
+		}},
+	}}
+}
+
+// TestDashboardInBrowser drives the dashboard of a dev-mode fleet in a real
+// headless Chromium: load it, submit a task and watch its events arrive,
+// reload and see them replayed, steer and cancel a running task, and save a
+// screenshot.
+func TestDashboardInBrowser(t *testing.T) {
+	bin := chromium(t)
+	dev, err := fleet.StartDev(context.Background(), fleet.DevConfig{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
+		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dev.Close() })
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(bin),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1440, 960),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true), // CI runs as root
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	defer cancelBrowser()
+	ctx, cancel := context.WithTimeout(ctx, browserWait)
+	defer cancel()
+
+	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.TextContent(css(sel)))
+		if err != nil {
+			t.Fatalf("reading %s: %v", sel, err)
+		}
+		return s
+	}
+	eval := func(expr string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("evaluating %s: %v", expr, err)
+		}
+		return s
+	}
+	until := func(predicate string) chromedp.Action[chromedp.Void] {
+		return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
+	}
+
+	run("load the dashboard",
+		chromedp.Navigate(dev.URL()+"/"),
+		chromedp.WaitVisible(css(`#counts .count[data-state="all"]`)),
+		chromedp.WaitVisible(css(`#conn[data-live="true"]`)))
+
+	// Submit a task and watch its events arrive live.
+	submit := func(prompt string) string {
+		t.Helper()
+		run("submit "+prompt,
+			chromedp.Click(css(`#submit-box summary`)),
+			chromedp.WaitVisible(css(`#submit-prompt`)),
+			chromedp.SetValue(css(`#submit-prompt`), prompt),
+			chromedp.Click(css(`#submit-button`)),
+			chromedp.WaitVisible(css(`#detail`)),
+			until(`location.hash.length > 10 && document.querySelector('#detail-title').textContent.includes(`+jsString(prompt)+`)`),
+			chromedp.Click(css(`#submit-box summary`))) // close the form again
+		hash := eval(`location.hash`)
+		id := strings.TrimPrefix(hash, "#task=")
+		if len(id) != 36 {
+			t.Fatalf("the page did not select the submitted task: hash %q", hash)
+		}
+		return id
+	}
+	hello := submit("browser-hello: run one command and say hello")
+	run("watch the events of the hello task",
+		chromedp.WaitVisible(css(`#events .ev[data-kind="USER_INPUT"]`)),
+		chromedp.WaitVisible(css(`#events .ev.tool[data-kind="TOOL_CALL_END"]`)),
+		chromedp.WaitVisible(css(`#events .ev[data-kind="SESSION_END"]`)),
+		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)))
+	if output := text(`#events .ev.tool .out`); !strings.Contains(output, "hello-from-the-tool") {
+		t.Errorf("the tool output shown is %q, want the command's output", output)
+	}
+	if args := text(`#events .ev.tool .args`); !strings.Contains(args, "echo hello-from-the-tool") {
+		t.Errorf("the tool call's arguments shown are %q", args)
+	}
+
+	// Reload: the events are replayed from the stream.
+	run("reload and replay",
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)),
+		chromedp.WaitVisible(css(`#events .ev.tool[data-kind="TOOL_CALL_END"]`)),
+		chromedp.WaitVisible(css(`#events [data-kind="end"]`)))
+	run("stored turns",
+		chromedp.Click(css(`.tab[data-tab="turns"]`)),
+		chromedp.WaitVisible(css(`#turns .ev[data-kind="turn-assistant"]`)),
+		chromedp.WaitVisible(css(`#turns .ev[data-kind="turn-tool_results"]`)),
+		chromedp.Click(css(`.tab[data-tab="events"]`)))
+
+	// A running task: steer it, then cancel it.
+	slow := submit("browser-slow: run the long job")
+	run("wait until the long job runs",
+		chromedp.WaitVisible(css(`#events .ev.tool[data-kind="TOOL_CALL_START"]`)),
+		chromedp.WaitVisible(css(`#detail[data-state="running"]`)),
+		chromedp.WaitEnabled(css(`#steer-button`)))
+	run("steer",
+		chromedp.SetValue(css(`#control-message`), "please hurry up"),
+		chromedp.Click(css(`#steer-button`)),
+		until(`document.querySelector('#toast').textContent.includes('steering sent')`))
+	shot := screenshotPath(t)
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of the dashboard: %s", shot)
+
+	run("cancel",
+		chromedp.Click(css(`#cancel-button`)),
+		chromedp.WaitVisible(css(`#detail[data-state="cancelled"]`)),
+		chromedp.WaitVisible(css(`#task-list .task[data-id="`+slow+`"][data-state="cancelled"]`)))
+	if n := eval(`String(document.querySelectorAll('#task-list .task[data-id="` + hello + `"][data-state="succeeded"]').length)`); n != "1" {
+		t.Errorf("the task list does not show the succeeded task %s", hello)
+	}
+}
+
+// screenshotPath is where the screenshot goes: $AGENTFLEET_SCREENSHOT_DIR
+// when set (to keep it), else the test's temporary directory.
+func screenshotPath(t *testing.T) string {
+	dir := os.Getenv("AGENTFLEET_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "dashboard.png")
+}
+
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+// void drops an action's value.
+func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := a(ctx, t)
+		return chromedp.Void{}, err
+	}
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
