@@ -41,3 +41,13 @@ fmt: ## Format the code
 .PHONY: deploy-check
 deploy-check: ## Validate deploy/: manifests (kubeconform), alert rules (promtool), compose, dashboard, Dockerfiles
 	GO=$(GO) bash deploy/check.sh
+
+DEMO_ADDR ?= 127.0.0.1:8080
+
+.PHONY: demo
+demo: ## Run a whole fleet in one process on a sample backlog; dashboard on DEMO_ADDR (DEMO_EXIT_WHEN_DONE=1: exit when done)
+	$(GO) build -o $(BIN)/ ./cmd/dispatcher
+	@data=$$(mktemp -d -t agentfleet-demo-XXXXXX) && trap 'rm -rf "$$data"' EXIT && \
+	$(BIN)/dispatcher dev --demo examples/demo --data-dir "$$data" --nats-port -1 --addr $(DEMO_ADDR) \
+		$(if $(filter 1 true yes,$(DEMO_EXIT_WHEN_DONE)),--exit-when-done) \
+		$(if $(filter 1 true yes,$(DEMO_SIMULATED)),--simulated)
