@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -194,7 +195,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut interface{ Write([]byte)
 		}
 		return st.Ping(ctx)
 	}
-	h := d.Handler(fleet.APIOptions{Token: cfg.Token, Ready: ready})
+	h := dashboard.With(d.Handler(fleet.APIOptions{Token: cfg.Token, Ready: ready})) // the dashboard at /, the API behind it
 	return runServer(ctx, cfg, d, h, log)
 }
 

@@ -49,6 +49,15 @@ func browserPlan() fleet.SimPlan {
 			{Text: "Let me run a command.", Calls: shell("echo hello-from-the-tool")},
 			{Text: "The command said hello. Done."},
 		}},
+		{Match: "browser-child", Steps: []fleet.SimStep{
+			{Text: "Child here.", Calls: shell("echo child-was-here")},
+			{Text: "The child is done."},
+		}},
+		{Match: "browser-fanout", Steps: []fleet.SimStep{
+			{Text: "Handing this to a subagent.", Calls: []fleet.SimCall{{Name: "spawn_agent", Args: json.RawMessage(`{"task":"browser-child: say you were here"}`)}}},
+			{Text: "Waiting for it.", Calls: []fleet.SimCall{{Name: "wait", Args: json.RawMessage(`{"agent_id":"{{agent:0}}"}`)}}},
+			{Text: "The subagent finished."},
+		}},
 		{Match: "browser-slow", Steps: []fleet.SimStep{
 			{Text: "Starting a long job.", Calls: shell("sleep 600")},
 			{Text: "The long job ended."},
@@ -164,6 +173,17 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`#turns .ev[data-kind="turn-tool_results"]`)),
 		chromedp.Click(css(`.tab[data-tab="events"]`)))
 
+	// A task with a subagent: the tree shows the parent and its child.
+	submit("browser-fanout: delegate to a subagent")
+	run("watch the fan-out task",
+		chromedp.WaitVisible(css(`#events .ev[data-kind="PARKED"]`)),
+		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)),
+		chromedp.WaitVisible(css(`#tree > li > ul > li > a`)))
+	if child := text(`#tree > li > ul > li > a`); !strings.Contains(child, "browser-child") || !strings.Contains(child, "succeeded") {
+		t.Errorf("the task tree shows the child as %q", child)
+	}
+	saveScreenshot(t, ctx, "dashboard-tree.png")
+
 	// A running task: steer it, then cancel it.
 	slow := submit("browser-slow: run the long job")
 	run("wait until the long job runs",
@@ -174,15 +194,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.SetValue(css(`#control-message`), "please hurry up"),
 		chromedp.Click(css(`#steer-button`)),
 		until(`document.querySelector('#toast').textContent.includes('steering sent')`))
-	shot := screenshotPath(t)
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
-	if err != nil {
-		t.Fatalf("screenshot: %v", err)
-	}
-	if err := os.WriteFile(shot, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot of the dashboard: %s", shot)
+	saveScreenshot(t, ctx, "dashboard.png")
 
 	run("cancel",
 		chromedp.Click(css(`#cancel-button`)),
@@ -193,16 +205,25 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 }
 
-// screenshotPath is where the screenshot goes: $AGENTFLEET_SCREENSHOT_DIR
-// when set (to keep it), else the test's temporary directory.
-func screenshotPath(t *testing.T) string {
+// saveScreenshot saves the page as a PNG in $AGENTFLEET_SCREENSHOT_DIR when
+// set (to keep it), else in the test's temporary directory, and logs where.
+func saveScreenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
 	dir := os.Getenv("AGENTFLEET_SCREENSHOT_DIR")
 	if dir == "" {
 		dir = t.TempDir()
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(dir, "dashboard.png")
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot of the dashboard: %s", path)
 }
 
 func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }

@@ -456,6 +456,9 @@ function onEvent(taskID, kind, m) {
       append(el("div", { class: "ev marker", "data-kind": kind, text: `input done · ${d.stop || d.state || ""}` + (d.turns ? ` · ${d.turns} turns` : "") }));
       break;
     case "PARKED":
+      for (const c of ui.calls.values()) {
+        if (c.box.dataset.kind === "TOOL_CALL_START") c.summary.textContent = "output (parked: the call runs again on resume)";
+      }
       append(el("div", { class: "ev marker", "data-kind": kind, text: "parked: waiting for subagents (no slot held)" }));
       scheduleRefresh();
       break;
