@@ -161,14 +161,28 @@ func StartDev(ctx context.Context, cfg DevConfig) (_ *Dev, err error) {
 		ln.Close()
 		return nil, fmt.Errorf("dev mode: %w", err)
 	}
+	// Every client sets up the streams (idempotently) before anything creates
+	// consumers: nats-server races a stream update against a concurrent
+	// consumer creation (seen under -race).
+	qs := make([]*queue.Client, cfg.Workers+1)
+	for i := range qs {
+		name := "agentfleet-dev-dispatcher"
+		if i > 0 {
+			name = fmt.Sprintf("agentfleet-dev-%s", devWorkerID(i-1))
+		}
+		if qs[i], err = d.queueClient(ctx, name); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	d.stop = stop
-	if err := d.startDispatcher(runCtx, ln); err != nil {
+	if err := d.startDispatcher(runCtx, ln, qs[0]); err != nil {
 		ln.Close()
 		return nil, err
 	}
-	for i := range cfg.Workers {
-		if err := d.startWorker(runCtx, i); err != nil {
+	for i, q := range qs[1:] {
+		if err := d.startWorker(runCtx, i, q); err != nil {
 			return nil, err
 		}
 	}
@@ -192,11 +206,10 @@ func (d *Dev) queueClient(ctx context.Context, name string) (*queue.Client, erro
 	return q, nil
 }
 
-func (d *Dev) startDispatcher(ctx context.Context, ln net.Listener) error {
-	q, err := d.queueClient(ctx, "agentfleet-dev-dispatcher")
-	if err != nil {
-		return err
-	}
+func devWorkerID(i int) string { return fmt.Sprintf("dev-w%d", i+1) }
+
+func (d *Dev) startDispatcher(ctx context.Context, ln net.Listener, q *queue.Client) error {
+	var err error
 	d.dispatcher, err = NewDispatcher(d.store, q, DispatcherConfig{Profiles: d.model.profiles, Logger: d.cfg.Logger.With("component", "dispatcher")})
 	if err != nil {
 		return err
@@ -225,12 +238,8 @@ func (d *Dev) startDispatcher(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-func (d *Dev) startWorker(ctx context.Context, i int) error {
-	id := fmt.Sprintf("dev-w%d", i+1)
-	q, err := d.queueClient(ctx, "agentfleet-dev-"+id)
-	if err != nil {
-		return err
-	}
+func (d *Dev) startWorker(ctx context.Context, i int, q *queue.Client) error {
+	id := devWorkerID(i)
 	w, err := NewWorker(WorkerConfig{
 		ID:            id,
 		Sessions:      d.cfg.Sessions,
