@@ -2,6 +2,10 @@
 // tests, with freshly generated ed25519 host and user keys, an
 // authorized_keys file and a known_hosts file that trusts the host key.
 //
+// Sessions get SHLVL=1 so that bash does not read the account's ~/.bashrc
+// (which it otherwise does for sshd sessions): tests stay independent of
+// the machine's dotfiles.
+//
 // It needs /usr/sbin/sshd (Debian: openssh-server). When the binary is
 // missing, Start skips the test, or fails it when
 // AGENTFLEET_REQUIRE_INTEGRATION=1. The server is stopped by t.Cleanup.
@@ -243,18 +247,23 @@ func (s *Server) config(opts Options) string {
 	line("PrintLastLog no")
 	line("UseDNS no")
 	line("LogLevel INFO")
-	if len(opts.SetEnv) > 0 {
-		keys := make([]string, 0, len(opts.SetEnv))
-		for k := range opts.SetEnv {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = k + "=" + opts.SetEnv[k]
-		}
-		line("SetEnv %s", strings.Join(parts, " "))
+	// bash reads ~/.bashrc in sessions started by sshd when it is a
+	// top-level shell; SHLVL=1 makes it a second-level one, so the tests do
+	// not depend on (or wait for) the machine's dotfiles.
+	env := map[string]string{"SHLVL": "1"}
+	for k, v := range opts.SetEnv {
+		env[k] = v
 	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + env[k]
+	}
+	line("SetEnv %s", strings.Join(parts, " "))
 	return b.String()
 }
 
