@@ -67,7 +67,7 @@ func (s *SSH) initLocked(ctx context.Context) error {
 		if len(lines) < 3 {
 			return fmt.Errorf("execenv: unexpected answer from remote host probe: %q", out)
 		}
-		s.platform, s.osVersion, s.hasRG = strings.ToLower(lines[0]), lines[1], lines[2] == "rg"
+		s.platform, s.osVersion, s.hasRG = strings.ToLower(lines[0]), lines[1], lines[2] == "rg" && !s.cfg.NoRipgrep
 		if s.workDir == "" {
 			if s.workDir, err = c.sftp.Getwd(); err != nil {
 				return fmt.Errorf("execenv: find the remote home directory: %w", err)

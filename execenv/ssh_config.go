@@ -58,6 +58,10 @@ type SSHConfig struct {
 	// MaxOutputBytes bounds retained output per stream; default DefaultMaxOutput.
 	MaxOutputBytes int
 
+	// NoRipgrep makes Grep use the pure-Go search over SFTP even when rg is
+	// installed on the remote host.
+	NoRipgrep bool
+
 	// Logger receives warnings (insecure host key, reconnects); default slog.Default().
 	Logger *slog.Logger
 }

@@ -89,9 +89,31 @@ echo "still running: $p $st"; exit 1`, pidFile)
 	}
 }
 
+// execTimingOut runs a command that prints marker once it is set up and
+// then runs past its timeout. On a loaded machine the timeout may fire
+// before the command got going; it is then retried with a longer one.
+func execTimingOut(t *testing.T, b *bundle, command, marker string) (execenv.ExecResult, time.Duration) {
+	t.Helper()
+	for timeout := time.Second; ; timeout *= 4 {
+		var mu sync.Mutex
+		var seen strings.Builder
+		res := b.exec(t, execenv.ExecRequest{Command: command, Timeout: timeout, OnOutput: func(_ execenv.OutputStream, c []byte) {
+			mu.Lock()
+			seen.Write(c)
+			mu.Unlock()
+		}})
+		mu.Lock()
+		started := strings.Contains(seen.String(), marker)
+		mu.Unlock()
+		if started || timeout > 20*time.Second {
+			return res, timeout
+		}
+		t.Logf("the command had not started after %v; retrying with a longer timeout", timeout)
+	}
+}
+
 func testTimeoutKillsGroup(t *testing.T, b *bundle) {
-	timeout := 2 * time.Second
-	res := b.exec(t, execenv.ExecRequest{Command: "sleep 300 & echo $! > sleeper.pid; echo partial; wait", Timeout: timeout})
+	res, timeout := execTimingOut(t, b, "sleep 300 & echo $! > sleeper.pid; echo partial; wait", "partial")
 	if !res.TimedOut || res.Canceled {
 		t.Fatalf("TimedOut=%v Canceled=%v, want a timeout", res.TimedOut, res.Canceled)
 	}
@@ -105,10 +127,7 @@ func testTimeoutKillsGroup(t *testing.T, b *bundle) {
 }
 
 func testIgnoresSIGTERM(t *testing.T, b *bundle) {
-	res := b.exec(t, execenv.ExecRequest{
-		Command: "trap '' TERM; echo $$ > stubborn.pid; echo ready; while :; do sleep 1; done",
-		Timeout: time.Second,
-	})
+	res, _ := execTimingOut(t, b, "trap '' TERM; echo $$ > stubborn.pid; echo ready; while :; do sleep 1; done", "ready")
 	if !res.TimedOut || res.ExitCode != -1 {
 		t.Fatalf("TimedOut=%v exit=%d, want a timeout ended by SIGKILL (-1)", res.TimedOut, res.ExitCode)
 	}
