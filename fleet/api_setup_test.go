@@ -39,9 +39,9 @@ type apiBundle struct {
 	client *Client
 }
 
-type storeMaker func(t *testing.T) store.Store
+type storeMaker func(t testing.TB) store.Store
 
-func sqliteStore(t *testing.T) store.Store {
+func sqliteStore(t testing.TB) store.Store {
 	s, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentfleet.db")})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func sqliteStore(t *testing.T) store.Store {
 	return s
 }
 
-func postgresStore(t *testing.T) store.Store {
+func postgresStore(t testing.TB) store.Store {
 	s, err := postgres.New(context.Background(), postgres.Config{DSN: pgtest.NewDatabase(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func bothStores(t *testing.T, f func(t *testing.T, mk storeMaker)) {
 	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, postgresStore) })
 }
 
-func setupAPI(t *testing.T, mk storeMaker) *apiBundle {
+func setupAPI(t testing.TB, mk storeMaker) *apiBundle {
 	t.Helper()
 	ns := natstest.Start(t)
 	nc := ns.Connect(t)
@@ -104,7 +104,7 @@ func setupAPI(t *testing.T, mk storeMaker) *apiBundle {
 }
 
 // tasksInStream returns the number of messages on the TASKS stream.
-func (b *apiBundle) tasksInStream(t *testing.T) uint64 {
+func (b *apiBundle) tasksInStream(t testing.TB) uint64 {
 	t.Helper()
 	s, err := b.js.Stream(context.Background(), b.q.Config().TasksStream)
 	if err != nil {

@@ -190,7 +190,8 @@ func (s TaskSpec) SubagentDepthLimit() int {
 }
 
 // WithDefaults returns the spec with its zero optional fields set to their
-// defaults (queue, child policy, subagent depth, environment kind). Profile stays as given: the dispatcher fills in its own default.
+// defaults (queue, child policy, subagent depth, environment kind). Profile
+// stays as given: the dispatcher fills in its own default.
 func (s TaskSpec) WithDefaults() TaskSpec {
 	if s.Queue == "" {
 		s.Queue = DefaultQueue

@@ -20,7 +20,6 @@ type progress struct {
 	counts    map[store.TaskState]int64
 	start     time.Time
 	last      time.Time
-	drawn     bool
 }
 
 func newProgress(w io.Writer, total int) *progress {
@@ -52,7 +51,6 @@ func (p *progress) line() string {
 func (p *progress) draw(force bool) {
 	if p.tty {
 		fmt.Fprintf(p.w, "\r%s", p.line())
-		p.drawn = true
 		return
 	}
 	if force || time.Since(p.last) >= 5*time.Second {
