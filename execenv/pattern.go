@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // compileGlob turns a slash-separated glob into an anchored regular
@@ -59,7 +60,8 @@ func writeSegment(b *strings.Builder, seg string) error {
 			}
 			b.WriteString(regexp.QuoteMeta(seg[i : i+1]))
 		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+			// Byte by byte: the bytes of a multi-byte rune go out in order.
+			b.WriteString(regexp.QuoteMeta(seg[i : i+1]))
 		}
 	}
 	return nil
@@ -92,7 +94,9 @@ func charClass(seg string, start int) (int, string, error) {
 		case c == ']' || c == '[' || c == '^':
 			b.WriteString(`\` + string(c))
 		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+			r, size := utf8.DecodeRuneInString(seg[i:])
+			b.WriteString(regexp.QuoteMeta(string(r)))
+			i += size - 1
 		}
 	}
 	return 0, "", fmt.Errorf("unterminated character class at offset %d", start)
