@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -32,7 +34,7 @@ type WaitingFor struct {
 func (r *run) park(ctx context.Context) {
 	w := r.w
 	ctx = context.WithoutCancel(ctx)
-	wf := WaitingFor{WaitID: strconv.Itoa(r.task.Attempts), Children: r.spawner.awaited()}
+	wf := WaitingFor{WaitID: strconv.Itoa(r.task.Attempts), Children: r.awaited()}
 	body, _ := json.Marshal(wf)
 	_, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning,
 		To: store.TaskWaiting, WorkerID: w.cfg.ID, WaitingFor: body})
@@ -47,20 +49,76 @@ func (r *run) park(ctx context.Context) {
 	}
 	w.metrics.parks.Inc()
 	r.log.Debug("parked", "waiting_for", wf.Children)
-	for _, c := range wf.Children {
-		ct, err := w.st.GetTask(ctx, store.GetTaskParams{ID: c})
-		if err == nil && ct.State.Terminal() {
-			if err := w.enqueueResume(ctx, r.task, r.spec, wf, c); err != nil {
-				r.log.Warn("resuming after a child that already ended", "err", err)
-			}
-			break
+	if done, last := w.allEnded(ctx, wf.Children); done {
+		if err := w.enqueueResume(ctx, r.task, r.spec, wf, last); err != nil {
+			r.log.Warn("resuming after children that already ended", "err", err)
 		}
 	}
 	w.settle(r.d, func() error { return r.d.Ack(ctx) })
 }
 
+// awaited is every child the parked round waits for: the one whose wait
+// parked the session and those of the round's later wait calls, which
+// could not complete before it anyway. The parent wakes once all of them
+// have ended, so children ending together wake it once.
+func (r *run) awaited() []uuid.UUID {
+	ids := r.spawner.awaited()
+	for _, call := range pendingWaitCalls(r.sess.History()) {
+		var args struct {
+			AgentID string `json:"agent_id"`
+		}
+		if json.Unmarshal(call.Arguments, &args) != nil {
+			continue
+		}
+		if id, err := uuid.Parse(args.AgentID); err == nil && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// pendingWaitCalls returns the wait calls of the last assistant turn that
+// have no recorded result.
+func pendingWaitCalls(h []agent.Turn) []llm.ToolCall {
+	last := -1
+	for i := len(h) - 1; i >= 0 && last < 0; i-- {
+		if h[i].Kind == agent.TurnAssistant {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for _, t := range h[last+1:] {
+		for _, res := range t.Results {
+			answered[res.ToolCallID] = true
+		}
+	}
+	var out []llm.ToolCall
+	for _, c := range h[last].ToolCalls {
+		if c.Name == "wait" && !answered[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// allEnded reports whether every task in ids is final, and one of them.
+func (w *Worker) allEnded(ctx context.Context, ids []uuid.UUID) (bool, uuid.UUID) {
+	var last uuid.UUID
+	for _, id := range ids {
+		t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
+		if err != nil || !t.State.Terminal() {
+			return false, uuid.Nil
+		}
+		last = id
+	}
+	return len(ids) > 0, last
+}
+
 // wakeParent publishes the resume of t's parent when the parent is parked
-// waiting for t. Every worker that records the end of a child of that wait
+// waiting for t and every other child it waits for has ended too. Every worker that records the end of a child of that wait
 // publishes the same message id, so one resume is enqueued.
 func (w *Worker) wakeParent(ctx context.Context, t store.Task) error {
 	if t.ParentID == uuid.Nil {
@@ -72,6 +130,9 @@ func (w *Worker) wakeParent(ctx context.Context, t store.Task) error {
 	}
 	var wf WaitingFor
 	if err := json.Unmarshal(p.WaitingFor, &wf); err != nil || !slices.Contains(wf.Children, t.ID) {
+		return nil
+	}
+	if done, _ := w.allEnded(ctx, wf.Children); !done {
 		return nil
 	}
 	var spec TaskSpec

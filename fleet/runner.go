@@ -102,6 +102,9 @@ func (w *Worker) handle(d *queue.Delivery) {
 		w.failTask(ctx, d, task, ReasonBadSpec, fmt.Sprintf("the task spec is not valid JSON: %v", err))
 		return
 	}
+	if spec.MaxLiveChildren == 0 {
+		spec.MaxLiveChildren = w.cfg.MaxLiveChildren
+	}
 	w.claimAndRun(ctx, d, task, spec.WithDefaults())
 }
 

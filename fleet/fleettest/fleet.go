@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -174,8 +175,7 @@ func (f *Fleet) StartWorkerWith(cfg fleet.WorkerConfig) *Worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fw, err := fleet.NewWorker(cfg, fleet.WorkerDeps{Store: f.Store, Queue: q,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	fw, err := fleet.NewWorker(cfg, fleet.WorkerDeps{Store: f.Store, Queue: q, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,6 +235,14 @@ func (w *Worker) stop() {
 		w.done <- err
 	case <-time.After(Wait):
 	}
+}
+
+// testLogger discards logs unless FLEETTEST_LOG is set (then: debug to stderr).
+func testLogger() *slog.Logger {
+	if os.Getenv("FLEETTEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
 // Spec returns a task spec for the anthropic profile whose model follows

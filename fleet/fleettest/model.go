@@ -85,6 +85,8 @@ type gate struct {
 	arrived, open chan struct{}
 	arrivedOnce   sync.Once
 	openOnce      sync.Once
+	count         int           // arrivals; guarded by Model.mu
+	changed       chan struct{} // closed and replaced at each arrival; guarded by Model.mu
 }
 
 // NewModel starts the simulated provider; it stops when the test ends.
@@ -110,7 +112,7 @@ func (m *Model) gate(name string) *gate {
 	defer m.mu.Unlock()
 	g, ok := m.gates[name]
 	if !ok {
-		g = &gate{arrived: make(chan struct{}), open: make(chan struct{})}
+		g = &gate{arrived: make(chan struct{}), open: make(chan struct{}), changed: make(chan struct{})}
 		m.gates[name] = g
 	}
 	return g
@@ -124,6 +126,25 @@ func (m *Model) Open(name string) {
 
 // Arrived is closed once a request reached the gate.
 func (m *Model) Arrived(name string) <-chan struct{} { return m.gate(name).arrived }
+
+// WaitArrivals waits until n requests have reached the gate (held or
+// released) or ctx ends.
+func (m *Model) WaitArrivals(ctx context.Context, name string, n int) error {
+	g := m.gate(name)
+	for {
+		m.mu.Lock()
+		count, ch := g.count, g.changed
+		m.mu.Unlock()
+		if count >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("fleettest: %d of %d requests reached gate %q: %w", count, n, name, ctx.Err())
+		}
+	}
+}
 
 // Requests returns how many requests asked for step n of the script in
 // prompt (more than one means the step was asked again: a retry or a
@@ -186,6 +207,11 @@ func (m *Model) reply(ctx context.Context, c conversation) (llmtest.Reply, bool)
 	if st.Gate != "" {
 		g := m.gate(st.Gate)
 		g.arrivedOnce.Do(func() { close(g.arrived) })
+		m.mu.Lock()
+		g.count++
+		close(g.changed)
+		g.changed = make(chan struct{})
+		m.mu.Unlock()
 		select {
 		case <-g.open:
 		case <-ctx.Done():
