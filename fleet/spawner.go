@@ -62,7 +62,11 @@ func (s *spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	child := res.Task
 	if child.State == store.TaskQueued {
 		msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: child.ID.String()}
-		if _, err := w.q.Send(ctx, w.targetFor(child, spec), msg, "start:"+child.ID.String()); err != nil {
+		to := queue.ToQueue(spec.Queue)
+		if pinned(spec) {
+			to = queue.ToWorker(w.cfg.ID) // the files are here
+		}
+		if _, err := w.q.Send(ctx, to, msg, "start:"+child.ID.String()); err != nil {
 			return agent.SubagentStatus{}, fmt.Errorf("enqueueing the subagent task: %w", err)
 		}
 		w.metrics.spawns.Inc()

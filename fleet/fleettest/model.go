@@ -30,7 +30,9 @@ type Step struct {
 	// replaced by every tool result of the conversation, one per line;
 	// "{{last_user}}" by the last user or steering message.
 	Text string `json:"text,omitempty"`
-	// Calls are tool calls to make (executed by the session's tools).
+	// Calls are tool calls to make (executed by the session's tools). In
+	// their arguments "{{agent:N}}" becomes the N-th agent id returned by
+	// spawn_agent so far (from 0).
 	Calls []Call `json:"calls,omitempty"`
 	// Gate holds the answer until the test opens it (Model.Open).
 	Gate string `json:"gate,omitempty"`
@@ -253,8 +255,12 @@ func render(st Step, c conversation) llmtest.Reply {
 		return llmtest.Reply{Text: text, Usage: usage()}
 	}
 	rep := llmtest.Reply{Usage: usage()}
+	ids := c.agentIDs()
 	for i, call := range st.Calls {
 		args, _ := json.Marshal(call.Args)
+		for j := len(ids) - 1; j >= 0; j-- {
+			args = bytes.ReplaceAll(args, []byte(fmt.Sprintf("{{agent:%d}}", j)), []byte(ids[j]))
+		}
 		rep.ToolCalls = append(rep.ToolCalls, llmtest.ToolCallReply{
 			ID: fmt.Sprintf("toolu_%d_%d", c.assistantTurns, i), Name: call.Name, Arguments: string(args)})
 	}
@@ -282,6 +288,23 @@ type conversation struct {
 	lastUser       string
 	assistantTurns int
 	results        []string
+}
+
+// agentIDs lists the agent ids in tool results (spawn_agent's), in order,
+// for the "{{agent:N}}" placeholders of a Step's call arguments.
+func (c conversation) agentIDs() []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, r := range c.results {
+		var v struct {
+			AgentID string `json:"agent_id"`
+		}
+		if json.Unmarshal([]byte(r), &v) == nil && v.AgentID != "" && !seen[v.AgentID] {
+			seen[v.AgentID] = true
+			ids = append(ids, v.AgentID)
+		}
+	}
+	return ids
 }
 
 // parseAnthropic reads a Messages API request body.

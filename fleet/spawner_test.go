@@ -1,0 +1,253 @@
+package fleet_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/execenv/sshtest"
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// fanOut is a parent script: spawn one child per entry, wait for all of
+// them in one round, then answer with every result.
+func fanOut(children [][]fleettest.Step) []fleettest.Step {
+	var spawns, waits []fleettest.Call
+	for i, steps := range children {
+		spawns = append(spawns, fleettest.Spawn(fmt.Sprintf("child %d", i), steps...))
+		waits = append(waits, fleettest.Call{Name: "wait", Args: map[string]any{"agent_id": fmt.Sprintf("{{agent:%d}}", i)}})
+	}
+	return []fleettest.Step{{Calls: spawns}, {Calls: waits}, {Text: "children said:\n{{results}}"}}
+}
+
+// sharedSpec is a parent spec whose environment is a shared local volume,
+// so its children may run on any worker.
+func sharedSpec(t *testing.T, title string, steps ...fleettest.Step) fleet.TaskSpec {
+	spec := fleettest.Spec(title, steps...)
+	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: t.TempDir(), Shared: true}
+	return spec
+}
+
+func children(t *testing.T, f *fleettest.Fleet, parent uuid.UUID) []store.Task {
+	t.Helper()
+	kids, err := f.Store.Children(waitCtx(t), store.ChildrenParams{ParentID: parent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kids.Children
+}
+
+// TestTwentyChildrenOnFourSlots: a parent spawning 20 children on 2
+// workers with 2 slots each completes, because a waiting parent holds no
+// slot.
+func TestTwentyChildrenOnFourSlots(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+	var kids [][]fleettest.Step
+	for i := range 20 {
+		kids = append(kids, []fleettest.Step{{Text: fmt.Sprintf("output of child %d", i)}})
+	}
+	spec := sharedSpec(t, "twenty", fanOut(kids)...)
+	spec.MaxLiveChildren = 20
+	id := f.Submit(spec)
+	res := succeeded(t, f.WaitDone(id))
+	for i := range 20 {
+		if !strings.Contains(res.FinalText, fmt.Sprintf("output of child %d\"", i)) {
+			t.Fatalf("parent result lacks child %d:\n%s", i, res.FinalText)
+		}
+	}
+	workers := map[string]bool{}
+	for _, c := range children(t, f, id) {
+		succeeded(t, c)
+		workers[c.WorkerID] = true
+		if c.RootID != id || c.Depth != 1 {
+			t.Fatalf("child %s: root %s depth %d", c.ID, c.RootID, c.Depth)
+		}
+	}
+	if len(workers) != 2 {
+		t.Fatalf("children ran on %v, want both workers", workers)
+	}
+}
+
+// TestSSHChildrenRunOnBothWorkers: children of an SSH parent run on both
+// workers at once, and the parent's result includes every child's output.
+func TestSSHChildrenRunOnBothWorkers(t *testing.T) {
+	t.Parallel()
+	sshd := sshtest.Start(t)
+	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2, Worker: func(_ int, c *fleet.WorkerConfig) {
+		c.SSHKeys = map[string]fleet.SSHKeyConfig{"k": {KeyFile: sshd.KeyFile, KnownHostsFile: sshd.KnownHostsFile}}
+	}})
+	dir := t.TempDir()
+	var kids [][]fleettest.Step
+	for i := range 4 {
+		kids = append(kids, []fleettest.Step{
+			{Gate: "all-four", Calls: []fleettest.Call{fleettest.Shell(fmt.Sprintf("echo child-%d > c%d.txt && cat c%d.txt", i, i, i))}},
+			{Text: "child says {{results}}"},
+		})
+	}
+	spec := fleettest.Spec("ssh parent", fanOut(kids)...)
+	spec.Environment = fleet.Environment{Kind: fleet.EnvSSH, Host: sshd.Host, Port: sshd.Port, User: sshd.User, KeyRef: "k", WorkingDir: dir}
+	id := f.Submit(spec)
+	// Four children at the gate at once need all four slots: both workers.
+	if err := f.Model.WaitArrivals(waitCtx(t), "all-four", 4); err != nil {
+		t.Fatal(err)
+	}
+	f.Model.Open("all-four")
+	res := succeeded(t, f.WaitDone(id))
+	workers := map[string]bool{}
+	for _, c := range children(t, f, id) {
+		workers[c.WorkerID] = true
+	}
+	for i := range 4 {
+		if !strings.Contains(res.FinalText, fmt.Sprintf("child-%d", i)) {
+			t.Fatalf("parent result lacks child %d:\n%s", i, res.FinalText)
+		}
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("c%d.txt", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(workers) != 2 {
+		t.Fatalf("children ran on %v, want both workers", workers)
+	}
+}
+
+// TestLocalChildrenRunOnTheParentsWorker: children of a parent with a local
+// workspace run on its worker and see its files.
+func TestLocalChildrenRunOnTheParentsWorker(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+	kid := []fleettest.Step{{Calls: []fleettest.Call{fleettest.Shell("cat note.txt")}}, {Text: "read {{results}}"}}
+	steps := append([]fleettest.Step{{Calls: []fleettest.Call{fleettest.Shell("echo secret-of-the-parent > note.txt")}}},
+		fanOut([][]fleettest.Step{kid, kid, kid})...)
+	id := f.Submit(fleettest.Spec("local parent", steps...))
+	parent := f.WaitDone(id)
+	res := succeeded(t, parent)
+	if strings.Count(res.FinalText, "secret-of-the-parent") != 3 {
+		t.Fatalf("children did not all read the parent's file:\n%s", res.FinalText)
+	}
+	for _, c := range children(t, f, id) {
+		if c.WorkerID != parent.WorkerID {
+			t.Fatalf("child ran on %s, parent on %s", c.WorkerID, parent.WorkerID)
+		}
+	}
+}
+
+// TestChildrenEndingTogetherWakeParentOnce: the parent waits for two
+// children in one round; they end together and it is resumed once.
+func TestChildrenEndingTogetherWakeParentOnce(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+	kid := []fleettest.Step{{Gate: "together", Text: "same instant"}}
+	steps := fanOut([][]fleettest.Step{kid, kid})
+	id := f.Submit(sharedSpec(t, "pair", steps...))
+	if err := f.Model.WaitArrivals(waitCtx(t), "together", 2); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitState(id, store.TaskWaiting)
+	f.Model.Open("together")
+	parent := f.WaitDone(id)
+	succeeded(t, parent)
+	if parent.Attempts != 2 {
+		t.Fatalf("parent claimed %d times, want 2 (start, one resume)", parent.Attempts)
+	}
+	if n := f.Model.Requests(fleettest.Prompt("pair", steps...), 2); n != 1 {
+		t.Fatalf("the parent's final step was asked %d times", n)
+	}
+}
+
+// TestCancelRootCancelsTree: cancelling the root mid-run cancels every
+// descendant, and no child starts after the cancel.
+func TestCancelRootCancelsTree(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+	grandkid := []fleettest.Step{{Gate: "tree", Text: "never"}}
+	kid := fanOut([][]fleettest.Step{grandkid})
+	kid[0].Calls = append(kid[0].Calls, fleettest.Call{Name: "shell", Args: map[string]any{"command": "true"}})
+	var kids [][]fleettest.Step
+	for range 6 {
+		kids = append(kids, kid)
+	}
+	spec := sharedSpec(t, "tree", fanOut(kids)...)
+	depth := 2
+	spec.MaxSubagentDepth = &depth
+	id := f.Submit(spec)
+	if err := f.Model.WaitArrivals(waitCtx(t), "tree", 2); err != nil {
+		t.Fatal(err)
+	}
+	cancelAt := time.Now()
+	if _, err := fleet.CancelTree(waitCtx(t), f.Store, f.Queue, id, "stop it"); err != nil {
+		t.Fatal(err)
+	}
+	f.Model.Open("tree")
+	tree, err := f.Store.TaskTree(waitCtx(t), store.TaskTreeParams{RootID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tree {
+		done := f.WaitDone(task.ID)
+		if done.State != store.TaskCancelled {
+			t.Fatalf("task %s (depth %d) ended %s", task.ID, task.Depth, done.State)
+		}
+		if !done.StartedAt.IsZero() && done.StartedAt.After(cancelAt) {
+			t.Fatalf("task %s started at %s, after the cancel at %s", task.ID, done.StartedAt, cancelAt)
+		}
+	}
+	if len(tree) < 3 {
+		t.Fatalf("tree has %d tasks; the test wants grandchildren", len(tree))
+	}
+	// Every worker is free again.
+	succeeded(t, f.WaitDone(f.Submit(fleettest.Spec("after", fleettest.Step{Text: "ok"}))))
+}
+
+// TestParentWorkerKilled: the worker holding the parent dies while the
+// parent is parked, and (in a second tree) while it runs; the trees
+// complete on the other worker.
+func TestParentWorkerKilled(t *testing.T) {
+	t.Parallel()
+	for _, when := range []string{"parked", "running"} {
+		t.Run(when, func(t *testing.T) {
+			t.Parallel()
+			f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+			kid := []fleettest.Step{{Gate: "kid-" + when, Text: "child finished"}}
+			steps := fanOut([][]fleettest.Step{kid, kid})
+			if when == "running" {
+				// After the children are done the parent is held in its final model call.
+				steps[2].Gate = "parent-" + when
+			}
+			id := f.Submit(sharedSpec(t, "killed "+when, steps...))
+			if err := f.Model.WaitArrivals(waitCtx(t), "kid-"+when, 2); err != nil {
+				t.Fatal(err)
+			}
+			parent := f.WaitState(id, store.TaskWaiting)
+			holder := parent.WorkerID
+			if when == "running" {
+				f.Model.Open("kid-" + when)
+				if err := f.Model.WaitArrivals(waitCtx(t), "parent-"+when, 1); err != nil {
+					t.Fatal(err)
+				}
+				holder = f.Task(id).WorkerID
+			}
+			for _, w := range f.Workers() {
+				if w.ID() == holder {
+					w.Kill(t)
+				}
+			}
+			f.Model.Open("kid-" + when)
+			f.Model.Open("parent-" + when)
+			res := succeeded(t, f.WaitDone(id))
+			if strings.Count(res.FinalText, "child finished") != 2 {
+				t.Fatalf("result %q", res.FinalText)
+			}
+			if final := f.Task(id); final.WorkerID == holder {
+				t.Fatalf("finished on the killed worker %s", holder)
+			}
+		})
+	}
+}
