@@ -7,7 +7,7 @@ import (
 	"github.com/agentfleet/agentfleet/execenv/execenvtest"
 )
 
-func newLocal(t *testing.T, cfg execenv.LocalConfig) *execenv.Local {
+func newLocal(t testing.TB, cfg execenv.LocalConfig) *execenv.Local {
 	t.Helper()
 	env, err := execenv.NewLocal(cfg)
 	if err != nil {
