@@ -47,18 +47,7 @@ func (c LocalConfig) WithDefaults() LocalConfig {
 			c.WorkingDir = abs
 		}
 	}
-	if c.DefaultTimeout == 0 {
-		c.DefaultTimeout = DefaultTimeout
-	}
-	if c.MaxTimeout == 0 {
-		c.MaxTimeout = MaxTimeout
-	}
-	if c.MaxOutputBytes == 0 {
-		c.MaxOutputBytes = DefaultMaxOutput
-	}
-	if c.EnvPolicy == "" {
-		c.EnvPolicy = EnvInheritAll
-	}
+	commandDefaults(&c.DefaultTimeout, &c.MaxTimeout, &c.MaxOutputBytes, &c.EnvPolicy)
 	return c
 }
 

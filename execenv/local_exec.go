@@ -124,20 +124,27 @@ func (r *localRun) copy(w io.Writer, p *os.File) {
 	_, _ = io.Copy(w, p)
 }
 
-// drain waits for the readers, at most drainTimeout, then closes the pipes.
+// drain waits for the readers, closing the pipes if they linger.
 func (r *localRun) drain() {
-	done := make(chan struct{})
-	go func() { r.readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(drainTimeout):
+	closePipes := func() {
 		for _, p := range r.pipes {
 			p.Close()
 		}
-		<-done
 	}
-	for _, p := range r.pipes {
-		p.Close()
+	waitReaders(&r.readers, closePipes)
+	closePipes()
+}
+
+// waitReaders waits for output readers at most drainTimeout, then calls
+// abort (which must make them return) and waits again.
+func waitReaders(readers *sync.WaitGroup, abort func()) {
+	done := make(chan struct{})
+	go func() { readers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(drainTimeout):
+		abort()
+		<-done
 	}
 }
 

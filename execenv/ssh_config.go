@@ -94,18 +94,7 @@ func (c SSHConfig) WithDefaults() SSHConfig {
 	if c.KeepAlive == 0 {
 		c.KeepAlive = DefaultSSHKeepAlive
 	}
-	if c.DefaultTimeout == 0 {
-		c.DefaultTimeout = DefaultTimeout
-	}
-	if c.MaxTimeout == 0 {
-		c.MaxTimeout = MaxTimeout
-	}
-	if c.MaxOutputBytes == 0 {
-		c.MaxOutputBytes = DefaultMaxOutput
-	}
-	if c.EnvPolicy == "" {
-		c.EnvPolicy = EnvInheritAll
-	}
+	commandDefaults(&c.DefaultTimeout, &c.MaxTimeout, &c.MaxOutputBytes, &c.EnvPolicy)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -132,6 +121,22 @@ func (c SSHConfig) Validate() error {
 	}
 	errs = append(errs, validateCommon("SSHConfig", c.DefaultTimeout, c.MaxTimeout, c.MaxOutputBytes, c.EnvPolicy))
 	return errors.Join(errs...)
+}
+
+// commandDefaults fills the command settings Local and SSH share.
+func commandDefaults(def, max *time.Duration, maxOut *int, policy *EnvPolicy) {
+	if *def == 0 {
+		*def = DefaultTimeout
+	}
+	if *max == 0 {
+		*max = MaxTimeout
+	}
+	if *maxOut == 0 {
+		*maxOut = DefaultMaxOutput
+	}
+	if *policy == "" {
+		*policy = EnvInheritAll
+	}
 }
 
 // validateCommon checks the fields Local and SSH share.

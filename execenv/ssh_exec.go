@@ -187,16 +187,7 @@ func (s *SSH) signalGroup(ctx context.Context, c *sshConn, pgid int, sig string)
 }
 
 // drain waits for the output readers, closing the session if they linger.
-func (r *sshRun) drain() {
-	done := make(chan struct{})
-	go func() { r.readers.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(drainTimeout):
-		r.sess.Close()
-		<-done
-	}
-}
+func (r *sshRun) drain() { waitReaders(&r.readers, func() { r.sess.Close() }) }
 
 // remoteExitCode maps the session's end to an exit code.
 func remoteExitCode(waitErr error, signaled bool) (int, error) {
