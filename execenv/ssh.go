@@ -13,10 +13,11 @@ import (
 type SSH struct {
 	cfg SSHConfig
 
-	mu     sync.Mutex // guards cur and closed
-	cur    *sshConn
-	closed bool
-	wg     sync.WaitGroup // connection watchers and keepalives
+	mu      sync.Mutex // guards cur, closed and running
+	cur     *sshConn
+	closed  bool
+	running map[*sshRun]struct{} // commands in flight, killed by Cleanup
+	wg      sync.WaitGroup       // connection watchers and keepalives
 
 	infoMu    sync.Mutex // guards the fields below, set by Initialize
 	inited    bool
@@ -35,7 +36,7 @@ func NewSSH(cfg SSHConfig) (*SSH, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &SSH{cfg: cfg, workDir: cfg.WorkingDir}, nil
+	return &SSH{cfg: cfg, workDir: cfg.WorkingDir, running: map[*sshRun]struct{}{}}, nil
 }
 
 // Initialize connects, learns the remote platform and whether rg is
@@ -81,9 +82,10 @@ func (s *SSH) initLocked(ctx context.Context) error {
 	})
 }
 
-// Cleanup closes the connection; later calls do nothing. Commands still
-// running are killed by their own Exec calls as their contexts end.
+// Cleanup kills the process groups of commands still running and closes
+// the connection; later calls do nothing.
 func (s *SSH) Cleanup(ctx context.Context) error {
+	s.killRunning(ctx)
 	s.closeAll()
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -52,6 +53,8 @@ func (s *SSH) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("execenv: start remote command: %w", err)
 	}
+	s.track(run, true)
+	defer s.track(run, false)
 	return s.finish(ctx, run, effectiveTimeout(req.Timeout, s.cfg.DefaultTimeout, s.cfg.MaxTimeout))
 }
 
@@ -61,8 +64,9 @@ type sshRun struct {
 	sess           *ssh.Session
 	started        time.Time
 	stdout, stderr *headTail
-	pgid           chan int   // receives the remote process group id once
-	waited         chan error // receives the session's Wait result once
+	pgid           chan int     // receives the remote process group id once
+	pgKnown        atomic.Int64 // the same id, for Cleanup; 0 until known
+	waited         chan error   // receives the session's Wait result once
 	readers        sync.WaitGroup
 }
 
@@ -106,6 +110,7 @@ func (r *sshRun) readStdout(w io.Writer, pipe io.Reader) {
 	br := bufio.NewReader(pipe)
 	line, err := br.ReadString('\n')
 	if pg, convErr := strconv.Atoi(strings.TrimSpace(line)); convErr == nil && err == nil {
+		r.pgKnown.Store(int64(pg))
 		r.pgid <- pg
 	} else if line != "" {
 		_, _ = w.Write([]byte(line))
@@ -174,6 +179,32 @@ func (s *SSH) terminateRemote(ctx context.Context, run *sshRun) error {
 	case <-time.After(drainTimeout):
 		run.sess.Close()
 		return <-run.waited
+	}
+}
+
+// track adds or removes a command in flight, for Cleanup.
+func (s *SSH) track(run *sshRun, add bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if add {
+		s.running[run] = struct{}{}
+	} else {
+		delete(s.running, run)
+	}
+}
+
+// killRunning sends SIGKILL to the process groups of commands in flight.
+func (s *SSH) killRunning(ctx context.Context) {
+	s.mu.Lock()
+	var runs []*sshRun
+	for r := range s.running {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		if pg := r.pgKnown.Load(); pg > 0 && !r.conn.dead() {
+			s.signalGroup(ctx, r.conn, int(pg), "KILL")
+		}
 	}
 }
 
