@@ -69,3 +69,28 @@ func BenchmarkGrepGoSource(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGlobGoSource finds **/*_test.go under $(go env GOROOT)/src
+// locally and over SSH (listing over SFTP).
+func BenchmarkGlobGoSource(b *testing.B) {
+	root := filepath.Join(runtime.GOROOT(), "src")
+	srv := startSSH(b)
+	envs := map[string]execenv.Environment{
+		"local": newLocal(b, execenv.LocalConfig{WorkingDir: root}),
+		"ssh":   newSSH(b, srv.Config(root)),
+	}
+	ctx := context.Background()
+	for name, env := range envs {
+		if err := env.Initialize(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := env.Glob(ctx, execenv.GlobRequest{Pattern: "**/*_test.go"})
+				if err != nil || res.Total == 0 {
+					b.Fatalf("%+v, %v", res.Total, err)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -79,6 +80,7 @@ func globTree(ctx context.Context, fsys walkFS, base string, p globPlan) (GlobRe
 		}
 		return a.rel < b.rel
 	})
+	var mu sync.Mutex // guards hits: walk calls visit concurrently
 	w := &walker{fsys: fsys, root: start}
 	err := w.walk(ctx, func(abs string, d fs.DirEntry) error {
 		rel, ok := relUnder(base, abs)
@@ -89,7 +91,9 @@ func globTree(ctx context.Context, fsys walkFS, base string, p globPlan) (GlobRe
 		if info, err := d.Info(); err == nil {
 			mtime = info.ModTime()
 		}
+		mu.Lock()
 		hits.add(globHit{rel: rel, mtime: mtime})
+		mu.Unlock()
 		return nil
 	})
 	if err != nil {

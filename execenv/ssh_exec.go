@@ -2,6 +2,7 @@ package execenv
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -105,15 +106,32 @@ func (s *SSH) startRemote(c *sshConn, script string, onOutput func(OutputStream,
 	return run, nil
 }
 
-// readStdout takes the process group id from the first line, then copies the rest.
+// pgidMarker starts the line on which the wrapper reports the process
+// group; output before it (a login shell's greeting) is dropped.
+const pgidMarker = "agentfleet-pgid:"
+
+// maxLoginNoise bounds what is dropped while looking for the marker; past
+// it, everything is passed on as output.
+const maxLoginNoise = 64 << 10
+
+// readStdout takes the process group id from the marker line, then copies the rest.
 func (r *sshRun) readStdout(w io.Writer, pipe io.Reader) {
-	br := bufio.NewReader(pipe)
-	line, err := br.ReadString('\n')
-	if pg, convErr := strconv.Atoi(strings.TrimSpace(line)); convErr == nil && err == nil {
-		r.pgKnown.Store(int64(pg))
-		r.pgid <- pg
-	} else if line != "" {
-		_, _ = w.Write([]byte(line))
+	br := bufio.NewReaderSize(pipe, maxLoginNoise)
+	var noise []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if rest, ok := bytes.CutPrefix(line, []byte(pgidMarker)); ok {
+			if pg, convErr := strconv.Atoi(strings.TrimSpace(string(rest))); convErr == nil {
+				r.pgKnown.Store(int64(pg))
+				r.pgid <- pg
+			}
+			break
+		}
+		noise = append(noise, line...)
+		if (err != nil && err != bufio.ErrBufferFull) || len(noise) > maxLoginNoise {
+			_, _ = w.Write(noise)
+			break
+		}
 	}
 	_, _ = io.Copy(w, br)
 }
@@ -249,9 +267,9 @@ func (s *SSH) execScript(req ExecRequest, dir string) (string, error) {
 		fmt.Fprintf(&b, "export %s=%s\n", k, shQuote(req.Env[k]))
 	}
 	fmt.Fprintf(&b, "cd -- %s || exit 1\n", shQuote(dir))
-	// The child prints its own pid (= its process group after setsid)
-	// before running the command, so it is the first line of stdout.
-	fmt.Fprintf(&b, "\"$__setsid\" \"$BASH\" -c 'printf \"%%s\\n\" \"$$\"; exec \"$BASH\" -c \"$1\"' agentfleet %s </dev/null &\n", shQuote(req.Command))
+	// The child reports its own pid (= its process group after setsid)
+	// before running the command, so the marker precedes its output.
+	fmt.Fprintf(&b, "\"$__setsid\" \"$BASH\" -c 'printf \"%s%%s\\n\" \"$$\"; exec \"$BASH\" -c \"$1\"' agentfleet %s </dev/null &\n", pgidMarker, shQuote(req.Command))
 	b.WriteString("__pg=$!\nwait \"$__pg\"\n__rc=$?\nkill -KILL -- -\"$__pg\" 2>/dev/null\nexit \"$__rc\"\n")
 	return "exec bash -c " + shQuote(b.String()), nil
 }

@@ -166,3 +166,24 @@ func TestSSHConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestSSHLoginNoiseIsNotOutput(t *testing.T) {
+	t.Parallel()
+	noise := filepath.Join(t.TempDir(), "noise.sh")
+	// BASH_ENV is read by every non-interactive bash; only the login shell prints.
+	script := "if [ -z \"$NOISE_DONE\" ]; then export NOISE_DONE=1; echo 'Welcome to the host'; echo '42'; fi\n"
+	if err := os.WriteFile(noise, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := sshtest.StartWith(t, sshtest.Options{SetEnv: map[string]string{"BASH_ENV": noise}})
+	env := newSSH(t, srv.Config(t.TempDir()))
+	ctx := testCtx(t)
+	res, err := env.Exec(ctx, execenv.ExecRequest{Command: "echo out"})
+	if err != nil || res.Stdout != "out\n" {
+		t.Fatalf("stdout %q, %v: the login greeting must not be taken for output", res.Stdout, err)
+	}
+	res, err = env.Exec(ctx, execenv.ExecRequest{Command: "trap '' TERM; echo ready; sleep 300", Timeout: 2 * time.Second})
+	if err != nil || !res.TimedOut || res.ExitCode != -1 || res.Stdout != "ready\n" {
+		t.Fatalf("timeout after a login greeting: %+v, %v", res, err)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io/fs"
 	"path"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // walker visits the files of a tree the way ripgrep does with our flags:
@@ -19,11 +21,19 @@ type walker struct {
 // visitFunc receives each regular file: its absolute path and its entry.
 type visitFunc func(abs string, d fs.DirEntry) error
 
-// walk calls visit for every file that is not ignored. Unreadable
+// walkParallelism is how many directories are read at once: it hides the
+// round trip of each SFTP directory listing and overlaps local disk reads.
+const walkParallelism = 8
+
+// walk calls visit for every file that is not ignored, from several
+// goroutines at once (visit must be safe for concurrent use). Unreadable
 // directories are skipped, as ripgrep skips them.
 func (w *walker) walk(ctx context.Context, visit visitFunc) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(walkParallelism)
 	stack := w.ancestorIgnores()
-	return w.walkDir(ctx, w.root, stack, visit)
+	g.Go(func() error { return w.walkDir(gctx, g, w.root, stack, visit) })
+	return g.Wait()
 }
 
 // ancestorIgnores loads the .gitignore files of the root's parents, outermost first.
@@ -51,8 +61,9 @@ func (w *walker) loadIgnore(dir string) *ignoreFile {
 	return parseIgnoreFile(dir, data)
 }
 
-// walkDir visits one directory.
-func (w *walker) walkDir(ctx context.Context, dir string, stack ignoreStack, visit visitFunc) error {
+// walkDir visits one directory. Subdirectories go to new goroutines of g
+// while it has room, and are walked inline otherwise.
+func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, stack ignoreStack, visit visitFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -71,14 +82,16 @@ func (w *walker) walkDir(ctx context.Context, dir string, stack ignoreStack, vis
 		if !w.keep(abs, e, stack) {
 			continue
 		}
-		if e.IsDir() {
-			if err := w.walkDir(ctx, abs, stack, visit); err != nil {
+		if !e.IsDir() {
+			if err := visit(abs, e); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := visit(abs, e); err != nil {
-			return err
+		if !g.TryGo(func() error { return w.walkDir(ctx, g, abs, stack, visit) }) {
+			if err := w.walkDir(ctx, g, abs, stack, visit); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
