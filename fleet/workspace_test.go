@@ -1,0 +1,81 @@
+package fleet_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "root"},
+		{"tag", "v1"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "README"), []byte("hello\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		exec.Command("git", "-C", dir, "add", "README").Run()
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Skipf("git unavailable: %v %s", err, out)
+		}
+	}
+	return dir
+}
+
+// TestGitWorkspaceDiffAndCleanup: a task in a repository cloned at a ref
+// stores its `git diff` as an artifact, and its workspace is deleted once
+// it succeeded.
+func TestGitWorkspaceDiffAndCleanup(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t)
+	root := filepath.Join(t.TempDir(), "ws")
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *fleet.WorkerConfig) { c.WorkspaceRoot = root }})
+	spec := fleettest.Spec("edit",
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("echo changed > README && echo new > added.txt")}},
+		fleettest.Step{Text: "edited"})
+	spec.Environment = fleet.Environment{Repo: repo, Ref: "v1"}
+	id := f.Submit(spec)
+	succeeded(t, f.WaitDone(id))
+	diff, err := f.Store.GetArtifact(waitCtx(t), store.GetArtifactParams{TaskID: id, Kind: "diff"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"-hello", "+changed", "added.txt", "+new"} {
+		if !strings.Contains(string(diff.Content), want) {
+			t.Fatalf("diff lacks %q:\n%s", want, diff.Content)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, id.String())); !os.IsNotExist(err) {
+		t.Fatalf("workspace of a succeeded task still there: %v", err)
+	}
+}
+
+// TestSpawnLimits: the depth limit and the cap on live children give the
+// model error results, and the task goes on.
+func TestSpawnLimits(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 2})
+	grandchild := fleettest.Spawn("too deep", fleettest.Step{Text: "never"})
+	child := []fleettest.Step{{Calls: []fleettest.Call{grandchild}}, {Text: "child saw: {{results}}"}}
+	spec := sharedSpec(t, "limits",
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Spawn("first", child...), fleettest.Spawn("second", child...)}},
+		fleettest.Step{Calls: []fleettest.Call{{Name: "wait", Args: map[string]any{"agent_id": "{{agent:0}}"}}}},
+		fleettest.Step{Text: "parent saw: {{results}}"})
+	spec.MaxLiveChildren = 1
+	res := succeeded(t, f.WaitDone(f.Submit(spec)))
+	if !strings.Contains(res.FinalText, "limit is 1") {
+		t.Fatalf("the second spawn was not refused:\n%s", res.FinalText)
+	}
+	if !strings.Contains(res.FinalText, "max_subagent_depth is 1") {
+		t.Fatalf("the child's spawn beyond the depth limit was not refused:\n%s", res.FinalText)
+	}
+}
