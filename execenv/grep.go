@@ -25,6 +25,7 @@ const binaryProbeSize = 64 << 10
 type grepPlan struct {
 	pattern string
 	re      *regexp.Regexp
+	pre     *regexp.Regexp // multi-line form run on a whole file to skip files without a match; nil: none
 	glob    string
 	fold    bool
 	mode    GrepMode
@@ -58,6 +59,12 @@ func planGrep(req GrepRequest) (grepPlan, error) {
 		return p, fmt.Errorf("execenv: grep pattern %q is not a valid regular expression (RE2 syntax, as used by ripgrep): %v", req.Pattern, err)
 	}
 	p.re = re
+	if !strings.Contains(req.Pattern, `\A`) && !strings.Contains(req.Pattern, `\z`) {
+		// A match within one line is also a match of (?m)pattern in the
+		// whole file (^ and $ then match at line ends), so a file where the
+		// latter fails has no matching line.
+		p.pre, _ = regexp.Compile("(?m)" + expr)
+	}
 	if _, err := newOverrideSet("/", req.Glob); err != nil {
 		return p, fmt.Errorf("execenv: grep glob %q is invalid: %v", req.Glob, err)
 	}
@@ -160,6 +167,10 @@ func grepTree(ctx context.Context, fsys walkFS, root string, p grepPlan, c *grep
 	return err
 }
 
+// prefilterMax is the largest file read whole for the prefilter; larger
+// files are streamed line by line.
+const prefilterMax = 64 << 20
+
 // grepFile searches one file line by line, reporting rows under display.
 func grepFile(fsys walkFS, abs, display string, p grepPlan, c *grepCollector) error {
 	f, err := fsys.open(abs)
@@ -167,31 +178,20 @@ func grepFile(fsys walkFS, abs, display string, p grepPlan, c *grepCollector) er
 		return err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, binaryProbeSize)
-	if head, _ := r.Peek(binaryProbeSize); bytes.IndexByte(head, 0) >= 0 {
+	data, err := io.ReadAll(io.LimitReader(f, prefilterMax+1))
+	if err != nil {
+		return err
+	}
+	if bytes.IndexByte(data[:min(len(data), binaryProbeSize)], 0) >= 0 {
 		return nil
 	}
-	count := 0
-	for lineNo := 1; ; lineNo++ {
-		line, err := readLine(r)
-		if len(line) > 0 {
-			if bytes.IndexByte(line, 0) >= 0 {
-				break
-			}
-			if p.re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
-				count++
-				if p.mode == GrepFilesWithMatches {
-					break
-				}
-				if p.mode == GrepContent {
-					c.addMatch(display, lineNo, line)
-				}
-			}
-		}
-		if err != nil {
-			break
-		}
+	src := io.Reader(bytes.NewReader(data))
+	if len(data) > prefilterMax {
+		src = io.MultiReader(src, f)
+	} else if p.pre != nil && !p.pre.Match(data) {
+		return nil
 	}
+	count := grepLines(bufio.NewReaderSize(src, binaryProbeSize), display, p, c)
 	switch {
 	case count == 0:
 	case p.mode == GrepFilesWithMatches:
@@ -200,6 +200,32 @@ func grepFile(fsys walkFS, abs, display string, p grepPlan, c *grepCollector) er
 		c.addCount(display, count)
 	}
 	return nil
+}
+
+// grepLines matches line by line and returns the number of matching lines
+// (stopping at the first for files_with_matches, and at a NUL byte).
+func grepLines(r *bufio.Reader, display string, p grepPlan, c *grepCollector) int {
+	count := 0
+	for lineNo := 1; ; lineNo++ {
+		line, err := readLine(r)
+		if len(line) > 0 {
+			if bytes.IndexByte(line, 0) >= 0 {
+				return count
+			}
+			if p.re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
+				count++
+				switch p.mode {
+				case GrepFilesWithMatches:
+					return count
+				case GrepContent:
+					c.addMatch(display, lineNo, line)
+				}
+			}
+		}
+		if err != nil {
+			return count
+		}
+	}
 }
 
 // readLine returns the next line including its '\n', however long.
