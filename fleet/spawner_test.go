@@ -181,10 +181,10 @@ func TestCancelRootCancelsTree(t *testing.T) {
 	if err := f.Model.WaitArrivals(waitCtx(t), "tree", 2); err != nil {
 		t.Fatal(err)
 	}
-	cancelAt := time.Now()
 	if _, err := fleet.CancelTree(waitCtx(t), f.Store, f.Queue, id, "stop it"); err != nil {
 		t.Fatal(err)
 	}
+	cancelAt := time.Now() // the cancel is committed: no claim may succeed after this
 	f.Model.Open("tree")
 	tree, err := f.Store.TaskTree(waitCtx(t), store.TaskTreeParams{RootID: id})
 	if err != nil {

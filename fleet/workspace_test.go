@@ -54,6 +54,7 @@ func TestGitWorkspaceDiffAndCleanup(t *testing.T) {
 			t.Fatalf("diff lacks %q:\n%s", want, diff.Content)
 		}
 	}
+	f.Workers()[0].Stop(t) // waits for the handler, which cleans up after writing the state
 	if _, err := os.Stat(filepath.Join(root, id.String())); !os.IsNotExist(err) {
 		t.Fatalf("workspace of a succeeded task still there: %v", err)
 	}
