@@ -36,6 +36,21 @@
 // and all its active descendants in one transaction and returns them with
 // their previous state, so the caller can abort the ones that were running.
 //
+// # A cancelled parent's children never start
+//
+// ClaimTask refuses (ErrConflict, naming the parent) a task whose direct
+// parent is cancelled, whatever state the task is in. That covers a child a
+// still-running session spawned after its tree was cancelled: the cancel
+// cannot see a task that does not exist yet, but the task is created under a
+// cancelled parent and can never be claimed; its worker then cancels it. The
+// direct parent suffices: CancelSubtree cancels every existing descendant, so
+// below a cancelled ancestor every active path passes a cancelled parent.
+// Postgres makes the rule hold under concurrency: a claim locks the parent
+// row and reads its committed state, and CancelSubtree locks parents before
+// children and repeats its pass until it finds nothing, so a claim either
+// commits before the cancel (which then cancels the task) or is refused.
+// Once CancelSubtree returns, no task of the subtree starts.
+//
 // # Turns are checkpoints
 //
 // A session's history is an append-only sequence of turns numbered 1, 2, 3...

@@ -108,3 +108,15 @@ func NotFoundf(op, format string, args ...any) error {
 func KnownError(err error) bool {
 	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) || errors.Is(err, ErrInvalid) || IsRetryable(err)
 }
+
+// TaskConflict explains a task compare-and-set that matched no row, from
+// what the driver then read: the task's state and worker, and its direct
+// parent's id and state ("" for a root). A cancelled parent is named, as it
+// is what refuses a claim of a task otherwise in a claimable state.
+func TaskConflict(op, id, state, worker, want, parentID, parentState string) error {
+	if parentState == string(TaskCancelled) {
+		return Conflictf(op, "task %s is %s (worker %q), expected %s, and its parent %s is cancelled: "+
+			"a task under a cancelled parent never starts", id, state, worker, want, parentID)
+	}
+	return Conflictf(op, "task %s is %s (worker %q), expected %s", id, state, worker, want)
+}

@@ -33,7 +33,9 @@ type Store interface {
 	// sets its worker, increments Attempts and stamps StartedAt (first claim
 	// only) and HeartbeatAt. A running task whose heartbeat is older than
 	// p.StaleBefore may be taken over. ErrConflict when the task is in no
-	// claimable state: exactly one of many concurrent claimers wins.
+	// claimable state or its direct parent is cancelled (a task under a
+	// cancelled parent never starts, see the package doc): exactly one of
+	// many concurrent claimers wins.
 	ClaimTask(ctx context.Context, p ClaimTaskParams) (Task, error)
 	// HeartbeatTask stamps HeartbeatAt on a running task owned by p.WorkerID.
 	// ErrConflict means the worker no longer owns the task and must stop.
@@ -150,7 +152,8 @@ type GetTaskParams struct {
 	ID uuid.UUID
 }
 
-// ClaimTaskParams describes a claim by a worker.
+// ClaimTaskParams describes a claim by a worker. The claim is refused
+// (ErrConflict) when the task's direct parent is cancelled, from any state.
 type ClaimTaskParams struct {
 	ID       uuid.UUID
 	WorkerID string      // required

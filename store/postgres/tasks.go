@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -118,17 +119,32 @@ func (s *Store) ClaimTask(ctx context.Context, p store.ClaimTaskParams) (store.T
 	if err != nil {
 		return store.Task{}, err
 	}
-	t, err := scanTask(s.pool.QueryRow(ctx, `
-UPDATE tasks SET state = 'running', worker_id = $2, attempts = attempts + 1,
-	started_at = coalesce(started_at, $3), heartbeat_at = $3, updated_at = $3, waiting_for = NULL
-WHERE id = $1 AND (state = ANY($4::text[])
-	OR ($5::timestamptz IS NOT NULL AND state = 'running' AND heartbeat_at < $5::timestamptz))
-RETURNING `+taskCols, p.ID, p.WorkerID, s.stamp(), statesArg(p.From), nullTime(p.StaleBefore)))
+	t, err := scanTask(s.pool.QueryRow(ctx, claimTask, p.ID, p.WorkerID, s.stamp(),
+		statesArg(p.From), nullTime(p.StaleBefore)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return t, s.whyNot(ctx, op, p.ID, fmt.Sprintf("in %v", p.From))
 	}
 	return t, translate(op, err)
 }
+
+// claimTask is the claim compare-and-set. The parent CTE locks the direct
+// parent's row (FOR SHARE, regardless of its state, so the lock waits for a
+// CancelSubtree that holds it) and yields the state it has once locked: the
+// committed one, not the statement's snapshot. A task whose parent is
+// cancelled is never claimed. Locks are taken parent first, child second,
+// the order CancelSubtree uses, so the two cannot deadlock.
+const claimTask = `
+WITH parent AS MATERIALIZED (
+	SELECT p.state FROM tasks p
+	WHERE p.id = (SELECT c.parent_id FROM tasks c WHERE c.id = $1)
+	FOR SHARE
+)
+UPDATE tasks SET state = 'running', worker_id = $2, attempts = attempts + 1,
+	started_at = coalesce(started_at, $3), heartbeat_at = $3, updated_at = $3, waiting_for = NULL
+WHERE id = $1 AND (state = ANY($4::text[])
+	OR ($5::timestamptz IS NOT NULL AND state = 'running' AND heartbeat_at < $5::timestamptz))
+	AND NOT EXISTS (SELECT 1 FROM parent WHERE parent.state = 'cancelled')
+RETURNING ` + taskCols
 
 // HeartbeatTask implements store.Store.
 func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (store.Task, error) {
@@ -176,19 +192,27 @@ RETURNING `+taskCols, p.ID, string(p.From), string(p.To), s.stamp(),
 
 // whyNot explains a compare-and-set that matched no row.
 func (s *Store) whyNot(ctx context.Context, op string, id uuid.UUID, want string) error {
-	var state, worker string
-	err := s.pool.QueryRow(ctx, `SELECT state, worker_id FROM tasks WHERE id = $1`, id).Scan(&state, &worker)
+	var state, worker, parent, parentState string
+	err := s.pool.QueryRow(ctx, `
+SELECT c.state, c.worker_id, coalesce(p.id::text, ''), coalesce(p.state, '')
+FROM tasks c LEFT JOIN tasks p ON p.id = c.parent_id WHERE c.id = $1`, id).Scan(&state, &worker, &parent, &parentState)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.NotFoundf(op, "no task %s", id)
 	}
 	if err != nil {
 		return translate(op, err)
 	}
-	return store.Conflictf(op, "task %s is %s (worker %q), expected %s", id, state, worker, want)
+	return store.TaskConflict(op, id.String(), state, worker, want, parent, parentState)
 }
 
-// CancelSubtree implements store.Store: one statement locks the active
-// tasks of the subtree and cancels them.
+// CancelSubtree implements store.Store. One statement locks the active
+// tasks of the subtree, parents before children, and cancels them; it is
+// repeated in the same transaction, each time with a fresh snapshot, until
+// it finds nothing: a descendant that a concurrent claim started (the claim
+// held its parent's lock first, so the statement waited for it) or that was
+// created after the first snapshot is cancelled too. Once the parents are
+// cancelled and locked, claims of their children wait for this commit and
+// are then refused (see claimTask).
 func (s *Store) CancelSubtree(ctx context.Context, p store.CancelSubtreeParams) ([]store.CancelledTask, error) {
 	const op = "CancelSubtree"
 	p, err := store.PrepareCancel(p)
@@ -204,7 +228,21 @@ func (s *Store) CancelSubtree(ctx context.Context, p store.CancelSubtreeParams) 
 			}
 			return err
 		}
-		rows, err := tx.Query(ctx, `
+		now := s.stamp()
+		for {
+			got, err := s.cancelActive(ctx, tx, p, now)
+			if err != nil || len(got) == 0 {
+				return err
+			}
+			out = append(out, got...)
+		}
+	})
+	return out, translateKeep(op, err)
+}
+
+// cancelActive is one pass of CancelSubtree over the tasks it can see.
+func (s *Store) cancelActive(ctx context.Context, tx pgx.Tx, p store.CancelSubtreeParams, now time.Time) ([]store.CancelledTask, error) {
+	rows, err := tx.Query(ctx, `
 WITH RECURSIVE sub(id) AS (
 	SELECT $1::uuid
 	UNION ALL
@@ -212,22 +250,19 @@ WITH RECURSIVE sub(id) AS (
 ), old AS (
 	SELECT t.id, t.state, t.worker_id FROM tasks t JOIN sub ON t.id = sub.id
 	WHERE t.state IN ('queued', 'running', 'waiting')
-	ORDER BY t.id
+	ORDER BY t.depth, t.id
 	FOR UPDATE OF t
 )
 UPDATE tasks t SET state = 'cancelled', error = $2, finished_at = $3, updated_at = $3,
 	heartbeat_at = NULL, waiting_for = NULL
 FROM old WHERE t.id = old.id
-RETURNING t.id, old.state, old.worker_id`, p.ID, p.Reason, s.stamp())
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.CancelledTask, error) {
-			var c store.CancelledTask
-			err := r.Scan(&c.ID, &c.From, &c.WorkerID)
-			return c, err
-		})
-		return err
+RETURNING t.id, old.state, old.worker_id`, p.ID, p.Reason, now)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.CancelledTask, error) {
+		var c store.CancelledTask
+		err := r.Scan(&c.ID, &c.From, &c.WorkerID)
+		return c, err
 	})
-	return out, translateKeep(op, err)
 }

@@ -99,15 +99,17 @@ func (s *Store) casTask(ctx context.Context, op string, id uuid.UUID, want, quer
 }
 
 func whyNot(ctx context.Context, tx *sql.Tx, op string, id uuid.UUID, want string) error {
-	var state, worker string
-	err := tx.QueryRowContext(ctx, `SELECT state, worker_id FROM tasks WHERE id = ?`, id.String()).Scan(&state, &worker)
+	var state, worker, parent, parentState string
+	err := tx.QueryRowContext(ctx, `
+SELECT c.state, c.worker_id, coalesce(p.id, ''), coalesce(p.state, '')
+FROM tasks c LEFT JOIN tasks p ON p.id = c.parent_id WHERE c.id = ?`, id.String()).Scan(&state, &worker, &parent, &parentState)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.NotFoundf(op, "no task %s", id)
 	}
 	if err != nil {
 		return err
 	}
-	return store.Conflictf(op, "task %s is %s (worker %q), expected %s", id, state, worker, want)
+	return store.TaskConflict(op, id.String(), state, worker, want, parent, parentState)
 }
 
 // ClaimTask implements store.Store.
@@ -128,6 +130,7 @@ UPDATE tasks SET state = 'running', worker_id = ?1, attempts = attempts + 1,
 	started_at = coalesce(started_at, ?2), heartbeat_at = ?2, updated_at = ?2, waiting_for = NULL
 WHERE id = ?3 AND (state IN (`+strings.Join(from, ", ")+`)
 	OR (? IS NOT NULL AND state = 'running' AND heartbeat_at < ?))
+	AND NOT EXISTS (SELECT 1 FROM tasks p WHERE p.id = tasks.parent_id AND p.state = 'cancelled')
 RETURNING `+taskCols, args...)
 }
 

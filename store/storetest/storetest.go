@@ -30,6 +30,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"Task", taskTests},
 		{"Transition", transitionTests},
 		{"Tree", treeTests},
+		{"CancelledParent", cancelledParentTests},
 		{"List", listTests},
 		{"Session", sessionTests},
 		{"Turn", turnTests},
