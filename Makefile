@@ -3,7 +3,7 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 BIN := bin
-STATICCHECK_VERSION ?= 2025.1.1
+STATICCHECK_VERSION ?= v0.8.2
 TEST_TIMEOUT ?= 40m
 
 .DEFAULT_GOAL := help

@@ -43,12 +43,6 @@ func newFakeClient(steps ...step) *fakeClient {
 	return &fakeClient{script: steps, notify: make(chan struct{}, 1000)}
 }
 
-func (f *fakeClient) push(steps ...step) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.script = append(f.script, steps...)
-}
-
 func (f *fakeClient) Requests() []llm.Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()

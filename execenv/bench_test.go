@@ -5,7 +5,6 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/execenv"
@@ -44,7 +43,7 @@ var grepBenchPatterns = map[string]string{"selective": "ErrUnexpectedEOF", "comm
 // for the overhead of the environment.
 func BenchmarkGrepGoSource(b *testing.B) {
 	requireRipgrep(b)
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goroot(b), "src")
 	rg := newLocal(b, execenv.LocalConfig{WorkingDir: root})
 	gosearch := newLocal(b, execenv.LocalConfig{WorkingDir: root, NoRipgrep: true})
 	ctx := context.Background()
@@ -73,7 +72,7 @@ func BenchmarkGrepGoSource(b *testing.B) {
 // BenchmarkGlobGoSource finds **/*_test.go under $(go env GOROOT)/src
 // locally and over SSH (listing over SFTP).
 func BenchmarkGlobGoSource(b *testing.B) {
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goroot(b), "src")
 	srv := startSSH(b)
 	envs := map[string]execenv.Environment{
 		"local": newLocal(b, execenv.LocalConfig{WorkingDir: root}),

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/execenv"
@@ -86,7 +85,7 @@ func TestGrepRipgrepAndGoAgreeOnFixture(t *testing.T) {
 func TestGrepRipgrepAndGoAgreeOnGoSource(t *testing.T) {
 	t.Parallel()
 	requireRipgrep(t)
-	root := filepath.Join(runtime.GOROOT(), "src", "net")
+	root := filepath.Join(goroot(t), "src", "net")
 	if _, err := os.Stat(root); err != nil {
 		t.Skipf("Go source tree not available: %v", err)
 	}

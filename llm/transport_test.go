@@ -58,7 +58,7 @@ func ok(w http.ResponseWriter) { io.WriteString(w, "fine") }
 
 func abort(http.ResponseWriter) { panic(http.ErrAbortHandler) }
 
-func testSend(t *testing.T, h http.Handler, policy RetryPolicy, classify func(int, http.Header, []byte) *Error) (*http.Response, error, *recordedSleeps) {
+func testSend(t *testing.T, h http.Handler, policy RetryPolicy, classify func(int, http.Header, []byte) *Error) (*http.Response, *recordedSleeps, error) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -71,12 +71,12 @@ func testSend(t *testing.T, h http.Handler, policy RetryPolicy, classify func(in
 	if resp != nil {
 		t.Cleanup(func() { resp.Body.Close() })
 	}
-	return resp, err, sleeps
+	return resp, sleeps, err
 }
 
 func TestSendRetriesTransientFailures(t *testing.T) {
 	h := &scripted{responses: []func(http.ResponseWriter){status(500), abort, status(529), status(408), ok}}
-	resp, err, sleeps := testSend(t, h, RetryPolicy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}, nil)
+	resp, sleeps, err := testSend(t, h, RetryPolicy{MaxAttempts: 5, BaseDelay: 100 * time.Millisecond, MaxDelay: time.Second}, nil)
 	if err != nil {
 		t.Fatalf("Send: %v", err)
 	}
@@ -98,7 +98,7 @@ func TestSendRetriesTransientFailures(t *testing.T) {
 
 func TestSendGivesUpAfterMaxAttempts(t *testing.T) {
 	h := &scripted{responses: []func(http.ResponseWriter){status(503, "x-request-id", "req_9")}}
-	_, err, _ := testSend(t, h, RetryPolicy{MaxAttempts: 3}, nil)
+	_, _, err := testSend(t, h, RetryPolicy{MaxAttempts: 3}, nil)
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != ErrOverloaded || e.Status != 503 || e.RequestID != "req_9" || e.Provider != "test" {
 		t.Fatalf("err = %#v, want overloaded 503 with request id", err)
@@ -109,7 +109,7 @@ func TestSendGivesUpAfterMaxAttempts(t *testing.T) {
 }
 
 func TestSendTransportErrorKind(t *testing.T) {
-	_, err, _ := testSend(t, &scripted{responses: []func(http.ResponseWriter){abort}}, RetryPolicy{MaxAttempts: 2}, nil)
+	_, _, err := testSend(t, &scripted{responses: []func(http.ResponseWriter){abort}}, RetryPolicy{MaxAttempts: 2}, nil)
 	if KindOf(err) != ErrTransport {
 		t.Fatalf("err = %v, want transport", err)
 	}
@@ -134,7 +134,7 @@ func TestSendHonoursRetryAfter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &scripted{responses: []func(http.ResponseWriter){status(429, tt.headers...), ok}}
-			_, err, sleeps := testSend(t, h, RetryPolicy{}, tt.classify)
+			_, sleeps, err := testSend(t, h, RetryPolicy{}, tt.classify)
 			if err != nil {
 				t.Fatalf("Send: %v", err)
 			}
@@ -150,7 +150,7 @@ func TestSendHonoursRetryAfter(t *testing.T) {
 // caller can reschedule.
 func TestSendRetryAfterBeyondCap(t *testing.T) {
 	h := &scripted{responses: []func(http.ResponseWriter){status(429, "Retry-After", "120"), ok}}
-	_, err, sleeps := testSend(t, h, RetryPolicy{MaxRetryAfter: time.Minute}, nil)
+	_, sleeps, err := testSend(t, h, RetryPolicy{MaxRetryAfter: time.Minute}, nil)
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != ErrRateLimited || e.RetryAfter != 2*time.Minute {
 		t.Fatalf("err = %v, want rate limited with RetryAfter 2m", err)
@@ -165,7 +165,7 @@ func TestSendNeverRetries(t *testing.T) {
 	for _, kind := range []ErrorKind{ErrAuthentication, ErrPermission, ErrQuota, ErrInvalidRequest, ErrContextLength, ErrInvalidResponse} {
 		t.Run(string(kind), func(t *testing.T) {
 			h := &scripted{responses: []func(http.ResponseWriter){status(429, "Retry-After", "1")}}
-			_, err, sleeps := testSend(t, h, RetryPolicy{}, func(int, http.Header, []byte) *Error { return &Error{Kind: kind} })
+			_, sleeps, err := testSend(t, h, RetryPolicy{}, func(int, http.Header, []byte) *Error { return &Error{Kind: kind} })
 			if KindOf(err) != kind || h.calls.Load() != 1 || len(sleeps.all()) != 0 {
 				t.Fatalf("err %v after %d calls and waits %v; want %s after 1 call", err, h.calls.Load(), sleeps.all(), kind)
 			}
@@ -180,7 +180,7 @@ func TestSendHTMLErrorPage(t *testing.T) {
 		w.WriteHeader(502)
 		io.WriteString(w, page)
 	}}}
-	_, err, _ := testSend(t, h, RetryPolicy{MaxAttempts: 1}, nil)
+	_, _, err := testSend(t, h, RetryPolicy{MaxAttempts: 1}, nil)
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != ErrServer || e.Status != 502 {
 		t.Fatalf("err = %v, want server 502", err)

@@ -20,7 +20,7 @@ import (
 // BenchmarkGrepGoroot compares the grep tool over the Go source tree with
 // running rg directly on the same tree (compare the two ns/op figures).
 func BenchmarkGrepGoroot(b *testing.B) {
-	src := filepath.Join(runtime.GOROOT(), "src")
+	src := filepath.Join(goroot(b), "src")
 	if _, err := os.Stat(src); err != nil {
 		b.Skip("GOROOT/src not found")
 	}

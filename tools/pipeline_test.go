@@ -24,9 +24,7 @@ func testRegistry() *Registry {
 		return Output{}, errors.New("disk on fire")
 	}}
 	boom := Tool{Name: "boom", Parameters: json.RawMessage(`{"type":"object"}`), Run: func(context.Context, Call) (Output, error) {
-		var m map[string]int
-		m["x"] = 1 // panics
-		return Output{}, nil
+		panic("boom")
 	}}
 	badSchema := Tool{Name: "bad_schema", Parameters: json.RawMessage(`{"type":"object","properties":{"x":{"type":"nope"}}}`), Run: func(context.Context, Call) (Output, error) {
 		return Output{Text: "ran"}, nil
