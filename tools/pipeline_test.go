@@ -59,7 +59,7 @@ func TestPipelineErrors(t *testing.T) {
 		{"tool error", llm.ToolCall{Name: "fail", Arguments: json.RawMessage(`{}`)},
 			[]string{"Tool error (fail): disk on fire"}},
 		{"panic", llm.ToolCall{Name: "boom", Arguments: json.RawMessage(`{}`)},
-			[]string{"Tool error (boom): the tool failed unexpectedly (panic: assignment to entry in nil map)"}},
+			[]string{"Tool error (boom): the tool failed unexpectedly (panic: boom)"}},
 		{"schema that does not compile", llm.ToolCall{Name: "bad_schema", Arguments: json.RawMessage(`{}`)},
 			[]string{"Tool error (bad_schema): invalid arguments: the tool's parameter schema does not compile"}},
 	}
