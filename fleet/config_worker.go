@@ -55,13 +55,17 @@ type SSHKeyConfig struct {
 }
 
 // WorkerConfig configures one worker. The zero value of every field means
-// the default named next to it; call WithDefaults, then Validate.
+// the default named next to it; call WithDefaults, then Validate. The
+// mapstructure tags are the keys of `worker run`'s configuration, where they
+// sit at the top level next to the keys shared with the dispatcher
+// (database_url, prefix, nats.*): worker_id is AGENTFLEET_WORKER_ID,
+// sessions is AGENTFLEET_SESSIONS. Validate's errors name those keys.
 type WorkerConfig struct {
 	// ID names the worker: its own subject is <prefix>.tasks.worker.<ID>,
 	// where children of its local-workspace tasks go. Default: the host name
 	// and process id. It must be stable across restarts for parked parents
 	// with a local workspace to resume on a restarted worker.
-	ID string `mapstructure:"id"`
+	ID string `mapstructure:"worker_id"`
 	// Queues are the shared queues served (default ["default"]).
 	Queues []string `mapstructure:"queues"`
 	// Sessions is how many sessions run at once (default 4). A parked
@@ -170,10 +174,10 @@ func (c WorkerConfig) Validate() error {
 	var errs []error
 	check := func(ok bool, format string, a ...any) {
 		if !ok {
-			errs = append(errs, fmt.Errorf("worker."+format, a...))
+			errs = append(errs, fmt.Errorf(format, a...))
 		}
 	}
-	check(tokenRE.MatchString(c.ID), "id %q must be 1 to 128 letters, digits, '-' or '_'", c.ID)
+	check(tokenRE.MatchString(c.ID), "worker_id %q must be 1 to 128 letters, digits, '-' or '_'", c.ID)
 	check(len(c.Queues) > 0, "queues must name at least one queue")
 	for _, q := range c.Queues {
 		check(tokenRE.MatchString(q) && q != "worker", "queues entry %q must be letters, digits, '-' or '_' and not \"worker\"", q)
@@ -204,7 +208,7 @@ func (c WorkerConfig) Validate() error {
 		}
 	}
 	if err := c.Retry.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("worker.retry: %w", err))
+		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}
 	return errors.Join(errs...)
 }

@@ -22,15 +22,15 @@ func TestWorkerConfigDefaultsAndValidate(t *testing.T) {
 		mod  func(*fleet.WorkerConfig)
 		want string
 	}{
-		{"sessions", func(c *fleet.WorkerConfig) { c.Sessions = -1 }, "worker.sessions must be >= 1"},
-		{"id", func(c *fleet.WorkerConfig) { c.ID = "a.b" }, "worker.id"},
-		{"queue", func(c *fleet.WorkerConfig) { c.Queues = []string{"worker"} }, "worker.queues entry"},
-		{"root", func(c *fleet.WorkerConfig) { c.WorkspaceRoot = "relative" }, "worker.workspace_root must be an absolute path"},
-		{"stale", func(c *fleet.WorkerConfig) { c.StaleAfter = time.Second; c.HeartbeatInterval = 2 * time.Second }, "worker.stale_after"},
-		{"profile", func(c *fleet.WorkerConfig) { c.AllowedProfiles = []string{"llama"} }, "worker.allowed_profiles entry \"llama\""},
-		{"provider", func(c *fleet.WorkerConfig) { c.Providers = map[string]fleet.ProviderConfig{"x": {}} }, "worker.providers.x"},
-		{"ssh key", func(c *fleet.WorkerConfig) { c.SSHKeys = map[string]fleet.SSHKeyConfig{"k": {KeyFile: "/nonexistent"}} }, "worker.ssh_keys.k.key_file"},
-		{"llm", func(c *fleet.WorkerConfig) { c.LLMConcurrency = map[string]int{"openai": 0} }, "worker.llm_concurrency.openai"},
+		{"sessions", func(c *fleet.WorkerConfig) { c.Sessions = -1 }, "sessions must be >= 1"},
+		{"id", func(c *fleet.WorkerConfig) { c.ID = "a.b" }, "worker_id"},
+		{"queue", func(c *fleet.WorkerConfig) { c.Queues = []string{"worker"} }, "queues entry"},
+		{"root", func(c *fleet.WorkerConfig) { c.WorkspaceRoot = "relative" }, "workspace_root must be an absolute path"},
+		{"stale", func(c *fleet.WorkerConfig) { c.StaleAfter = time.Second; c.HeartbeatInterval = 2 * time.Second }, "stale_after"},
+		{"profile", func(c *fleet.WorkerConfig) { c.AllowedProfiles = []string{"llama"} }, "allowed_profiles entry \"llama\""},
+		{"provider", func(c *fleet.WorkerConfig) { c.Providers = map[string]fleet.ProviderConfig{"x": {}} }, "providers.x"},
+		{"ssh key", func(c *fleet.WorkerConfig) { c.SSHKeys = map[string]fleet.SSHKeyConfig{"k": {KeyFile: "/nonexistent"}} }, "ssh_keys.k.key_file"},
+		{"llm", func(c *fleet.WorkerConfig) { c.LLMConcurrency = map[string]int{"openai": 0} }, "llm_concurrency.openai"},
 	} {
 		c := fleet.WorkerConfig{}.WithDefaults()
 		tc.mod(&c)

@@ -50,20 +50,19 @@ func buildWorker(t *testing.T) string {
 func workerProcess(t *testing.T, f *fleettest.Fleet, id string) (*exec.Cmd, *strings.Builder) {
 	t.Helper()
 	cfg := fmt.Sprintf(`
-nats: {url: %q}
-store: {dsn: %q}
-queue: {ack_wait: 2s}
-http: {addr: "127.0.0.1:0"}
-log: {format: text, level: debug}
-worker:
-  id: %s
-  sessions: 2
-  workspace_root: %q
-  heartbeat_interval: 200ms
-  stale_after: 1s
-  drain_grace: 100ms
-  providers:
-    anthropic: {api_key: test-key, base_url: %q, default_model: claude-test}
+nats: {url: %q, ack_wait: 2s}
+database_url: %q
+listen: "127.0.0.1:0"
+log_format: text
+log_level: debug
+worker_id: %s
+sessions: 2
+workspace_root: %q
+heartbeat_interval: 200ms
+stale_after: 1s
+drain_grace: 100ms
+providers:
+  anthropic: {api_key: test-key, base_url: %q, default_model: claude-test}
 `, f.NATS.URL, f.DSN, id, filepath.Join(t.TempDir(), "ws"), f.Model.URL())
 	path := filepath.Join(t.TempDir(), "worker.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {

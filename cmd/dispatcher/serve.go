@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -23,7 +24,10 @@ import (
 func init() { addCommand(newServeCmd) }
 
 // ServeConfig is the configuration of `dispatcher serve`, read by viper
-// from a file (--config), AGENTFLEET_* environment variables and flags.
+// from a file (--config), AGENTFLEET_* environment variables (the key in
+// upper case, dots as underscores: nats.replicas is AGENTFLEET_NATS_REPLICAS)
+// and flags, flags winning. database_url, prefix, listen, log_format,
+// log_level, queues and nats.* are the same keys `worker run` reads.
 // The zero value of every field means the default named next to it.
 type ServeConfig struct {
 	Listen         string        `mapstructure:"listen"`          // default ":8080"
@@ -35,11 +39,13 @@ type ServeConfig struct {
 	DefaultProfile string        `mapstructure:"default_profile"` // default: the first profile
 	Queues         []string      `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
 	LogFormat      string        `mapstructure:"log_format"`      // "json" (default) or "text"
+	LogLevel       string        `mapstructure:"log_level"`       // debug, info (default), warn, error
 	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
 	NATS           NATSConfig    `mapstructure:"nats"`
 }
 
-// NATSConfig is how to reach NATS (queue.ConnectOptions).
+// NATSConfig is how to reach NATS (queue.ConnectOptions) and how the streams
+// are laid out (queue.Config); workers read the same keys.
 type NATSConfig struct {
 	URL          string `mapstructure:"url"` // default nats://127.0.0.1:4222
 	User         string `mapstructure:"user"`
@@ -50,11 +56,34 @@ type NATSConfig struct {
 	TLSCAFile    string `mapstructure:"tls_ca_file"`
 	TLSCertFile  string `mapstructure:"tls_cert_file"`
 	TLSKeyFile   string `mapstructure:"tls_key_file"`
+	// Replicas of every stream (default 1; 3 on a 3-node cluster). Every
+	// process applies it at start, so all of them must agree.
+	Replicas   int           `mapstructure:"replicas"`
+	AckWait    time.Duration `mapstructure:"ack_wait"`    // default 60s
+	MaxDeliver int           `mapstructure:"max_deliver"` // default 5
 }
 
 func (n NATSConfig) options(name string) queue.ConnectOptions {
 	return queue.ConnectOptions{URL: n.URL, Name: name, User: n.User, Password: n.Password, Token: n.Token,
 		NKeySeedFile: n.NKeySeedFile, CredsFile: n.CredsFile, TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile}
+}
+
+func (n NATSConfig) queueConfig(prefix string) queue.Config {
+	return queue.Config{Prefix: prefix, Replicas: n.Replicas, AckWait: n.AckWait, MaxDeliver: n.MaxDeliver}
+}
+
+// validate checks what queue.Open would otherwise reject with Go field names.
+func (n NATSConfig) validate() error {
+	if err := n.options("").Validate(); err != nil {
+		return fmt.Errorf("nats: %w", err)
+	}
+	switch {
+	case n.Replicas < 0 || n.Replicas > 5:
+		return fmt.Errorf("nats.replicas must be between 1 and 5 (0 = 1), got %d (AGENTFLEET_NATS_REPLICAS)", n.Replicas)
+	case n.AckWait < 0 || n.MaxDeliver < 0:
+		return fmt.Errorf("nats.ack_wait and nats.max_deliver must be >= 0 (0 = default), got %s and %d", n.AckWait, n.MaxDeliver)
+	}
+	return nil
 }
 
 // WithDefaults fills the zero fields.
@@ -64,6 +93,9 @@ func (c ServeConfig) WithDefaults() ServeConfig {
 	}
 	if c.LogFormat == "" {
 		c.LogFormat = "json"
+	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 10 * time.Second
@@ -88,11 +120,13 @@ func (c ServeConfig) Validate() error {
 		return fmt.Errorf("database_url is required: set %s or --database-url (postgres://... or a SQLite file)", EnvDatabaseURL)
 	case c.LogFormat != "json" && c.LogFormat != "text":
 		return fmt.Errorf("log_format must be json or text, got %q", c.LogFormat)
+	case (&slog.LevelVar{}).UnmarshalText([]byte(c.LogLevel)) != nil:
+		return fmt.Errorf("log_level must be debug, info, warn or error, got %q", c.LogLevel)
 	case c.ShutdownGrace < 0:
 		return fmt.Errorf("shutdown_grace must be >= 0, got %s", c.ShutdownGrace)
 	}
-	if err := c.NATS.options("").Validate(); err != nil {
-		return fmt.Errorf("nats: %w", err)
+	if err := c.NATS.validate(); err != nil {
+		return err
 	}
 	dc := fleet.DispatcherConfig{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
 	if err := dc.WithDefaults().Validate(); err != nil {
@@ -110,8 +144,8 @@ func newServeCmd() *cobra.Command {
 		Long: `Run the dispatcher: the task API of docs/api.md on --listen, backed by NATS and the store.
 
 Configuration comes from --config (YAML, JSON or TOML), AGENTFLEET_* environment variables
-(AGENTFLEET_TOKEN, AGENTFLEET_DATABASE_URL, AGENTFLEET_NATS_URL, AGENTFLEET_LISTEN, ...) and flags,
-flags winning. The database must be migrated first (dispatcher migrate up).`,
+(AGENTFLEET_TOKEN, AGENTFLEET_DATABASE_URL, AGENTFLEET_NATS_URL, AGENTFLEET_NATS_REPLICAS,
+AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, flags winning. The database must be migrated first (dispatcher migrate up).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := loadServeConfig(v, file)
@@ -133,8 +167,10 @@ flags winning. The database must be migrated first (dispatcher migrate up).`,
 	f.String("default-profile", "", "profile of a task that names none (default: the first profile)")
 	f.StringSlice("queues", nil, "queues whose lag /v1/stats and /metrics report (default: default)")
 	f.String("log-format", "", "json or text (default json)")
+	f.String("log-level", "", "debug, info, warn or error (default info)")
 	for key, flag := range map[string]string{"listen": "listen", "token": "token", "no_auth": "no-auth", "database_url": "database-url",
-		"nats.url": "nats-url", "prefix": "prefix", "profiles": "profiles", "default_profile": "default-profile", "queues": "queues", "log_format": "log-format"} {
+		"nats.url": "nats-url", "prefix": "prefix", "profiles": "profiles", "default_profile": "default-profile", "queues": "queues",
+		"log_format": "log-format", "log_level": "log-level"} {
 		_ = v.BindPFlag(key, f.Lookup(flag))
 	}
 	return cmd
@@ -146,11 +182,7 @@ func loadServeConfig(v *viper.Viper, file string) (ServeConfig, error) {
 	v.SetEnvPrefix("AGENTFLEET")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
-	for _, k := range []string{"listen", "token", "no_auth", "database_url", "prefix", "profiles", "default_profile", "queues",
-		"log_format", "shutdown_grace", "nats.url", "nats.user", "nats.password", "nats.token", "nats.nkey_seed_file",
-		"nats.creds_file", "nats.tls_ca_file", "nats.tls_cert_file", "nats.tls_key_file"} {
-		_ = v.BindEnv(k)
-	}
+	bindEnvKeys(v, reflect.TypeFor[ServeConfig](), "")
 	if file != "" {
 		v.SetConfigFile(file)
 		if err := v.ReadInConfig(); err != nil {
@@ -167,13 +199,13 @@ func loadServeConfig(v *viper.Viper, file string) (ServeConfig, error) {
 
 // serve runs the API until ctx ends, then shuts down within the grace.
 func serve(ctx context.Context, cfg ServeConfig, logOut interface{ Write([]byte) (int, error) }) error {
-	log := newLogger(cfg.LogFormat, logOut)
+	log := newLogger(cfg.LogFormat, cfg.LogLevel, logOut)
 	nc, err := queue.Connect(cfg.NATS.options("agentfleet-dispatcher"))
 	if err != nil {
 		return failf("connect to NATS at %s: %v (set AGENTFLEET_NATS_URL or run `dispatcher dev`)", cfg.NATS.URL, err)
 	}
 	defer nc.Close()
-	q, err := queue.Open(ctx, nc, queue.Config{Prefix: cfg.Prefix})
+	q, err := queue.Open(ctx, nc, cfg.NATS.queueConfig(cfg.Prefix))
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -230,12 +262,33 @@ func runServer(ctx context.Context, cfg ServeConfig, d *fleet.Dispatcher, h http
 	return nil
 }
 
-func newLogger(format string, w interface{ Write([]byte) (int, error) }) *slog.Logger {
+func newLogger(format, level string, w interface{ Write([]byte) (int, error) }) *slog.Logger {
 	if w == nil {
 		w = os.Stderr
 	}
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(level)) // checked by Validate
+	opts := &slog.HandlerOptions{Level: lvl}
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, nil))
+		return slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// bindEnvKeys binds every key of t's mapstructure tags to its AGENTFLEET_*
+// variable: AutomaticEnv alone only sees keys viper already knows. `worker
+// run` binds its keys the same way.
+func bindEnvKeys(v *viper.Viper, t reflect.Type, prefix string) {
+	for f := range t.Fields() {
+		tag, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
+		switch {
+		case tag == "-" || !f.IsExported():
+		case opts == "squash":
+			bindEnvKeys(v, f.Type, prefix)
+		case f.Type.Kind() == reflect.Struct:
+			bindEnvKeys(v, f.Type, prefix+tag+".")
+		case f.Type.Kind() != reflect.Map:
+			_ = v.BindEnv(prefix + tag)
+		}
+	}
 }

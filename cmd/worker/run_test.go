@@ -14,29 +14,96 @@ import (
 
 func TestRunConfigFromFileEnvAndFlags(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "w.yaml")
-	if err := os.WriteFile(file, []byte("worker:\n  sessions: 3\n  queues: [a, b]\n  drain_grace: 2s\nstore:\n  dsn: from-file.db\n"), 0o600); err != nil {
+	yaml := "sessions: 3\nqueues: [a, b]\ndrain_grace: 2s\ndatabase_url: from-file.db\nnats: {replicas: 2}\n" +
+		"ssh_keys: {k: {use_agent: true}}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("AGENTFLEET_STORE_DSN", "postgres://from-env/db")
+	t.Setenv("AGENTFLEET_DATABASE_URL", "postgres://from-env/db")
 	t.Setenv("AGENTFLEET_WORKER_ID", "env-worker")
-	cfg, err := loadRunConfig(viper.New(), file)
+	v := viper.New()
+	cmd := newRunCmd()
+	if err := cmd.ParseFlags([]string{"--sessions", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = v.BindPFlag("sessions", cmd.Flags().Lookup("sessions"))
+	cfg, err := loadRunConfig(v, file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Store.DSN != "postgres://from-env/db" || cfg.Worker.ID != "env-worker" || cfg.Worker.Sessions != 3 ||
-		strings.Join(cfg.Worker.Queues, ",") != "a,b" || cfg.Worker.DrainGrace != 2*time.Second {
+	if cfg.DatabaseURL != "postgres://from-env/db" || cfg.ID != "env-worker" || cfg.Sessions != 5 ||
+		strings.Join(cfg.Queues, ",") != "a,b" || cfg.DrainGrace != 2*time.Second || cfg.NATS.Replicas != 2 ||
+		!cfg.SSHKeys["k"].UseAgent {
 		t.Fatalf("config %+v", cfg)
+	}
+	if cfg.Listen != ":9090" || cfg.LogFormat != "json" || cfg.NATS.URL != "nats://127.0.0.1:4222" {
+		t.Fatalf("defaults: listen %q, log_format %q, nats.url %q", cfg.Listen, cfg.LogFormat, cfg.NATS.URL)
+	}
+}
+
+// TestRunConfigEveryKeyFromEnv sets top-level and nested keys only through
+// AGENTFLEET_* variables: each must arrive, though no file or default names
+// it.
+func TestRunConfigEveryKeyFromEnv(t *testing.T) {
+	for k, v := range map[string]string{
+		"DATABASE_URL": "postgres://env/db", "PREFIX": "fleet2", "LISTEN": "127.0.0.1:0", "LOG_FORMAT": "text",
+		"LOG_LEVEL": "debug", "NATS_URL": "nats://n1:4222,nats://n2:4222", "NATS_USER": "worker", "NATS_PASSWORD": "pw",
+		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7", "WORKER_ID": "w-1", "QUEUES": "a,b",
+		"SESSIONS": "8", "WORKSPACE_ROOT": "/var/ws", "DRAIN_GRACE": "1m", "KEEP_FAILED": "1h", "ALLOWED_PROFILES": "openai",
+		"KNOWN_HOSTS_FILE": "/etc/kh", "HEARTBEAT_INTERVAL": "5s", "STALE_AFTER": "20s", "MAX_LIVE_CHILDREN": "3",
+		"NO_DEAD_LETTER_WATCH": "true",
+	} {
+		t.Setenv("AGENTFLEET_"+k, v)
+	}
+	cfg, err := loadRunConfig(viper.New(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := cfg.NATS.queueConfig(cfg.Prefix)
+	for _, c := range []struct {
+		key       string
+		got, want any
+	}{
+		{"database_url", cfg.DatabaseURL, "postgres://env/db"},
+		{"prefix", q.Prefix, "fleet2"},
+		{"listen", cfg.Listen, "127.0.0.1:0"},
+		{"log_format", cfg.LogFormat, "text"},
+		{"log_level", cfg.LogLevel, "debug"},
+		{"nats.url", cfg.NATS.URL, "nats://n1:4222,nats://n2:4222"},
+		{"nats.user", cfg.NATS.User, "worker"},
+		{"nats.password", cfg.NATS.Password, "pw"},
+		{"nats.replicas", q.Replicas, 3},
+		{"nats.ack_wait", q.AckWait, 90 * time.Second},
+		{"nats.max_deliver", q.MaxDeliver, 7},
+		{"worker_id", cfg.ID, "w-1"},
+		{"queues", strings.Join(cfg.Queues, ","), "a,b"},
+		{"sessions", cfg.Sessions, 8},
+		{"workspace_root", cfg.WorkspaceRoot, "/var/ws"},
+		{"drain_grace", cfg.DrainGrace, time.Minute},
+		{"keep_failed", cfg.KeepFailed, time.Hour},
+		{"allowed_profiles", strings.Join(cfg.AllowedProfiles, ","), "openai"},
+		{"known_hosts_file", cfg.KnownHostsFile, "/etc/kh"},
+		{"heartbeat_interval", cfg.HeartbeatInterval, 5 * time.Second},
+		{"stale_after", cfg.StaleAfter, 20 * time.Second},
+		{"max_live_children", cfg.MaxLiveChildren, 3},
+		{"no_dead_letter_watch", cfg.NoDeadLetterWatch, true},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)
+		}
 	}
 }
 
 func TestRunConfigErrorsNameTheField(t *testing.T) {
-	t.Setenv("AGENTFLEET_WORKER_SESSIONS", "-2")
+	t.Setenv("AGENTFLEET_SESSIONS", "-2")
+	t.Setenv("AGENTFLEET_NATS_REPLICAS", "7")
 	var stderr bytes.Buffer
-	code := execute(context.Background(), []string{"run", "--http-addr", "off"}, nil, &bytes.Buffer{}, &stderr)
+	code := execute(context.Background(), []string{"run", "--listen", "off", "--log-level", "loud"}, nil, &bytes.Buffer{}, &stderr)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2 (bad usage)", code)
 	}
-	for _, want := range []string{"store.dsn is required", "worker.sessions must be >= 1"} {
+	for _, want := range []string{"database_url is required", "sessions must be >= 1", "nats.replicas must be between 1 and 5",
+		"log_level must be"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q lacks %q", stderr.String(), want)
 		}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/viper"
+)
+
+// TestServeConfigEveryKeyFromEnv sets top-level and nested keys only
+// through AGENTFLEET_* variables: each must arrive, though no file names it.
+func TestServeConfigEveryKeyFromEnv(t *testing.T) {
+	for k, v := range map[string]string{
+		"DATABASE_URL": "postgres://env/db", "PREFIX": "fleet2", "LISTEN": "127.0.0.1:0", "LOG_FORMAT": "text",
+		"LOG_LEVEL": "warn", "TOKEN": "tk", "QUEUES": "a,b", "PROFILES": "openai,gemini", "DEFAULT_PROFILE": "gemini",
+		"SHUTDOWN_GRACE": "3s", "NATS_URL": "nats://n1:4222,nats://n2:4222", "NATS_USER": "dispatcher", "NATS_PASSWORD": "pw",
+		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7",
+	} {
+		t.Setenv("AGENTFLEET_"+k, v)
+	}
+	cfg, err := loadServeConfig(viper.New(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := cfg.NATS.queueConfig(cfg.Prefix)
+	for _, c := range []struct {
+		key       string
+		got, want any
+	}{
+		{"database_url", cfg.DatabaseURL, "postgres://env/db"},
+		{"prefix", q.Prefix, "fleet2"},
+		{"listen", cfg.Listen, "127.0.0.1:0"},
+		{"log_format", cfg.LogFormat, "text"},
+		{"log_level", cfg.LogLevel, "warn"},
+		{"token", cfg.Token, "tk"},
+		{"queues", strings.Join(cfg.Queues, ","), "a,b"},
+		{"profiles", strings.Join(cfg.Profiles, ","), "openai,gemini"},
+		{"default_profile", cfg.DefaultProfile, "gemini"},
+		{"shutdown_grace", cfg.ShutdownGrace, 3 * time.Second},
+		{"nats.url", cfg.NATS.URL, "nats://n1:4222,nats://n2:4222"},
+		{"nats.user", cfg.NATS.User, "dispatcher"},
+		{"nats.password", cfg.NATS.Password, "pw"},
+		{"nats.replicas", q.Replicas, 3},
+		{"nats.ack_wait", q.AckWait, 90 * time.Second},
+		{"nats.max_deliver", q.MaxDeliver, 7},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)
+		}
+	}
+}
+
+func TestServeConfigFileThenEnv(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "serve.yaml")
+	yaml := "database_url: from-file.db\ntoken: file-token\nnats: {url: \"nats://file:4222\", replicas: 2}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AGENTFLEET_NATS_REPLICAS", "3")
+	cfg, err := loadServeConfig(viper.New(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DatabaseURL != "from-file.db" || cfg.NATS.URL != "nats://file:4222" || cfg.NATS.Replicas != 3 {
+		t.Fatalf("config %+v: want the file's database_url and nats.url, the environment's nats.replicas", cfg)
+	}
+	if cfg.Listen != ":8080" || cfg.LogLevel != "info" {
+		t.Fatalf("defaults: listen %q, log_level %q", cfg.Listen, cfg.LogLevel)
+	}
+}
+
+func TestServeConfigRejectsBadReplicas(t *testing.T) {
+	t.Setenv("AGENTFLEET_NATS_REPLICAS", "6")
+	code, out := run(t, "serve", "--database-url", "x.db", "--token", "t")
+	if code != 2 || !strings.Contains(out, "nats.replicas must be between 1 and 5") {
+		t.Fatalf("serve with 6 replicas: exit %d, output %q", code, out)
+	}
+}
