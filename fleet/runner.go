@@ -41,6 +41,10 @@ const (
 	ReasonTurnLimit      = "turn_limit"
 	ReasonAborted        = "aborted"
 	ReasonParentEnded    = "parent_ended"
+	// ReasonParentCancelled: the task was created under a parent that was
+	// cancelled (its session spawned it before its abort arrived), so the
+	// store refused its claim and the worker cancelled it unstarted.
+	ReasonParentCancelled = "parent_cancelled"
 )
 
 // run is one claimed task whose session runs on this worker. The handler
@@ -132,7 +136,7 @@ func (w *Worker) claimAndRun(ctx context.Context, d *queue.Delivery, task store.
 
 // claimFailed decides what to do with a message whose task could not be
 // claimed: another worker owns it (try later, it may die), it ended (ack),
-// or the store failed (retry).
+// its parent was cancelled (cancel it, ack), or the store failed (retry).
 func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, task store.Task, err error) {
 	if !errors.Is(err, store.ErrConflict) {
 		w.log.Warn("claiming task", "task_id", task.ID, "err", err)
@@ -145,6 +149,8 @@ func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, task store.
 		w.settle(d, func() error { return d.Nak(ctx, w.backoff(d.NumDelivered)) })
 	case now.State.Terminal(), now.State == store.TaskWaiting && d.Message.Type == queue.MsgStart:
 		w.settle(d, func() error { return d.Ack(ctx) })
+	case (now.State == store.TaskQueued || now.State == store.TaskWaiting) && w.parentCancelled(ctx, now):
+		w.cancelOrphan(ctx, d, now)
 	case now.State == store.TaskRunning && now.WorkerID == w.cfg.ID && w.running(task.ID):
 		// A redelivery of a message this worker is working on: keep it alive.
 		w.settle(d, func() error { return d.Nak(ctx, w.cfg.StaleAfter) })
@@ -152,6 +158,36 @@ func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, task store.
 		// Running elsewhere with a fresh heartbeat: look again once it would be stale.
 		w.settle(d, func() error { return d.Nak(ctx, w.cfg.StaleAfter) })
 	}
+}
+
+// parentCancelled reports whether the task's direct parent is cancelled,
+// the reason the store refuses to claim a task that is otherwise claimable.
+func (w *Worker) parentCancelled(ctx context.Context, t store.Task) bool {
+	if t.ParentID == uuid.Nil {
+		return false
+	}
+	p, err := w.st.GetTask(ctx, store.GetTaskParams{ID: t.ParentID})
+	return err == nil && p.State == store.TaskCancelled
+}
+
+// cancelOrphan cancels a task that can never start because its parent is
+// cancelled (compare-and-set from the state it was read in) and acks its
+// message. A lost compare-and-set leaves the message for a redelivery,
+// which looks again.
+func (w *Worker) cancelOrphan(ctx context.Context, d *queue.Delivery, t store.Task) {
+	if w.crash.Load() {
+		d.Abandon()
+		return
+	}
+	ended, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: t.ID, From: t.State, To: store.TaskCancelled,
+		Error: ReasonParentCancelled})
+	if err != nil {
+		w.log.Warn("cancelling a task whose parent is cancelled", "task_id", t.ID, "parent_id", t.ParentID, "err", err)
+		w.settle(d, func() error { return d.Nak(ctx, w.backoff(d.NumDelivered)) })
+		return
+	}
+	w.afterEnd(ctx, ended)
+	w.settle(d, func() error { return d.Ack(ctx) })
 }
 
 // settle runs one settling call unless the worker crashed, logging failures.

@@ -42,6 +42,9 @@ func (s *spawner) awaited() []uuid.UUID {
 // resumed parent re-running the call gets the same child) and enqueues it.
 func (s *spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.SubagentStatus, error) {
 	r, w := s.r, s.r.w
+	if err := s.checkRunning(ctx); err != nil {
+		return agent.SubagentStatus{}, err
+	}
 	if err := s.checkLive(ctx); err != nil {
 		return agent.SubagentStatus{}, err
 	}
@@ -72,6 +75,21 @@ func (s *spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 		w.metrics.spawns.Inc()
 	}
 	return agent.SubagentStatus{AgentID: child.ID.String(), Status: subagentStatus(child.State, nil)}, nil
+}
+
+// checkRunning refuses a spawn when the store no longer has the parent
+// running here (cancelled, typically, before its abort arrived). It is a
+// cheap early answer for the model; what makes the rule strict is the
+// store, which never starts a child of a cancelled parent.
+func (s *spawner) checkRunning(ctx context.Context) error {
+	t, err := s.r.w.st.GetTask(ctx, store.GetTaskParams{ID: s.r.task.ID})
+	if err != nil {
+		return fmt.Errorf("cannot spawn: reading this task's state: %w", err)
+	}
+	if t.State != store.TaskRunning || t.WorkerID != s.r.w.cfg.ID {
+		return fmt.Errorf("cannot spawn: this task is %s and no longer running, so it may not start subagents; stop and report what you have", t.State)
+	}
+	return nil
 }
 
 // checkLive refuses a spawn beyond the parent's cap on unfinished children.

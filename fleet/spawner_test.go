@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentfleet/agentfleet/execenv/sshtest"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -186,23 +188,80 @@ func TestCancelRootCancelsTree(t *testing.T) {
 	}
 	cancelAt := time.Now() // the cancel is committed: no claim may succeed after this
 	f.Model.Open("tree")
-	tree, err := f.Store.TaskTree(waitCtx(t), store.TaskTreeParams{RootID: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, task := range tree {
-		done := f.WaitDone(task.ID)
-		if done.State != store.TaskCancelled {
-			t.Fatalf("task %s (depth %d) ended %s", task.ID, task.Depth, done.State)
+	// A session still running at the cancel may spawn a grandchild before
+	// its abort arrives: read the tree again until every task in it ended.
+	checked := map[uuid.UUID]bool{}
+	var tree []store.Task
+	for {
+		var err error
+		tree, err = f.Store.TaskTree(waitCtx(t), store.TaskTreeParams{RootID: id})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if !done.StartedAt.IsZero() && done.StartedAt.After(cancelAt) {
-			t.Fatalf("task %s started at %s, after the cancel at %s", task.ID, done.StartedAt, cancelAt)
+		grew := false
+		for _, task := range tree {
+			if checked[task.ID] {
+				continue
+			}
+			grew, checked[task.ID] = true, true
+			done := f.WaitDone(task.ID)
+			if done.State != store.TaskCancelled {
+				t.Fatalf("task %s (depth %d) ended %s", task.ID, task.Depth, done.State)
+			}
+			if !done.StartedAt.IsZero() && done.StartedAt.After(cancelAt) {
+				t.Fatalf("task %s started at %s, after the cancel at %s", task.ID, done.StartedAt, cancelAt)
+			}
+		}
+		if !grew {
+			break
 		}
 	}
 	if len(tree) < 3 {
 		t.Fatalf("tree has %d tasks; the test wants grandchildren", len(tree))
 	}
 	// Every worker is free again.
+	succeeded(t, f.WaitDone(f.Submit(fleettest.Spec("after", fleettest.Step{Text: "ok"}))))
+}
+
+// TestChildOfCancelledParentNeverStarts: a child created under a parent
+// that is already cancelled (a session spawned it before its abort arrived)
+// is refused by the store and cancelled unstarted by the worker that gets
+// its start message.
+func TestChildOfCancelledParentNeverStarts(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 1})
+	ctx := waitCtx(t)
+	body := func(title string) []byte {
+		b, err := json.Marshal(fleettest.Spec(title, fleettest.Step{Text: "should never run"}).WithDefaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	parent, err := f.Store.CreateTask(ctx, store.CreateTaskParams{Spec: body("parent")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Store.CancelSubtree(ctx, store.CancelSubtreeParams{ID: parent.Task.ID, Reason: "stop it"}); err != nil {
+		t.Fatal(err)
+	}
+	child, err := f.Store.CreateTask(ctx, store.CreateTaskParams{ParentID: parent.Task.ID, Spec: body("late child")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: child.Task.ID.String()}
+	if _, err := f.Queue.Enqueue(ctx, child.Task.Queue, msg, "start:"+child.Task.ID.String()); err != nil {
+		t.Fatal(err)
+	}
+	done := f.WaitDone(child.Task.ID)
+	if done.State != store.TaskCancelled || done.Error != fleet.ReasonParentCancelled || !done.StartedAt.IsZero() {
+		t.Fatalf("late child ended %s (error %q, started %v), want cancelled unstarted with %q",
+			done.State, done.Error, done.StartedAt, fleet.ReasonParentCancelled)
+	}
+	if n := f.Model.Requests(fleettest.Prompt("late child", fleettest.Step{Text: "should never run"}), 0); n != 0 {
+		t.Fatalf("the late child's model was called %d times", n)
+	}
+	// The worker is free again: the message was settled.
 	succeeded(t, f.WaitDone(f.Submit(fleettest.Spec("after", fleettest.Step{Text: "ok"}))))
 }
 
