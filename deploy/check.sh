@@ -14,7 +14,7 @@
 #      tests.
 #   3. Compose file, Grafana dashboard, cross-file consistency (drain grace
 #      vs termination grace, KEDA consumer name, metric names, runbook
-#      links): go test ./deploy/.
+#      links, AGENTFLEET_* variables are documented keys): go test ./deploy/.
 #   4. Dockerfiles: dockerfilelint (npm) when npx is on PATH. hadolint is
 #      not packaged in Debian, the Go module proxy or npm.
 set -euo pipefail
