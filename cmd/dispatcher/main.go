@@ -8,81 +8,38 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 )
 
-// subcommands build the root's subcommands; files add to it in init.
-var subcommands []func() *cobra.Command
+// program is the dispatcher's root; files add their subcommands in init.
+var program = &cli.Program{
+	Name:  "dispatcher",
+	Short: "agentfleet dispatcher: the task API, its command-line client and database migrations",
+}
 
 // addCommand registers a subcommand constructor. Call it from init.
-func addCommand(newCmd func() *cobra.Command) { subcommands = append(subcommands, newCmd) }
+func addCommand(newCmd func() *cobra.Command) { program.Add(newCmd) }
 
-// exitError carries the exit status a command wants. Its message, when not
-// empty, is printed to stderr.
-type exitError struct {
-	code int
-	msg  string
-}
+var (
+	usageErrorf = cli.UsageErrorf // bad usage, exit status 2
+	failf       = cli.Failf       // a failed command, exit status 1
+)
 
-func (e *exitError) Error() string { return e.msg }
+// exitError is an exit status without a message: dev.go's demo result.
+type exitError struct{ code int }
 
-// usageErrorf reports bad usage (exit status 2).
-func usageErrorf(format string, a ...any) error {
-	return &exitError{code: 2, msg: fmt.Sprintf(format, a...)}
-}
+func (e *exitError) Error() string { return "" }
 
-// failf reports a failed command (exit status 1).
-func failf(format string, a ...any) error {
-	return &exitError{code: 1, msg: fmt.Sprintf(format, a...)}
-}
-
-// newRootCmd builds the dispatcher command with every registered subcommand.
-func newRootCmd() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "dispatcher",
-		Short:         "agentfleet dispatcher: the task API, its command-line client and database migrations",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErrorf("%v", err) })
-	for _, newCmd := range subcommands {
-		root.AddCommand(newCmd())
-	}
-	return root
-}
+// ExitCode is the status cli.Program.Execute returns for e.
+func (e *exitError) ExitCode() int { return e.code }
 
 // execute runs the command line args and returns the exit status.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd()
-	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	code := 2 // cobra's own errors (unknown command, wrong arguments) are usage errors
-	var ee *exitError
-	if errors.As(err, &ee) {
-		code = ee.code
-	}
-	if msg := err.Error(); msg != "" {
-		fmt.Fprintln(stderr, "dispatcher:", msg)
-	}
-	return code
+	return program.Execute(ctx, args, stdin, stdout, stderr)
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { program.Main() }

@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"reflect"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/queue"
@@ -30,60 +29,18 @@ func init() { addCommand(newServeCmd) }
 // log_level, queues and nats.* are the same keys `worker run` reads.
 // The zero value of every field means the default named next to it.
 type ServeConfig struct {
-	Listen         string        `mapstructure:"listen"`          // default ":8080"
-	Token          string        `mapstructure:"token"`           // required unless NoAuth
-	NoAuth         bool          `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
-	DatabaseURL    string        `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
-	Prefix         string        `mapstructure:"prefix"`          // subject prefix, default "agentfleet"
-	Profiles       []string      `mapstructure:"profiles"`        // default openai, anthropic, gemini
-	DefaultProfile string        `mapstructure:"default_profile"` // default: the first profile
-	Queues         []string      `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
-	LogFormat      string        `mapstructure:"log_format"`      // "json" (default) or "text"
-	LogLevel       string        `mapstructure:"log_level"`       // debug, info (default), warn, error
-	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
-	NATS           NATSConfig    `mapstructure:"nats"`
-}
-
-// NATSConfig is how to reach NATS (queue.ConnectOptions) and how the streams
-// are laid out (queue.Config); workers read the same keys.
-type NATSConfig struct {
-	URL          string `mapstructure:"url"` // default nats://127.0.0.1:4222
-	User         string `mapstructure:"user"`
-	Password     string `mapstructure:"password"`
-	Token        string `mapstructure:"token"`
-	NKeySeedFile string `mapstructure:"nkey_seed_file"`
-	CredsFile    string `mapstructure:"creds_file"`
-	TLSCAFile    string `mapstructure:"tls_ca_file"`
-	TLSCertFile  string `mapstructure:"tls_cert_file"`
-	TLSKeyFile   string `mapstructure:"tls_key_file"`
-	// Replicas of every stream (default 1; 3 on a 3-node cluster). Every
-	// process applies it at start, so all of them must agree.
-	Replicas   int           `mapstructure:"replicas"`
-	AckWait    time.Duration `mapstructure:"ack_wait"`    // default 60s
-	MaxDeliver int           `mapstructure:"max_deliver"` // default 5
-}
-
-func (n NATSConfig) options(name string) queue.ConnectOptions {
-	return queue.ConnectOptions{URL: n.URL, Name: name, User: n.User, Password: n.Password, Token: n.Token,
-		NKeySeedFile: n.NKeySeedFile, CredsFile: n.CredsFile, TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile}
-}
-
-func (n NATSConfig) queueConfig(prefix string) queue.Config {
-	return queue.Config{Prefix: prefix, Replicas: n.Replicas, AckWait: n.AckWait, MaxDeliver: n.MaxDeliver}
-}
-
-// validate checks what queue.Open would otherwise reject with Go field names.
-func (n NATSConfig) validate() error {
-	if err := n.options("").Validate(); err != nil {
-		return fmt.Errorf("nats: %w", err)
-	}
-	switch {
-	case n.Replicas < 0 || n.Replicas > 5:
-		return fmt.Errorf("nats.replicas must be between 1 and 5 (0 = 1), got %d (AGENTFLEET_NATS_REPLICAS)", n.Replicas)
-	case n.AckWait < 0 || n.MaxDeliver < 0:
-		return fmt.Errorf("nats.ack_wait and nats.max_deliver must be >= 0 (0 = default), got %s and %d", n.AckWait, n.MaxDeliver)
-	}
-	return nil
+	Listen         string         `mapstructure:"listen"`          // default ":8080"
+	Token          string         `mapstructure:"token"`           // required unless NoAuth
+	NoAuth         bool           `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
+	DatabaseURL    string         `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
+	Prefix         string         `mapstructure:"prefix"`          // subject prefix, default "agentfleet"
+	Profiles       []string       `mapstructure:"profiles"`        // default openai, anthropic, gemini
+	DefaultProfile string         `mapstructure:"default_profile"` // default: the first profile
+	Queues         []string       `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
+	LogFormat      string         `mapstructure:"log_format"`      // "json" (default) or "text"
+	LogLevel       string         `mapstructure:"log_level"`       // debug, info (default), warn, error
+	ShutdownGrace  time.Duration  `mapstructure:"shutdown_grace"`  // default 10 s
+	NATS           cli.NATSConfig `mapstructure:"nats"`
 }
 
 // WithDefaults fills the zero fields.
@@ -100,9 +57,7 @@ func (c ServeConfig) WithDefaults() ServeConfig {
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = 10 * time.Second
 	}
-	if c.NATS.URL == "" {
-		c.NATS.URL = nats.DefaultURL
-	}
+	c.NATS = c.NATS.WithDefaults()
 	return c
 }
 
@@ -118,14 +73,14 @@ func (c ServeConfig) Validate() error {
 		return errors.New("token and no_auth are both set: choose one")
 	case c.DatabaseURL == "":
 		return fmt.Errorf("database_url is required: set %s or --database-url (postgres://... or a SQLite file)", EnvDatabaseURL)
-	case c.LogFormat != "json" && c.LogFormat != "text":
-		return fmt.Errorf("log_format must be json or text, got %q", c.LogFormat)
-	case (&slog.LevelVar{}).UnmarshalText([]byte(c.LogLevel)) != nil:
-		return fmt.Errorf("log_level must be debug, info, warn or error, got %q", c.LogLevel)
-	case c.ShutdownGrace < 0:
+	}
+	if err := cli.CheckLogging(c.LogFormat, c.LogLevel); err != nil {
+		return err
+	}
+	if c.ShutdownGrace < 0 {
 		return fmt.Errorf("shutdown_grace must be >= 0, got %s", c.ShutdownGrace)
 	}
-	if err := c.NATS.validate(); err != nil {
+	if err := c.NATS.Validate(); err != nil {
 		return err
 	}
 	dc := fleet.DispatcherConfig{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
@@ -177,35 +132,25 @@ AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, f
 }
 
 // loadServeConfig reads the configuration from the file, the environment
-// and the flags bound to v.
+// and the flags bound to v, then fills defaults and validates it.
 func loadServeConfig(v *viper.Viper, file string) (ServeConfig, error) {
-	v.SetEnvPrefix("AGENTFLEET")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	bindEnvKeys(v, reflect.TypeFor[ServeConfig](), "")
-	if file != "" {
-		v.SetConfigFile(file)
-		if err := v.ReadInConfig(); err != nil {
-			return ServeConfig{}, fmt.Errorf("config file %s: %v", file, err)
-		}
-	}
-	var cfg ServeConfig
-	if err := v.Unmarshal(&cfg); err != nil {
-		return ServeConfig{}, fmt.Errorf("configuration: %v", err)
+	cfg, err := cli.Decode[ServeConfig](v, file)
+	if err != nil {
+		return ServeConfig{}, err
 	}
 	cfg = cfg.WithDefaults()
 	return cfg, cfg.Validate()
 }
 
 // serve runs the API until ctx ends, then shuts down within the grace.
-func serve(ctx context.Context, cfg ServeConfig, logOut interface{ Write([]byte) (int, error) }) error {
-	log := newLogger(cfg.LogFormat, cfg.LogLevel, logOut)
-	nc, err := queue.Connect(cfg.NATS.options("agentfleet-dispatcher"))
+func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
+	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, logOut)
+	nc, err := queue.Connect(cfg.NATS.ConnectOptions("agentfleet-dispatcher"))
 	if err != nil {
 		return failf("connect to NATS at %s: %v (set AGENTFLEET_NATS_URL or run `dispatcher dev`)", cfg.NATS.URL, err)
 	}
 	defer nc.Close()
-	q, err := queue.Open(ctx, nc, cfg.NATS.queueConfig(cfg.Prefix))
+	q, err := queue.Open(ctx, nc, cfg.NATS.QueueConfig(cfg.Prefix))
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -260,35 +205,4 @@ func runServer(ctx context.Context, cfg ServeConfig, d *fleet.Dispatcher, h http
 		return failf("serve: %v", serveErr)
 	}
 	return nil
-}
-
-func newLogger(format, level string, w interface{ Write([]byte) (int, error) }) *slog.Logger {
-	if w == nil {
-		w = os.Stderr
-	}
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(level)) // checked by Validate
-	opts := &slog.HandlerOptions{Level: lvl}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
-}
-
-// bindEnvKeys binds every key of t's mapstructure tags to its AGENTFLEET_*
-// variable: AutomaticEnv alone only sees keys viper already knows. `worker
-// run` binds its keys the same way.
-func bindEnvKeys(v *viper.Viper, t reflect.Type, prefix string) {
-	for f := range t.Fields() {
-		tag, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-		switch {
-		case tag == "-" || !f.IsExported():
-		case opts == "squash":
-			bindEnvKeys(v, f.Type, prefix)
-		case f.Type.Kind() == reflect.Struct:
-			bindEnvKeys(v, f.Type, prefix+tag+".")
-		case f.Type.Kind() != reflect.Map:
-			_ = v.BindEnv(prefix + tag)
-		}
-	}
 }

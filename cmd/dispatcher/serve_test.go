@@ -25,7 +25,7 @@ func TestServeConfigEveryKeyFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := cfg.NATS.queueConfig(cfg.Prefix)
+	q := cfg.NATS.QueueConfig(cfg.Prefix)
 	for _, c := range []struct {
 		key       string
 		got, want any

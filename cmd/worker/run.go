@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -37,40 +37,12 @@ type runConfig struct {
 	// Prefix is the subject prefix, the same as the dispatcher's (default agentfleet).
 	Prefix string `mapstructure:"prefix"`
 	// Listen serves /healthz, /readyz and /metrics (default :9090); "off" disables it.
-	Listen    string     `mapstructure:"listen"`
-	LogFormat string     `mapstructure:"log_format"` // json (default) or text
-	LogLevel  string     `mapstructure:"log_level"`  // debug, info (default), warn, error
-	NATS      natsConfig `mapstructure:"nats"`
+	Listen    string         `mapstructure:"listen"`
+	LogFormat string         `mapstructure:"log_format"` // json (default) or text
+	LogLevel  string         `mapstructure:"log_level"`  // debug, info (default), warn, error
+	NATS      cli.NATSConfig `mapstructure:"nats"`
 
 	fleet.WorkerConfig `mapstructure:",squash"`
-}
-
-// natsConfig is how to reach NATS and how the streams are laid out; the
-// dispatcher reads the same keys.
-type natsConfig struct {
-	URL          string `mapstructure:"url"` // default nats://127.0.0.1:4222
-	User         string `mapstructure:"user"`
-	Password     string `mapstructure:"password"`
-	Token        string `mapstructure:"token"`
-	NKeySeedFile string `mapstructure:"nkey_seed_file"`
-	CredsFile    string `mapstructure:"creds_file"`
-	TLSCAFile    string `mapstructure:"tls_ca_file"`
-	TLSCertFile  string `mapstructure:"tls_cert_file"`
-	TLSKeyFile   string `mapstructure:"tls_key_file"`
-	// Replicas of every stream (default 1; 3 on a 3-node cluster). Every
-	// process applies it at start, so all of them must agree.
-	Replicas   int           `mapstructure:"replicas"`
-	AckWait    time.Duration `mapstructure:"ack_wait"`    // default 60s
-	MaxDeliver int           `mapstructure:"max_deliver"` // default 5
-}
-
-func (n natsConfig) connectOptions(name string) queue.ConnectOptions {
-	return queue.ConnectOptions{URL: n.URL, Name: name, User: n.User, Password: n.Password, Token: n.Token,
-		NKeySeedFile: n.NKeySeedFile, CredsFile: n.CredsFile, TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile}
-}
-
-func (n natsConfig) queueConfig(prefix string) queue.Config {
-	return queue.Config{Prefix: prefix, Replicas: n.Replicas, AckWait: n.AckWait, MaxDeliver: n.MaxDeliver}
 }
 
 // WithDefaults fills the zero fields the command owns; fleet.NewWorker
@@ -85,9 +57,7 @@ func (c runConfig) WithDefaults() runConfig {
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
 	}
-	if c.NATS.URL == "" {
-		c.NATS.URL = nats.DefaultURL
-	}
+	c.NATS = c.NATS.WithDefaults()
 	return c
 }
 
@@ -102,34 +72,14 @@ func (c runConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("listen %q must be host:port, :port or off (AGENTFLEET_LISTEN, --listen)", c.Listen))
 		}
 	}
-	switch c.LogFormat {
-	case "json", "text":
-	default:
-		errs = append(errs, fmt.Errorf("log_format must be json or text, got %q", c.LogFormat))
+	if err := cli.CheckLogging(c.LogFormat, c.LogLevel); err != nil {
+		errs = append(errs, err)
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		errs = append(errs, fmt.Errorf("log_level must be debug, info, warn or error, got %q", c.LogLevel))
-	}
-	if err := c.NATS.validate(); err != nil {
+	if err := c.NATS.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := c.WorkerConfig.WithDefaults().Validate(); err != nil {
 		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-func (n natsConfig) validate() error {
-	var errs []error
-	if err := n.connectOptions("").Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("nats: %w", err))
-	}
-	if n.Replicas < 0 || n.Replicas > 5 {
-		errs = append(errs, fmt.Errorf("nats.replicas must be between 1 and 5 (0 = 1), got %d (AGENTFLEET_NATS_REPLICAS)", n.Replicas))
-	}
-	if n.AckWait < 0 || n.MaxDeliver < 0 {
-		errs = append(errs, fmt.Errorf("nats.ack_wait and nats.max_deliver must be >= 0 (0 = default), got %s and %d", n.AckWait, n.MaxDeliver))
 	}
 	return errors.Join(errs...)
 }
@@ -189,58 +139,29 @@ func flagKey(flag string) string {
 
 // loadRunConfig reads, completes and validates the configuration.
 func loadRunConfig(v *viper.Viper, file string) (runConfig, error) {
-	v.SetEnvPrefix("AGENTFLEET")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	bindEnvKeys(v, reflect.TypeFor[runConfig](), "")
-	if file != "" {
-		v.SetConfigFile(file)
-		if err := v.ReadInConfig(); err != nil {
-			return runConfig{}, fmt.Errorf("reading --config %s: %w", file, err)
-		}
-	}
-	var cfg runConfig
-	if err := v.Unmarshal(&cfg); err != nil {
-		return runConfig{}, fmt.Errorf("decoding the configuration: %w", err)
+	cfg, err := cli.Decode[runConfig](v, file)
+	if err != nil {
+		return runConfig{}, err
 	}
 	cfg = cfg.WithDefaults()
 	return cfg, cfg.Validate()
 }
 
-// bindEnvKeys binds every key of t's mapstructure tags to its AGENTFLEET_*
-// variable: AutomaticEnv alone only sees keys viper already knows. Maps
-// (providers, ssh_keys, llm_concurrency) have no fixed keys and come from
-// the file only.
-func bindEnvKeys(v *viper.Viper, t reflect.Type, prefix string) {
-	for f := range t.Fields() {
-		tag, opts, _ := strings.Cut(f.Tag.Get("mapstructure"), ",")
-		switch {
-		case tag == "-" || !f.IsExported():
-		case opts == "squash":
-			bindEnvKeys(v, f.Type, prefix)
-		case f.Type.Kind() == reflect.Struct:
-			bindEnvKeys(v, f.Type, prefix+tag+".")
-		case f.Type.Kind() != reflect.Map:
-			_ = v.BindEnv(prefix + tag)
-		}
-	}
-}
-
 // runWorker wires the worker and runs it until ctx ends.
-func runWorker(ctx context.Context, cfg runConfig, stderr interface{ Write([]byte) (int, error) }) error {
-	log := newLogger(cfg.LogFormat, cfg.LogLevel, stderr)
-	nc, err := queue.Connect(cfg.NATS.connectOptions("agentfleet-worker " + cfg.ID))
+func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
+	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	nc, err := queue.Connect(cfg.NATS.ConnectOptions("agentfleet-worker " + cfg.ID))
 	if err != nil {
-		return &exitError{code: 1, msg: err.Error()}
+		return cli.Failf("%v", err)
 	}
 	defer nc.Close()
-	q, err := queue.Open(ctx, nc, cfg.NATS.queueConfig(cfg.Prefix))
+	q, err := queue.Open(ctx, nc, cfg.NATS.QueueConfig(cfg.Prefix))
 	if err != nil {
-		return &exitError{code: 1, msg: err.Error()}
+		return cli.Failf("%v", err)
 	}
 	st, err := openStore(ctx, cfg.DatabaseURL)
 	if err != nil {
-		return &exitError{code: 1, msg: err.Error()}
+		return cli.Failf("%v", err)
 	}
 	defer st.Close()
 	w, err := fleet.NewWorker(cfg.WorkerConfig, fleet.WorkerDeps{Store: st, Queue: q, Logger: log})
@@ -249,11 +170,11 @@ func runWorker(ctx context.Context, cfg runConfig, stderr interface{ Write([]byt
 	}
 	stopHTTP, err := serveHTTP(cfg.Listen, w.Handler(), log)
 	if err != nil {
-		return &exitError{code: 1, msg: err.Error()}
+		return cli.Failf("%v", err)
 	}
 	defer stopHTTP()
 	if err := w.Run(ctx); err != nil {
-		return &exitError{code: 1, msg: err.Error()}
+		return cli.Failf("%v", err)
 	}
 	log.Info("worker stopped")
 	return nil
@@ -264,16 +185,6 @@ func openStore(ctx context.Context, dsn string) (store.Store, error) {
 		return postgres.New(ctx, postgres.Config{DSN: dsn})
 	}
 	return sqlite.Open(ctx, sqlite.Config{Path: dsn})
-}
-
-func newLogger(format, level string, w interface{ Write([]byte) (int, error) }) *slog.Logger {
-	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(level))
-	opts := &slog.HandlerOptions{Level: lvl}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
 // serveHTTP serves h on addr until the returned stop is called.

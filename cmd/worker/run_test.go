@@ -59,7 +59,7 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := cfg.NATS.queueConfig(cfg.Prefix)
+	q := cfg.NATS.QueueConfig(cfg.Prefix)
 	for _, c := range []struct {
 		key       string
 		got, want any

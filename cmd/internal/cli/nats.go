@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentfleet/agentfleet/queue"
+)
+
+// NATSConfig is the nats.* configuration both programs read: how to reach
+// NATS (queue.ConnectOptions) and how the streams are laid out
+// (queue.Config). The zero value of every field means its default.
+type NATSConfig struct {
+	URL          string `mapstructure:"url"` // default nats://127.0.0.1:4222
+	User         string `mapstructure:"user"`
+	Password     string `mapstructure:"password"`
+	Token        string `mapstructure:"token"`
+	NKeySeedFile string `mapstructure:"nkey_seed_file"`
+	CredsFile    string `mapstructure:"creds_file"`
+	TLSCAFile    string `mapstructure:"tls_ca_file"`
+	TLSCertFile  string `mapstructure:"tls_cert_file"`
+	TLSKeyFile   string `mapstructure:"tls_key_file"`
+	// Replicas of every stream (default 1; 3 on a 3-node cluster). Every
+	// process applies it at start, so all of them must agree.
+	Replicas   int           `mapstructure:"replicas"`
+	AckWait    time.Duration `mapstructure:"ack_wait"`    // default 60s
+	MaxDeliver int           `mapstructure:"max_deliver"` // default 5
+}
+
+// WithDefaults fills the URL; queue fills the rest.
+func (n NATSConfig) WithDefaults() NATSConfig {
+	if n.URL == "" {
+		n.URL = nats.DefaultURL
+	}
+	return n
+}
+
+// ConnectOptions are the options of queue.Connect, the connection named name.
+func (n NATSConfig) ConnectOptions(name string) queue.ConnectOptions {
+	return queue.ConnectOptions{URL: n.URL, Name: name, User: n.User, Password: n.Password, Token: n.Token,
+		NKeySeedFile: n.NKeySeedFile, CredsFile: n.CredsFile, TLSCAFile: n.TLSCAFile, TLSCertFile: n.TLSCertFile, TLSKeyFile: n.TLSKeyFile}
+}
+
+// QueueConfig is the queue.Config of streams under the subject prefix.
+func (n NATSConfig) QueueConfig(prefix string) queue.Config {
+	return queue.Config{Prefix: prefix, Replicas: n.Replicas, AckWait: n.AckWait, MaxDeliver: n.MaxDeliver}
+}
+
+// Validate names every wrong field by its key, catching what queue.Open
+// would otherwise reject with Go field names.
+func (n NATSConfig) Validate() error {
+	var errs []error
+	if err := n.ConnectOptions("").Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("nats: %w", err))
+	}
+	if n.Replicas < 0 || n.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("nats.replicas must be between 1 and 5 (0 = 1), got %d (AGENTFLEET_NATS_REPLICAS)", n.Replicas))
+	}
+	if n.AckWait < 0 || n.MaxDeliver < 0 {
+		errs = append(errs, fmt.Errorf("nats.ack_wait and nats.max_deliver must be >= 0 (0 = default), got %s and %d", n.AckWait, n.MaxDeliver))
+	}
+	return errors.Join(errs...)
+}
