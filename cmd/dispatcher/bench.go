@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"os"
 	"path/filepath"
 
@@ -83,22 +84,22 @@ last line (throughput as throughput_tasks_per_s).`,
 // up) or a SQLite file in dir.
 func benchStore(c *cobra.Command, dir string) (store.Store, string, error) {
 	if url := os.Getenv(EnvDatabaseURL); url != "" {
-		if _, ok := sqlitePath(url); !ok {
+		if _, ok := cli.SQLitePath(url); !ok {
 			if err := postgres.Migrate(c.Context(), url); err != nil {
 				return nil, "", failf("migrate %s: %v", EnvDatabaseURL, err)
 			}
 		}
-		st, err := openStore(c.Context(), url)
+		st, err := cli.OpenStore(c.Context(), url)
 		if err != nil {
 			return nil, "", failf("%v", err)
 		}
 		name := "postgres"
-		if _, ok := sqlitePath(url); ok {
+		if _, ok := cli.SQLitePath(url); ok {
 			name = "sqlite"
 		}
 		return st, name, nil
 	}
-	st, err := openStore(c.Context(), filepath.Join(dir, "bench.db"))
+	st, err := cli.OpenStore(c.Context(), filepath.Join(dir, "bench.db"))
 	if err != nil {
 		return nil, "", failf("%v", err)
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -112,7 +112,7 @@ func withDatabase(ctx context.Context, flag string, f func(*sql.DB, migrations.D
 
 // openDatabase recognizes a Postgres URL or DSN, or a SQLite file.
 func openDatabase(url string) (*sql.DB, migrations.Dialect, error) {
-	if path, ok := sqlitePath(url); ok {
+	if path, ok := cli.SQLitePath(url); ok {
 		if path == "" {
 			return nil, "", fmt.Errorf("database URL %q names no SQLite file", url)
 		}
@@ -129,20 +129,6 @@ func openDatabase(url string) (*sql.DB, migrations.Dialect, error) {
 	}
 	db, err := postgres.OpenDB(url)
 	return db, migrations.Postgres, err
-}
-
-// sqlitePath returns the file a SQLite URL names, and whether url is one.
-func sqlitePath(url string) (string, bool) {
-	for _, prefix := range []string{"sqlite://", "sqlite3://", "sqlite:", "file:"} {
-		if strings.HasPrefix(url, prefix) {
-			path, _, _ := strings.Cut(strings.TrimPrefix(url, prefix), "?")
-			return path, true
-		}
-	}
-	if strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://") || strings.Contains(url, "=") {
-		return "", false
-	}
-	return url, true // a plain path
 }
 
 func printResults(w io.Writer, res []migrations.Result, none string) {

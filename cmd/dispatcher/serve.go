@@ -154,7 +154,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	if err != nil {
 		return failf("%v", err)
 	}
-	st, err := openStore(ctx, cfg.DatabaseURL)
+	st, err := cli.OpenStore(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return failf("%v", err)
 	}

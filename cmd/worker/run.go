@@ -17,9 +17,6 @@ import (
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/queue"
-	"github.com/agentfleet/agentfleet/store"
-	"github.com/agentfleet/agentfleet/store/postgres"
-	"github.com/agentfleet/agentfleet/store/sqlite"
 )
 
 func init() { addCommand(newRunCmd) }
@@ -159,7 +156,7 @@ func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	if err != nil {
 		return cli.Failf("%v", err)
 	}
-	st, err := openStore(ctx, cfg.DatabaseURL)
+	st, err := cli.OpenStore(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return cli.Failf("%v", err)
 	}
@@ -178,13 +175,6 @@ func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	}
 	log.Info("worker stopped")
 	return nil
-}
-
-func openStore(ctx context.Context, dsn string) (store.Store, error) {
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return postgres.New(ctx, postgres.Config{DSN: dsn})
-	}
-	return sqlite.Open(ctx, sqlite.Config{Path: dsn})
 }
 
 // serveHTTP serves h on addr until the returned stop is called.
