@@ -150,22 +150,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pull claims one message per free slot until ctx ends.
+// pull takes messages while slots are free until ctx ends, and hands each
+// to a handler goroutine, so pulling never waits for a session's setup.
 func (w *Worker) pull(ctx context.Context, p *queue.Puller) {
-	for {
-		d, err := p.Claim(ctx, w.slots)
-		if err != nil {
-			if ctx.Err() != nil || w.crash.Load() {
-				return
-			}
-			w.log.Warn("pull failed; retrying", "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Second):
-			}
-			continue
-		}
+	handle := func(d *queue.Delivery) {
 		if w.crash.Load() {
 			d.Abandon()
 			return
@@ -176,6 +164,18 @@ func (w *Worker) pull(ctx context.Context, p *queue.Puller) {
 			w.handle(d)
 		}()
 	}
+	onError := func(err error) {
+		if !w.crash.Load() {
+			w.log.Warn("pull failed; retrying", "err", err)
+		}
+	}
+	// Crash cancels runCtx: stop pulling then too, rather than take and
+	// abandon messages (each abandonment counts towards MaxDeliver).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(w.runCtx, cancel)
+	defer stop()
+	_ = p.Serve(ctx, w.slots, handle, onError) // returns ctx's error once pulling stopped
 }
 
 // drain waits DrainGrace for running sessions, then aborts the rest with

@@ -38,9 +38,14 @@
 // made by the next NewPuller with that id). Client.DrainWorker takes the stored work of a worker
 // declared dead and deletes its consumer.
 //
-// A worker reserves capacity before it pulls: Puller.Claim acquires a Slots slot, then pulls one
-// message; the slot is freed when the Delivery is settled. (Puller.Pull pulls for a caller that
-// manages capacity itself.) The worker's own subject is preferred over shared queues.
+// A worker reserves capacity before it pulls, and the slot is freed when the Delivery is settled.
+// Puller.Serve runs one pull loop per source (the worker's own subject and each shared queue):
+// each reserves the free slots (up to 128), takes that many messages at most in one pull
+// request, hands each Delivery with its slot to the caller and gives back the slots no message
+// took; a drained source waits in a pull request of one message, so work on any source is taken
+// at once. Puller.Claim acquires one slot, then pulls one message; Puller.Pull pulls one for a
+// caller that manages capacity itself, preferring the worker's own subject and polling the
+// sources in turn (Config.PollInterval each).
 //
 // Delivery guarantees are JetStream's: at least once. From the pull until the Delivery is
 // settled, a goroutine owned by the Delivery sends InProgress every AckWait/3. The caller settles

@@ -27,9 +27,10 @@ type source struct {
 	cons atomic.Pointer[jetstream.Consumer]
 }
 
-// Puller pulls one task message at a time from the durable consumers of some queues and,
-// optionally, one worker's own subject. It is safe for concurrent use: each slot-holder may
-// call Pull. A Puller holds no goroutine and needs no Close.
+// Puller pulls task messages from the durable consumers of some queues and, optionally, one
+// worker's own subject: in batches sized to the free slots with Serve, or one at a time with
+// Claim and Pull. It is safe for concurrent use. A Puller holds no goroutine outside these
+// calls and needs no Close.
 type Puller struct {
 	c       *Client
 	sources []*source // the worker source first
@@ -128,78 +129,66 @@ func (p *Puller) Pull(ctx context.Context) (*Delivery, error) {
 			return nil, err
 		}
 		if len(p.sources) == 1 {
-			d, err := p.fetch(ctx, p.sources[0], p.c.cfg.PullWait)
+			d, err := p.fetchOne(ctx, p.sources[0], p.c.cfg.PullWait)
 			if d != nil || err != nil {
 				return d, err
 			}
 			continue
 		}
 		for _, s := range p.sources {
-			if d, err := p.fetch(ctx, s, 0); d != nil || err != nil {
+			if d, err := p.fetchOne(ctx, s, 0); d != nil || err != nil {
 				return d, err
 			}
 		}
 		s := p.sources[p.next.Add(1)%uint64(len(p.sources))]
-		if d, err := p.fetch(ctx, s, p.c.cfg.PollInterval); d != nil || err != nil {
+		if d, err := p.fetchOne(ctx, s, p.c.cfg.PollInterval); d != nil || err != nil {
 			return d, err
 		}
 	}
 }
 
-// fetch asks one source for one message, waiting up to wait (0: not at all). It returns
-// (nil, nil) when no message came in time.
-func (p *Puller) fetch(ctx context.Context, s *source, wait time.Duration) (*Delivery, error) {
-	msg, err := p.fetchOnce(ctx, s, wait)
+// fetch asks one source for up to n messages, waiting up to wait (0: not at all), and calls
+// each with every message, as a Delivery whose heartbeats have started, as it arrives. It
+// returns how many came; none in time is not an error.
+func (p *Puller) fetch(ctx context.Context, s *source, n int, wait time.Duration, each func(*Delivery)) (int, error) {
+	deliver := func(msg jetstream.Msg) { each(newDelivery(p.c, s.name, msg)) }
+	got, err := fetchBatch(ctx, *s.cons.Load(), n, wait, deliver)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
 		// Deleted by an operator or for inactivity: recreate it and try again.
-		if _, err := p.ensure(ctx, s); err != nil {
-			return nil, err
+		cons, err := p.ensure(ctx, s)
+		if err != nil {
+			return got, err
 		}
-		msg, err = p.fetchOnce(ctx, s, wait)
+		more, err := fetchBatch(ctx, cons, n-got, wait, deliver)
+		return got + more, p.pullErr(ctx, s, err)
 	}
+	return got, p.pullErr(ctx, s, err)
+}
+
+// pullErr maps a pull request's error: nil when it merely ended without (more) messages.
+func (p *Puller) pullErr(ctx context.Context, s *source, err error) error {
 	switch {
-	case msg != nil:
-		return newDelivery(p.c, s.name, msg), nil
 	case err == nil, errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoMessages):
-		return nil, nil
+		return nil
 	case ctx.Err() != nil:
-		return nil, ctx.Err()
+		return ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, nil // our own pull deadline
+		return nil // our own pull deadline
 	default:
-		return nil, fmt.Errorf("queue: pull from %s: %w", s.cfg.FilterSubject, err)
+		return fmt.Errorf("queue: pull from %s: %w", s.cfg.FilterSubject, err)
 	}
 }
 
-func (p *Puller) fetchOnce(ctx context.Context, s *source, wait time.Duration) (jetstream.Msg, error) {
-	cons := *s.cons.Load()
-	if wait == 0 {
-		batch, err := cons.FetchNoWait(1)
-		if err != nil {
-			return nil, err
-		}
-		return firstMsg(batch)
+// fetchOne asks one source for one message, waiting up to wait (0: not at all). It returns
+// (nil, nil) when no message came in time.
+func (p *Puller) fetchOne(ctx context.Context, s *source, wait time.Duration) (*Delivery, error) {
+	var d *Delivery
+	_, err := p.fetch(ctx, s, 1, wait, func(got *Delivery) { d = got })
+	if err != nil && d != nil {
+		return d, nil // the message came; the error is for the next pull to meet
 	}
-	fctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	if dl, _ := fctx.Deadline(); time.Until(dl) < minPullWait {
-		// Too little time for a pull request (the client refuses one that has expired).
-		<-fctx.Done()
-		return nil, nil
-	}
-	batch, err := cons.Fetch(1, jetstream.FetchContext(fctx))
-	if err != nil {
-		return nil, err
-	}
-	return firstMsg(batch)
+	return d, err
 }
 
 // minPullWait is the shortest pull request worth sending.
 const minPullWait = 10 * time.Millisecond
-
-func firstMsg(batch jetstream.MessageBatch) (jetstream.Msg, error) {
-	for msg := range batch.Messages() {
-		return msg, nil
-	}
-	return nil, batch.Error()
-}

@@ -1,0 +1,118 @@
+package queue
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// maxFetchBatch bounds the messages asked for in one pull request, so that one source does not
+// hold every free slot while its request is in flight.
+const maxFetchBatch = 128
+
+// errorPause is how long a source's loop waits after a failed pull before it pulls again.
+const errorPause = time.Second
+
+// Serve pulls work for slots until ctx ends, then returns ctx's error once every pull has
+// stopped. Each source (the worker's own subject and every shared queue) has its own loop, so a
+// message on any of them is taken as soon as a slot is free. A loop reserves the free slots
+// (at least one, at most maxFetchBatch), asks its source for that many messages without
+// waiting, and gives back the slots no message took. When its source is drained it waits for
+// the next message with a pull request of one message (one slot) lasting Config.PullWait, or
+// Config.PollInterval when there are several sources (a waiting request holds a slot another
+// source may need).
+//
+// handle receives each Delivery, holding its slot (freed when it is settled), on the pulling
+// goroutine: it must return quickly, typically by starting a goroutine. A Delivery taken just
+// as ctx ends is still handed to handle. onError (nil: ignored) receives pull failures (a lost
+// connection, missing permissions); the source's loop then pauses a second and pulls again.
+func (p *Puller) Serve(ctx context.Context, slots *Slots, handle func(*Delivery), onError func(error)) error {
+	var wg sync.WaitGroup
+	for _, s := range p.sources {
+		wg.Go(func() { p.serveSource(ctx, s, slots, handle, onError) })
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// serveSource is the pull loop of one source.
+func (p *Puller) serveSource(ctx context.Context, s *source, slots *Slots, handle func(*Delivery), onError func(error)) {
+	drained := false
+	for ctx.Err() == nil {
+		r, err := slots.reserve(ctx, maxFetchBatch)
+		if err != nil {
+			return
+		}
+		var wait time.Duration
+		if drained {
+			r.keep(1)
+			wait = p.idleWait()
+		}
+		asked := r.n
+		got, err := p.fetch(ctx, s, asked, wait, func(d *Delivery) {
+			d.release = r.take()
+			handle(d)
+		})
+		r.putBack()
+		switch {
+		case err == nil:
+			drained = got < asked
+		case ctx.Err() != nil:
+			return
+		default:
+			if onError != nil {
+				onError(err)
+			}
+			drained = true
+			pause(ctx, errorPause)
+		}
+	}
+}
+
+// idleWait is how long a pull request of a drained source waits for a message.
+func (p *Puller) idleWait() time.Duration {
+	if len(p.sources) == 1 {
+		return p.c.cfg.PullWait
+	}
+	return p.c.cfg.PollInterval
+}
+
+// pause waits d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// fetchBatch asks one consumer for up to n messages, waiting up to wait (0: not at all), and
+// calls each with every message as it arrives.
+func fetchBatch(ctx context.Context, cons jetstream.Consumer, n int, wait time.Duration, each func(jetstream.Msg)) (int, error) {
+	var batch jetstream.MessageBatch
+	var err error
+	if wait == 0 {
+		batch, err = cons.FetchNoWait(n)
+	} else {
+		fctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		if dl, _ := fctx.Deadline(); time.Until(dl) < minPullWait {
+			// Too little time for a pull request (the client refuses one that has expired).
+			<-fctx.Done()
+			return 0, nil
+		}
+		batch, err = cons.Fetch(n, jetstream.FetchContext(fctx))
+	}
+	if err != nil {
+		return 0, err
+	}
+	got := 0
+	for msg := range batch.Messages() {
+		got++
+		each(msg)
+	}
+	return got, batch.Error()
+}
