@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/execenv/execenvtest"
 )
@@ -18,10 +20,7 @@ import (
 func requireRipgrep(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("rg"); err != nil {
-		if os.Getenv("AGENTFLEET_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("rg (ripgrep) is not on PATH")
-		}
-		t.Skip("rg (ripgrep) is not on PATH")
+		testenv.SkipOrFatal(t, "rg (ripgrep) is not on PATH")
 	}
 }
 
@@ -87,7 +86,7 @@ func TestGrepRipgrepAndGoAgreeOnGoSource(t *testing.T) {
 	requireRipgrep(t)
 	root := filepath.Join(goroot(t), "src", "net")
 	if _, err := os.Stat(root); err != nil {
-		t.Skipf("Go source tree not available: %v", err)
+		testenv.SkipOrFatal(t, fmt.Sprintf("Go source tree not available: %v", err))
 	}
 	compareGrep(t, root, []execenv.GrepRequest{
 		{Pattern: `func \(\w+ \*?\w+\) Close\(`, MaxResults: 100000},

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm"
@@ -34,10 +37,7 @@ func conformanceDir(t *testing.T, name string) string {
 	}
 	p := filepath.Join(dir, "..", "shared", "conformance", name)
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("AGENTFLEET_REQUIRE_INTEGRATION") == "1" {
-			t.Fatalf("conformance data missing at %s: %v", p, err)
-		}
-		t.Skipf("conformance data not found at %s; check out the shared folder next to the repository to run this test", p)
+		testenv.SkipOrFatal(t, fmt.Sprintf("conformance data not found at %s (%v); check out the shared folder next to the repository to run this test", p, err))
 	}
 	return p
 }

@@ -34,6 +34,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
@@ -79,10 +81,7 @@ func StartWith(t testing.TB, opts Options) *Server {
 	t.Helper()
 	if _, err := os.Stat(SSHDPath); err != nil {
 		msg := fmt.Sprintf("sshtest: %s not found (install openssh-server): %v", SSHDPath, err)
-		if os.Getenv("AGENTFLEET_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testenv.SkipOrFatal(t, msg)
 	}
 	u, err := user.Current()
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentfleet/agentfleet/fleet"
@@ -29,10 +31,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("AGENTFLEET_REQUIRE_INTEGRATION") == "1" {
-		t.Fatal("chromium is not installed (apt-get install -y chromium) and AGENTFLEET_REQUIRE_INTEGRATION=1")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium); skipping the browser test")
+	testenv.SkipOrFatal(t, "chromium is not installed (apt-get install -y chromium); skipping the browser test")
 	return ""
 }
 

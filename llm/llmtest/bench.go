@@ -1,10 +1,12 @@
 package llmtest
 
 import (
+	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -18,10 +20,7 @@ import (
 func BenchmarkStreamDecode(b *testing.B, decode func(io.Reader, func(llm.StreamEvent, error) bool), prefixes ...string) {
 	in, err := LargestStreamedResponse(prefixes...)
 	if err != nil {
-		if os.Getenv("AGENTFLEET_REQUIRE_INTEGRATION") == "1" {
-			b.Fatalf("no streamed cassette under %v: %v", prefixes, err)
-		}
-		b.Skipf("no streamed cassette under %v (%v); they are required when AGENTFLEET_REQUIRE_INTEGRATION=1", prefixes, err)
+		testenv.SkipOrFatal(b, fmt.Sprintf("no streamed cassette under %v: %v", prefixes, err))
 	}
 	body := in.Response.Body
 	b.SetBytes(int64(len(body)))

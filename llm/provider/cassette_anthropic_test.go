@@ -3,9 +3,12 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
@@ -181,10 +184,7 @@ func checkRoundTrip(t *testing.T, prefix string) {
 	root := cassetteRoot(t)
 	files, _ := filepath.Glob(filepath.Join(root, prefix+"*", "*", "*.yaml"))
 	if len(files) == 0 {
-		if requireIntegration() {
-			t.Fatalf("no %s cassettes under %s", prefix, root)
-		}
-		t.Skipf("no %s cassettes under %s", prefix, root)
+		testenv.SkipOrFatal(t, fmt.Sprintf("no %s cassettes under %s", prefix, root))
 	}
 	d := cassetteDialects[prefix]
 	for _, path := range files {

@@ -30,6 +30,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 )
@@ -77,8 +79,6 @@ type cassetteDialect struct {
 // longest matching prefix wins.
 var cassetteDialects = map[string]cassetteDialect{}
 
-func requireIntegration() bool { return os.Getenv("AGENTFLEET_REQUIRE_INTEGRATION") == "1" }
-
 // cassetteRoot finds ../shared/conformance/llm-cassettes next to the module.
 func cassetteRoot(t *testing.T) string {
 	t.Helper()
@@ -102,10 +102,7 @@ func cassetteRoot(t *testing.T) string {
 func TestCassettes(t *testing.T) {
 	root := cassetteRoot(t)
 	if _, err := os.Stat(root); err != nil {
-		if requireIntegration() {
-			t.Fatalf("the recorded cassettes are missing at %s: %v", root, err)
-		}
-		t.Skipf("the recorded cassettes are not at %s; skipping (they are required when AGENTFLEET_REQUIRE_INTEGRATION=1)", root)
+		testenv.SkipOrFatal(t, fmt.Sprintf("the recorded cassettes are not at %s: %v", root, err))
 	}
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
@@ -127,10 +124,7 @@ func TestCassettes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d, ok := dialectFor(strings.Split(name, "/")[0])
 			if !ok {
-				if requireIntegration() {
-					t.Fatalf("no cassette dialect is registered for %s", name)
-				}
-				t.Skipf("no cassette dialect is registered for %s yet", name)
+				testenv.SkipOrFatal(t, fmt.Sprintf("no cassette dialect is registered for %s", name))
 			}
 			runCassette(t, d, path)
 		})

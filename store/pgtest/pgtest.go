@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentfleet/agentfleet/store/postgres"
@@ -21,8 +23,6 @@ import (
 const (
 	// EnvDatabaseURL names a server to create test databases on.
 	EnvDatabaseURL = "AGENTFLEET_TEST_DATABASE_URL"
-	// EnvRequire=1 turns every skip for a missing service into a failure (CI).
-	EnvRequire = "AGENTFLEET_REQUIRE_INTEGRATION"
 )
 
 // server is the process-wide Postgres the databases are created on.
@@ -32,18 +32,6 @@ var server struct {
 	source string // "env", "docker" or "initdb"
 	err    error
 	stop   func()
-}
-
-// Required reports whether AGENTFLEET_REQUIRE_INTEGRATION=1.
-func Required() bool { return os.Getenv(EnvRequire) == "1" }
-
-// SkipOrFatal skips t with msg, or fails it when integration is required.
-func SkipOrFatal(t testing.TB, msg string) {
-	t.Helper()
-	if Required() {
-		t.Fatalf("%s (%s=1, so this fails instead of skipping)", msg, EnvRequire)
-	}
-	t.Skip(msg)
 }
 
 // NewDatabase returns the DSN of a new database with the agentfleet schema
@@ -106,7 +94,7 @@ func serverDSN(t testing.TB) string {
 	t.Helper()
 	server.once.Do(startServer)
 	if server.err != nil {
-		SkipOrFatal(t, server.err.Error())
+		testenv.SkipOrFatal(t, server.err.Error())
 	}
 	return server.admin
 }
@@ -143,7 +131,7 @@ func NewCluster(t testing.TB) *Cluster {
 	defer cancel()
 	c, err := StartCluster(ctx)
 	if err == ErrNoBinaries {
-		SkipOrFatal(t, err.Error())
+		testenv.SkipOrFatal(t, err.Error())
 	}
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)

@@ -1,0 +1,25 @@
+// Package testenv holds the one rule every integration test follows when
+// something it needs (a server, a binary, the shared conformance data) is
+// missing: skip with a message, or fail when AGENTFLEET_REQUIRE_INTEGRATION=1,
+// as CI sets it, so a missing service can never pass silently.
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// EnvRequire names the variable that turns skips into failures.
+const EnvRequire = "AGENTFLEET_REQUIRE_INTEGRATION"
+
+// Required reports whether AGENTFLEET_REQUIRE_INTEGRATION=1.
+func Required() bool { return os.Getenv(EnvRequire) == "1" }
+
+// SkipOrFatal skips tb with msg, or fails it when integration is required.
+func SkipOrFatal(tb testing.TB, msg string) {
+	tb.Helper()
+	if Required() {
+		tb.Fatalf("%s (%s=1, so this fails instead of skipping)", msg, EnvRequire)
+	}
+	tb.Skip(msg)
+}
