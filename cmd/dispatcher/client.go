@@ -56,6 +56,17 @@ func taskArg(s string) (uuid.UUID, error) {
 	return id, nil
 }
 
+// taskClient parses a task id argument and builds the API client: the first
+// two steps of every command that acts on one task.
+func (f *clientFlags) taskClient(arg string) (uuid.UUID, *fleet.Client, error) {
+	id, err := taskArg(arg)
+	if err != nil {
+		return uuid.Nil, nil, err
+	}
+	cl, err := f.client()
+	return id, cl, err
+}
+
 // apiFail turns a client error into a failed command.
 func apiFail(err error) error { return failf("%v", err) }
 

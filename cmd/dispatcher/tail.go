@@ -30,11 +30,7 @@ event id N; --from new skips the history. The command ends when the task has fin
 (unless --follow or --tree). --json prints each event envelope as one JSON line.`,
 		Args: exactArgs(1, "one task id"),
 		RunE: func(c *cobra.Command, args []string) error {
-			id, err := taskArg(args[0])
-			if err != nil {
-				return err
-			}
-			cl, err := cf.client()
+			id, cl, err := cf.taskClient(args[0])
 			if err != nil {
 				return err
 			}

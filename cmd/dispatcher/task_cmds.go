@@ -26,11 +26,7 @@ func newGetCmd() *cobra.Command {
 		Short: "Show a task: state, result, error (--tree: its whole tree)",
 		Args:  exactArgs(1, "one task id"),
 		RunE: func(c *cobra.Command, args []string) error {
-			id, err := taskArg(args[0])
-			if err != nil {
-				return err
-			}
-			cl, err := cf.client()
+			id, cl, err := cf.taskClient(args[0])
 			if err != nil {
 				return err
 			}
@@ -119,11 +115,7 @@ func newCancelCmd() *cobra.Command {
 		Short: "Cancel a task and its whole subtree",
 		Args:  exactArgs(1, "one task id"),
 		RunE: func(c *cobra.Command, args []string) error {
-			id, err := taskArg(args[0])
-			if err != nil {
-				return err
-			}
-			cl, err := cf.client()
+			id, cl, err := cf.taskClient(args[0])
 			if err != nil {
 				return err
 			}
@@ -155,11 +147,7 @@ func newSteerCmd() *cobra.Command {
 session's reasoning effort and model from its next turn (MESSAGE is then optional).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
-			id, err := taskArg(args[0])
-			if err != nil {
-				return err
-			}
-			cl, err := cf.client()
+			id, cl, err := cf.taskClient(args[0])
 			if err != nil {
 				return err
 			}
