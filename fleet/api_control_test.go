@@ -115,11 +115,7 @@ func TestAPICancelSubtree(t *testing.T) {
 func TestAPIControl(t *testing.T) {
 	b := setupAPI(t, sqliteStore)
 	ctx := context.Background()
-	sub, err := b.client.Submit(ctx, validSpec("work"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := sub.Task.ID
+	id := b.submit(t, "work")
 	path := "/v1/tasks/" + id.String()
 	// Queued: nothing runs to steer.
 	code, d, raw := b.rawCall(t, http.MethodPost, path+"/steer", MessageRequest{Message: "hurry"}, testToken)

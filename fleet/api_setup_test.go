@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -104,6 +105,16 @@ func setupAPI(t testing.TB, mk storeMaker) *apiBundle {
 }
 
 // tasksInStream returns the number of messages on the TASKS stream.
+// submit submits a valid task with prompt through the API client and returns its id.
+func (b *apiBundle) submit(t testing.TB, prompt string) uuid.UUID {
+	t.Helper()
+	sub, err := b.client.Submit(context.Background(), validSpec(prompt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub.Task.ID
+}
+
 func (b *apiBundle) tasksInStream(t testing.TB) uint64 {
 	t.Helper()
 	s, err := b.js.Stream(context.Background(), b.q.Config().TasksStream)

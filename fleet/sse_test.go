@@ -67,11 +67,7 @@ func openEvents(t *testing.T, b *apiBundle, id uuid.UUID, o StreamOptions) *Even
 func TestSSEReplay(t *testing.T) {
 	b := setupAPI(t, sqliteStore)
 	ctx := context.Background()
-	sub, err := b.client.Submit(ctx, validSpec("talk"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := sub.Task.ID
+	id := b.submit(t, "talk")
 	other, err := b.client.Submit(ctx, validSpec("other"))
 	if err != nil {
 		t.Fatal(err)
@@ -118,11 +114,7 @@ func TestSSEReplay(t *testing.T) {
 func TestSSEEndsWhenTaskFinishes(t *testing.T) {
 	b := setupAPI(t, sqliteStore)
 	ctx := context.Background()
-	sub, err := b.client.Submit(ctx, validSpec("short"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := sub.Task.ID
+	id := b.submit(t, "short")
 	runTask(t, b.st, id)
 	s := openEvents(t, b, id, StreamOptions{})
 	publishEvents(t, b.q, id, id, 0, 2)
