@@ -107,14 +107,24 @@ func taskID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 	return id, true
 }
 
-func (a *api) get(w http.ResponseWriter, r *http.Request) {
+// loadTask parses the {id} path value and loads that task, writing the 400,
+// 404 or 500 itself when it cannot.
+func (a *api) loadTask(w http.ResponseWriter, r *http.Request) (store.Task, bool) {
 	id, ok := taskID(w, r)
 	if !ok {
-		return
+		return store.Task{}, false
 	}
 	t, err := a.d.store.GetTask(r.Context(), store.GetTaskParams{ID: id})
 	if err != nil {
 		a.fail(w, r, err)
+		return store.Task{}, false
+	}
+	return t, true
+}
+
+func (a *api) get(w http.ResponseWriter, r *http.Request) {
+	t, ok := a.loadTask(w, r)
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, NewTaskView(t))
@@ -212,13 +222,8 @@ func parseLabels(vals []string) (map[string]string, string, string) {
 }
 
 func (a *api) tree(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
-		return
-	}
-	t, err := a.d.store.GetTask(r.Context(), store.GetTaskParams{ID: id})
-	if err != nil {
-		a.fail(w, r, err)
 		return
 	}
 	tasks, err := a.d.store.TaskTree(r.Context(), store.TaskTreeParams{RootID: t.RootID})

@@ -41,15 +41,11 @@ type sseStream struct {
 }
 
 func (a *api) taskEvents(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
-	t, err := a.d.store.GetTask(r.Context(), store.GetTaskParams{ID: id})
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
+	id := t.ID
 	s := sseStream{filter: queue.EventFilter{RootTaskID: t.RootID.String(), TaskID: id.String()}}
 	if r.URL.Query().Get("follow") != "true" {
 		s.done = func(ctx context.Context) (store.Task, bool, error) {
@@ -61,13 +57,8 @@ func (a *api) taskEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) treeEvents(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
-		return
-	}
-	t, err := a.d.store.GetTask(r.Context(), store.GetTaskParams{ID: id})
-	if err != nil {
-		a.fail(w, r, err)
 		return
 	}
 	a.stream(w, r, sseStream{filter: queue.EventFilter{RootTaskID: t.RootID.String()}})
