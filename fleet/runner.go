@@ -63,6 +63,7 @@ type run struct {
 	spawner *spawner
 	pump    *eventPump
 	rec     *turnRecorder
+	row     store.Session // the session row read or created by prepare
 
 	mu       sync.Mutex // guards stop
 	stop     string     // why abort was called; "" while not aborted

@@ -42,17 +42,15 @@ func StoreInput(ctx context.Context, st store.Store, task uuid.UUID, message str
 }
 
 // deliverInputs steers the session with stored inputs it has not seen yet.
+// The session row read by prepare is current: only the task's own run
+// writes its config, and this run owns the task.
 func (r *run) deliverInputs(ctx context.Context) error {
 	arts, err := r.w.st.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: r.task.ID})
 	if err != nil {
 		return err
 	}
-	row, err := r.w.st.GetSession(ctx, store.GetSessionParams{ID: r.task.ID})
-	if err != nil {
-		return err
-	}
 	var state sessionState
-	_ = json.Unmarshal(row.Config, &state)
+	_ = json.Unmarshal(r.row.Config, &state)
 	last := state.LastInput
 	for _, a := range arts {
 		if a.Kind != inputArtifact || strings.Compare(a.Name, state.LastInput) <= 0 {
@@ -72,6 +70,6 @@ func (r *run) deliverInputs(ctx context.Context) error {
 	}
 	state.LastInput = last
 	body, _ := json.Marshal(state)
-	_, err = r.w.st.UpdateSession(ctx, store.UpdateSessionParams{ID: r.task.ID, Config: body})
+	r.row, err = r.w.st.UpdateSession(ctx, store.UpdateSessionParams{ID: r.task.ID, Config: body})
 	return err
 }

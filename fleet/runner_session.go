@@ -72,11 +72,10 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.buildEnv(ctx); err != nil {
 		return err
 	}
-	sessRow, err := r.ensureSession(ctx, profile.ID(), profile.Model())
-	if err != nil {
+	if r.row, err = r.ensureSession(ctx, profile.ID(), profile.Model()); err != nil {
 		return err
 	}
-	r.rec = newTurnRecorder(r, sessRow, pc)
+	r.rec = newTurnRecorder(r, r.row, pc)
 	r.spawner = newSpawner(r)
 	cfg := agent.Config{
 		Client: client, Profile: profile, Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
