@@ -49,7 +49,7 @@ func (r *run) park(ctx context.Context) {
 	}
 	w.metrics.parks.Inc()
 	r.log.Debug("parked", "waiting_for", wf.Children)
-	if done, last := w.allEnded(ctx, wf.Children); done {
+	if done, last := w.allEnded(ctx, r.task.ID, wf.Children); done {
 		if err := w.enqueueResume(ctx, r.task, r.spec, wf, last); err != nil {
 			r.log.Warn("resuming after children that already ended", "err", err)
 		}
@@ -104,17 +104,27 @@ func pendingWaitCalls(h []agent.Turn) []llm.ToolCall {
 	return out
 }
 
-// allEnded reports whether every task in ids is final, and one of them.
-func (w *Worker) allEnded(ctx context.Context, ids []uuid.UUID) (bool, uuid.UUID) {
-	var last uuid.UUID
+// allEnded reports whether every task in ids (children of parent) is
+// final, and one of them. One Children read answers for all of them, so a
+// wide fan-out does not cost a read per child at every child's end.
+func (w *Worker) allEnded(ctx context.Context, parent uuid.UUID, ids []uuid.UUID) (bool, uuid.UUID) {
+	if len(ids) == 0 {
+		return false, uuid.Nil
+	}
+	kids, err := w.st.Children(ctx, store.ChildrenParams{ParentID: parent})
+	if err != nil {
+		return false, uuid.Nil
+	}
+	ended := make(map[uuid.UUID]bool, len(kids.Children))
+	for _, c := range kids.Children {
+		ended[c.ID] = c.State.Terminal()
+	}
 	for _, id := range ids {
-		t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
-		if err != nil || !t.State.Terminal() {
+		if !ended[id] {
 			return false, uuid.Nil
 		}
-		last = id
 	}
-	return len(ids) > 0, last
+	return true, ids[len(ids)-1]
 }
 
 // wakeParent publishes the resume of t's parent when the parent is parked
@@ -132,7 +142,7 @@ func (w *Worker) wakeParent(ctx context.Context, t store.Task) error {
 	if err := json.Unmarshal(p.WaitingFor, &wf); err != nil || !slices.Contains(wf.Children, t.ID) {
 		return nil
 	}
-	if done, _ := w.allEnded(ctx, wf.Children); !done {
+	if done, _ := w.allEnded(ctx, p.ID, wf.Children); !done {
 		return nil
 	}
 	var spec TaskSpec
