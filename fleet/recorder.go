@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,8 +22,9 @@ import (
 // same transaction. After each assistant turn it checks the spec's token
 // and cost limits. The session's loop goroutine is its only writer.
 type turnRecorder struct {
-	r  *run
-	pc ProviderConfig
+	r     *run
+	pc    ProviderConfig
+	empty atomic.Bool // the session was just created: Load has nothing to read
 
 	mu    sync.Mutex // guards usage, cost (read by control status and result)
 	usage llm.Usage
@@ -31,11 +33,15 @@ type turnRecorder struct {
 
 var _ agent.Recorder = (*turnRecorder)(nil)
 
-func newTurnRecorder(r *run, s store.Session, pc ProviderConfig) *turnRecorder {
+// newTurnRecorder starts from the session's stored totals; created says
+// the session row was created by this run, so it has no turns to load.
+func newTurnRecorder(r *run, s store.Session, pc ProviderConfig, created bool) *turnRecorder {
 	u := s.Usage
-	return &turnRecorder{r: r, pc: pc, cost: s.CostUSD, usage: llm.Usage{
+	t := &turnRecorder{r: r, pc: pc, cost: s.CostUSD, usage: llm.Usage{
 		InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens), ReasoningTokens: int(u.ReasoningTokens),
 		CacheReadTokens: int(u.CacheReadTokens), CacheWriteTokens: int(u.CacheWriteTokens)}}
+	t.empty.Store(created)
+	return t
 }
 
 // totals returns the session's usage and cost so far.
@@ -122,8 +128,12 @@ func (t *turnRecorder) price(u llm.Usage) float64 {
 	return (float64(u.InputTokens)*t.pc.InputPerMTok + float64(u.OutputTokens+u.ReasoningTokens)*t.pc.OutputPerMTok) / 1e6
 }
 
-// Load returns the recorded turns of a session, in order.
+// Load returns the recorded turns of a session, in order. A session this
+// run created has none, so its first Load skips the store.
 func (t *turnRecorder) Load(ctx context.Context, sessionID string) ([]agent.Turn, error) {
+	if t.empty.Swap(false) && sessionID == t.r.task.ID.String() {
+		return nil, nil
+	}
 	id, err := uuid.Parse(sessionID)
 	if err != nil {
 		return nil, err

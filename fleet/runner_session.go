@@ -72,10 +72,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.buildEnv(ctx); err != nil {
 		return err
 	}
-	if r.row, err = r.ensureSession(ctx, profile.ID(), profile.Model()); err != nil {
+	var created bool
+	if r.row, created, err = r.ensureSession(ctx, profile.ID(), profile.Model()); err != nil {
 		return err
 	}
-	r.rec = newTurnRecorder(r, r.row, pc)
+	r.rec = newTurnRecorder(r, r.row, pc, created)
 	r.spawner = newSpawner(r)
 	cfg := agent.Config{
 		Client: client, Profile: profile, Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
@@ -119,22 +120,24 @@ func (r *run) sessionConfig() agent.SessionConfig {
 }
 
 // ensureSession returns the task's session row, creating it on the first
-// run. A task has exactly one session, whose id is the task id, so control
-// requests address <prefix>.control.<task-id>.
-func (r *run) ensureSession(ctx context.Context, profileID, model string) (store.Session, error) {
-	s, err := r.w.st.GetSession(ctx, store.GetSessionParams{ID: r.task.ID})
-	if err == nil {
-		return s, nil
+// run, and whether this call created it (so it has no turns yet). A task
+// has exactly one session, whose id is the task id, so control requests
+// address <prefix>.control.<task-id>. The first claim creates before it
+// reads; later claims read first.
+func (r *run) ensureSession(ctx context.Context, profileID, model string) (store.Session, bool, error) {
+	get := func() (store.Session, error) { return r.w.st.GetSession(ctx, store.GetSessionParams{ID: r.task.ID}) }
+	if r.task.Attempts > 1 {
+		if s, err := get(); !errors.Is(err, store.ErrNotFound) {
+			return s, false, err
+		}
 	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, err
-	}
-	s, err = r.w.st.CreateSession(ctx, store.CreateSessionParams{ID: r.task.ID, TaskID: r.task.ID,
+	s, err := r.w.st.CreateSession(ctx, store.CreateSessionParams{ID: r.task.ID, TaskID: r.task.ID,
 		Profile: profileID, Provider: profileID, Model: model, State: string(agent.StateIdle)})
-	if errors.Is(err, store.ErrConflict) { // created by a run that crashed right after
-		return r.w.st.GetSession(ctx, store.GetSessionParams{ID: r.task.ID})
+	if errors.Is(err, store.ErrConflict) { // created by an earlier run
+		s, err = get()
+		return s, false, err
 	}
-	return s, err
+	return s, err == nil, err
 }
 
 // runSession submits the prompt to a new session or continues a resumed
