@@ -133,7 +133,7 @@ const diffCommand = `git rev-parse --is-inside-work-tree >/dev/null 2>&1 || exit
 // writeDiff stores the `git diff` of a git workspace as the task's "diff"
 // artifact. Non-git workspaces have none.
 func (r *run) writeDiff(ctx context.Context) {
-	if r.env == nil || r.w.crash.Load() {
+	if r.env == nil || r.w.crash.Load() || !execenv.MayBeGitRepo(ctx, r.env) {
 		return
 	}
 	res, err := r.env.Exec(ctx, execenv.ExecRequest{Command: diffCommand, Timeout: time.Minute})

@@ -29,8 +29,12 @@ echo "@log"; git log --oneline -n 10 2>/dev/null
 true`
 
 // snapshotGit runs git through env. A missing git or a failure gives a
-// snapshot with IsRepo false; the prompt then says so.
+// snapshot with IsRepo false; the prompt then says so. A local working
+// directory with no ".git" above it starts no process at all.
 func snapshotGit(ctx context.Context, env execenv.Environment) GitSnapshot {
+	if !execenv.MayBeGitRepo(ctx, env) {
+		return GitSnapshot{}
+	}
 	res, err := env.Exec(ctx, execenv.ExecRequest{Command: gitScript, Timeout: 10 * time.Second})
 	if err != nil || res.ExitCode != 0 || res.Stdout == "" {
 		return GitSnapshot{}

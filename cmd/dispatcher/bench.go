@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +22,7 @@ func newBenchCmd() *cobra.Command {
 	var cfg fleet.BenchConfig
 	var cf clientFlags
 	var asJSON bool
+	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Benchmark a fleet: throughput and latencies of N simulated tasks",
@@ -52,6 +55,13 @@ last line (throughput as throughput_tasks_per_s).`,
 				cfg.Store, cfg.StoreName, cfg.Dir = st, name, dir
 			}
 			cfg.Progress = c.ErrOrStderr()
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return failf("--cpuprofile: %v", err)
+				}
+				defer stop()
+			}
 			rep, err := fleet.RunBench(c.Context(), cfg)
 			if err != nil {
 				return failf("%v", err)
@@ -77,6 +87,7 @@ last line (throughput as throughput_tasks_per_s).`,
 	f.IntVar(&cfg.Batch, "batch", 1000, "tasks per submit request")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	return cmd
 }
 
@@ -104,4 +115,17 @@ func benchStore(c *cobra.Command, dir string) (store.Store, string, error) {
 		return nil, "", failf("%v", err)
 	}
 	return st, "sqlite", nil
+}
+
+// startCPUProfile profiles this process into path until the returned stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -1,0 +1,35 @@
+package execenv
+
+import (
+	"context"
+	"path/filepath"
+)
+
+// MayBeGitRepo reports whether env's working directory may lie inside a git
+// repository, without starting a process. For a local environment it looks
+// for a ".git" entry in the working directory and each of its parents and
+// answers false only when there is none, so callers can skip running git
+// (a process start costs more than a whole trivial session). Any other
+// environment, or an error while looking, answers true: only git itself
+// knows, and one Exec over SSH is cheaper than a walk of round trips.
+//
+// Like git's own discovery, the walk honours ".git" files (worktrees,
+// submodules). It does not see GIT_DIR set in the environment of the
+// commands; a host relying on GIT_DIR runs git itself.
+func MayBeGitRepo(ctx context.Context, env Environment) bool {
+	if env.Describe().Kind != KindLocal {
+		return true
+	}
+	dir := filepath.Clean(env.WorkingDir())
+	for {
+		ok, err := env.Exists(ctx, filepath.Join(dir, ".git"))
+		if err != nil || ok {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,57 @@
+package execenv_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/execenv"
+)
+
+// gitSaysInside asks git itself, the reference MayBeGitRepo must never
+// contradict with a false.
+func gitSaysInside(t *testing.T, dir string) bool {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	return exec.Command("git", "-C", dir, "rev-parse", "--is-inside-work-tree").Run() == nil
+}
+
+func TestMayBeGitRepo(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	plain := filepath.Join(root, "plain", "deep")
+	repo := filepath.Join(root, "repo")
+	nested := filepath.Join(repo, "a", "b")
+	worktree := filepath.Join(root, "worktree")
+	for _, d := range []string{plain, nested, worktree} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Skipf("git init: %v: %s", err, out)
+	}
+	// A ".git" file, as in a linked worktree or a submodule.
+	if err := os.WriteFile(filepath.Join(worktree, ".git"), []byte("gitdir: "+filepath.Join(repo, ".git")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dir  string
+		want bool
+	}{{repo, true}, {nested, true}, {worktree, true}, {plain, false}} {
+		got := execenv.MayBeGitRepo(ctx, newLocal(t, execenv.LocalConfig{WorkingDir: tc.dir}))
+		if tc.want && !got {
+			t.Errorf("MayBeGitRepo(%s) = false inside a repository", tc.dir)
+		}
+		if !tc.want && gitSaysInside(t, tc.dir) {
+			continue // the temporary directory itself lies in a repository here
+		}
+		if got != tc.want {
+			t.Errorf("MayBeGitRepo(%s) = %v, want %v", tc.dir, got, tc.want)
+		}
+	}
+}
