@@ -140,8 +140,11 @@ func (l *Local) resolve(path string) string {
 	return filepath.Clean(path)
 }
 
-// localOSVersion is "<sysname> <release>" from uname, or GOOS.
-func localOSVersion() string {
+// localOSVersion is "<sysname> <release>" from uname, or GOOS, read once
+// per process (every session's prompt asks for it).
+var localOSVersion = sync.OnceValue(readOSVersion)
+
+func readOSVersion() string {
 	if data, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		return "Linux " + strings.TrimSpace(string(data))
 	}

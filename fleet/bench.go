@@ -40,6 +40,10 @@ type BenchConfig struct {
 	StoreName string
 	// Dir holds the in-process NATS data and workspaces (required without Server).
 	Dir string
+	// WorkspaceRoot, when set, holds the workers' workspaces instead of Dir.
+	// Every task gets a fresh directory, and on some filesystems a mkdir
+	// costs more CPU than a trivial session (e.g. tmpfs against ext4).
+	WorkspaceRoot string
 	// Progress receives a line now and then; nil discards them.
 	Progress io.Writer
 }

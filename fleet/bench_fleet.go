@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,7 +113,7 @@ func (f *benchFleet) startWorker(ctx context.Context, natsURL string, i int, cfg
 	wc := WorkerConfig{
 		ID:             fmt.Sprintf("bench-w%d", i),
 		Sessions:       cfg.Slots,
-		WorkspaceRoot:  filepath.Join(cfg.Dir, fmt.Sprintf("ws-%d", i)),
+		WorkspaceRoot:  filepath.Join(cmp.Or(cfg.WorkspaceRoot, cfg.Dir), fmt.Sprintf("ws-%d", i)),
 		Providers:      map[string]ProviderConfig{"anthropic": {APIKey: "bench", BaseURL: modelURL, DefaultModel: "bench-model"}},
 		LLMConcurrency: map[string]int{"anthropic": cfg.Slots},
 		KeepFailed:     -1,

@@ -21,10 +21,18 @@ import (
 // the assistant turn's usage and cost added to the session totals in the
 // same transaction. After each assistant turn it checks the spec's token
 // and cost limits. The session's loop goroutine is its only writer.
+//
+// One turn is held back: the opening prompt of a new session (turn 0, the
+// spec's prompt) is written together with the turn after it. The task spec
+// already holds it durably, and a run that dies before the next write leaves
+// no turn, so the next run submits the same prompt again. finish and
+// giveBack flush a held turn, so a task that ends early still shows it.
 type turnRecorder struct {
 	r     *run
 	pc    ProviderConfig
-	empty atomic.Bool // the session was just created: Load has nothing to read
+	empty atomic.Bool     // the session was just created: Load has nothing to read
+	fresh bool            // this run created the session
+	held  []store.NewTurn // the opening prompt, not yet written
 
 	mu    sync.Mutex // guards usage, cost (read by control status and result)
 	usage llm.Usage
@@ -41,6 +49,7 @@ func newTurnRecorder(r *run, s store.Session, pc ProviderConfig, created bool) *
 		InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens), ReasoningTokens: int(u.ReasoningTokens),
 		CacheReadTokens: int(u.CacheReadTokens), CacheWriteTokens: int(u.CacheWriteTokens)}}
 	t.empty.Store(created)
+	t.fresh = created
 	return t
 }
 
@@ -65,21 +74,47 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 	if err != nil {
 		return fmt.Errorf("encoding turn %d: %w", turn.Index, err)
 	}
-	p := store.AppendTurnsParams{SessionID: id, Turns: []store.NewTurn{{Seq: int64(turn.Index) + 1,
-		Kind: string(turn.Kind), Payload: payload}}}
+	nt := store.NewTurn{Seq: int64(turn.Index) + 1, Kind: string(turn.Kind), Payload: payload}
+	p := store.AppendTurnsParams{SessionID: id}
 	if turn.Kind == agent.TurnAssistant {
-		p.Turns[0].Usage, _ = json.Marshal(turn.Usage)
+		nt.Usage, _ = json.Marshal(turn.Usage)
 		p.AddUsage = storeUsage(turn.Usage)
 		p.AddCostUSD = t.price(turn.Usage)
 	}
+	if t.isOpeningPrompt(sessionID, turn) {
+		t.held = []store.NewTurn{nt}
+		return nil
+	}
+	p.Turns = append(t.held, nt)
 	if err := t.appendWithRetry(ctx, p); err != nil {
 		return err
 	}
-	w.metrics.turns.Inc()
+	w.metrics.turns.Add(float64(len(p.Turns)))
+	t.held = nil
 	if turn.Kind == agent.TurnAssistant {
 		t.add(turn.Usage, p.AddCostUSD)
 	}
 	return nil
+}
+
+// isOpeningPrompt reports whether turn is the spec's prompt opening the
+// task's own session, which this run created.
+func (t *turnRecorder) isOpeningPrompt(sessionID string, turn agent.Turn) bool {
+	return turn.Index == 0 && turn.Kind == agent.TurnUser && turn.Text == t.r.spec.Prompt &&
+		sessionID == t.r.task.ID.String() && t.fresh
+}
+
+// flush writes a held opening prompt.
+func (t *turnRecorder) flush(ctx context.Context) error {
+	if len(t.held) == 0 || t.r.w.crash.Load() {
+		return nil
+	}
+	err := t.appendWithRetry(ctx, store.AppendTurnsParams{SessionID: t.r.task.ID, Turns: t.held})
+	if err == nil {
+		t.r.w.metrics.turns.Inc()
+		t.held = nil
+	}
+	return err
 }
 
 func (t *turnRecorder) appendWithRetry(ctx context.Context, p store.AppendTurnsParams) error {

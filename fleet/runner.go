@@ -82,77 +82,69 @@ func (w *Worker) handle(d *queue.Delivery) {
 		w.failCorrupt(d)
 		return
 	}
-	ctx := w.runCtx
-	task, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
-	if errors.Is(err, store.ErrNotFound) {
-		w.settle(d, func() error { return d.Term(ctx, "task "+id.String()+" does not exist") })
-		return
+	w.claimAndRun(w.runCtx, d, id)
+}
+
+// claimAndRun claims the task (compare-and-set) and runs it. The claim
+// comes first, without reading the task: a claim that fails says why
+// (claimFailed reads the task then), and the common case costs one store
+// round trip instead of two.
+func (w *Worker) claimAndRun(ctx context.Context, d *queue.Delivery, id uuid.UUID) {
+	from := []store.TaskState{store.TaskQueued}
+	if d.Message.Type != queue.MsgStart {
+		from = append(from, store.TaskWaiting)
 	}
+	claimed, err := w.st.ClaimTask(ctx, store.ClaimTaskParams{ID: id, WorkerID: w.cfg.ID, From: from,
+		StaleBefore: w.clock.Now().Add(-w.cfg.StaleAfter)})
 	if err != nil {
-		w.log.Warn("reading task", "task_id", id, "err", err)
-		w.settle(d, func() error { return d.Nak(ctx, w.backoff(d.NumDelivered)) })
-		return
-	}
-	if task.State.Terminal() {
-		w.afterEnd(ctx, task) // idempotent: redo what a crash may have cut short
-		w.settle(d, func() error { return d.Ack(ctx) })
-		return
-	}
-	if task.State == store.TaskWaiting && d.Message.Type == queue.MsgStart {
-		w.settle(d, func() error { return d.Ack(ctx) }) // parked: its resume will come
+		w.claimFailed(ctx, d, id, err)
 		return
 	}
 	var spec TaskSpec
-	if err := json.Unmarshal(task.Spec, &spec); err != nil {
-		w.failTask(ctx, d, task, ReasonBadSpec, fmt.Sprintf("the task spec is not valid JSON: %v", err))
+	if err := json.Unmarshal(claimed.Spec, &spec); err != nil {
+		w.failTask(ctx, d, claimed, ReasonBadSpec, fmt.Sprintf("the task spec is not valid JSON: %v", err))
 		return
 	}
 	if spec.MaxLiveChildren == 0 {
 		spec.MaxLiveChildren = w.cfg.MaxLiveChildren
 	}
-	w.claimAndRun(ctx, d, task, spec.WithDefaults())
-}
-
-// claimAndRun claims the task (compare-and-set) and runs it.
-func (w *Worker) claimAndRun(ctx context.Context, d *queue.Delivery, task store.Task, spec TaskSpec) {
-	from := []store.TaskState{store.TaskQueued}
-	if d.Message.Type != queue.MsgStart {
-		from = append(from, store.TaskWaiting)
-	}
-	claimed, err := w.st.ClaimTask(ctx, store.ClaimTaskParams{ID: task.ID, WorkerID: w.cfg.ID, From: from,
-		StaleBefore: w.clock.Now().Add(-w.cfg.StaleAfter)})
-	if err != nil {
-		w.claimFailed(ctx, d, task, err)
-		return
-	}
 	if !d.Published.IsZero() {
 		w.metrics.claimLatency.Observe(time.Since(d.Published).Seconds())
 	}
-	r := &run{w: w, d: d, task: claimed, spec: spec,
-		log: w.log.With("task_id", task.ID, "root_task_id", task.RootID, "delivery", d.NumDelivered)}
+	r := &run{w: w, d: d, task: claimed, spec: spec.WithDefaults(),
+		log: w.log.With("task_id", id, "root_task_id", claimed.RootID, "delivery", d.NumDelivered)}
 	w.register(r)
 	defer w.unregister(r)
 	r.execute(ctx)
 }
 
 // claimFailed decides what to do with a message whose task could not be
-// claimed: another worker owns it (try later, it may die), it ended (ack),
-// its parent was cancelled (cancel it, ack), or the store failed (retry).
-func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, task store.Task, err error) {
-	if !errors.Is(err, store.ErrConflict) {
-		w.log.Warn("claiming task", "task_id", task.ID, "err", err)
+// claimed: it does not exist (term), another worker owns it (try later, it
+// may die), it ended (redo what follows an end, ack), it is parked and this
+// is its start message (ack), its parent was cancelled (cancel it, ack), or
+// the store failed (retry).
+func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, id uuid.UUID, err error) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		w.settle(d, func() error { return d.Term(ctx, "task "+id.String()+" does not exist") })
+		return
+	case !errors.Is(err, store.ErrConflict):
+		w.log.Warn("claiming task", "task_id", id, "err", err)
 		w.settle(d, func() error { return d.Nak(ctx, w.backoff(d.NumDelivered)) })
 		return
 	}
-	now, gerr := w.st.GetTask(ctx, store.GetTaskParams{ID: task.ID})
+	now, gerr := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
 	switch {
 	case gerr != nil:
 		w.settle(d, func() error { return d.Nak(ctx, w.backoff(d.NumDelivered)) })
-	case now.State.Terminal(), now.State == store.TaskWaiting && d.Message.Type == queue.MsgStart:
+	case now.State.Terminal():
+		w.afterEnd(ctx, now) // idempotent: redo what a crash may have cut short
 		w.settle(d, func() error { return d.Ack(ctx) })
+	case now.State == store.TaskWaiting && d.Message.Type == queue.MsgStart:
+		w.settle(d, func() error { return d.Ack(ctx) }) // parked: its resume will come
 	case (now.State == store.TaskQueued || now.State == store.TaskWaiting) && w.parentCancelled(ctx, now):
 		w.cancelOrphan(ctx, d, now)
-	case now.State == store.TaskRunning && now.WorkerID == w.cfg.ID && w.running(task.ID):
+	case now.State == store.TaskRunning && now.WorkerID == w.cfg.ID && w.running(id):
 		// A redelivery of a message this worker is working on: keep it alive.
 		w.settle(d, func() error { return d.Nak(ctx, w.cfg.StaleAfter) })
 	default:

@@ -91,6 +91,7 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
+	r.flushTurns(ctx)
 	r.writeDiff(ctx)
 	body, _ := json.Marshal(res)
 	t, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning, To: to,
@@ -110,10 +111,29 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 	w.metrics.tasks.WithLabelValues(string(t.State)).Inc()
 	if t.State.Terminal() {
 		r.pump.publishEnd(ctx, t, res)
-		w.afterEnd(ctx, t)
+		w.afterEndOf(ctx, t, r.mayHaveChildren())
 		r.cleanupWorkspace(t.State == store.TaskSucceeded)
 	}
 	w.settle(r.d, func() error { return r.d.Ack(ctx) })
+}
+
+// flushTurns writes a turn the recorder holds back (see turnRecorder).
+// Failing is not fatal: the turn is the spec's prompt, which a later run
+// submits again.
+func (r *run) flushTurns(ctx context.Context) {
+	if r.rec == nil {
+		return
+	}
+	if err := r.rec.flush(ctx); err != nil {
+		r.log.Warn("recording the opening prompt", "err", err)
+	}
+}
+
+// mayHaveChildren reports whether the task may have spawned children: only
+// its own session spawns them, so a first run whose spawner created none
+// has none.
+func (r *run) mayHaveChildren() bool {
+	return r.task.Attempts > 1 || r.spawner == nil || r.spawner.created.Load() > 0
 }
 
 // fail ends the task as failed before its session ran.
@@ -138,6 +158,7 @@ func (r *run) giveBack(ctx context.Context, delay time.Duration) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
+	r.flushTurns(ctx)
 	_, err := r.w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning,
 		To: store.TaskQueued, WorkerID: r.w.cfg.ID})
 	if err != nil && !errors.Is(err, store.ErrConflict) {
@@ -159,7 +180,11 @@ func (w *Worker) afterEndByID(ctx context.Context, id [16]byte) {
 // message of a finished task runs it again, in case a crash cut it short):
 // wake the parent if it waits for this task, and cancel the task's live
 // children unless its spec lets them run.
-func (w *Worker) afterEnd(ctx context.Context, t store.Task) {
+func (w *Worker) afterEnd(ctx context.Context, t store.Task) { w.afterEndOf(ctx, t, true) }
+
+// afterEndOf is afterEnd; children false says the task has none for sure,
+// which spares a store read per leaf task.
+func (w *Worker) afterEndOf(ctx context.Context, t store.Task, children bool) {
 	if w.crash.Load() {
 		return
 	}
@@ -169,7 +194,7 @@ func (w *Worker) afterEnd(ctx context.Context, t store.Task) {
 	}
 	var spec TaskSpec
 	_ = json.Unmarshal(t.Spec, &spec)
-	if spec.ChildPolicy == ChildLetRun {
+	if !children || spec.ChildPolicy == ChildLetRun {
 		return
 	}
 	kids, err := w.st.Children(ctx, store.ChildrenParams{ParentID: t.ID})

@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 
@@ -21,7 +22,8 @@ import (
 // are the child task ids. It is built per run; what it knows lives in the
 // store, so a resumed parent gets a fresh one.
 type spawner struct {
-	r *run
+	r       *run
+	created atomic.Int64 // child task creations attempted in this run
 
 	mu    sync.Mutex  // guards waits
 	waits []uuid.UUID // children whose wait parked the session in this run
@@ -56,6 +58,7 @@ func (s *spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	if err != nil {
 		return agent.SubagentStatus{}, err
 	}
+	s.created.Add(1) // before: a create whose answer is lost may have committed
 	res, err := w.st.CreateTask(ctx, store.CreateTaskParams{ParentID: r.task.ID, Queue: spec.Queue,
 		Priority: spec.Priority, Spec: body, IdempotencyKey: "spawn:" + r.task.ID.String() + ":" + req.CallID,
 		Labels: r.task.Labels})

@@ -244,6 +244,28 @@ func TestRateLimitIsDelayedRedelivery(t *testing.T) {
 	}
 }
 
+// TestFailedTaskKeepsItsPrompt: the recorder holds the opening prompt back
+// to write it with the next turn; a task that fails before there is one
+// still has its prompt recorded.
+func TestFailedTaskKeepsItsPrompt(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1})
+	spec := fleettest.Spec("refused", fleettest.Step{Fail: &llmtest.Failure{Kind: llm.ErrInvalidRequest}, FailTimes: 1000})
+	id := f.Submit(spec)
+	task := f.WaitDone(id)
+	if task.State != store.TaskFailed || task.Error != fleet.ReasonModelError {
+		t.Fatalf("state %s error %q, want failed with %s", task.State, task.Error, fleet.ReasonModelError)
+	}
+	turns, err := f.Store.LoadTurns(waitCtx(t), store.LoadTurnsParams{SessionID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first agent.Turn
+	if len(turns) != 1 || json.Unmarshal(turns[0].Payload, &first) != nil || first.Kind != agent.TurnUser || first.Text != spec.Prompt {
+		t.Fatalf("recorded turns %+v, want just the prompt", turns)
+	}
+}
+
 func TestPoisonTaskEndsInDeadLetter(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Queue: queue.Config{MaxDeliver: 3}})

@@ -19,10 +19,10 @@ const anthropicSignature = "llmtest-thinking-signature"
 func (anthropicDialect) Name() string               { return "anthropic" }
 func (anthropicDialect) Match(r *http.Request) bool { return hasSuffixPath(r, "/v1/messages") }
 func (anthropicDialect) IsStream(_ *http.Request, body []byte) bool {
-	return jsonField[bool](body, "stream")
+	return head(body).Stream
 }
 func (anthropicDialect) Model(_ *http.Request, body []byte) string {
-	return jsonField[string](body, "model")
+	return head(body).Model
 }
 
 // anthropicBlocks builds the content blocks of a reply: thinking, text, then

@@ -18,10 +18,10 @@ func init() { registerDialect(chatCompatDialect{}) }
 func (chatCompatDialect) Name() string               { return "chatcompat" }
 func (chatCompatDialect) Match(r *http.Request) bool { return hasSuffixPath(r, "/chat/completions") }
 func (chatCompatDialect) IsStream(_ *http.Request, body []byte) bool {
-	return jsonField[bool](body, "stream")
+	return head(body).Stream
 }
 func (chatCompatDialect) Model(_ *http.Request, body []byte) string {
-	return jsonField[string](body, "model")
+	return head(body).Model
 }
 
 func chatFinish(rep Reply) string {
