@@ -39,14 +39,19 @@ type eventPump struct {
 	done  chan struct{}
 }
 
+// newEventPump starts the pump of a run. The first claim of a task has no
+// events before it, so only later runs read the last one from EVENTS.
 func newEventPump(ctx context.Context, r *run, sess *agent.Session) (*eventPump, error) {
-	last, ok, err := r.w.q.LastEvent(ctx, r.task.RootID.String(), r.task.ID.String())
-	if err != nil {
-		return nil, fmt.Errorf("reading the last event of the session: %w", err)
-	}
 	p := &eventPump{r: r, sub: sess.Subscribe(), start: map[string]time.Time{}, done: make(chan struct{})}
-	if ok {
-		p.seq = last.Seq
+	if r.task.Attempts > 1 {
+		last, ok, err := r.w.q.LastEvent(ctx, r.task.RootID.String(), r.task.ID.String())
+		if err != nil {
+			p.sub.Close()
+			return nil, fmt.Errorf("reading the last event of the session: %w", err)
+		}
+		if ok {
+			p.seq = last.Seq
+		}
 	}
 	go p.loop()
 	return p, nil

@@ -18,11 +18,9 @@ const anthropicSignature = "llmtest-thinking-signature"
 
 func (anthropicDialect) Name() string               { return "anthropic" }
 func (anthropicDialect) Match(r *http.Request) bool { return hasSuffixPath(r, "/v1/messages") }
-func (anthropicDialect) IsStream(_ *http.Request, body []byte) bool {
-	return head(body).Stream
-}
-func (anthropicDialect) Model(_ *http.Request, body []byte) string {
-	return head(body).Model
+func (anthropicDialect) Head(_ *http.Request, body []byte) (string, bool) {
+	h := head(body)
+	return h.Model, h.Stream
 }
 
 // anthropicBlocks builds the content blocks of a reply: thinking, text, then

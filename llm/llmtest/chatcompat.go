@@ -17,11 +17,9 @@ func init() { registerDialect(chatCompatDialect{}) }
 
 func (chatCompatDialect) Name() string               { return "chatcompat" }
 func (chatCompatDialect) Match(r *http.Request) bool { return hasSuffixPath(r, "/chat/completions") }
-func (chatCompatDialect) IsStream(_ *http.Request, body []byte) bool {
-	return head(body).Stream
-}
-func (chatCompatDialect) Model(_ *http.Request, body []byte) string {
-	return head(body).Model
+func (chatCompatDialect) Head(_ *http.Request, body []byte) (string, bool) {
+	h := head(body)
+	return h.Model, h.Stream
 }
 
 func chatFinish(rep Reply) string {

@@ -13,10 +13,9 @@ type Dialect interface {
 	Name() string
 	// Match reports whether the request is for this dialect (by path).
 	Match(r *http.Request) bool
-	// IsStream reports whether the client asked for a streamed answer.
-	IsStream(r *http.Request, body []byte) bool
-	// Model returns the model the request names, used in the answer.
-	Model(r *http.Request, body []byte) string
+	// Head returns the model the request names (used in the answer) and
+	// whether the client asked for a streamed answer.
+	Head(r *http.Request, body []byte) (model string, stream bool)
 	// WriteWhole writes a complete non-streamed answer.
 	WriteWhole(w http.ResponseWriter, rep Reply, model string)
 	// WriteStream writes a streamed answer through sw, stopping as soon as

@@ -20,13 +20,11 @@ func (geminiDialect) Match(r *http.Request) bool {
 	return strings.Contains(r.URL.Path, "/models/") &&
 		(hasSuffixPath(r, ":generateContent") || hasSuffixPath(r, ":streamGenerateContent"))
 }
-func (geminiDialect) IsStream(r *http.Request, _ []byte) bool {
-	return hasSuffixPath(r, ":streamGenerateContent")
-}
-func (geminiDialect) Model(r *http.Request, _ []byte) string {
+// Head reads both from the path: /v1beta/models/{model}:streamGenerateContent.
+func (geminiDialect) Head(r *http.Request, _ []byte) (string, bool) {
 	_, rest, _ := strings.Cut(r.URL.Path, "/models/")
 	model, _, _ := strings.Cut(rest, ":")
-	return model
+	return model, hasSuffixPath(r, ":streamGenerateContent")
 }
 
 // geminiParts builds the parts of a reply: a thought, the text, then one

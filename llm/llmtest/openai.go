@@ -24,11 +24,9 @@ func newID(prefix string) string {
 
 func (openAIDialect) Name() string               { return "openai" }
 func (openAIDialect) Match(r *http.Request) bool { return hasSuffixPath(r, "/responses") }
-func (openAIDialect) IsStream(_ *http.Request, body []byte) bool {
-	return head(body).Stream
-}
-func (openAIDialect) Model(_ *http.Request, body []byte) string {
-	return head(body).Model
+func (openAIDialect) Head(_ *http.Request, body []byte) (string, bool) {
+	h := head(body)
+	return h.Model, h.Stream
 }
 
 // bodyHead holds the top-level request fields every JSON dialect shares.

@@ -163,15 +163,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Add(k, v)
 		}
 	}
-	switch {
+	switch model, stream := d.Head(r, body); {
 	case rep.Raw != nil:
 		s.writeRaw(w, r, rep)
 	case rep.Failure != nil:
 		s.writeFailure(w, r, d, *rep.Failure)
-	case d.IsStream(r, body):
-		d.WriteStream(newStreamWriter(w, r, s.closing, rep, d), rep, d.Model(r, body))
+	case stream:
+		d.WriteStream(newStreamWriter(w, r, s.closing, rep, d), rep, model)
 	default:
-		d.WriteWhole(w, rep, d.Model(r, body))
+		d.WriteWhole(w, rep, model)
 	}
 }
 
