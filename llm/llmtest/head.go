@@ -1,0 +1,110 @@
+package llmtest
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// bodyHead holds the top-level request fields every JSON dialect shares.
+type bodyHead struct {
+	Model  string `json:"model"`
+	Stream bool   `json:"stream"`
+}
+
+// head returns the shared fields of a request body, zero when absent or when
+// the body is not a JSON object. It walks the top level once and decodes
+// only those two values: the fleet benchmark sends this server thousands of
+// requests a second, each carrying a system prompt and tool schemas that a
+// full decode would build for nothing. Anything it cannot walk goes to
+// encoding/json. It does not validate the rest of the body: a truncated
+// object may still yield its fields, where encoding/json would yield none.
+func head(body []byte) bodyHead {
+	var h bodyHead
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return h
+	}
+	for i = skipSpace(body, i+1); i < len(body) && body[i] != '}'; {
+		keyEnd := skipValue(body, i)
+		valStart := skipSpace(body, keyEnd)
+		if body[i] != '"' || valStart >= len(body) || body[valStart] != ':' {
+			return slowHead(body)
+		}
+		valStart = skipSpace(body, valStart+1)
+		valEnd := skipValue(body, valStart)
+		switch string(body[i:keyEnd]) {
+		case `"model"`:
+			_ = json.Unmarshal(body[valStart:valEnd], &h.Model)
+		case `"stream"`:
+			h.Stream = string(body[valStart:valEnd]) == "true"
+		}
+		i = skipSpace(body, valEnd)
+		if i < len(body) && body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	return h
+}
+
+// slowHead decodes the fields with encoding/json.
+func slowHead(body []byte) bodyHead {
+	var h bodyHead
+	_ = json.Unmarshal(body, &h)
+	return h
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value starting at i: past the
+// closing quote of a string, the matching bracket of an object or array, or
+// the last byte of a literal or number. It does not validate.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i)
+			if depth == 0 {
+				return i
+			}
+			i--
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // a literal ended by its container
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r', ':':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at b[i] == '"'.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); {
+		j := bytes.IndexAny(b[i:], `"\`)
+		if j < 0 {
+			return len(b)
+		}
+		i += j
+		if b[i] == '\\' {
+			i += 2
+			continue
+		}
+		return i + 1
+	}
+	return i
+}
