@@ -20,6 +20,7 @@ func (geminiDialect) Match(r *http.Request) bool {
 	return strings.Contains(r.URL.Path, "/models/") &&
 		(hasSuffixPath(r, ":generateContent") || hasSuffixPath(r, ":streamGenerateContent"))
 }
+
 // Head reads both from the path: /v1beta/models/{model}:streamGenerateContent.
 func (geminiDialect) Head(r *http.Request, _ []byte) (string, bool) {
 	_, rest, _ := strings.Cut(r.URL.Path, "/models/")
