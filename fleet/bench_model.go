@@ -3,7 +3,6 @@ package fleet
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -21,7 +20,7 @@ type benchModel struct {
 }
 
 func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	body, err := llmtest.ReadBody(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -51,6 +50,5 @@ func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	one := llmtest.New()
 	defer one.Close()
 	one.Enqueue(rep)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	one.ServeHTTP(w, r)
+	one.ServeBody(w, r, body)
 }

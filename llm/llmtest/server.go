@@ -140,11 +140,28 @@ func (s *Server) WaitRequests(ctx context.Context, n int) ([]RecordedRequest, er
 
 // ServeHTTP records the request and answers it from the script.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	body, err := ReadBody(r)
 	if err != nil {
 		http.Error(w, "llmtest: reading the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	s.ServeBody(w, r, body)
+}
+
+// ReadBody reads a request body whole, in one allocation when the request
+// says its length.
+func ReadBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength <= 0 || r.ContentLength > 1<<30 {
+		return io.ReadAll(r.Body)
+	}
+	body := make([]byte, r.ContentLength)
+	_, err := io.ReadFull(r.Body, body)
+	return body, err
+}
+
+// ServeBody is ServeHTTP for a request whose body the caller has read
+// already (r.Body is not read again).
+func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) {
 	d := s.match(r)
 	rep, ok := s.record(r, body, d)
 	if d == nil {
