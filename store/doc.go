@@ -28,9 +28,15 @@
 //	           running (ClaimTask with StaleBefore: takeover of a dead worker's task)
 //	waiting -> running (ClaimTask From waiting) | queued (woken for any worker) |
 //	           cancelled | failed
+//	succeeded | failed -> queued (reopened: new input for an ended task)
 //
-// Terminal states (succeeded, failed, cancelled) never change. CanTransition
-// holds the table. A claim increments Attempts and records the worker; a
+// Cancelled is final. Succeeded and failed are end states (Terminal) that
+// change only by a reopen, when new input arrives for the task (send_input
+// to a child that ended): the task is queued again, its FinishedAt,
+// WaitingFor, Result and Error are cleared (so the previous outcome is not
+// mistaken for the current one, and the next end writes its own), while
+// Attempts, StartedAt and its session's turns are kept, so it continues
+// where it stopped. CanTransition holds the table. A claim increments Attempts and records the worker; a
 // heartbeat succeeds only for the owning worker, so ErrConflict from
 // HeartbeatTask tells a worker it lost the task. CancelSubtree cancels a task
 // and all its active descendants in one transaction and returns them with

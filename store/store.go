@@ -43,7 +43,12 @@ type Store interface {
 	// TransitionTask moves a task from p.From to p.To (compare-and-set).
 	// Transitions not allowed by CanTransition are *InvalidError (ErrInvalid);
 	// a task not in p.From (or, from running, owned by another worker than a
-	// non-empty p.WorkerID) is ErrConflict.
+	// non-empty p.WorkerID) is ErrConflict. Every transition clears
+	// HeartbeatAt. A reopen (succeeded or failed to queued, see Reopens)
+	// also clears FinishedAt, WaitingFor, Result and Error (Result and
+	// Error take p's, normally none), so a task that runs again never shows
+	// the outcome of its previous end as current and its next end writes
+	// its own; Attempts and StartedAt are kept. Cancelled is never reopened.
 	TransitionTask(ctx context.Context, p TransitionTaskParams) (Task, error)
 	// CancelSubtree cancels the task p.ID and every descendant that is not
 	// terminal, in one transaction, and reports what it cancelled.
@@ -110,8 +115,8 @@ type Task struct {
 	Queue          string
 	Priority       int // higher runs first
 	Spec           json.RawMessage
-	Result         json.RawMessage // nil until set
-	Error          string          // reason of a failure or cancellation, e.g. "dead_letter"
+	Result         json.RawMessage // nil until set; cleared when the task is reopened
+	Error          string          // reason of a failure or cancellation, e.g. "dead_letter"; cleared on reopen
 	Attempts       int             // claims so far
 	WorkerID       string          // worker of the last claim
 	IdempotencyKey string          // "" when none
@@ -121,7 +126,7 @@ type Task struct {
 	UpdatedAt      time.Time
 	StartedAt      time.Time // zero until the first claim
 	HeartbeatAt    time.Time // zero unless running
-	FinishedAt     time.Time // zero unless terminal
+	FinishedAt     time.Time // zero unless terminal (a reopen clears it)
 }
 
 // CreateTaskParams describes a new task.

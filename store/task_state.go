@@ -28,7 +28,9 @@ func (s TaskState) Valid() bool {
 	return false
 }
 
-// Terminal reports whether s is final: succeeded, failed or cancelled.
+// Terminal reports whether s is an end state: succeeded, failed or
+// cancelled. Only cancelled is final for good; a succeeded or failed task
+// may be reopened (see transitions).
 func (s TaskState) Terminal() bool {
 	return s == TaskSucceeded || s == TaskFailed || s == TaskCancelled
 }
@@ -42,11 +44,22 @@ func (s TaskState) Terminal() bool {
 //     of a task whose worker stopped heartbeating;
 //   - waiting -> queued: a wake that re-enqueues the parent for any worker;
 //   - waiting -> failed: a parked task that can no longer be resumed;
-//   - any active state -> cancelled.
+//   - any active state -> cancelled;
+//   - succeeded | failed -> queued: a reopen, new input for an ended task
+//     (send_input to a child that ended) makes it run again. Cancelled is
+//     final: it has no way out.
 var transitions = map[TaskState][]TaskState{
-	TaskQueued:  {TaskRunning, TaskCancelled, TaskFailed},
-	TaskRunning: {TaskSucceeded, TaskFailed, TaskCancelled, TaskWaiting, TaskQueued, TaskRunning},
-	TaskWaiting: {TaskRunning, TaskQueued, TaskCancelled, TaskFailed},
+	TaskQueued:    {TaskRunning, TaskCancelled, TaskFailed},
+	TaskRunning:   {TaskSucceeded, TaskFailed, TaskCancelled, TaskWaiting, TaskQueued, TaskRunning},
+	TaskWaiting:   {TaskRunning, TaskQueued, TaskCancelled, TaskFailed},
+	TaskSucceeded: {TaskQueued},
+	TaskFailed:    {TaskQueued},
+}
+
+// Reopens reports whether moving from one state to another reopens an
+// ended task (succeeded or failed back to queued).
+func Reopens(from, to TaskState) bool {
+	return (from == TaskSucceeded || from == TaskFailed) && to == TaskQueued
 }
 
 // CanTransition reports whether a task may move from one state to another.

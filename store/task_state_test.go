@@ -17,6 +17,7 @@ func TestCanTransition(t *testing.T) {
 		"running>succeeded": true, "running>failed": true, "running>cancelled": true,
 		"running>waiting": true, "running>queued": true, "running>running": true,
 		"waiting>running": true, "waiting>queued": true, "waiting>cancelled": true, "waiting>failed": true,
+		"succeeded>queued": true, "failed>queued": true, // reopen
 	}
 	for _, from := range store.TaskStates {
 		for _, to := range store.TaskStates {
@@ -29,6 +30,17 @@ func TestCanTransition(t *testing.T) {
 	err := store.CheckTransition(store.TaskQueued, store.TaskSucceeded)
 	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "queued to succeeded") {
 		t.Fatalf("CheckTransition(queued, succeeded) = %v", err)
+	}
+	if err := store.CheckTransition(store.TaskCancelled, store.TaskQueued); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a cancelled task was reopened: %v", err)
+	}
+	for _, from := range store.TaskStates {
+		for _, to := range store.TaskStates {
+			want := (from == store.TaskSucceeded || from == store.TaskFailed) && to == store.TaskQueued
+			if got := store.Reopens(from, to); got != want {
+				t.Errorf("Reopens(%s, %s) = %v, want %v", from, to, got, want)
+			}
+		}
 	}
 	if err := store.CheckTransition("done", store.TaskFailed); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("an unknown state passed: %v", err)

@@ -163,7 +163,9 @@ RETURNING `+taskCols, p.ID, p.WorkerID, s.stamp()))
 	return t, translate(op, err)
 }
 
-// TransitionTask implements store.Store.
+// TransitionTask implements store.Store. A reopen (store.Reopens) clears
+// the finish time and replaces the result and error with p's (usually
+// none).
 func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams) (store.Task, error) {
 	const op = "TransitionTask"
 	p, err := s.limits.PrepareTransition(p)
@@ -172,14 +174,15 @@ func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams
 	}
 	t, err := scanTask(s.pool.QueryRow(ctx, `
 UPDATE tasks SET state = $3, updated_at = $4,
-	result = coalesce($5::jsonb, result),
-	error = CASE WHEN $6::text <> '' THEN $6::text ELSE error END,
+	result = CASE WHEN $9::boolean THEN $5::jsonb ELSE coalesce($5::jsonb, result) END,
+	error = CASE WHEN $9::boolean OR $6::text <> '' THEN $6::text ELSE error END,
 	waiting_for = $7::jsonb,
 	heartbeat_at = NULL,
-	finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN $4 ELSE finished_at END
+	finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN $4
+		WHEN $9::boolean THEN NULL ELSE finished_at END
 WHERE id = $1 AND state = $2 AND ($8::text = '' OR state <> 'running' OR worker_id = $8::text)
 RETURNING `+taskCols, p.ID, string(p.From), string(p.To), s.stamp(),
-		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID))
+		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID, store.Reopens(p.From, p.To)))
 	if errors.Is(err, pgx.ErrNoRows) {
 		want := string(p.From)
 		if p.WorkerID != "" && p.From == store.TaskRunning {

@@ -146,7 +146,9 @@ WHERE id = ?2 AND state = 'running' AND worker_id = ?3
 RETURNING `+taskCols, s.stamp(), p.ID.String(), p.WorkerID)
 }
 
-// TransitionTask implements store.Store.
+// TransitionTask implements store.Store. A reopen (store.Reopens) clears
+// the finish time and replaces the result and error with p's (usually
+// none).
 func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams) (store.Task, error) {
 	p, err := s.limits.PrepareTransition(p)
 	if err != nil {
@@ -158,14 +160,15 @@ func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams
 	}
 	return s.casTask(ctx, "TransitionTask", p.ID, want, `
 UPDATE tasks SET state = ?3, updated_at = ?4,
-	result = coalesce(?5, result),
-	error = CASE WHEN ?6 <> '' THEN ?6 ELSE error END,
+	result = CASE WHEN ?9 THEN ?5 ELSE coalesce(?5, result) END,
+	error = CASE WHEN ?9 OR ?6 <> '' THEN ?6 ELSE error END,
 	waiting_for = ?7,
 	heartbeat_at = NULL,
-	finished_at = CASE WHEN ?3 IN ('succeeded', 'failed', 'cancelled') THEN ?4 ELSE finished_at END
+	finished_at = CASE WHEN ?3 IN ('succeeded', 'failed', 'cancelled') THEN ?4
+		WHEN ?9 THEN NULL ELSE finished_at END
 WHERE id = ?1 AND state = ?2 AND (?8 = '' OR state <> 'running' OR worker_id = ?8)
 RETURNING `+taskCols, p.ID.String(), string(p.From), string(p.To), s.stamp(),
-		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID)
+		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID, store.Reopens(p.From, p.To))
 }
 
 // CancelSubtree implements store.Store.

@@ -29,6 +29,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 	}{
 		{"Task", taskTests},
 		{"Transition", transitionTests},
+		{"Reopen", reopenTests},
 		{"Tree", treeTests},
 		{"CancelledParent", cancelledParentTests},
 		{"List", listTests},
