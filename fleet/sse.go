@@ -165,6 +165,9 @@ func (a *api) pump(ctx context.Context, w http.ResponseWriter, rc *http.Response
 			if drainTimer != nil {
 				drainTimer.Reset(a.opts.SSEDrainIdle)
 			}
+			if err == nil && len(events) > 0 {
+				continue // more are ready: one flush for the lot
+			}
 		case <-heartbeat.C:
 			_, err = fmt.Fprint(w, ": keep-alive\n\n")
 		case <-poll.C:
@@ -182,10 +185,15 @@ func (a *api) pump(ctx context.Context, w http.ResponseWriter, rc *http.Response
 	}
 }
 
+// relayBuffer is how many events relay reads ahead of the writer. Under load
+// the writer then finds several ready and flushes once for them all; when
+// events trickle in, each is flushed at once.
+const relayBuffer = 64
+
 // relay reads sub on a goroutine of its own and hands the events over until
 // ctx ends or the subscription fails. stopped is closed when it has exited.
 func relay(ctx context.Context, sub *queue.EventSubscription) (events <-chan queue.ReceivedEvent, stopped <-chan struct{}) {
-	ch := make(chan queue.ReceivedEvent)
+	ch := make(chan queue.ReceivedEvent, relayBuffer)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
