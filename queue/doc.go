@@ -77,7 +77,9 @@
 // (Config.EventBuffer) that one goroutine publishes asynchronously, in order; when it is full,
 // an ordinary event is dropped (ErrEventDropped, Metrics.EventsDropped). Terminal kinds
 // (Config.TerminalKinds, default SESSION_END) and PublishConfirmed wait for room and for the
-// stream's acknowledgement. Event.ID is the Nats-Msg-Id. Data larger than
+// stream's acknowledgement. Events carry no Nats-Msg-Id: the stream would have to remember
+// every event id for its duplicate window (at 1,000 tasks/s, most of a million ids), and
+// nothing publishes an event twice; consumers that must dedupe use (SessionID, Seq). Data larger than
 // Config.EventPayloadLimit (default 64 KiB, always below the stream's maximum message size) is
 // replaced by a LargePayload: a preview, the original size, the small fields of the original
 // object, and a PayloadRef ({"ref":"tool_output","session_id":...,"call_id":...} when the data

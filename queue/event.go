@@ -17,7 +17,7 @@ const EventVersion = 1
 type Event struct {
 	// V is the envelope version; Publish sets EventVersion when zero.
 	V int `json:"v"`
-	// ID is unique per event; it is the Nats-Msg-Id, so a republished event is stored once.
+	// ID is unique per event. (SessionID, Seq) identifies it too, in order.
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
 	// Time is when the event happened; Publish sets now when zero.

@@ -164,7 +164,7 @@ func (p *EventPublisher) send() {
 	for it := range p.queue {
 		// Blocking here while too many acknowledgements are outstanding is the
 		// back-pressure: the queue fills and Publish drops ordinary events.
-		fut, err := p.js.PublishMsgAsync(it.msg, jetstream.WithMsgID(it.id), jetstream.WithStallWait(eventAckTimeout))
+		fut, err := p.js.PublishMsgAsync(it.msg, jetstream.WithStallWait(eventAckTimeout))
 		if err != nil {
 			p.finish(it, fmt.Errorf("queue: publish event %s: %w", it.id, err))
 			continue
