@@ -20,7 +20,7 @@ import (
 // value of every field means the default named next to it.
 type BenchConfig struct {
 	Tasks   int           // tasks to submit (default 1000)
-	Workers int           // in-process workers (default 2)
+	Workers int           // workers (default 2)
 	Slots   int           // sessions per worker (default: Tasks/Workers, at most 1000)
 	Latency time.Duration // simulated model latency per call
 	Rounds  int           // model calls per task: Rounds-1 tool rounds, then the answer (default 1)
@@ -44,6 +44,17 @@ type BenchConfig struct {
 	// Every task gets a fresh directory, and on some filesystems a mkdir
 	// costs more CPU than a trivial session (e.g. tmpfs against ext4).
 	WorkspaceRoot string
+	// WorkerProcesses runs each worker in a process of its own, started
+	// with WorkerCommand, so that each one's peak RSS can be measured. The
+	// processes share the store at DatabaseURL, which must be Store's
+	// database: a Postgres one.
+	WorkerProcesses bool
+	// WorkerCommand is the program and leading arguments of a worker process
+	// (`dispatcher bench-worker`, which calls BenchWorkerMain); the bench
+	// appends the worker's flags.
+	WorkerCommand []string
+	// DatabaseURL is the store's URL for the worker processes.
+	DatabaseURL string
 	// Progress receives a line now and then; nil discards them.
 	Progress io.Writer
 }
@@ -88,6 +99,12 @@ func (c BenchConfig) Validate() error {
 		return fmt.Errorf("bench: --batch must be between 1 and %d, got %d", MaxBatch, c.Batch)
 	case c.Server == "" && (c.Store == nil || c.Dir == ""):
 		return errors.New("bench: an in-process fleet needs BenchConfig.Store and Dir")
+	case c.WorkerProcesses && c.Server != "":
+		return errors.New("bench: --worker-processes starts a fleet of its own; drop --server or --worker-processes")
+	case c.WorkerProcesses && len(c.WorkerCommand) == 0:
+		return errors.New("bench: --worker-processes needs BenchConfig.WorkerCommand (the program that runs one worker)")
+	case c.WorkerProcesses && c.DatabaseURL == "":
+		return errors.New("bench: --worker-processes needs a store the processes share: set AGENTFLEET_DATABASE_URL to a postgres:// URL")
 	}
 	return nil
 }
@@ -115,7 +132,7 @@ func percentiles(ds []time.Duration) Percentiles {
 
 // BenchReport is what a benchmark measured.
 type BenchReport struct {
-	Mode            string      `json:"mode"` // "in-process" or the server URL
+	Mode            string      `json:"mode"` // "in-process", "worker-processes" or the server URL
 	Store           string      `json:"store,omitempty"`
 	Tasks           int         `json:"tasks"`
 	Workers         int         `json:"workers,omitempty"`
@@ -133,7 +150,8 @@ type BenchReport struct {
 	Events          int         `json:"events"`
 	StoreWrites     int64       `json:"store_writes,omitempty"`
 	StoreWritesPerS float64     `json:"store_writes_per_s,omitempty"`
-	PeakRSSMB       float64     `json:"peak_rss_mb,omitempty"` // of this process (the whole in-process fleet)
+	PeakRSSMB       float64     `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
+	WorkerPeakRSSMB []float64   `json:"worker_peak_rss_mb,omitempty"` // of each worker process
 	FirstError      string      `json:"first_error,omitempty"`
 }
 
@@ -146,23 +164,45 @@ func RunBench(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 		return BenchReport{}, err
 	}
 	rep := BenchReport{Mode: cfg.Server, Tasks: cfg.Tasks, Rounds: cfg.Rounds, LatencyMS: float64(cfg.Latency) / float64(time.Millisecond)}
-	server, token, profile := cfg.Server, cfg.Token, cfg.Profile
-	var writes func() int64
-	if server == "" {
-		f, err := startBenchFleet(ctx, cfg)
+	run := &benchRun{cfg: cfg, profile: cfg.Profile, label: "bench-" + uuid.NewString()[:8]}
+	if cfg.Server != "" {
+		cl, err := NewClient(cfg.Server, cfg.Token, nil)
 		if err != nil {
 			return rep, err
 		}
-		defer f.stop()
-		server, token, profile, writes = f.url, "", "anthropic", f.store.writes.Load
-		rep.Mode, rep.Store, rep.Workers, rep.Slots = "in-process", cfg.StoreName, cfg.Workers, cfg.Slots
+		run.cl = cl
+		return run.run(ctx, rep)
 	}
-	cl, err := NewClient(server, token, nil)
+	f, err := startBenchFleet(ctx, cfg)
 	if err != nil {
 		return rep, err
 	}
-	run := &benchRun{cfg: cfg, cl: cl, profile: profile, label: "bench-" + uuid.NewString()[:8]}
-	return run.run(ctx, rep, writes)
+	defer f.stop()
+	if run.cl, err = NewClient(f.url, "", nil); err != nil {
+		return rep, err
+	}
+	run.profile, run.died = "anthropic", f.died
+	rep.Mode, rep.Store, rep.Workers, rep.Slots = "in-process", cfg.StoreName, cfg.Workers, cfg.Slots
+	if cfg.WorkerProcesses {
+		rep.Mode = "worker-processes"
+	}
+	w0 := f.store.writes.Load()
+	if rep, err = run.run(ctx, rep); err != nil {
+		return rep, err
+	}
+	rep.StoreWrites = f.store.writes.Load() - w0
+	if cfg.WorkerProcesses {
+		rss, writes, err := f.stopProcesses()
+		if err != nil {
+			return rep, err
+		}
+		rep.WorkerPeakRSSMB, rep.StoreWrites = rss, rep.StoreWrites+writes
+	}
+	if rep.Seconds > 0 {
+		rep.StoreWritesPerS = float64(rep.StoreWrites) / rep.Seconds
+	}
+	rep.PeakRSSMB = peakRSSMB()
+	return rep, nil
 }
 
 // benchRun is one benchmark against a dispatcher.
@@ -172,11 +212,13 @@ type benchRun struct {
 	profile string
 	label   string
 
+	died <-chan error // a worker process that exited early (none without them)
+
 	mu     sync.Mutex
 	events []time.Duration // receive time minus event time
 }
 
-func (b *benchRun) run(ctx context.Context, rep BenchReport, writes func() int64) (BenchReport, error) {
+func (b *benchRun) run(ctx context.Context, rep BenchReport) (BenchReport, error) {
 	evCtx, stopEvents := context.WithCancel(ctx)
 	defer stopEvents()
 	stream, err := b.cl.AllEvents(evCtx, StreamOptions{From: "new"})
@@ -187,10 +229,6 @@ func (b *benchRun) run(ctx context.Context, rep BenchReport, writes func() int64
 	g.Go(func() error { b.collectEvents(stream); return nil })
 	defer func() { stopEvents(); stream.Close(); _ = g.Wait() }()
 
-	var w0 int64
-	if writes != nil {
-		w0 = writes()
-	}
 	start := time.Now()
 	if err := b.submit(ctx); err != nil {
 		return rep, err
@@ -200,14 +238,8 @@ func (b *benchRun) run(ctx context.Context, rep BenchReport, writes func() int64
 	if err := b.wait(ctx); err != nil {
 		return rep, err
 	}
-	elapsed := time.Since(start)
 	if err := b.measure(ctx, &rep); err != nil {
 		return rep, err
-	}
-	if writes != nil {
-		rep.StoreWrites = writes() - w0
-		rep.StoreWritesPerS = float64(rep.StoreWrites) / elapsed.Seconds()
-		rep.PeakRSSMB = peakRSSMB()
 	}
 	stopEvents()
 	stream.Close()
@@ -271,6 +303,8 @@ func (b *benchRun) wait(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("bench: interrupted with %d of %d tasks finished: %w", finished, b.cfg.Tasks, ctx.Err())
+		case err := <-b.died:
+			return err
 		case <-tick.C:
 		}
 	}
@@ -342,7 +376,15 @@ func (r BenchReport) WriteText(w io.Writer) {
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)
 	}
-	if r.PeakRSSMB > 0 {
+	switch {
+	case len(r.WorkerPeakRSSMB) > 0:
+		fmt.Fprintf(w, "  peak RSS     %.0f MB (this process: NATS, dispatcher, model)\n", r.PeakRSSMB)
+		fmt.Fprintf(w, "  worker RSS  ")
+		for i, mb := range r.WorkerPeakRSSMB {
+			fmt.Fprintf(w, " w%d %.0f MB", i, mb)
+		}
+		fmt.Fprintln(w, " (peak of each worker process)")
+	case r.PeakRSSMB > 0:
 		fmt.Fprintf(w, "  peak RSS     %.0f MB (the whole in-process fleet)\n", r.PeakRSSMB)
 	}
 }

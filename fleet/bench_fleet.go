@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,13 +17,16 @@ import (
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
 
-// benchFleet is the in-process fleet of a benchmark: an embedded NATS
-// server, the dispatcher and its API on a loopback port, the simulated model
-// and the workers. stop takes it down in reverse order.
+// benchFleet is the fleet a benchmark starts: an embedded NATS server, the
+// dispatcher and its API on a loopback port, the simulated model and the
+// workers, in this process or (BenchConfig.WorkerProcesses) each in its
+// own. stop takes it down in reverse order.
 type benchFleet struct {
 	url   string
 	store *countingStore
 	stops []func()
+	procs []*benchProcess // the worker processes, if any
+	died  chan error      // a worker process that exited before stopProcesses
 }
 
 func (f *benchFleet) stop() {
@@ -36,7 +38,7 @@ func (f *benchFleet) stop() {
 func (f *benchFleet) onStop(fn func()) { f.stops = append(f.stops, fn) }
 
 func startBenchFleet(ctx context.Context, cfg BenchConfig) (_ *benchFleet, err error) {
-	f := &benchFleet{store: &countingStore{Store: cfg.Store}}
+	f := &benchFleet{store: &countingStore{Store: cfg.Store}, died: make(chan error, cfg.Workers)}
 	defer func() {
 		if err != nil {
 			f.stop()
@@ -68,7 +70,13 @@ func startBenchFleet(ctx context.Context, cfg BenchConfig) (_ *benchFleet, err e
 		return nil, err
 	}
 	for i := range cfg.Workers {
-		if err := f.startWorker(ctx, ns.ClientURL(), i, cfg, modelURL, quiet); err != nil {
+		a := newBenchWorkerArgs(cfg, i, ns.ClientURL(), modelURL)
+		if cfg.WorkerProcesses {
+			err = f.startProcess(cfg.WorkerCommand, a)
+		} else {
+			f.startWorker(a, quiet)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -105,32 +113,40 @@ func (f *benchFleet) listen(h http.Handler) (string, error) {
 	return "http://" + ln.Addr().String(), nil
 }
 
-func (f *benchFleet) startWorker(ctx context.Context, natsURL string, i int, cfg BenchConfig, modelURL string, log *slog.Logger) error {
-	q, err := f.connect(ctx, natsURL, fmt.Sprintf("bench-worker-%d", i))
-	if err != nil {
-		return err
-	}
-	wc := WorkerConfig{
-		ID:             fmt.Sprintf("bench-w%d", i),
-		Sessions:       cfg.Slots,
-		WorkspaceRoot:  filepath.Join(cmp.Or(cfg.WorkspaceRoot, cfg.Dir), fmt.Sprintf("ws-%d", i)),
-		Providers:      map[string]ProviderConfig{"anthropic": {APIKey: "bench", BaseURL: modelURL, DefaultModel: "bench-model"}},
-		LLMConcurrency: map[string]int{"anthropic": cfg.Slots},
-		KeepFailed:     -1,
-	}
-	wc.Retry.MaxAttempts = 1
-	w, err := NewWorker(wc, WorkerDeps{Store: f.store, Queue: q, Logger: log})
-	if err != nil {
-		return fmt.Errorf("bench: worker %d: %w", i, err)
-	}
+// startWorker runs a worker in this process until stop.
+func (f *benchFleet) startWorker(a benchWorkerArgs, log *slog.Logger) {
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- w.Run(wctx) }()
+	go func() { done <- runBenchWorker(wctx, a, f.store, log) }()
 	f.onStop(func() {
 		stop()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		if err := <-done; err != nil {
 			log.Warn("bench worker", "err", err)
 		}
 	})
+}
+
+// startProcess starts a worker process, stopped on stop if stopProcesses
+// has not stopped it before.
+func (f *benchFleet) startProcess(command []string, a benchWorkerArgs) error {
+	p, err := startBenchProcess(command, a, f.died)
+	if err != nil {
+		return err
+	}
+	f.procs = append(f.procs, p)
+	f.onStop(func() { _, _, _ = p.stop() })
 	return nil
+}
+
+// stopProcesses stops the worker processes and returns each one's peak RSS
+// and the store writes of them all.
+func (f *benchFleet) stopProcesses() (rssMB []float64, writes int64, err error) {
+	var errs []error
+	for _, p := range f.procs {
+		res, rss, err := p.stop()
+		errs = append(errs, err)
+		rssMB = append(rssMB, rss)
+		writes += res.StoreWrites
+	}
+	return rssMB, writes, errors.Join(errs...)
 }

@@ -31,8 +31,10 @@ and a simulated model answering after --latency, --rounds calls per task) or tar
 dispatcher with --server, submit --tasks tasks and report throughput (tasks/s), submit->start
 and submit->done latency (p50, p95, p99), event delivery latency to a subscriber and store
 writes per second. In process the store is the Postgres of $` + EnvDatabaseURL + ` (migrated
-up first), else a temporary SQLite file. --json prints the report as one JSON object on the
-last line (throughput as throughput_tasks_per_s).`,
+up first), else a temporary SQLite file. --worker-processes runs each worker in a process of
+its own (this program, re-executed) and reports each one's peak RSS; it needs the Postgres
+of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the last line
+(throughput as throughput_tasks_per_s).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if cf.server != "" { // only an explicit --server leaves the process
@@ -53,6 +55,11 @@ last line (throughput as throughput_tasks_per_s).`,
 				}
 				defer st.Close()
 				cfg.Store, cfg.StoreName, cfg.Dir = st, name, dir
+				if cfg.WorkerProcesses {
+					if err := setWorkerProcesses(&cfg, name); err != nil {
+						return err
+					}
+				}
 			}
 			cfg.Progress = c.ErrOrStderr()
 			if cpuProfile != "" {
@@ -80,7 +87,8 @@ last line (throughput as throughput_tasks_per_s).`,
 	cf.register(cmd)
 	f := cmd.Flags()
 	f.IntVar(&cfg.Tasks, "tasks", 1000, "tasks to submit")
-	f.IntVar(&cfg.Workers, "workers", 2, "in-process workers")
+	f.IntVar(&cfg.Workers, "workers", 2, "workers")
+	f.BoolVar(&cfg.WorkerProcesses, "worker-processes", false, "run each worker in a process of its own and report its peak RSS (needs $"+EnvDatabaseURL+", Postgres)")
 	f.IntVar(&cfg.Slots, "slots", 0, "sessions per worker (default tasks/workers, at most 1000)")
 	f.DurationVar(&cfg.Latency, "latency", 0, "simulated model latency per call, e.g. 2s")
 	f.IntVar(&cfg.Rounds, "rounds", 1, "model calls per task (rounds-1 tool rounds, then the answer)")
@@ -116,6 +124,20 @@ func benchStore(c *cobra.Command, dir string) (store.Store, string, error) {
 		return nil, "", failf("%v", err)
 	}
 	return st, "sqlite", nil
+}
+
+// setWorkerProcesses points --worker-processes at this program's
+// bench-worker command and the shared Postgres store.
+func setWorkerProcesses(cfg *fleet.BenchConfig, storeName string) error {
+	if storeName != "postgres" {
+		return usageErrorf("--worker-processes needs a store the worker processes share: set %s to a postgres:// URL (a SQLite file is not shared between processes here)", EnvDatabaseURL)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return failf("--worker-processes: find this program to start the workers: %v", err)
+	}
+	cfg.WorkerCommand, cfg.DatabaseURL = []string{exe, "bench-worker"}, os.Getenv(EnvDatabaseURL)
+	return nil
 }
 
 // startCPUProfile profiles this process into path until the returned stop.

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+	"github.com/agentfleet/agentfleet/fleet"
+)
+
+func init() { addCommand(newBenchWorkerCmd) }
+
+// newBenchWorkerCmd is one worker process of `dispatcher bench
+// --worker-processes`, which starts it with the flags it reads; hidden,
+// because nothing else should start it.
+func newBenchWorkerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "bench-worker",
+		Short:              "One worker process of `dispatcher bench --worker-processes` (internal)",
+		Hidden:             true,
+		DisableFlagParsing: true, // fleet.BenchWorkerMain reads the flags
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := fleet.BenchWorkerMain(c.Context(), args, cli.OpenStore, c.OutOrStdout(), c.ErrOrStderr()); err != nil {
+				return failf("%v", err)
+			}
+			return nil
+		},
+	}
+}
