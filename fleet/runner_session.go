@@ -140,8 +140,9 @@ func (r *run) ensureSession(ctx context.Context, profileID, model string) (store
 	return s, err == nil, err
 }
 
-// runSession submits the prompt to a new session or continues a resumed
-// one, bounded by the spec's wall time.
+// runSession submits the prompt to a new session, continues a resumed
+// one, or runs new input given to one that had ended (see
+// runWithInputs), bounded by the spec's wall time.
 func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
 	if wt := time.Duration(r.spec.Limits.WallTime); wt > 0 {
 		start := r.task.StartedAt
@@ -151,13 +152,13 @@ func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
 		t := time.AfterFunc(time.Until(start.Add(wt)), func() { r.abort(stopWallTime) })
 		defer t.Stop()
 	}
-	if err := r.deliverInputs(ctx); err != nil {
+	in, err := r.loadInputs(ctx)
+	if err != nil {
 		return agent.Outcome{}, err
 	}
-	if len(r.sess.History()) == 0 {
-		return r.sess.Submit(ctx, r.spec.Prompt)
-	}
-	return r.sess.Continue(ctx)
+	out, err := r.runWithInputs(ctx, in)
+	r.markDelivered(ctx, in)
+	return out, err
 }
 
 // heartbeat stamps the task's heartbeat until the returned stop is called.

@@ -68,11 +68,7 @@ func (s *spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	child := res.Task
 	if child.State == store.TaskQueued {
 		msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: child.ID.String()}
-		to := queue.ToQueue(spec.Queue)
-		if pinned(spec) {
-			to = queue.ToWorker(w.cfg.ID) // the files are here
-		}
-		if _, err := w.q.Send(ctx, to, msg, "start:"+child.ID.String()); err != nil {
+		if _, err := w.q.Send(ctx, s.childTarget(spec), msg, "start:"+child.ID.String()); err != nil {
 			return agent.SubagentStatus{}, fmt.Errorf("enqueueing the subagent task: %w", err)
 		}
 		w.metrics.spawns.Inc()
@@ -207,17 +203,19 @@ func subagentStatus(s store.TaskState, res *TaskResult) string {
 	return agent.SubagentRunning
 }
 
-// SendInput steers a running child over its control subject; for a child
-// that is queued or parked the input is stored and delivered when it runs
-// again. An ended child cannot take input: the model is told to spawn a
-// new subagent.
+// SendInput steers a running child over its control subject. A child that
+// is queued or parked gets the input stored and delivered when it runs
+// again. A child that succeeded or failed is reopened: the input is stored,
+// the task goes back to queued and a message sends it to a worker, which
+// runs the input as a new round of the child's conversation (see
+// runWithInputs). A cancelled child takes no input.
 func (s *spawner) SendInput(ctx context.Context, agentID, message string) error {
 	t, err := s.child(ctx, agentID)
 	if err != nil {
 		return err
 	}
-	if t.State.Terminal() {
-		return fmt.Errorf("subagent %s has ended (%s); spawn a new subagent and give it the context it needs", agentID, t.State)
+	if t.State == store.TaskCancelled {
+		return cancelledChild(agentID)
 	}
 	if t.State == store.TaskRunning {
 		_, err := s.r.w.q.Control(ctx, t.ID.String(), queue.ControlRequest{Op: queue.OpSteer, Message: message})
@@ -228,7 +226,82 @@ func (s *spawner) SendInput(ctx context.Context, agentID, message string) error 
 			return err
 		}
 	}
-	return storeInput(ctx, s.r.w.st, t.ID, message)
+	name, err := storeInput(ctx, s.r.w.st, t.ID, message)
+	if err != nil {
+		return fmt.Errorf("storing the input for subagent %s: %w", agentID, err)
+	}
+	if t.State == store.TaskRunning {
+		// Its session no longer serves control requests: the run is
+		// ending or handing the task back. Look again, so an end that
+		// came meanwhile reopens it.
+		if t, err = s.child(ctx, agentID); err != nil {
+			return err
+		}
+	}
+	switch t.State {
+	case store.TaskSucceeded, store.TaskFailed:
+		return s.reopen(ctx, t, name)
+	case store.TaskCancelled:
+		return cancelledChild(agentID)
+	}
+	return nil
+}
+
+func cancelledChild(agentID string) error {
+	return fmt.Errorf("subagent %s was cancelled and cannot take input; spawn a new subagent and give it the context it needs", agentID)
+}
+
+// reopen moves an ended child back to queued (compare-and-set from the
+// state read; a lost race reads it again) and enqueues the delivery of the
+// stored input name. A child found active meanwhile needs nothing more: its
+// next run delivers the input.
+func (s *spawner) reopen(ctx context.Context, t store.Task, name string) error {
+	w, id := s.r.w, t.ID
+	for t.State == store.TaskSucceeded || t.State == store.TaskFailed {
+		_, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: id, From: t.State, To: store.TaskQueued})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("reopening subagent %s: %w", id, err)
+		}
+		if t, err = w.st.GetTask(ctx, store.GetTaskParams{ID: id}); err != nil {
+			return fmt.Errorf("reopening subagent %s: %w", id, err)
+		}
+		switch t.State {
+		case store.TaskCancelled:
+			return cancelledChild(id.String())
+		case store.TaskSucceeded, store.TaskFailed:
+		default:
+			return nil // reopened by another sender: a run to come delivers the input
+		}
+	}
+	var spec TaskSpec
+	if err := json.Unmarshal(t.Spec, &spec); err != nil {
+		return fmt.Errorf("reopening subagent %s: its spec: %w", id, err)
+	}
+	if t.Queue != "" {
+		spec.Queue = t.Queue
+	}
+	msg := queue.TaskMessage{Type: queue.MsgInput, TaskID: id.String(), InputID: name}
+	if _, err := w.q.Send(ctx, s.childTarget(spec), msg, inputMsgID(id, name)); err != nil {
+		return fmt.Errorf("enqueueing the input for subagent %s (reopened, now queued): %w", id, err)
+	}
+	return nil
+}
+
+// inputMsgID is the Nats-Msg-Id of the message that delivers the stored
+// input name to a reopened task: each input is enqueued once.
+func inputMsgID(task uuid.UUID, name string) string { return "input:" + task.String() + ":" + name }
+
+// childTarget is where a child's messages go: this worker's own subject
+// when the child works in the parent's local workspace (the files are
+// here), else the child's queue.
+func (s *spawner) childTarget(spec TaskSpec) queue.Target {
+	if pinned(spec) {
+		return queue.ToWorker(s.r.w.cfg.ID)
+	}
+	return queue.ToQueue(spec.Queue)
 }
 
 // Close cancels the child and its whole subtree.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv/sshtest"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
@@ -308,5 +309,130 @@ func TestParentWorkerKilled(t *testing.T) {
 				t.Fatalf("finished on the killed worker %s", holder)
 			}
 		})
+	}
+}
+
+// sendInputTo is a call to send_input for the N-th spawned agent.
+func sendInputTo(agent int, message string) fleettest.Call {
+	return fleettest.Call{Name: "send_input", Args: map[string]any{"agent_id": fmt.Sprintf("{{agent:%d}}", agent), "message": message}}
+}
+
+func waitFor(agent int) fleettest.Call {
+	return fleettest.Call{Name: "wait", Args: map[string]any{"agent_id": fmt.Sprintf("{{agent:%d}}", agent)}}
+}
+
+// TestSendInputReopensEndedChild: send_input to a child that has ended
+// reopens it (succeeded -> queued); the child answers the input as a new
+// round of its conversation, ends again, and the parent waiting for it is
+// woken with the second answer. The child's events continue its seq with a
+// second final SESSION_END.
+func TestSendInputReopensEndedChild(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+	ctx := waitCtx(t)
+	kid := []fleettest.Step{{Text: "first answer"}, {Gate: "second-round", Text: "second answer, about: {{last_user}}"}}
+	steps := []fleettest.Step{
+		{Calls: []fleettest.Call{fleettest.Spawn("reopened kid", kid...)}},
+		{Calls: []fleettest.Call{waitFor(0)}},
+		{Calls: []fleettest.Call{sendInputTo(0, "now check the docs too")}},
+		{Calls: []fleettest.Call{waitFor(0)}},
+		{Text: "parent saw:\n{{results}}"},
+	}
+	id := f.Submit(fleettest.Spec("reopen parent", steps...))
+	sub, err := f.Queue.SubscribeEvents(ctx, queue.EventFilter{RootTaskID: id.String()}, queue.FromStart())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	// The reopened child is held in its second model call: the parent's
+	// second wait parks it, and the child's second end must wake it.
+	if err := f.Model.WaitArrivals(ctx, "second-round", 1); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitState(id, store.TaskWaiting)
+	f.Model.Open("second-round")
+	res := succeeded(t, f.WaitDone(id))
+	if !strings.Contains(res.FinalText, "first answer") || !strings.Contains(res.FinalText, "second answer, about: now check the docs too") {
+		t.Fatalf("parent result lacks an answer of the child:\n%s", res.FinalText)
+	}
+	kids := children(t, f, id)
+	if len(kids) != 1 {
+		t.Fatalf("%d children, want 1", len(kids))
+	}
+	child := kids[0]
+	if r := succeeded(t, child); !strings.HasPrefix(r.FinalText, "second answer") || r.TurnsUsed != 2 {
+		t.Fatalf("child result after the reopen: %+v", r)
+	}
+	if child.Attempts != 2 {
+		t.Fatalf("child claimed %d times, want 2 (start, reopen)", child.Attempts)
+	}
+	turns, err := f.Store.LoadTurns(ctx, store.LoadTurnsParams{SessionID: child.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds, texts []string
+	for _, tr := range turns {
+		var turn agent.Turn
+		if err := json.Unmarshal(tr.Payload, &turn); err != nil {
+			t.Fatal(err)
+		}
+		kinds, texts = append(kinds, tr.Kind), append(texts, turn.Text)
+	}
+	if got := strings.Join(kinds, ","); got != "user,assistant,user,assistant" {
+		t.Fatalf("child turn kinds %s (texts %q)", got, texts)
+	}
+	if texts[1] != "first answer" || texts[2] != "now check the docs too" || !strings.HasPrefix(texts[3], "second answer") {
+		t.Fatalf("child turns %q", texts)
+	}
+	// The child's events: gapless seq over both runs, two final SESSION_ENDs.
+	var seqs []uint64
+	for ends := 0; ends < 2; {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("child events after %d session ends (seqs %v): %v", ends, seqs, err)
+		}
+		if ev.SessionID != child.ID.String() {
+			continue
+		}
+		seqs = append(seqs, ev.Seq)
+		if ev.Kind == fleet.KindSessionEnd {
+			ends++
+		}
+	}
+	for i, s := range seqs {
+		if s != uint64(i+1) {
+			t.Fatalf("child event seqs %v are not 1, 2, 3...", seqs)
+		}
+	}
+}
+
+// TestSendInputToCancelledChildIsRefused: a cancelled child stays
+// cancelled; send_input tells the model to spawn a new subagent.
+func TestSendInputToCancelledChildIsRefused(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 2})
+	steps := []fleettest.Step{
+		{Calls: []fleettest.Call{fleettest.Spawn("doomed kid", fleettest.Step{Gate: "doomed-kid", Text: "never"})}},
+		{Calls: []fleettest.Call{{Name: "close_agent", Args: map[string]any{"agent_id": "{{agent:0}}"}}}},
+		{Calls: []fleettest.Call{sendInputTo(0, "are you there?")}},
+		{Text: "parent saw:\n{{results}}"},
+	}
+	id := f.Submit(fleettest.Spec("cancelled kid parent", steps...))
+	res := succeeded(t, f.WaitDone(id))
+	if !strings.Contains(res.FinalText, "was cancelled and cannot take input; spawn a new subagent") {
+		t.Fatalf("send_input to a cancelled child was not refused:\n%s", res.FinalText)
+	}
+	child := children(t, f, id)[0]
+	if child = f.WaitDone(child.ID); child.State != store.TaskCancelled {
+		t.Fatalf("child is %s, want cancelled", child.State)
+	}
+	arts, err := f.Store.ListArtifacts(waitCtx(t), store.ListArtifactsParams{TaskID: child.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range arts {
+		if a.Kind == "input" {
+			t.Fatalf("an input was stored for the cancelled child: %+v", a)
+		}
 	}
 }
