@@ -28,7 +28,22 @@ type HTTPConfig struct {
 	Classify func(status int, header http.Header, body []byte) *Error
 }
 
-var defaultHTTPClient = &http.Client{}
+// defaultHTTPClient keeps many idle connections per provider host. The
+// standard transport keeps two, so a worker running hundreds of sessions
+// against one provider would dial (and over HTTPS/1.1, handshake) again for
+// most requests; over HTTP/2 the transport multiplexes anyway.
+var defaultHTTPClient = &http.Client{Transport: newDefaultTransport()}
+
+// MaxIdleConnsPerHost is how many idle connections the default client keeps
+// per provider host.
+const MaxIdleConnsPerHost = 1024
+
+func newDefaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 2 * MaxIdleConnsPerHost
+	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+	return t
+}
 
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 1 << 20
