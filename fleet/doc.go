@@ -109,8 +109,10 @@
 //
 // send_input steers a running child over its control subject; for a
 // queued or parked child the input is stored (an "input" artifact) and
-// injected as steering when it next runs; an ended child refuses input
-// (the model is told to spawn a new subagent). close_agent and CancelTree
+// injected as steering when it next runs; an ended (succeeded or failed)
+// child is reopened: the input is stored, the task goes back to queued and
+// a deduplicated input message runs it, the input becoming a new user turn
+// after its answer. A cancelled child refuses input. close_agent and CancelTree
 // cancel a whole subtree: queued and waiting descendants never start
 // again, running ones are aborted over control (or at their next
 // heartbeat).
