@@ -19,8 +19,10 @@ import (
 // turnRecorder is the agent.Recorder of a run: every turn goes to the store
 // (store.AppendTurns, seq = turn index + 1) before the loop goes on, with
 // the assistant turn's usage and cost added to the session totals in the
-// same transaction. After each assistant turn it checks the spec's token
-// and cost limits. The session's loop goroutine is its only writer.
+// same transaction, fenced by the worker id: a turn is written only while
+// the task runs on this worker. After each assistant turn it checks the
+// spec's token and cost limits. The session's loop goroutine is its only
+// writer.
 //
 // One turn is held back: the opening prompt of a new session (turn 0, the
 // spec's prompt) is written together with the turn after it. The task spec
@@ -86,7 +88,9 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 		return nil
 	}
 	p.Turns = append(t.held, nt)
+	p.OwnerWorkerID = w.cfg.ID
 	if err := t.appendWithRetry(ctx, p); err != nil {
+		t.noteLostOwnership(err)
 		return err
 	}
 	w.metrics.turns.Add(float64(len(p.Turns)))
@@ -95,6 +99,20 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 		t.add(turn.Usage, p.AddCostUSD)
 	}
 	return nil
+}
+
+// noteLostOwnership stops the run when a fenced append found the task no
+// longer running here: cancelled (a cancel that came before this run served
+// its control subject lands here) or taken over by another worker.
+func (t *turnRecorder) noteLostOwnership(err error) {
+	var no *store.NotOwnerError
+	switch {
+	case !errors.As(err, &no):
+	case no.State == store.TaskCancelled:
+		t.r.abort(stopCancelled)
+	default:
+		t.r.abort(stopLost)
+	}
 }
 
 // isOpeningPrompt reports whether turn is the spec's prompt opening the
@@ -125,6 +143,8 @@ func (t *turnRecorder) appendWithRetry(ctx context.Context, p store.AppendTurnsP
 		switch {
 		case err == nil:
 			return nil
+		case errors.As(err, new(*store.NotOwnerError)):
+			return err
 		case errors.Is(err, store.ErrConflict) && attempt > 1:
 			return nil // an earlier attempt committed before its connection broke
 		case !store.IsRetryable(err) || attempt == 5:

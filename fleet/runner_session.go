@@ -32,10 +32,9 @@ func (r *run) execute(ctx context.Context) {
 		r.giveBack(ctx, w.backoff(r.d.NumDelivered))
 		return
 	}
-	// A cancel that raced the claim would have found no control subscriber.
-	if t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: r.task.ID}); err == nil && t.State == store.TaskCancelled {
-		r.abort(stopCancelled)
-	}
+	// A cancel between the claim and ServeControl found no control
+	// subscriber; the session learns of it at its first recorded turn,
+	// whose append is fenced (turnRecorder), before any tool runs.
 	hbDone := r.heartbeat()
 	out, runErr := r.runSession(ctx)
 	_ = stopControl()

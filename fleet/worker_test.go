@@ -225,6 +225,38 @@ func TestCancelRunningTask(t *testing.T) {
 	}
 }
 
+// TestCancelUnheardStopsAtTheFence: a cancel whose abort reached no one
+// (it came between the claim and the session's control subscription) still
+// stops the session at its next recorded turn, before its tools run.
+func TestCancelUnheardStopsAtTheFence(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 1})
+	steps := []fleettest.Step{{Gate: "unheard", Calls: []fleettest.Call{fleettest.Shell("echo ran")}}, {Text: "should not happen"}}
+	id := runningAtGate(t, f, "unheard", steps...)
+	// The store only: no abort goes over control.
+	if _, err := f.Store.CancelSubtree(waitCtx(t), store.CancelSubtreeParams{ID: id, Reason: "unheard"}); err != nil {
+		t.Fatal(err)
+	}
+	f.Model.Open("unheard")
+	// One slot: the next task runs once the cancelled session has stopped.
+	succeeded(t, f.WaitDone(f.Submit(fleettest.Spec("after the fence", fleettest.Step{Text: "ok"}))))
+	if n := f.Model.Requests(fleettest.Prompt("unheard", steps...), 1); n != 0 {
+		t.Fatalf("the cancelled session went on: the model was asked %d more times", n)
+	}
+	turns, err := f.Store.LoadTurns(waitCtx(t), store.LoadTurnsParams{SessionID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range turns {
+		if tr.Kind != string(agent.TurnUser) {
+			t.Fatalf("a %s turn was recorded after the cancel: %s", tr.Kind, tr.Payload)
+		}
+	}
+	if task := f.Task(id); task.State != store.TaskCancelled || task.Error != "unheard" {
+		t.Fatalf("state %s error %q", task.State, task.Error)
+	}
+}
+
 func TestRateLimitIsDelayedRedelivery(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1})

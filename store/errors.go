@@ -120,3 +120,27 @@ func TaskConflict(op, id, state, worker, want, parentID, parentState string) err
 	}
 	return Conflictf(op, "task %s is %s (worker %q), expected %s", id, state, worker, want)
 }
+
+// NotOwnerError is the ErrConflict of a fenced AppendTurns whose task is not
+// running on the worker that appends: it was cancelled, ended, handed back
+// or taken over by another worker.
+type NotOwnerError struct {
+	Op       string
+	TaskID   string
+	State    TaskState // the task's state now
+	WorkerID string    // the task's worker now
+	Want     string    // the worker that tried to append
+}
+
+func (e *NotOwnerError) Error() string {
+	return fmt.Sprintf("store: %s: %v: task %s is %s on worker %q, not running on %q", e.Op, ErrConflict, e.TaskID, e.State, e.WorkerID, e.Want)
+}
+
+// Unwrap makes errors.Is(err, ErrConflict) true.
+func (e *NotOwnerError) Unwrap() error { return ErrConflict }
+
+// Owns reports whether a task in state on worker is running on want; for
+// drivers explaining a fenced append that wrote nothing.
+func Owns(state TaskState, worker, want string) bool {
+	return state == TaskRunning && worker == want
+}

@@ -351,6 +351,11 @@ type AppendTurnsParams struct {
 	Turns      []NewTurn // at least one, seqs consecutive
 	AddUsage   Usage     // added to the session totals with the turns
 	AddCostUSD float64
+	// OwnerWorkerID, when set, fences the append: it is written only while
+	// the session's task is running on this worker, else nothing is written
+	// and the error is a *NotOwnerError (ErrConflict). A worker whose task
+	// was cancelled or taken over learns it at its next turn.
+	OwnerWorkerID string
 }
 
 // LoadTurnsParams selects turns of a session.

@@ -13,7 +13,8 @@ import (
 // appendTurns is one statement, hence atomic and one round trip: it advances
 // the session's last_seq only if the batch continues it (which also locks the
 // session row, serializing appenders) and inserts the batch from arrays.
-// When the session does not continue at $3 nothing is written.
+// When the session does not continue at $3, or the append is fenced ($15)
+// and the task is not running on that worker, nothing is written.
 const appendTurns = `
 WITH s AS (
 	UPDATE sessions SET last_seq = $4,
@@ -21,6 +22,8 @@ WITH s AS (
 		reasoning_tokens = reasoning_tokens + $7, cache_read_tokens = cache_read_tokens + $8,
 		cache_write_tokens = cache_write_tokens + $9, cost_usd = cost_usd + $10, updated_at = $2
 	WHERE id = $1 AND last_seq = $3 - 1
+		AND ($15::text = '' OR EXISTS (SELECT 1 FROM tasks t
+			WHERE t.id = sessions.task_id AND t.state = 'running' AND t.worker_id = $15::text))
 	RETURNING id
 )
 INSERT INTO turns (session_id, seq, kind, payload, usage, created_at)
@@ -51,26 +54,31 @@ func (s *Store) AppendTurns(ctx context.Context, p store.AppendTurnsParams) ([]s
 	u := p.AddUsage
 	tag, err := s.pool.Exec(ctx, appendTurns, p.SessionID, now, first, last,
 		u.InputTokens, u.OutputTokens, u.ReasoningTokens, u.CacheReadTokens, u.CacheWriteTokens, p.AddCostUSD,
-		seqs, kinds, payloads, usages)
+		seqs, kinds, payloads, usages, p.OwnerWorkerID)
 	if err != nil {
 		return nil, translate(op, err)
 	}
 	if tag.RowsAffected() != int64(n) {
-		return nil, s.whyNoAppend(ctx, p.SessionID, first)
+		return nil, s.whyNoAppend(ctx, p.SessionID, first, p.OwnerWorkerID)
 	}
 	return out, nil
 }
 
 // whyNoAppend explains an append that wrote nothing.
-func (s *Store) whyNoAppend(ctx context.Context, session uuid.UUID, first int64) error {
+func (s *Store) whyNoAppend(ctx context.Context, session uuid.UUID, first int64, owner string) error {
 	const op = "AppendTurns"
 	var lastSeq int64
-	err := s.pool.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE id = $1`, session).Scan(&lastSeq)
+	var task, state, worker string
+	err := s.pool.QueryRow(ctx, `SELECT s.last_seq, t.id::text, t.state, t.worker_id
+FROM sessions s JOIN tasks t ON t.id = s.task_id WHERE s.id = $1`, session).Scan(&lastSeq, &task, &state, &worker)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.NotFoundf(op, "SessionID: no session %s", session)
 	}
 	if err != nil {
 		return translate(op, err)
+	}
+	if owner != "" && !store.Owns(store.TaskState(state), worker, owner) {
+		return &store.NotOwnerError{Op: op, TaskID: task, State: store.TaskState(state), WorkerID: worker, Want: owner}
 	}
 	return store.SeqMismatch(op, session, first, lastSeq)
 }

@@ -25,8 +25,11 @@ UPDATE sessions SET last_seq = ?,
 	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
 	reasoning_tokens = reasoning_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
 	cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
-WHERE id = ? AND last_seq = ?`, last, u.InputTokens, u.OutputTokens, u.ReasoningTokens, u.CacheReadTokens,
-			u.CacheWriteTokens, p.AddCostUSD, now, p.SessionID.String(), first-1)
+WHERE id = ? AND last_seq = ?
+	AND (? = '' OR EXISTS (SELECT 1 FROM tasks t
+		WHERE t.id = sessions.task_id AND t.state = 'running' AND t.worker_id = ?))`,
+			last, u.InputTokens, u.OutputTokens, u.ReasoningTokens, u.CacheReadTokens,
+			u.CacheWriteTokens, p.AddCostUSD, now, p.SessionID.String(), first-1, p.OwnerWorkerID, p.OwnerWorkerID)
 		if err != nil {
 			return err
 		}
@@ -58,15 +61,21 @@ VALUES (?, ?, ?, ?, ?, ?)`)
 }
 
 func whyNoAppend(ctx context.Context, tx *sql.Tx, p store.AppendTurnsParams, first int64) error {
+	const op = "AppendTurns"
 	var lastSeq int64
-	err := tx.QueryRowContext(ctx, `SELECT last_seq FROM sessions WHERE id = ?`, p.SessionID.String()).Scan(&lastSeq)
+	var task, state, worker string
+	err := tx.QueryRowContext(ctx, `SELECT s.last_seq, t.id, t.state, t.worker_id
+FROM sessions s JOIN tasks t ON t.id = s.task_id WHERE s.id = ?`, p.SessionID.String()).Scan(&lastSeq, &task, &state, &worker)
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.NotFoundf("AppendTurns", "SessionID: no session %s", p.SessionID)
+		return store.NotFoundf(op, "SessionID: no session %s", p.SessionID)
 	}
 	if err != nil {
 		return err
 	}
-	return store.SeqMismatch("AppendTurns", p.SessionID, first, lastSeq)
+	if p.OwnerWorkerID != "" && !store.Owns(store.TaskState(state), worker, p.OwnerWorkerID) {
+		return &store.NotOwnerError{Op: op, TaskID: task, State: store.TaskState(state), WorkerID: worker, Want: p.OwnerWorkerID}
+	}
+	return store.SeqMismatch(op, p.SessionID, first, lastSeq)
 }
 
 // LoadTurns implements store.Store.

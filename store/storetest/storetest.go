@@ -35,6 +35,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"List", listTests},
 		{"Session", sessionTests},
 		{"Turn", turnTests},
+		{"Fence", fenceTests},
 		{"Blob", blobTests},
 		{"BadInput", badInputTests},
 		{"Race", raceTests},
