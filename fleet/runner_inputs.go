@@ -12,8 +12,7 @@ import (
 )
 
 // Inputs for a session that is not running (send_input to a queued, parked
-// or ended child, or a follow-up sent while no worker runs the session) are
-// stored as artifacts of kind "input" named by a UUIDv7, so names sort by
+// or ended child) are stored as artifacts of kind "input" named by a UUIDv7, so names sort by
 // time. The session's config remembers the last one delivered. A run
 // delivers the newer ones before it goes on: as steering when the session
 // is new or stopped inside an input, as new user inputs (the first, then
@@ -39,14 +38,6 @@ func storeInput(ctx context.Context, st store.Store, task uuid.UUID, message str
 	return name.String(), err
 }
 
-// StoreInput queues a message for a task whose session is not running now;
-// it is delivered when the session next runs. The dispatcher uses it for
-// follow-ups to sessions that no worker serves.
-func StoreInput(ctx context.Context, st store.Store, task uuid.UUID, message string) error {
-	_, err := storeInput(ctx, st, task, message)
-	return err
-}
-
 // pendingInputs are the stored inputs the session has not seen yet, oldest
 // first. The session row read by prepare is current: only the task's own
 // run writes its config, and this run owns the task.
@@ -56,7 +47,12 @@ type pendingInputs struct {
 }
 
 // loadInputs reads the stored inputs newer than the last delivered one.
+// Only a parent's send_input stores inputs, so a root task has none and
+// costs no read.
 func (r *run) loadInputs(ctx context.Context) (pendingInputs, error) {
+	if r.task.ParentID == uuid.Nil {
+		return pendingInputs{}, nil
+	}
 	arts, err := r.w.st.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: r.task.ID})
 	if err != nil {
 		return pendingInputs{}, err
