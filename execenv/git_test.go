@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/agentfleet/agentfleet/execenv"
 )
 
@@ -15,7 +17,7 @@ import (
 func gitSaysInside(t *testing.T, dir string) bool {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.SkipOrFatal(t, "git is not installed")
 	}
 	return exec.Command("git", "-C", dir, "rev-parse", "--is-inside-work-tree").Run() == nil
 }
@@ -33,7 +35,7 @@ func TestMayBeGitRepo(t *testing.T) {
 		}
 	}
 	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
-		t.Skipf("git init: %v: %s", err, out)
+		t.Fatalf("git init: %v: %s", err, out)
 	}
 	// A ".git" file, as in a linked worktree or a submodule.
 	if err := os.WriteFile(filepath.Join(worktree, ".git"), []byte("gitdir: "+filepath.Join(repo, ".git")+"\n"), 0o644); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 // TestBenchWorkerArgsRoundTrip: what the bench passes a worker process is
@@ -55,7 +57,7 @@ func TestBenchWorkerArgsErrors(t *testing.T) {
 // run fails the bench with its exit status and the end of its stderr.
 func TestBenchWorkerProcessDiesEarly(t *testing.T) {
 	if runtime.GOOS == "windows" {
-		t.Skip("needs sh")
+		testenv.SkipOrFatal(t, "needs sh, which Windows lacks")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -103,7 +105,7 @@ func TestKilledWorkerProcessResumes(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{NoWorkers: true})
 	if f.DSN == "" {
-		t.Skip("needs Postgres")
+		testenv.SkipOrFatal(t, "needs Postgres")
 	}
 	cmd, _ := workerProcess(t, f, "proc-kill")
 	steps := []fleettest.Step{
@@ -150,7 +152,7 @@ func TestWorkerProcessDrainsOnSIGTERM(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{NoWorkers: true})
 	if f.DSN == "" {
-		t.Skip("needs Postgres")
+		testenv.SkipOrFatal(t, "needs Postgres")
 	}
 	cmd, logs := workerProcess(t, f, "proc-term")
 	id := runningAtGate(t, f, "term", fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("echo before")}},

@@ -1,11 +1,14 @@
 package fleet_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
@@ -25,7 +28,7 @@ func gitRepo(t *testing.T) string {
 		}
 		exec.Command("git", "-C", dir, "add", "README").Run()
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Skipf("git unavailable: %v %s", err, out)
+			testenv.SkipOrFatal(t, fmt.Sprintf("git unavailable: %v %s", err, out))
 		}
 	}
 	return dir

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/profiles"
@@ -27,7 +29,7 @@ var fixedNow = func() time.Time { return time.Date(2026, 3, 14, 9, 26, 53, 0, ti
 func project(t *testing.T) (execenv.Environment, string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.SkipOrFatal(t, "git is not installed")
 	}
 	root := t.TempDir()
 	files := map[string]string{

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools/patch"
@@ -22,7 +24,7 @@ import (
 func BenchmarkGrepGoroot(b *testing.B) {
 	src := filepath.Join(goroot(b), "src")
 	if _, err := os.Stat(src); err != nil {
-		b.Skip("GOROOT/src not found")
+		testenv.SkipOrFatal(b, "GOROOT/src not found")
 	}
 	const pattern = `func \(\w+ \*\w+\) Close\(`
 	b.Run("tool", func(b *testing.B) {
@@ -37,7 +39,7 @@ func BenchmarkGrepGoroot(b *testing.B) {
 	})
 	b.Run("rg", func(b *testing.B) {
 		if _, err := exec.LookPath("rg"); err != nil {
-			b.Skip("rg not on PATH")
+			testenv.SkipOrFatal(b, "rg not on PATH")
 		}
 		for b.Loop() {
 			if out, err := exec.Command("rg", "--line-number", "--no-heading", pattern, src).Output(); err != nil || len(out) == 0 {

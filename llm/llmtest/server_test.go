@@ -2,12 +2,15 @@ package llmtest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 func post(t *testing.T, url, body string) (int, string) {
@@ -59,7 +62,7 @@ func TestLoadCassette(t *testing.T) {
 	}
 	c, err := LoadCassette(conf + "/llm-cassettes/TestOpenAICommon/openai-gpt-4o-mini/tool.yaml")
 	if err != nil {
-		t.Skipf("conformance data not available: %v", err)
+		testenv.SkipOrFatal(t, fmt.Sprintf("conformance data not available: %v", err))
 	}
 	if len(c.Interactions) != 2 || c.Interactions[0].Request.Method != "POST" || c.Interactions[0].Response.Code != 200 ||
 		!strings.Contains(c.Interactions[0].Request.URL, "/chat/completions") || c.Interactions[1].Response.Body == "" {
