@@ -115,19 +115,11 @@ AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, f
 	f.String("listen", "", "address to listen on (default :8080)")
 	f.String("token", "", "bearer token clients must send (default $AGENTFLEET_TOKEN)")
 	f.Bool("no-auth", false, "serve the API without a token (trusted networks only)")
-	f.String("database-url", "", "postgres:// URL or SQLite file (default $"+EnvDatabaseURL+")")
-	f.String("nats-url", "", "NATS server URL(s) (default nats://127.0.0.1:4222)")
-	f.String("prefix", "", "subject prefix (default agentfleet)")
+	cli.CommonFlags(f)
 	f.StringSlice("profiles", nil, "profiles tasks may use (default openai,anthropic,gemini)")
 	f.String("default-profile", "", "profile of a task that names none (default: the first profile)")
 	f.StringSlice("queues", nil, "queues whose lag /v1/stats and /metrics report (default: default)")
-	f.String("log-format", "", "json or text (default json)")
-	f.String("log-level", "", "debug, info, warn or error (default info)")
-	for key, flag := range map[string]string{"listen": "listen", "token": "token", "no_auth": "no-auth", "database_url": "database-url",
-		"nats.url": "nats-url", "prefix": "prefix", "profiles": "profiles", "default_profile": "default-profile", "queues": "queues",
-		"log_format": "log-format", "log_level": "log-level"} {
-		_ = v.BindPFlag(key, f.Lookup(flag))
-	}
+	cli.BindFlags(v, f)
 	return cmd
 }
 

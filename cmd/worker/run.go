@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -108,30 +107,14 @@ back to the queue, and the command exits 0.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&cfgFile, "config", "", "configuration file (YAML, JSON or TOML)")
-	fl.String("database-url", "", "postgres:// URL or SQLite file (database_url)")
-	fl.String("nats-url", "", "NATS server URL(s), comma-separated (nats.url)")
-	fl.String("prefix", "", "subject prefix (prefix, default agentfleet)")
+	cli.CommonFlags(fl)
 	fl.StringSlice("queues", nil, "shared queues to serve (queues, default default)")
 	fl.Int("sessions", 0, "concurrent sessions (sessions, default 4)")
 	fl.String("worker-id", "", "worker id (worker_id, default host name and pid)")
 	fl.String("workspace-root", "", "directory of local workspaces (workspace_root)")
 	fl.String("listen", "", "address of /healthz, /readyz, /metrics, or off (listen, default :9090)")
-	fl.String("log-format", "", "json or text (log_format, default json)")
-	fl.String("log-level", "", "debug, info, warn or error (log_level, default info)")
-	for _, flag := range []string{"database-url", "nats-url", "prefix", "queues", "sessions", "worker-id", "workspace-root",
-		"listen", "log-format", "log-level"} {
-		_ = v.BindPFlag(flagKey(flag), fl.Lookup(flag))
-	}
+	cli.BindFlags(v, fl)
 	return cmd
-}
-
-// flagKey is the configuration key of a flag: nats-url is nats.url,
-// worker-id is worker_id.
-func flagKey(flag string) string {
-	if k, ok := strings.CutPrefix(flag, "nats-"); ok {
-		return "nats." + strings.ReplaceAll(k, "-", "_")
-	}
-	return strings.ReplaceAll(flag, "-", "_")
 }
 
 // loadRunConfig reads, completes and validates the configuration.
