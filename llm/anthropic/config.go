@@ -1,11 +1,10 @@
 package anthropic
 
 import (
-	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/internal/adapterkit"
 )
 
 // DefaultBaseURL is the Anthropic API root; requests go to BaseURL + "/v1/messages".
@@ -31,21 +30,11 @@ type Config struct {
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c Config) WithDefaults() Config {
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
-	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	c.Retry = c.Retry.WithDefaults()
+	c.BaseURL, c.Retry = adapterkit.Defaults(c.BaseURL, DefaultBaseURL, c.Retry)
 	return c
 }
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
-	if strings.TrimSpace(c.APIKey) == "" {
-		return errors.New("anthropic Config.APIKey is empty: set ANTHROPIC_API_KEY or pass the key in the configuration")
-	}
-	if err := llm.ValidateBaseURL("anthropic Config.BaseURL", c.BaseURL, DefaultBaseURL); err != nil {
-		return err
-	}
-	return c.Retry.Validate()
+	return adapterkit.Validate("anthropic", "set ANTHROPIC_API_KEY", c.APIKey, c.BaseURL, DefaultBaseURL, c.Retry)
 }

@@ -2,10 +2,8 @@ package openai
 
 import (
 	"context"
-	"errors"
 	"iter"
 	"net/http"
-	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/internal/adapterkit"
@@ -36,23 +34,13 @@ type Config struct {
 
 // WithDefaults returns c with defaults filled in.
 func (c Config) WithDefaults() Config {
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
-	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	c.Retry = c.Retry.WithDefaults()
+	c.BaseURL, c.Retry = adapterkit.Defaults(c.BaseURL, DefaultBaseURL, c.Retry)
 	return c
 }
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
-	if c.APIKey == "" {
-		return errors.New("openai Config.APIKey is empty: set OPENAI_API_KEY or pass the key in the configuration")
-	}
-	if err := llm.ValidateBaseURL("openai Config.BaseURL", c.BaseURL, DefaultBaseURL); err != nil {
-		return err
-	}
-	return c.Retry.Validate()
+	return adapterkit.Validate("openai", "set OPENAI_API_KEY", c.APIKey, c.BaseURL, DefaultBaseURL, c.Retry)
 }
 
 // Client talks to the OpenAI Responses API. It is safe for concurrent use.
