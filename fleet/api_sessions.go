@@ -71,15 +71,11 @@ func (a *api) control(w http.ResponseWriter, r *http.Request, id uuid.UUID, req 
 }
 
 func (a *api) sessions(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
-	if _, err := a.d.store.GetTask(r.Context(), store.GetTaskParams{ID: id}); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	ss, err := a.d.store.ListSessions(r.Context(), store.ListSessionsParams{TaskID: id})
+	ss, err := a.d.store.ListSessions(r.Context(), store.ListSessionsParams{TaskID: t.ID})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -162,15 +158,11 @@ func (a *api) toolOutput(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) artifacts(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
-	if _, err := a.d.store.GetTask(r.Context(), store.GetTaskParams{ID: id}); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	list, err := a.d.store.ListArtifacts(r.Context(), store.ListArtifactsParams{TaskID: id})
+	list, err := a.d.store.ListArtifacts(r.Context(), store.ListArtifactsParams{TaskID: t.ID})
 	if err != nil {
 		a.fail(w, r, err)
 		return

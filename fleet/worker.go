@@ -190,15 +190,7 @@ func (w *Worker) drain() {
 	case <-time.After(w.cfg.DrainGrace):
 	}
 	w.log.Info("drain grace over; handing running sessions back", "running", len(w.Running()))
-	w.mu.Lock()
-	runs := make([]*run, 0, len(w.runs))
-	for _, r := range w.runs {
-		runs = append(runs, r)
-	}
-	w.mu.Unlock()
-	for _, r := range runs {
-		r.abort(stopShutdown)
-	}
+	w.abortAll(stopShutdown)
 	<-done
 }
 
@@ -220,6 +212,11 @@ func (w *Worker) Crash() {
 	w.crash.Store(true)
 	w.ready.Store(false)
 	w.stopRun()
+	w.abortAll(stopCrash)
+}
+
+// abortAll aborts every session this worker runs, for reason.
+func (w *Worker) abortAll(reason string) {
 	w.mu.Lock()
 	runs := make([]*run, 0, len(w.runs))
 	for _, r := range w.runs {
@@ -227,7 +224,7 @@ func (w *Worker) Crash() {
 	}
 	w.mu.Unlock()
 	for _, r := range runs {
-		r.abort(stopCrash)
+		r.abort(reason)
 	}
 }
 
