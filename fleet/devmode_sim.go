@@ -246,19 +246,14 @@ type simConversation struct {
 
 // parseSimConversation reads an Anthropic Messages request body.
 func parseSimConversation(body []byte) (simConversation, error) {
-	var req struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return simConversation{}, fmt.Errorf("not an Anthropic Messages request: %v", err)
+	msgs, err := llmtest.AnthropicMessages(body)
+	if err != nil {
+		return simConversation{}, err
 	}
 	var c simConversation
 	spawnCalls := map[string]bool{} // tool_use ids of spawn_agent calls
-	for _, msg := range req.Messages {
-		for _, b := range simBlocks(msg.Content) {
+	for _, msg := range msgs {
+		for _, b := range msg.Blocks {
 			switch {
 			case msg.Role == "assistant" && b.Type == "tool_use" && b.Name == "spawn_agent":
 				spawnCalls[b.ID] = true
@@ -268,7 +263,7 @@ func parseSimConversation(body []byte) (simConversation, error) {
 				var st struct {
 					AgentID string `json:"agent_id"`
 				}
-				if json.Unmarshal([]byte(b.resultText()), &st) == nil && st.AgentID != "" {
+				if json.Unmarshal([]byte(b.ResultText()), &st) == nil && st.AgentID != "" {
 					c.agents = append(c.agents, st.AgentID)
 				}
 			}
@@ -278,32 +273,4 @@ func parseSimConversation(body []byte) (simConversation, error) {
 		}
 	}
 	return c, nil
-}
-
-type simBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-}
-
-func (b simBlock) resultText() string {
-	var sb strings.Builder
-	for _, inner := range simBlocks(b.Content) {
-		sb.WriteString(inner.Text)
-	}
-	return sb.String()
-}
-
-// simBlocks reads content that is a string or an array of blocks.
-func simBlocks(raw json.RawMessage) []simBlock {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []simBlock{{Type: "text", Text: s}}
-	}
-	var bs []simBlock
-	_ = json.Unmarshal(raw, &bs)
-	return bs
 }

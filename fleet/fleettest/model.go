@@ -309,23 +309,17 @@ func (c conversation) agentIDs() []string {
 
 // parseAnthropic reads a Messages API request body.
 func parseAnthropic(body []byte) (conversation, error) {
-	var req struct {
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return conversation{}, fmt.Errorf("not an Anthropic Messages request: %v", err)
+	msgs, err := llmtest.AnthropicMessages(body)
+	if err != nil {
+		return conversation{}, err
 	}
 	var c conversation
-	for _, msg := range req.Messages {
-		blocks := contentBlocks(msg.Content)
+	for _, msg := range msgs {
 		if msg.Role == "assistant" {
 			c.assistantTurns++
 			continue
 		}
-		for _, b := range blocks {
+		for _, b := range msg.Blocks {
 			switch b.Type {
 			case "text":
 				if c.firstUser == "" {
@@ -333,34 +327,9 @@ func parseAnthropic(body []byte) (conversation, error) {
 				}
 				c.lastUser = b.Text
 			case "tool_result":
-				c.results = append(c.results, b.resultText())
+				c.results = append(c.results, b.ResultText())
 			}
 		}
 	}
 	return c, nil
-}
-
-type block struct {
-	Type    string          `json:"type"`
-	Text    string          `json:"text"`
-	Content json.RawMessage `json:"content"`
-}
-
-func (b block) resultText() string {
-	var parts []string
-	for _, inner := range contentBlocks(b.Content) {
-		parts = append(parts, inner.Text)
-	}
-	return strings.Join(parts, "")
-}
-
-// contentBlocks reads content that is a string or an array of blocks.
-func contentBlocks(raw json.RawMessage) []block {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []block{{Type: "text", Text: s}}
-	}
-	var bs []block
-	_ = json.Unmarshal(raw, &bs)
-	return bs
 }
