@@ -103,7 +103,7 @@ Configuration comes from --config (YAML, JSON or TOML), AGENTFLEET_* environment
 AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, flags winning. The database must be migrated first (dispatcher migrate up).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			cfg, err := loadServeConfig(v, file)
+			cfg, err := cli.Load[ServeConfig](v, file)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -121,17 +121,6 @@ AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, f
 	f.StringSlice("queues", nil, "queues whose lag /v1/stats and /metrics report (default: default)")
 	cli.BindFlags(v, f)
 	return cmd
-}
-
-// loadServeConfig reads the configuration from the file, the environment
-// and the flags bound to v, then fills defaults and validates it.
-func loadServeConfig(v *viper.Viper, file string) (ServeConfig, error) {
-	cfg, err := cli.Decode[ServeConfig](v, file)
-	if err != nil {
-		return ServeConfig{}, err
-	}
-	cfg = cfg.WithDefaults()
-	return cfg, cfg.Validate()
 }
 
 // serve runs the API until ctx ends, then shuts down within the grace.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+
 	"github.com/spf13/viper"
 )
 
@@ -21,7 +23,7 @@ func TestServeConfigEveryKeyFromEnv(t *testing.T) {
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
 	}
-	cfg, err := loadServeConfig(viper.New(), "")
+	cfg, err := cli.Load[ServeConfig](viper.New(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestServeConfigFileThenEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("AGENTFLEET_NATS_REPLICAS", "3")
-	cfg, err := loadServeConfig(viper.New(), file)
+	cfg, err := cli.Load[ServeConfig](viper.New(), file)
 	if err != nil {
 		t.Fatal(err)
 	}

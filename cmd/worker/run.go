@@ -98,7 +98,7 @@ back to the queue, and the command exits 0.`,
   worker run --config worker.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadRunConfig(v, cfgFile)
+			cfg, err := cli.Load[runConfig](v, cfgFile)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -115,16 +115,6 @@ back to the queue, and the command exits 0.`,
 	fl.String("listen", "", "address of /healthz, /readyz, /metrics, or off (listen, default :9090)")
 	cli.BindFlags(v, fl)
 	return cmd
-}
-
-// loadRunConfig reads, completes and validates the configuration.
-func loadRunConfig(v *viper.Viper, file string) (runConfig, error) {
-	cfg, err := cli.Decode[runConfig](v, file)
-	if err != nil {
-		return runConfig{}, err
-	}
-	cfg = cfg.WithDefaults()
-	return cfg, cfg.Validate()
 }
 
 // runWorker wires the worker and runs it until ctx ends.

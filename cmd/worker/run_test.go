@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+
 	"github.com/spf13/viper"
 )
 
@@ -27,7 +29,7 @@ func TestRunConfigFromFileEnvAndFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = v.BindPFlag("sessions", cmd.Flags().Lookup("sessions"))
-	cfg, err := loadRunConfig(v, file)
+	cfg, err := cli.Load[runConfig](v, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
 	}
-	cfg, err := loadRunConfig(viper.New(), "")
+	cfg, err := cli.Load[runConfig](viper.New(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,3 +51,20 @@ func bindEnvKeys(v *viper.Viper, t reflect.Type, prefix string) {
 		}
 	}
 }
+
+// Config is what Load needs of a configuration type.
+type Config[T any] interface {
+	WithDefaults() T
+	Validate() error
+}
+
+// Load is Decode, then the type's defaults, then its validation: the
+// configuration a command runs with, or the error naming the field.
+func Load[T Config[T]](v *viper.Viper, file string) (T, error) {
+	cfg, err := Decode[T](v, file)
+	if err != nil {
+		return cfg, err
+	}
+	cfg = cfg.WithDefaults()
+	return cfg, cfg.Validate()
+}
