@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfleet/agentfleet/cmd/internal/cli"
-
 	"github.com/spf13/viper"
+
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 )
 
 // TestServeConfigEveryKeyFromEnv sets top-level and nested keys only

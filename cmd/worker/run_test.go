@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfleet/agentfleet/cmd/internal/cli"
-
 	"github.com/spf13/viper"
+
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 )
 
 func TestRunConfigFromFileEnvAndFlags(t *testing.T) {
