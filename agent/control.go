@@ -145,6 +145,35 @@ func (s *Session) Steer(message string) error {
 	return s.enqueue(&s.steering, message)
 }
 
+// SteerWhileBusy queues message as steering only while the session is
+// processing an input, and reports whether it did. Checking and queueing
+// are one step, so a message it takes is drained by that input's loop or,
+// when the model was giving its final answer, left for TakeSteering.
+func (s *Session) SteerWhileBusy(message string) (bool, error) {
+	if strings.TrimSpace(message) == "" {
+		return false, ErrEmptyInput
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != StateProcessing {
+		return false, nil
+	}
+	s.steering = append(s.steering, message)
+	return true, nil
+}
+
+// TakeSteering removes and returns the steering messages still queued. A
+// message that arrives while the model gives its final answer waits for
+// the session's next input; a host that will not send one takes them here
+// (the fleet runs them as new inputs before its run ends).
+func (s *Session) TakeSteering() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.steering
+	s.steering = nil
+	return q
+}
+
 // FollowUp queues an input processed after the current one completes.
 func (s *Session) FollowUp(message string) error {
 	return s.enqueue(&s.followUps, message)

@@ -190,6 +190,29 @@ func TestSteerWhileIdleIsDeliveredOnNextSubmit(t *testing.T) {
 	}
 }
 
+// TestSteerWhileBusyAndTakeSteering: an idle session refuses conditional
+// steering; steering queued and never drained can be taken back.
+func TestSteerWhileBusyAndTakeSteering(t *testing.T) {
+	b := setup(t, agent.Config{}, newFakeClient(step{text: "ok"}))
+	if ok, err := b.s.SteerWhileBusy("too late"); ok || err != nil {
+		t.Fatalf("SteerWhileBusy on an idle session = %v, %v; want false, nil", ok, err)
+	}
+	if _, err := b.s.SteerWhileBusy(" "); !errors.Is(err, agent.ErrEmptyInput) {
+		t.Fatalf("empty message: %v", err)
+	}
+	for _, m := range []string{"a", "b"} {
+		if err := b.s.Steer(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.s.TakeSteering(); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Fatalf("TakeSteering = %q", got)
+	}
+	if got := b.s.TakeSteering(); len(got) != 0 {
+		t.Fatalf("second TakeSteering = %q, want nothing", got)
+	}
+}
+
 func TestFollowUpRunsAfterCompletion(t *testing.T) {
 	started, gate := make(chan string, 1), make(chan struct{})
 	client := newFakeClient(step{calls: []llm.ToolCall{{ID: "g", Name: "gate", Arguments: []byte(`{}`)}}}, step{text: "first done"}, step{text: "second done"})

@@ -112,7 +112,10 @@
 // injected as steering when it next runs; an ended (succeeded or failed)
 // child is reopened: the input is stored, the task goes back to queued and
 // a deduplicated input message runs it, the input becoming a new user turn
-// after its answer. A cancelled child refuses input. close_agent and CancelTree
+// after its answer. Steering that arrives during a child's final model
+// call is run as a new input before the run ends; input stored while the
+// run ends reopens the child at its end. A cancelled child refuses input.
+// close_agent and CancelTree
 // cancel a whole subtree: queued and waiting descendants never start
 // again, running ones are aborted over control (or at their next
 // heartbeat).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/store"
+	"github.com/google/uuid"
 )
 
 // settleOutcome maps how the session returned to the task's next state and
@@ -111,10 +112,33 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 	w.metrics.tasks.WithLabelValues(string(t.State)).Inc()
 	if t.State.Terminal() {
 		r.pump.publishEnd(ctx, t, res)
-		w.afterEndOf(ctx, t, r.mayHaveChildren())
-		r.cleanupWorkspace(t.State == store.TaskSucceeded)
+		if !r.reopenForLateInput(ctx, t) {
+			w.afterEndOf(ctx, t, r.mayHaveChildren())
+			r.cleanupWorkspace(t.State == store.TaskSucceeded)
+		}
 	}
 	w.settle(r.d, func() error { return r.d.Ack(ctx) })
+}
+
+// reopenForLateInput reopens a child task that ended with input its run
+// did not deliver (stored by its parent's send_input while the run was
+// ending) and reports whether it did; the next run answers that input, and
+// only its end wakes the parent. A root task never has stored input. Only
+// a success reopens here: a failed run terms its message next, and the
+// dead-letter record of that would fail the reopened task again.
+func (r *run) reopenForLateInput(ctx context.Context, t store.Task) bool {
+	if r.task.ParentID == uuid.Nil || t.State != store.TaskSucceeded {
+		return false
+	}
+	in, err := r.loadInputs(ctx)
+	if err != nil || in.last == "" {
+		return false
+	}
+	if err := r.w.reopen(ctx, t, in.last); err != nil {
+		r.log.Warn("reopening for input that came while the run ended", "err", err)
+		return false
+	}
+	return true
 }
 
 // flushTurns writes a turn the recorder holds back (see turnRecorder).

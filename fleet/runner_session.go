@@ -156,7 +156,27 @@ func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
 		return agent.Outcome{}, err
 	}
 	out, err := r.runWithInputs(ctx, in)
+	out, err = r.runLeftoverSteering(ctx, out, err)
 	r.markDelivered(ctx, in)
+	return out, err
+}
+
+// runLeftoverSteering runs, as new inputs, steering that arrived while the
+// model gave its final answer: the session would keep it for a next input,
+// and this run is about to end.
+func (r *run) runLeftoverSteering(ctx context.Context, out agent.Outcome, err error) (agent.Outcome, error) {
+	for err == nil && r.stopReason() == "" && (out.Stop == agent.StopCompleted || out.Stop == agent.StopAwaitingInput) {
+		msgs := r.sess.TakeSteering()
+		if len(msgs) == 0 {
+			break
+		}
+		for _, m := range msgs[1:] {
+			if err := r.sess.FollowUp(m); err != nil {
+				return out, err
+			}
+		}
+		out, err = r.sess.Submit(ctx, msgs[0])
+	}
 	return out, err
 }
 

@@ -68,7 +68,7 @@ func (s *spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	child := res.Task
 	if child.State == store.TaskQueued {
 		msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: child.ID.String()}
-		if _, err := w.q.Send(ctx, s.childTarget(spec), msg, "start:"+child.ID.String()); err != nil {
+		if _, err := w.q.Send(ctx, w.childTarget(spec), msg, "start:"+child.ID.String()); err != nil {
 			return agent.SubagentStatus{}, fmt.Errorf("enqueueing the subagent task: %w", err)
 		}
 		w.metrics.spawns.Inc()
@@ -240,7 +240,7 @@ func (s *spawner) SendInput(ctx context.Context, agentID, message string) error 
 	}
 	switch t.State {
 	case store.TaskSucceeded, store.TaskFailed:
-		return s.reopen(ctx, t, name)
+		return s.r.w.reopen(ctx, t, name)
 	case store.TaskCancelled:
 		return cancelledChild(agentID)
 	}
@@ -255,8 +255,8 @@ func cancelledChild(agentID string) error {
 // state read; a lost race reads it again) and enqueues the delivery of the
 // stored input name. A child found active meanwhile needs nothing more: its
 // next run delivers the input.
-func (s *spawner) reopen(ctx context.Context, t store.Task, name string) error {
-	w, id := s.r.w, t.ID
+func (w *Worker) reopen(ctx context.Context, t store.Task, name string) error {
+	id := t.ID
 	for t.State == store.TaskSucceeded || t.State == store.TaskFailed {
 		_, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: id, From: t.State, To: store.TaskQueued})
 		if err == nil {
@@ -284,7 +284,7 @@ func (s *spawner) reopen(ctx context.Context, t store.Task, name string) error {
 		spec.Queue = t.Queue
 	}
 	msg := queue.TaskMessage{Type: queue.MsgInput, TaskID: id.String(), InputID: name}
-	if _, err := w.q.Send(ctx, s.childTarget(spec), msg, inputMsgID(id, name)); err != nil {
+	if _, err := w.q.Send(ctx, w.childTarget(spec), msg, inputMsgID(id, name)); err != nil {
 		return fmt.Errorf("enqueueing the input for subagent %s (reopened, now queued): %w", id, err)
 	}
 	return nil
@@ -297,9 +297,9 @@ func inputMsgID(task uuid.UUID, name string) string { return "input:" + task.Str
 // childTarget is where a child's messages go: this worker's own subject
 // when the child works in the parent's local workspace (the files are
 // here), else the child's queue.
-func (s *spawner) childTarget(spec TaskSpec) queue.Target {
+func (w *Worker) childTarget(spec TaskSpec) queue.Target {
 	if pinned(spec) {
-		return queue.ToWorker(s.r.w.cfg.ID)
+		return queue.ToWorker(w.cfg.ID)
 	}
 	return queue.ToQueue(spec.Queue)
 }

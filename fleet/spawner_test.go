@@ -436,3 +436,93 @@ func TestSendInputToCancelledChildIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// childTurnTexts returns the kinds and texts of a child's stored turns.
+func childTurnTexts(t *testing.T, f *fleettest.Fleet, child uuid.UUID) (kinds, texts []string) {
+	t.Helper()
+	turns, err := f.Store.LoadTurns(waitCtx(t), store.LoadTurnsParams{SessionID: child})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range turns {
+		var turn agent.Turn
+		if err := json.Unmarshal(tr.Payload, &turn); err != nil {
+			t.Fatal(err)
+		}
+		kinds, texts = append(kinds, tr.Kind), append(texts, turn.Text)
+	}
+	return kinds, texts
+}
+
+// TestSendInputDuringFinalAnswer: input that reaches a child while its
+// model gives the final answer is steering the loop has no round left for;
+// the run answers it as a new input instead of ending without it.
+func TestSendInputDuringFinalAnswer(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+	ctx := waitCtx(t)
+	kid := []fleettest.Step{{Gate: "final-answer", Text: "first answer"}, {Text: "second, about: {{last_user}}"}}
+	steps := []fleettest.Step{
+		{Calls: []fleettest.Call{fleettest.Spawn("busy kid", kid...)}},
+		{Gate: "send", Calls: []fleettest.Call{sendInputTo(0, "mind the edge case")}},
+		{Gate: "after-send", Calls: []fleettest.Call{waitFor(0)}},
+		{Text: "parent saw:\n{{results}}"},
+	}
+	id := f.Submit(fleettest.Spec("steer at the end", steps...))
+	if err := f.Model.WaitArrivals(ctx, "final-answer", 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Model.Open("send") // the child is inside its final model call
+	if err := f.Model.WaitArrivals(ctx, "after-send", 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Model.Open("final-answer")
+	f.Model.Open("after-send")
+	res := succeeded(t, f.WaitDone(id))
+	if !strings.Contains(res.FinalText, "second, about: mind the edge case") {
+		t.Fatalf("the child never answered the input:\n%s", res.FinalText)
+	}
+	child := children(t, f, id)[0]
+	if child.Attempts != 1 {
+		t.Fatalf("child claimed %d times, want 1: the same run answers the input", child.Attempts)
+	}
+	kinds, texts := childTurnTexts(t, f, child.ID)
+	if got := strings.Join(kinds, ","); got != "user,assistant,user,assistant" || texts[2] != "mind the edge case" {
+		t.Fatalf("child turns %s %q", got, texts)
+	}
+}
+
+// TestInputStoredAsChildEndsReopensIt: input stored for a running child
+// after its run read its inputs (a send_input whose control request found
+// the session gone) reopens the child when that run ends, and the parent's
+// wait returns the answer to it.
+func TestInputStoredAsChildEndsReopensIt(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+	ctx := waitCtx(t)
+	kid := []fleettest.Step{{Gate: "late", Text: "first answer"}, {Text: "second, about: {{last_user}}"}}
+	steps := []fleettest.Step{
+		{Calls: []fleettest.Call{fleettest.Spawn("late kid", kid...)}},
+		{Calls: []fleettest.Call{waitFor(0)}},
+		{Text: "parent saw:\n{{results}}"},
+	}
+	id := f.Submit(fleettest.Spec("late input", steps...))
+	if err := f.Model.WaitArrivals(ctx, "late", 1); err != nil {
+		t.Fatal(err)
+	}
+	child := children(t, f, id)[0]
+	// Stored as the spawner stores input: an "input" artifact named by a UUIDv7.
+	name, _ := uuid.NewV7()
+	if _, err := f.Store.PutArtifact(ctx, store.PutArtifactParams{TaskID: child.ID, Kind: "input", Name: name.String(),
+		ContentType: "text/plain; charset=utf-8", Content: []byte("one more thing")}); err != nil {
+		t.Fatal(err)
+	}
+	f.Model.Open("late")
+	res := succeeded(t, f.WaitDone(id))
+	if !strings.Contains(res.FinalText, "second, about: one more thing") || strings.Contains(res.FinalText, "first answer") {
+		t.Fatalf("the parent's wait should return the answer to the late input:\n%s", res.FinalText)
+	}
+	if child = f.Task(child.ID); child.Attempts != 2 {
+		t.Fatalf("child claimed %d times, want 2 (start, reopen)", child.Attempts)
+	}
+}

@@ -2,12 +2,14 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/queue"
+	"github.com/google/uuid"
 )
 
 // control answers a control request for the run's session (subject
@@ -23,7 +25,7 @@ func (r *run) control(_ context.Context, req queue.ControlRequest) queue.Control
 	var err error
 	switch req.Op {
 	case queue.OpSteer:
-		err = sess.Steer(req.Message)
+		err = r.steer(sess, req.Message)
 	case queue.OpFollowUp:
 		err = sess.FollowUp(req.Message)
 	case queue.OpAbort:
@@ -36,6 +38,24 @@ func (r *run) control(_ context.Context, req queue.ControlRequest) queue.Control
 		return queue.ControlReply{Error: err.Error(), Status: r.status(sess)}
 	}
 	return queue.ControlReply{OK: true, Status: r.status(sess)}
+}
+
+// steer hands a message to the session: as steering while it processes an
+// input or before its first one; once it has answered, its run is ending
+// and the message would be lost, so a child task stores it (its run's end
+// then reopens it, see reopenForLateInput) and a root task refuses it.
+func (r *run) steer(sess *agent.Session, message string) error {
+	if ok, err := sess.SteerWhileBusy(message); ok || err != nil {
+		return err
+	}
+	if !answered(sess.History()) {
+		return sess.Steer(message) // taken by the next model call
+	}
+	if r.task.ParentID == uuid.Nil {
+		return errors.New("the session has given its final answer and its task is ending; submit the message as a new task")
+	}
+	_, err := storeInput(context.WithoutCancel(r.w.runCtx), r.w.st, r.task.ID, message)
+	return err
 }
 
 // configure changes the session's reasoning effort and model, within what
