@@ -47,7 +47,7 @@ func (s *spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	if err := s.checkRunning(ctx); err != nil {
 		return agent.SubagentStatus{}, err
 	}
-	if err := s.checkLive(ctx); err != nil {
+	if err := s.checkLive(ctx, "spawn"); err != nil {
 		return agent.SubagentStatus{}, err
 	}
 	spec, err := s.childSpec(req)
@@ -92,7 +92,7 @@ func (s *spawner) checkRunning(ctx context.Context) error {
 }
 
 // checkLive refuses a spawn beyond the parent's cap on unfinished children.
-func (s *spawner) checkLive(ctx context.Context) error {
+func (s *spawner) checkLive(ctx context.Context, doing string) error {
 	kids, err := s.r.w.st.Children(ctx, store.ChildrenParams{ParentID: s.r.task.ID})
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (s *spawner) checkLive(ctx context.Context) error {
 		}
 	}
 	if max := s.r.spec.MaxLiveChildren; live >= max {
-		return fmt.Errorf("cannot spawn: %d subagents are still running and the limit is %d; wait for or close one first", live, max)
+		return fmt.Errorf("cannot %s: %d subagents are still running and the limit is %d; wait for or close one first", doing, live, max)
 	}
 	return nil
 }
@@ -214,8 +214,13 @@ func (s *spawner) SendInput(ctx context.Context, agentID, message string) error 
 	if err != nil {
 		return err
 	}
-	if t.State == store.TaskCancelled {
+	switch t.State {
+	case store.TaskCancelled:
 		return cancelledChild(agentID)
+	case store.TaskSucceeded, store.TaskFailed: // reopening makes it live again
+		if err := s.checkLive(ctx, "give input to ended subagent "+agentID); err != nil {
+			return err
+		}
 	}
 	if t.State == store.TaskRunning {
 		_, err := s.r.w.q.Control(ctx, t.ID.String(), queue.ControlRequest{Op: queue.OpSteer, Message: message})

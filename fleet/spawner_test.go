@@ -517,6 +517,7 @@ func TestInputStoredAsChildEndsReopensIt(t *testing.T) {
 		ContentType: "text/plain; charset=utf-8", Content: []byte("one more thing")}); err != nil {
 		t.Fatal(err)
 	}
+	f.WaitState(id, store.TaskWaiting) // parked: only the child's last end wakes it
 	f.Model.Open("late")
 	res := succeeded(t, f.WaitDone(id))
 	if !strings.Contains(res.FinalText, "second, about: one more thing") || strings.Contains(res.FinalText, "first answer") {
@@ -524,5 +525,26 @@ func TestInputStoredAsChildEndsReopensIt(t *testing.T) {
 	}
 	if child = f.Task(child.ID); child.Attempts != 2 {
 		t.Fatalf("child claimed %d times, want 2 (start, reopen)", child.Attempts)
+	}
+}
+
+// TestReopenRespectsTheLiveChildrenCap: reopening an ended child makes it
+// live again, so it counts against max_live_children like a spawn.
+func TestReopenRespectsTheLiveChildrenCap(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 3})
+	t.Cleanup(func() { f.Model.Open("hold-b") })
+	steps := []fleettest.Step{
+		{Calls: []fleettest.Call{fleettest.Spawn("kid a", fleettest.Step{Text: "a done"})}},
+		{Calls: []fleettest.Call{waitFor(0)}},
+		{Calls: []fleettest.Call{fleettest.Spawn("kid b", fleettest.Step{Gate: "hold-b", Text: "b done"})}},
+		{Calls: []fleettest.Call{sendInputTo(0, "again")}},
+		{Text: "parent saw:\n{{results}}"},
+	}
+	spec := fleettest.Spec("capped reopen", steps...)
+	spec.MaxLiveChildren = 1
+	res := succeeded(t, f.WaitDone(f.Submit(spec)))
+	if !strings.Contains(res.FinalText, "cannot give input to ended subagent") || !strings.Contains(res.FinalText, "limit is 1") {
+		t.Fatalf("send_input over the cap was not refused:\n%s", res.FinalText)
 	}
 }
