@@ -14,7 +14,10 @@ import (
 // the session's last_seq only if the batch continues it (which also locks the
 // session row, serializing appenders) and inserts the batch from arrays.
 // When the session does not continue at $3, or the append is fenced ($15)
-// and the task is not running on that worker, nothing is written.
+// and the task is not running on that worker, nothing is written. The fence
+// is a scalar subquery on purpose: written as EXISTS, the planner may turn it
+// into a hashed subplan that reads every running task of the worker, one
+// index scan per append (O(running tasks) instead of one primary-key probe).
 const appendTurns = `
 WITH s AS (
 	UPDATE sessions SET last_seq = $4,
@@ -22,8 +25,8 @@ WITH s AS (
 		reasoning_tokens = reasoning_tokens + $7, cache_read_tokens = cache_read_tokens + $8,
 		cache_write_tokens = cache_write_tokens + $9, cost_usd = cost_usd + $10, updated_at = $2
 	WHERE id = $1 AND last_seq = $3 - 1
-		AND ($15::text = '' OR EXISTS (SELECT 1 FROM tasks t
-			WHERE t.id = sessions.task_id AND t.state = 'running' AND t.worker_id = $15::text))
+		AND ($15::text = '' OR (SELECT t.state = 'running' AND t.worker_id = $15::text
+			FROM tasks t WHERE t.id = sessions.task_id))
 	RETURNING id
 )
 INSERT INTO turns (session_id, seq, kind, payload, usage, created_at)
