@@ -3,11 +3,13 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/profiles"
 )
 
 // BenchmarkStreamDecode decodes the largest recorded Messages API stream.
@@ -50,6 +52,22 @@ func BenchmarkBuildRequest(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, err := json.Marshal(w); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodeRequest builds and encodes the fleet benchmark's request:
+// a 3 KB system prompt, one user message and the anthropic profile's tools.
+func BenchmarkEncodeRequest(b *testing.B) {
+	p := profiles.Anthropic("")
+	req := llm.Request{Model: p.Model(), Tools: p.Tools(), ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceAuto},
+		ProviderOptions: p.ProviderOptions(""),
+		Messages:        []llm.Message{llm.SystemMessage(strings.Repeat("You are a coding agent. ", 128)), llm.UserMessage("benchmark task")}}
+	header := http.Header{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encode("http://model/v1/messages", header, req, true); err != nil {
 			b.Fatal(err)
 		}
 	}
