@@ -31,7 +31,8 @@ type LocalConfig struct {
 	// Shared marks the working directory as reachable from every worker
 	// (a shared volume); it is reported in Describe.
 	Shared bool
-	// NoRipgrep forces the pure-Go search even when rg is on PATH.
+	// NoRipgrep forces the pure-Go search even when rg is on PATH. rg is
+	// looked up once per process and value of PATH (ripgrepOnPath).
 	NoRipgrep bool
 }
 
@@ -79,9 +80,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	}
 	l := &Local{cfg: cfg, running: map[int]struct{}{}}
 	if !cfg.NoRipgrep {
-		if p, err := exec.LookPath("rg"); err == nil {
-			l.rgPath = p
-		}
+		l.rgPath = ripgrepOnPath()
 	}
 	return l, nil
 }
