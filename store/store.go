@@ -187,6 +187,14 @@ type TransitionTaskParams struct {
 	// WaitingFor is stored when To is waiting (valid JSON, optional) and
 	// cleared on any other transition.
 	WaitingFor json.RawMessage
+	// Append, when set, appends turns first, as AppendTurns would (fenced,
+	// creating the session, ...), in the same write: a run's last turns and
+	// its end cost one round trip. The transition happens only if the append
+	// was written: a failed append writes nothing and returns its error. If
+	// the append was written and the transition then does not match (the
+	// task changed meanwhile), the turns stay and the error is the
+	// transition's. Append's session must be task ID's.
+	Append *AppendTurnsParams
 }
 
 // CancelSubtreeParams names the top of a subtree to cancel.
@@ -356,6 +364,12 @@ type AppendTurnsParams struct {
 	// and the error is a *NotOwnerError (ErrConflict). A worker whose task
 	// was cancelled or taken over learns it at its next turn.
 	OwnerWorkerID string
+	// CreateSession, when set, creates the session in the same transaction
+	// (as CreateSession would, with SessionID as its id): a session's first
+	// write can carry its first turns, which then start at seq 1. A session
+	// that exists already is ErrConflict and nothing is written. The fence
+	// applies to CreateSession.TaskID.
+	CreateSession *CreateSessionParams
 }
 
 // LoadTurnsParams selects turns of a session.

@@ -115,7 +115,18 @@ func (l Limits) PrepareTransition(p TransitionTaskParams) (TransitionTaskParams,
 	if err := l.checkJSON("WaitingFor", p.WaitingFor, false); err != nil {
 		return p, err
 	}
-	return p, checkText("Error", p.Error, l.MaxPayloadBytes)
+	if err := checkText("Error", p.Error, l.MaxPayloadBytes); err != nil || p.Append == nil {
+		return p, err
+	}
+	a, err := l.PrepareAppendTurns(*p.Append)
+	if err != nil {
+		return p, prefixField("Append.", err)
+	}
+	if a.CreateSession != nil && a.CreateSession.TaskID != p.ID {
+		return p, invalidf("Append.CreateSession.TaskID", "the session must be the transitioned task's (%s), got %s", p.ID, a.CreateSession.TaskID)
+	}
+	p.Append = &a
+	return p, nil
 }
 
 // PrepareCancel checks a subtree cancellation.
@@ -203,6 +214,11 @@ func (l Limits) PrepareAppendTurns(p AppendTurnsParams) (AppendTurnsParams, erro
 	}
 	if err := checkUsage("AddUsage", p.AddUsage, p.AddCostUSD); err != nil {
 		return p, err
+	}
+	if c := p.CreateSession; c != nil {
+		if err := l.prepareSessionOfAppend(&p); err != nil {
+			return p, err
+		}
 	}
 	for i, t := range p.Turns {
 		f := fmt.Sprintf("Turns[%d].", i)
@@ -348,4 +364,23 @@ func preview(b []byte) string {
 		return fmt.Sprintf("%q...", b[:n])
 	}
 	return fmt.Sprintf("%q", b)
+}
+
+// prepareSessionOfAppend checks the session an append creates: its id is
+// the append's, and the turns open it at seq 1.
+func (l Limits) prepareSessionOfAppend(p *AppendTurnsParams) error {
+	c := *p.CreateSession
+	if c.ID != uuid.Nil && c.ID != p.SessionID {
+		return invalidf("CreateSession.ID", "must be SessionID (%s) or empty, got %s", p.SessionID, c.ID)
+	}
+	c.ID = p.SessionID
+	if first := p.Turns[0].Seq; first != 1 {
+		return invalidf("Turns[0].Seq", "a batch that creates its session starts at seq 1, got %d", first)
+	}
+	c, err := l.PrepareCreateSession(c)
+	if err != nil {
+		return prefixField("CreateSession.", err)
+	}
+	p.CreateSession = &c
+	return nil
 }

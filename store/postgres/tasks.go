@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -163,6 +165,50 @@ RETURNING `+taskCols, p.ID, p.WorkerID, s.stamp()))
 	return t, translate(op, err)
 }
 
+// transitionUpdate is the transition compare-and-set, without RETURNING.
+// Parameters: $1 task, $2 from, $3 to, $4 now, $5 result, $6 error, $7
+// waiting for, $8 worker, $9 reopens.
+const transitionUpdate = `UPDATE tasks SET state = $3, updated_at = $4,
+	result = CASE WHEN $9::boolean THEN $5::jsonb ELSE coalesce($5::jsonb, result) END,
+	error = CASE WHEN $9::boolean OR $6::text <> '' THEN $6::text ELSE error END,
+	waiting_for = $7::jsonb,
+	heartbeat_at = NULL,
+	finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN $4
+		WHEN $9::boolean THEN NULL ELSE finished_at END
+WHERE id = $1 AND state = $2 AND ($8::text = '' OR state <> 'running' OR worker_id = $8::text)`
+
+// appendThenTransition is a transition with an append (see
+// TransitionTaskParams.Append) as one statement: the append's CTEs (its
+// parameters after the transition's nine; an advanced session must be the
+// task's), then the transition, which matches only if the append's session
+// row was written.
+func appendThenTransition(create bool) string {
+	sess := shiftParams(createSession, 9)
+	if !create {
+		sess = fmt.Sprintf(shiftParams(advanceSessionFmt, 9), "\n\t\tAND task_id = $1")
+	}
+	return "WITH " + sess + ",\n" +
+		"ins AS (" + shiftParams(insertTurns, 9) + "),\n" +
+		"t AS (" + transitionUpdate + "\n\tAND EXISTS (SELECT 1 FROM s)\n\tRETURNING " + taskCols + ")\n" +
+		"SELECT " + taskCols + " FROM t"
+}
+
+var (
+	transitionSQL              = transitionUpdate + "\nRETURNING " + taskCols
+	appendAdvanceTransitionSQL = appendThenTransition(false)
+	appendCreateTransitionSQL  = appendThenTransition(true)
+)
+
+// shiftParams renumbers the $n parameters of a statement fragment by k.
+func shiftParams(sql string, k int) string {
+	return paramRef.ReplaceAllStringFunc(sql, func(m string) string {
+		n, _ := strconv.Atoi(m[1:])
+		return "$" + strconv.Itoa(n+k)
+	})
+}
+
+var paramRef = regexp.MustCompile(`\$[0-9]+`)
+
 // TransitionTask implements store.Store. A reopen (store.Reopens) clears
 // the finish time and replaces the result and error with p's (usually
 // none).
@@ -172,25 +218,49 @@ func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams
 	if err != nil {
 		return store.Task{}, err
 	}
-	t, err := scanTask(s.pool.QueryRow(ctx, `
-UPDATE tasks SET state = $3, updated_at = $4,
-	result = CASE WHEN $9::boolean THEN $5::jsonb ELSE coalesce($5::jsonb, result) END,
-	error = CASE WHEN $9::boolean OR $6::text <> '' THEN $6::text ELSE error END,
-	waiting_for = $7::jsonb,
-	heartbeat_at = NULL,
-	finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN $4
-		WHEN $9::boolean THEN NULL ELSE finished_at END
-WHERE id = $1 AND state = $2 AND ($8::text = '' OR state <> 'running' OR worker_id = $8::text)
-RETURNING `+taskCols, p.ID, string(p.From), string(p.To), s.stamp(),
-		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID, store.Reopens(p.From, p.To)))
-	if errors.Is(err, pgx.ErrNoRows) {
-		want := string(p.From)
-		if p.WorkerID != "" && p.From == store.TaskRunning {
-			want += " on worker " + p.WorkerID
+	now := s.stamp()
+	args := []any{p.ID, string(p.From), string(p.To), now,
+		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID, store.Reopens(p.From, p.To)}
+	query := transitionSQL
+	if a := p.Append; a != nil {
+		query = appendAdvanceTransitionSQL
+		if a.CreateSession != nil {
+			query = appendCreateTransitionSQL
 		}
-		return t, s.whyNot(ctx, op, p.ID, want)
+		args = append(args, appendArgs(*a, now)...)
 	}
-	return t, translate(op, err)
+	t, err := scanTask(s.pool.QueryRow(ctx, query, args...))
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return t, translate(op, err)
+	}
+	if a := p.Append; a != nil {
+		if err := s.appendWritten(ctx, p.ID, *a, now); err != nil {
+			return t, err
+		}
+	}
+	want := string(p.From)
+	if p.WorkerID != "" && p.From == store.TaskRunning {
+		want += " on worker " + p.WorkerID
+	}
+	return t, s.whyNot(ctx, op, p.ID, want)
+}
+
+// appendWritten reports, after a transition with an append matched no row,
+// why the append was not written, or nil when it was (the transition is
+// then what did not match): a written append left the session at its last
+// seq, stamped with the statement's time.
+func (s *Store) appendWritten(ctx context.Context, task uuid.UUID, a store.AppendTurnsParams, now time.Time) error {
+	var written bool
+	var owner uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT last_seq = $2 AND updated_at = $3, task_id FROM sessions WHERE id = $1`,
+		a.SessionID, a.Turns[len(a.Turns)-1].Seq, now).Scan(&written, &owner)
+	switch {
+	case err == nil && owner != task:
+		return store.ForeignSession(a.SessionID, owner, task)
+	case err == nil && written:
+		return nil
+	}
+	return s.whyNoAppend(ctx, a)
 }
 
 // whyNot explains a compare-and-set that matched no row.

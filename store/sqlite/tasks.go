@@ -150,6 +150,7 @@ RETURNING `+taskCols, s.stamp(), p.ID.String(), p.WorkerID)
 // the finish time and replaces the result and error with p's (usually
 // none).
 func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams) (store.Task, error) {
+	const op = "TransitionTask"
 	p, err := s.limits.PrepareTransition(p)
 	if err != nil {
 		return store.Task{}, err
@@ -158,7 +159,36 @@ func (s *Store) TransitionTask(ctx context.Context, p store.TransitionTaskParams
 	if p.WorkerID != "" && p.From == store.TaskRunning {
 		want += " on worker " + p.WorkerID
 	}
-	return s.casTask(ctx, "TransitionTask", p.ID, want, `
+	now := s.stamp()
+	var t store.Task
+	var conflict error // the transition's; the append it follows stays written
+	err = s.tx(ctx, op, func(tx *sql.Tx) error {
+		if p.Append != nil {
+			if err := appendOfTaskTx(ctx, tx, p.ID, *p.Append, now); err != nil {
+				return err
+			}
+		}
+		var err error
+		t, err = scanTask(tx.QueryRowContext(ctx, transitionSQL, p.ID.String(), string(p.From), string(p.To), now,
+			jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID, store.Reopens(p.From, p.To)))
+		if errors.Is(err, sql.ErrNoRows) {
+			conflict = whyNot(ctx, tx, op, p.ID, want)
+			if p.Append == nil || !store.KnownError(conflict) {
+				return conflict
+			}
+			return nil
+		}
+		return err
+	})
+	if err == nil {
+		err = conflict
+	}
+	return t, err
+}
+
+// transitionSQL is the transition compare-and-set: ?1 task, ?2 from, ?3 to,
+// ?4 now, ?5 result, ?6 error, ?7 waiting for, ?8 worker, ?9 reopens.
+const transitionSQL = `
 UPDATE tasks SET state = ?3, updated_at = ?4,
 	result = CASE WHEN ?9 THEN ?5 ELSE coalesce(?5, result) END,
 	error = CASE WHEN ?9 OR ?6 <> '' THEN ?6 ELSE error END,
@@ -167,9 +197,7 @@ UPDATE tasks SET state = ?3, updated_at = ?4,
 	finished_at = CASE WHEN ?3 IN ('succeeded', 'failed', 'cancelled') THEN ?4
 		WHEN ?9 THEN NULL ELSE finished_at END
 WHERE id = ?1 AND state = ?2 AND (?8 = '' OR state <> 'running' OR worker_id = ?8)
-RETURNING `+taskCols, p.ID.String(), string(p.From), string(p.To), s.stamp(),
-		jsonArg(p.Result), p.Error, jsonArg(p.WaitingFor), p.WorkerID, store.Reopens(p.From, p.To))
-}
+RETURNING ` + taskCols
 
 // CancelSubtree implements store.Store.
 func (s *Store) CancelSubtree(ctx context.Context, p store.CancelSubtreeParams) ([]store.CancelledTask, error) {
@@ -220,4 +248,17 @@ WHERE t.state IN ('queued', 'running', 'waiting')`, p.ID.String())
 		return nil
 	})
 	return out, err
+}
+
+// appendOfTaskTx is appendTx for a transition's Append: the session must be
+// the task's.
+func appendOfTaskTx(ctx context.Context, tx *sql.Tx, task uuid.UUID, a store.AppendTurnsParams, now int64) error {
+	if a.CreateSession == nil {
+		var owner string
+		err := tx.QueryRowContext(ctx, `SELECT task_id FROM sessions WHERE id = ?`, a.SessionID.String()).Scan(&owner)
+		if err == nil && owner != task.String() {
+			return store.ForeignSession(a.SessionID, uuid.MustParse(owner), task)
+		}
+	}
+	return appendTx(ctx, tx, a, now)
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 
 	"github.com/agentfleet/agentfleet/store"
+	"github.com/google/uuid"
 )
 
 // AppendTurns implements store.Store: one write transaction advances the
-// session's last_seq only if the batch continues it, then inserts the batch.
+// session's last_seq only if the batch continues it (or creates the
+// session), then inserts the batch.
 func (s *Store) AppendTurns(ctx context.Context, p store.AppendTurnsParams) ([]store.Turn, error) {
 	const op = "AppendTurns"
 	p, err := s.limits.PrepareAppendTurns(p)
@@ -17,40 +19,7 @@ func (s *Store) AppendTurns(ctx context.Context, p store.AppendTurnsParams) ([]s
 		return nil, err
 	}
 	now := s.stamp()
-	first, last := p.Turns[0].Seq, p.Turns[len(p.Turns)-1].Seq
-	u := p.AddUsage
-	err = s.tx(ctx, op, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `
-UPDATE sessions SET last_seq = ?,
-	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-	reasoning_tokens = reasoning_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
-	cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
-WHERE id = ? AND last_seq = ?
-	AND (? = '' OR EXISTS (SELECT 1 FROM tasks t
-		WHERE t.id = sessions.task_id AND t.state = 'running' AND t.worker_id = ?))`,
-			last, u.InputTokens, u.OutputTokens, u.ReasoningTokens, u.CacheReadTokens,
-			u.CacheWriteTokens, p.AddCostUSD, now, p.SessionID.String(), first-1, p.OwnerWorkerID, p.OwnerWorkerID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return whyNoAppend(ctx, tx, p, first)
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO turns (session_id, seq, kind, payload, usage, created_at)
-VALUES (?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		id := p.SessionID.String()
-		for _, t := range p.Turns {
-			if _, err := stmt.ExecContext(ctx, id, t.Seq, t.Kind, string(t.Payload), jsonArg(t.Usage), now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.tx(ctx, op, func(tx *sql.Tx) error { return appendTx(ctx, tx, p, now) }); err != nil {
 		return nil, err
 	}
 	out := make([]store.Turn, len(p.Turns))
@@ -58,6 +27,82 @@ VALUES (?, ?, ?, ?, ?, ?)`)
 		out[i] = store.Turn{SessionID: p.SessionID, Seq: t.Seq, Kind: t.Kind, Payload: t.Payload, Usage: t.Usage, CreatedAt: micros(now)}
 	}
 	return out, nil
+}
+
+// appendTx writes a prepared append in tx: the session row (advanced, or
+// created), then the turns. It writes nothing and explains why when the
+// session does not continue at the batch's first seq or the fence fails.
+func appendTx(ctx context.Context, tx *sql.Tx, p store.AppendTurnsParams, now int64) error {
+	if err := advanceOrCreate(ctx, tx, p, now); err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO turns (session_id, seq, kind, payload, usage, created_at)
+VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	id := p.SessionID.String()
+	for _, t := range p.Turns {
+		if _, err := stmt.ExecContext(ctx, id, t.Seq, t.Kind, string(t.Payload), jsonArg(t.Usage), now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// advanceOrCreate writes the session row of an append.
+func advanceOrCreate(ctx context.Context, tx *sql.Tx, p store.AppendTurnsParams, now int64) error {
+	first, last := p.Turns[0].Seq, p.Turns[len(p.Turns)-1].Seq
+	u := p.AddUsage
+	if c := p.CreateSession; c != nil {
+		if err := fenceNewSession(ctx, tx, c.TaskID, p.OwnerWorkerID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+INSERT INTO sessions (id, task_id, profile, provider, model, state, config, last_seq,
+	input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens,
+	cost_usd, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.SessionID.String(), c.TaskID.String(), c.Profile, c.Provider, c.Model, c.State, jsonArg(c.Config), last,
+			u.InputTokens, u.OutputTokens, u.ReasoningTokens, u.CacheReadTokens, u.CacheWriteTokens,
+			p.AddCostUSD, now, now)
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `
+UPDATE sessions SET last_seq = ?,
+	input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+	reasoning_tokens = reasoning_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
+	cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
+WHERE id = ? AND last_seq = ?
+	AND (? = '' OR EXISTS (SELECT 1 FROM tasks t
+		WHERE t.id = sessions.task_id AND t.state = 'running' AND t.worker_id = ?))`,
+		last, u.InputTokens, u.OutputTokens, u.ReasoningTokens, u.CacheReadTokens,
+		u.CacheWriteTokens, p.AddCostUSD, now, p.SessionID.String(), first-1, p.OwnerWorkerID, p.OwnerWorkerID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return whyNoAppend(ctx, tx, p, first)
+	}
+	return nil
+}
+
+// fenceNewSession checks, for an append that creates its session, that the
+// task exists and, when owner is set, runs on that worker.
+func fenceNewSession(ctx context.Context, tx *sql.Tx, task uuid.UUID, owner string) error {
+	const op = "AppendTurns"
+	var state, worker string
+	err := tx.QueryRowContext(ctx, `SELECT state, worker_id FROM tasks WHERE id = ?`, task.String()).Scan(&state, &worker)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return store.NotFoundf(op, "CreateSession.TaskID: no task %s", task)
+	case err != nil:
+		return err
+	case owner != "" && !store.Owns(store.TaskState(state), worker, owner):
+		return &store.NotOwnerError{Op: op, TaskID: task.String(), State: store.TaskState(state), WorkerID: worker, Want: owner}
+	}
+	return nil
 }
 
 func whyNoAppend(ctx context.Context, tx *sql.Tx, p store.AppendTurnsParams, first int64) error {

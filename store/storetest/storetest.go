@@ -36,6 +36,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"Session", sessionTests},
 		{"Turn", turnTests},
 		{"Fence", fenceTests},
+		{"OneWrite", oneWriteTests},
 		{"Blob", blobTests},
 		{"BadInput", badInputTests},
 		{"Race", raceTests},
