@@ -15,6 +15,21 @@
 // closes the connection and waits for the goroutines the environment
 // started; it is safe to call more than once. The package runs on Linux.
 //
+// # Working directory
+//
+// Relative paths, commands and searches start in the working directory.
+// Initialize creates it, except for a Local with CreateOnFirstUse, which
+// behaves from the start as if it existed and were empty but creates it
+// only when something needs it (a fleet task that never touches its fresh
+// workspace then costs no mkdir and no removal): reads of paths in it
+// (ReadFile, OpenFile, Stat, Exists) find nothing and create nothing,
+// while Exec, WriteFile, List, Glob, Grep, Remove, Rename, and reads of the
+// working directory itself create it first. Creation happens once per
+// environment, whichever operation comes first (concurrent ones wait for
+// it); a failed creation fails that operation and is tried again by the
+// next one. A directory that already exists is used as it is. Commands
+// and other processes see the directory only once something created it.
+//
 // # Commands
 //
 // Exec runs `bash -c COMMAND` in its own process group: locally with

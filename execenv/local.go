@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,10 @@ type LocalConfig struct {
 	// Shared marks the working directory as reachable from every worker
 	// (a shared volume); it is reported in Describe.
 	Shared bool
+	// CreateOnFirstUse defers creating WorkingDir from Initialize to the
+	// first operation that needs it (see "Working directory" in the
+	// package doc), so an environment nothing touches costs no mkdir.
+	CreateOnFirstUse bool
 	// NoRipgrep forces the pure-Go search even when rg is on PATH. rg is
 	// looked up once per process and value of PATH (ripgrepOnPath).
 	NoRipgrep bool
@@ -70,6 +75,9 @@ type Local struct {
 	mu      sync.Mutex
 	running map[int]struct{} // process groups of commands in flight
 	closed  bool
+
+	dirMu    sync.Mutex  // serializes the creation of the working directory
+	dirReady atomic.Bool // the working directory was created (CreateOnFirstUse)
 }
 
 // NewLocal returns a Local environment for cfg (defaults applied).
@@ -87,8 +95,12 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 
 var _ Environment = (*Local)(nil)
 
-// Initialize creates the working directory.
+// Initialize creates the working directory, unless CreateOnFirstUse
+// leaves that to the first operation that needs it.
 func (l *Local) Initialize(ctx context.Context) error {
+	if l.cfg.CreateOnFirstUse {
+		return ctx.Err()
+	}
 	if err := os.MkdirAll(l.cfg.WorkingDir, 0o755); err != nil {
 		return fmt.Errorf("execenv: create working directory: %w", err)
 	}

@@ -25,6 +25,9 @@ func (l *Local) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ExecResult{}, fmt.Errorf("execenv: command not started: %w", err)
 	}
+	if err := l.ensureDir(); err != nil {
+		return ExecResult{}, err
+	}
 	timeout := effectiveTimeout(req.Timeout, l.cfg.DefaultTimeout, l.cfg.MaxTimeout)
 	run, err := l.start(req)
 	if err != nil {

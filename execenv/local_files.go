@@ -14,7 +14,11 @@ func (l *Local) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(l.resolve(path))
+	p, err := l.workingDirFor(path)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(p)
 }
 
 // OpenFile opens a file for streaming reads.
@@ -22,7 +26,11 @@ func (l *Local) OpenFile(ctx context.Context, path string) (ReadCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(l.resolve(path))
+	p, err := l.workingDirFor(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +39,7 @@ func (l *Local) OpenFile(ctx context.Context, path string) (ReadCloser, error) {
 
 // WriteFile replaces a file's content, creating parent directories.
 func (l *Local) WriteFile(ctx context.Context, path string, data []byte) error {
-	if err := ctx.Err(); err != nil {
+	if err := l.ready(ctx); err != nil {
 		return err
 	}
 	p := l.resolve(path)
@@ -46,7 +54,10 @@ func (l *Local) Stat(ctx context.Context, path string) (FileInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return FileInfo{}, err
 	}
-	p := l.resolve(path)
+	p, err := l.workingDirFor(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
 	fi, err := os.Stat(p)
 	if err != nil {
 		return FileInfo{}, err
@@ -72,12 +83,15 @@ func existsVia(_ FileInfo, err error) (bool, error) {
 
 // List returns entries down to depth levels, sorted by relative name.
 func (l *Local) List(ctx context.Context, dir string, depth int) ([]DirEntry, error) {
+	if err := l.ready(ctx); err != nil {
+		return nil, err
+	}
 	return listTree(ctx, osWalkFS{}, l.resolve(dir), depth)
 }
 
 // Remove deletes a file or an empty directory.
 func (l *Local) Remove(ctx context.Context, path string) error {
-	if err := ctx.Err(); err != nil {
+	if err := l.ready(ctx); err != nil {
 		return err
 	}
 	return os.Remove(l.resolve(path))
@@ -85,7 +99,7 @@ func (l *Local) Remove(ctx context.Context, path string) error {
 
 // Rename moves a file, creating the destination's parents.
 func (l *Local) Rename(ctx context.Context, from, to string) error {
-	if err := ctx.Err(); err != nil {
+	if err := l.ready(ctx); err != nil {
 		return err
 	}
 	dst := l.resolve(to)

@@ -17,6 +17,9 @@ func (l *Local) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
 	if err != nil {
 		return GrepResult{}, err
 	}
+	if err := l.ready(ctx); err != nil {
+		return GrepResult{}, err
+	}
 	root := l.resolve(req.Path)
 	fi, err := os.Stat(root)
 	if err != nil {
@@ -78,6 +81,9 @@ func (l *Local) Glob(ctx context.Context, req GlobRequest) (GlobResult, error) {
 	base := l.resolve(req.Path)
 	p, err := planGlob(req, base)
 	if err != nil {
+		return GlobResult{}, err
+	}
+	if err := l.ready(ctx); err != nil {
 		return GlobResult{}, err
 	}
 	fi, err := os.Stat(base)
