@@ -27,6 +27,7 @@ var errBadEnvironment = errors.New("bad environment")
 type workspace struct {
 	dir   string
 	owned bool
+	lazy  bool // not created yet: the environment creates it on first use
 }
 
 // buildEnv builds and initializes the task's execution environment.
@@ -46,7 +47,7 @@ func (r *run) buildEnv(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.env, err = execenv.NewLocal(execenv.LocalConfig{WorkingDir: r.ws.dir, Shared: env.Shared})
+		r.env, err = execenv.NewLocal(execenv.LocalConfig{WorkingDir: r.ws.dir, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy})
 	}
 	if err != nil {
 		return err
@@ -74,6 +75,13 @@ func (w *Worker) resolver() execenv.Resolver {
 // working_dir (a parent's workspace, which must be under the workspace root
 // unless shared), or a fresh <root>/<task-id>, cloned from the spec's
 // repository at its ref. A resumed task finds its directory as it left it.
+//
+// A fresh directory without a repository is not created here: it is lazy,
+// and the task's environment creates it on first use (CreateOnFirstUse in
+// execenv), so a task that never touches its workspace, such as one that
+// only asks the model, costs no mkdir, and its cleanup removes nothing.
+// A resumed task needs no check either: its directory, if it made one, is
+// used as it is. A working_dir and a clone are created here, as before.
 func (w *Worker) prepareWorkspace(ctx context.Context, id uuid.UUID, env Environment) (*workspace, error) {
 	if env.WorkingDir != "" {
 		dir := filepath.Clean(env.WorkingDir)
@@ -86,11 +94,12 @@ func (w *Worker) prepareWorkspace(ctx context.Context, id uuid.UUID, env Environ
 		return &workspace{dir: dir}, nil
 	}
 	ws := &workspace{dir: filepath.Join(w.cfg.WorkspaceRoot, id.String()), owned: true}
+	if env.Repo == "" {
+		ws.lazy = true
+		return ws, nil
+	}
 	if _, err := os.Stat(ws.dir); err == nil {
 		return ws, nil // resumed
-	}
-	if env.Repo == "" {
-		return ws, os.MkdirAll(ws.dir, 0o755)
 	}
 	if err := os.MkdirAll(w.cfg.WorkspaceRoot, 0o755); err != nil {
 		return nil, err
@@ -148,7 +157,8 @@ func (r *run) writeDiff(ctx context.Context) {
 }
 
 // cleanupWorkspace deletes an owned workspace when its task succeeded (or
-// failed with KeepFailed < 0); failed ones are swept after KeepFailed.
+// failed with KeepFailed < 0); failed ones are swept after KeepFailed. A
+// lazy workspace nothing created costs RemoveAll two failed lookups.
 func (r *run) cleanupWorkspace(succeeded bool) {
 	if r.ws == nil || !r.ws.owned {
 		return

@@ -7,11 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/llmtest"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -81,5 +84,60 @@ func TestSpawnLimits(t *testing.T) {
 	}
 	if !strings.Contains(res.FinalText, "max_subagent_depth is 1") {
 		t.Fatalf("the child's spawn beyond the depth limit was not refused:\n%s", res.FinalText)
+	}
+}
+
+// TestFreshWorkspaceCreatedOnFirstUse: the fresh workspace of a task
+// without a repository is made only when the task touches it. Failed tasks
+// keep their workspace (KeepFailed), so a directory made and not removed
+// would show: one that only talked to the model leaves none, not even the
+// workspace root, and one that wrote a file keeps it.
+func TestFreshWorkspaceCreatedOnFirstUse(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "ws")
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *fleet.WorkerConfig) {
+		c.WorkspaceRoot, c.KeepFailed = root, time.Hour
+	}})
+	fail := fleettest.Step{Fail: &llmtest.Failure{Kind: llm.ErrInvalidRequest}, FailTimes: 1000}
+	trivial := f.Submit(fleettest.Spec("trivial", fleettest.Step{Text: "done"}))
+	silent := f.Submit(fleettest.Spec("silent failure", fail))
+	succeeded(t, f.WaitDone(trivial))
+	if task := f.WaitDone(silent); task.State != store.TaskFailed {
+		t.Fatalf("task %s, want failed", task.State)
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Fatalf("tasks that never touched their workspace created %s: %v", root, err)
+	}
+	writer := f.Submit(fleettest.Spec("writer",
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("echo kept > f.txt")}}, fail))
+	if task := f.WaitDone(writer); task.State != store.TaskFailed {
+		t.Fatalf("task %s, want failed", task.State)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, writer.String(), "f.txt")); err != nil || string(b) != "kept\n" {
+		t.Fatalf("the writer's workspace holds %q, %v; want its file", b, err)
+	}
+}
+
+// TestResumedTaskFindsItsWorkspace: a task handed back by a draining
+// worker finds the files it wrote when another worker resumes it.
+func TestResumedTaskFindsItsWorkspace(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "ws")
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *fleet.WorkerConfig) {
+		c.WorkspaceRoot, c.DrainGrace = root, 100*time.Millisecond
+	}})
+	id := runningAtGate(t, f, "resume",
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("echo written-before > f.txt")}},
+		fleettest.Step{Gate: "resume", Calls: []fleettest.Call{fleettest.Shell("cat f.txt")}},
+		fleettest.Step{Text: "read: {{results}}"})
+	f.Workers()[0].Stop(t)
+	if task := f.Task(id); task.State != store.TaskQueued {
+		t.Fatalf("after the drain the task is %s, want queued", task.State)
+	}
+	f.Model.Open("resume")
+	f.StartWorker()
+	res := succeeded(t, f.WaitDone(id))
+	if !strings.Contains(res.FinalText, "Output:\nwritten-before") {
+		t.Fatalf("the resumed task did not find its file: %q", res.FinalText)
 	}
 }
