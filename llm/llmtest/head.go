@@ -34,7 +34,7 @@ func head(body []byte) bodyHead {
 		valEnd := skipValue(body, valStart)
 		switch string(body[i:keyEnd]) {
 		case `"model"`:
-			_ = json.Unmarshal(body[valStart:valEnd], &h.Model)
+			h.Model = headString(body[valStart:valEnd])
 		case `"stream"`:
 			h.Stream = string(body[valStart:valEnd]) == "true"
 		}
@@ -44,6 +44,27 @@ func head(body []byte) bodyHead {
 		}
 	}
 	return h
+}
+
+// headString decodes a JSON string value: directly when it is quoted
+// printable ASCII without escapes (every model name), else with
+// encoding/json. A value that is not a string gives "".
+func headString(v []byte) string {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		plain := true
+		for _, c := range v[1 : len(v)-1] {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(v[1 : len(v)-1])
+		}
+	}
+	var s string
+	_ = json.Unmarshal(v, &s)
+	return s
 }
 
 // slowHead decodes the fields with encoding/json.

@@ -15,6 +15,8 @@ func TestHeadAgreesWithEncodingJSON(t *testing.T) {
 		`{"system":"}]{[","max_tokens":10,"temperature":0.5,"n":null,"model":"m4","stream":true}`,
 		`{"model":"caf\u00e9","stream":true,"x":{"model":"inner","stream":false}}`,
 		`{"stream":"true","model":5}`,
+		`{"model":"a\u0062c\n","stream":true}`, `{"model":"caf` + "\xc3\xa9" + `"}`, `{"model":"bad` + "\xff" + `"}`,
+		`{"model":"tab` + "\t" + `"}`, `{"model":"x"y"}`, `{"model":"\""}`, `{"model":null}`, `{"model":12}`,
 		`{}`, `[]`, ``, `not json`, `{"model":`, `{"model":"unterminated`,
 	}
 	for _, b := range bodies {

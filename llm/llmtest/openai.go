@@ -2,8 +2,8 @@ package llmtest
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -19,7 +19,11 @@ var idCounter atomic.Int64
 
 // newID returns a unique id with a provider-style prefix.
 func newID(prefix string) string {
-	return fmt.Sprintf("%s_llmtest%06d", prefix, idCounter.Add(1))
+	n := strconv.FormatInt(idCounter.Add(1), 10)
+	if len(n) < 6 {
+		n = "000000"[len(n):] + n
+	}
+	return prefix + "_llmtest" + n
 }
 
 func (openAIDialect) Name() string               { return "openai" }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -33,11 +32,18 @@ type StreamWriter struct {
 
 func newStreamWriter(w http.ResponseWriter, r *http.Request, closing <-chan struct{}, rep Reply, d Dialect) *StreamWriter {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
+	h["Content-Type"] = eventStreamType
+	h["Cache-Control"] = noCache
 	w.WriteHeader(http.StatusOK)
-	return &StreamWriter{w: w, ctx: r.Context(), closing: closing, rep: rep, dialect: d}
+	return &StreamWriter{w: w, ctx: r.Context(), closing: closing, rep: rep, dialect: d, buf: make([]byte, 0, 512)}
 }
+
+// The stream's header values, shared by every response: net/http only
+// reads them, and Header.Add would append to a copy (their capacity is 1).
+var (
+	eventStreamType = []string{"text/event-stream; charset=utf-8"}
+	noCache         = []string{"no-cache"}
+)
 
 // Reply is the reply being streamed.
 func (s *StreamWriter) Reply() Reply { return s.rep }
@@ -49,7 +55,13 @@ func (s *StreamWriter) Chunks(text string) []string { return chunks(text, s.rep.
 // false when the dialect must stop: the stream stalled and the client left,
 // or the mid-stream error was sent. A cut closes the connection and does not
 // return.
-func (s *StreamWriter) Event(event, data string) bool {
+func (s *StreamWriter) Event(event, data string) bool { return sendEvent(s, event, data) }
+
+// eventJSON is Event for data appended by hand (one line of JSON), without
+// copying it into a string.
+func (s *StreamWriter) eventJSON(event string, data []byte) bool { return sendEvent(s, event, data) }
+
+func sendEvent[T string | []byte](s *StreamWriter, event string, data T) bool {
 	if s.stopped {
 		return false
 	}
@@ -69,14 +81,14 @@ func (s *StreamWriter) Event(event, data string) bool {
 	if s.rep.MidStreamError != nil && s.n >= max(s.rep.ErrorAfterChunks, 1) {
 		s.stopped = true
 		name, body := s.dialect.StreamError(*s.rep.MidStreamError)
-		s.write(name, body)
+		writeEvent(s, name, body)
 		return false
 	}
 	if s.n > 0 && s.rep.ChunkDelay > 0 && !s.wait(s.rep.ChunkDelay) {
 		s.stopped = true
 		return false
 	}
-	s.write(event, data)
+	writeEvent(s, event, data)
 	return true
 }
 
@@ -92,18 +104,27 @@ func (s *StreamWriter) JSON(event string, v any) bool {
 	return s.Event(event, string(b))
 }
 
-// write frames one event and writes it, unflushed.
-func (s *StreamWriter) write(event, data string) {
+// writeEvent frames one event, a data line for each line of data, and
+// writes it, unflushed.
+func writeEvent[T string | []byte](s *StreamWriter, event string, data T) {
 	b := s.buf[:0]
 	if event != "" {
 		b = append(b, "event: "...)
 		b = append(b, event...)
 		b = append(b, '\n')
 	}
-	for line := range strings.SplitSeq(data, "\n") {
+	for {
+		i := 0
+		for i < len(data) && data[i] != '\n' {
+			i++
+		}
 		b = append(b, "data: "...)
-		b = append(b, line...)
+		b = append(b, data[:i]...)
 		b = append(b, '\n')
+		if i == len(data) {
+			break
+		}
+		data = data[i+1:]
 	}
 	b = append(b, '\n')
 	s.w.Write(b)
