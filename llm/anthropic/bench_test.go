@@ -44,14 +44,14 @@ func history200() llm.Request {
 // BenchmarkBuildRequest builds and encodes the body for a 200-message
 // history.
 func BenchmarkBuildRequest(b *testing.B) {
-	req := history200()
+	req, tools := history200(), &toolsCache{}
 	b.ReportAllocs()
 	for b.Loop() {
 		w, err := buildRequest(req, true)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := json.Marshal(w); err != nil {
+		if _, err := requestBody(w, req.Tools, tools); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -64,10 +64,10 @@ func BenchmarkEncodeRequest(b *testing.B) {
 	req := llm.Request{Model: p.Model(), Tools: p.Tools(), ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceAuto},
 		ProviderOptions: p.ProviderOptions(""),
 		Messages:        []llm.Message{llm.SystemMessage(strings.Repeat("You are a coding agent. ", 128)), llm.UserMessage("benchmark task")}}
-	header := http.Header{}
+	header, tools := http.Header{}, &toolsCache{}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := encode("http://model/v1/messages", header, req, true); err != nil {
+		if _, err := encode("http://model/v1/messages", header, tools, req, true); err != nil {
 			b.Fatal(err)
 		}
 	}

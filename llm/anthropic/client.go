@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"iter"
@@ -29,10 +28,11 @@ func New(cfg Config) (*Client, error) {
 	header.Set("x-api-key", cfg.APIKey)
 	header.Set("anthropic-version", APIVersion)
 	url := cfg.BaseURL + "/v1/messages"
+	tools := &toolsCache{}
 	return &Client{kit: adapterkit.Client{
 		HTTP: llm.HTTPConfig{Provider: providerName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: classify},
 		Encode: func(req llm.Request, stream bool) (adapterkit.Post, error) {
-			return encode(url, header, req, stream)
+			return encode(url, header, tools, req, stream)
 		},
 		Parse:  parseResponse,
 		Decode: decodeStream,
@@ -83,9 +83,10 @@ func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
 	}
 }
 
-// encode builds the request body and adds the anthropic-beta header the
-// request's options ask for to the client's headers.
-func encode(url string, header http.Header, req llm.Request, stream bool) (adapterkit.Post, error) {
+// encode builds the request body, its tools from the client's cache, and
+// adds the anthropic-beta header the request's options ask for to the
+// client's headers.
+func encode(url string, header http.Header, tools *toolsCache, req llm.Request, stream bool) (adapterkit.Post, error) {
 	w, err := buildRequest(req, stream)
 	if err != nil {
 		return adapterkit.Post{}, err
@@ -94,7 +95,7 @@ func encode(url string, header http.Header, req llm.Request, stream bool) (adapt
 	if err != nil {
 		return adapterkit.Post{}, err
 	}
-	body, err := json.Marshal(w)
+	body, err := requestBody(w, req.Tools, tools)
 	if err != nil {
 		return adapterkit.Post{}, invalidRequest("encoding the request: " + err.Error())
 	}

@@ -39,10 +39,8 @@ func buildRequest(req llm.Request, stream bool) (*wireRequest, error) {
 		return nil, err
 	}
 	w := &wireRequest{
-		Model:       req.Model,
-		MaxTokens:   req.MaxOutputTokens,
-		Temperature: req.Temperature,
-		Stream:      stream,
+		wireHead: wireHead{Model: req.Model, MaxTokens: req.MaxOutputTokens},
+		wireTail: wireTail{Temperature: req.Temperature, Stream: stream},
 	}
 	if w.MaxTokens <= 0 {
 		w.MaxTokens = defaultMaxTokens

@@ -4,13 +4,26 @@ import "encoding/json"
 
 // This file holds the Messages API wire types: what we send and what we read.
 
-// wireRequest is the body of POST /v1/messages.
+// wireRequest is the body of POST /v1/messages. It is three parts so the
+// tools, the same on every request of a session, can be spliced in already
+// encoded between the fields before and after them (see requestBody);
+// encoding/json writes the same object either way.
 type wireRequest struct {
-	Model       string          `json:"model"`
-	MaxTokens   int             `json:"max_tokens"`
-	System      []textBlock     `json:"system,omitempty"`
-	Messages    []wireMessage   `json:"messages"`
-	Tools       []wireTool      `json:"tools,omitempty"`
+	wireHead
+	Tools []wireTool `json:"tools,omitempty"`
+	wireTail
+}
+
+// wireHead holds the fields before "tools".
+type wireHead struct {
+	Model     string        `json:"model"`
+	MaxTokens int           `json:"max_tokens"`
+	System    []textBlock   `json:"system,omitempty"`
+	Messages  []wireMessage `json:"messages"`
+}
+
+// wireTail holds the fields after "tools".
+type wireTail struct {
 	ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
 	Thinking    *wireThinking   `json:"thinking,omitempty"`
 	Temperature *float64        `json:"temperature,omitempty"`
