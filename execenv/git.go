@@ -2,6 +2,7 @@ package execenv
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 )
 
@@ -9,9 +10,12 @@ import (
 // repository, without starting a process. For a local environment it looks
 // for a ".git" entry in the working directory and each of its parents and
 // answers false only when there is none, so callers can skip running git
-// (a process start costs more than a whole trivial session). Any other
-// environment, or an error while looking, answers true: only git itself
-// knows, and one Exec over SSH is cheaper than a walk of round trips.
+// (a process start costs more than a whole trivial session). A working
+// directory that does not exist (a CreateOnFirstUse one nothing has
+// touched) answers false at once, without creating it: git could not run
+// in it. Any other environment, or an error while looking, answers true:
+// only git itself knows, and one Exec over SSH is cheaper than a walk of
+// round trips.
 //
 // Like git's own discovery, the walk honours ".git" files (worktrees,
 // submodules). It does not see GIT_DIR set in the environment of the
@@ -21,6 +25,11 @@ func MayBeGitRepo(ctx context.Context, env Environment) bool {
 		return true
 	}
 	dir := filepath.Clean(env.WorkingDir())
+	// A local working directory is a path on this machine. Asking env
+	// would create a CreateOnFirstUse directory.
+	if _, err := os.Stat(dir); isNotExist(err) {
+		return false
+	}
 	for {
 		ok, err := env.Exists(ctx, filepath.Join(dir, ".git"))
 		if err != nil || ok {

@@ -2,6 +2,7 @@ package execenv_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,5 +56,48 @@ func TestMayBeGitRepo(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("MayBeGitRepo(%s) = %v, want %v", tc.dir, got, tc.want)
 		}
+	}
+}
+
+// TestMayBeGitRepoMissingDir: a working directory that does not exist is
+// in no repository, even under one, and is not created by the question.
+func TestMayBeGitRepoMissingDir(t *testing.T) {
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		testenv.SkipOrFatal(t, fmt.Sprintf("git init: %v: %s", err, out))
+	}
+	ctx := context.Background()
+	for _, cfg := range []execenv.LocalConfig{
+		{WorkingDir: filepath.Join(repo, "missing")},
+		{WorkingDir: filepath.Join(repo, "later"), CreateOnFirstUse: true},
+	} {
+		env := newLocal(t, cfg)
+		if execenv.MayBeGitRepo(ctx, env) {
+			t.Errorf("MayBeGitRepo(%s) = true for a directory that does not exist", cfg.WorkingDir)
+		}
+		if _, err := os.Stat(cfg.WorkingDir); !os.IsNotExist(err) {
+			t.Errorf("MayBeGitRepo created %s: %v", cfg.WorkingDir, err)
+		}
+		if err := env.WriteFile(ctx, "f", nil); err != nil {
+			t.Fatal(err)
+		}
+		if !execenv.MayBeGitRepo(ctx, env) {
+			t.Errorf("MayBeGitRepo(%s) = false inside a repository once the directory exists", cfg.WorkingDir)
+		}
+	}
+}
+
+// BenchmarkMayBeGitRepo: the question a fleet asks twice per task, about a
+// workspace nothing created yet and about an existing plain directory.
+func BenchmarkMayBeGitRepo(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	for name, wd := range map[string]string{"missing": filepath.Join(dir, "missing"), "plain": dir} {
+		env := newLocal(b, execenv.LocalConfig{WorkingDir: wd})
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				execenv.MayBeGitRepo(ctx, env)
+			}
+		})
 	}
 }
