@@ -6,9 +6,12 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
+	"text/template/parse"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/llm"
 )
 
 //go:embed prompts/*.tmpl
@@ -17,6 +20,41 @@ var promptFS embed.FS
 var promptTemplates = template.Must(template.New("").Funcs(template.FuncMap{
 	"trim": strings.TrimSpace,
 }).ParseFS(promptFS, "prompts/*.tmpl"))
+
+// staticBases holds, trimmed, the base instructions whose templates are
+// plain text (all of ours), so rendering a prompt does not execute them.
+var staticBases = func() map[string]string {
+	out := map[string]string{}
+	for _, t := range promptTemplates.Templates() {
+		if text, ok := plainText(t); ok {
+			out[t.Name()] = strings.TrimSpace(text)
+		}
+	}
+	return out
+}()
+
+// plainText returns a template's text when it has no actions.
+func plainText(t *template.Template) (string, bool) {
+	if t.Tree == nil || t.Tree.Root == nil {
+		return "", false
+	}
+	var b strings.Builder
+	for _, n := range t.Tree.Root.Nodes {
+		text, ok := n.(*parse.TextNode)
+		if !ok {
+			return "", false
+		}
+		b.Write(text.Text)
+	}
+	return b.String(), true
+}
+
+// renderBuffers are reused for rendering prompts.
+var renderBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledRender keeps the buffer of a prompt with large project docs out
+// of the pool.
+const maxPooledRender = 256 << 10
 
 // PromptData is everything a system prompt is rendered from.
 type PromptData struct {
@@ -58,9 +96,7 @@ func (p *Profile) PromptData(ctx context.Context, env execenv.Environment, model
 		Platform: env.Platform(), OSVersion: env.OSVersion(), Date: p.now().Format("2006-01-02"),
 		Git: snapshotGit(ctx, env), User: strings.TrimSpace(userInstructions),
 	}
-	for _, def := range p.registry.Definitions() {
-		d.Tools = append(d.Tools, ToolLine{Name: def.Name, Summary: firstSentence(def.Description)})
-	}
+	d.Tools = p.toolLines(p.registry.Definitions())
 	root := d.Git.Root
 	if root == "" {
 		root = d.WorkingDir
@@ -73,20 +109,68 @@ func (p *Profile) PromptData(ctx context.Context, env execenv.Environment, model
 	return d, nil
 }
 
-// Render renders data with the profile's templates.
+// Render renders data with the profile's templates: the base
+// instructions, a blank line, then system.tmpl, trimmed and ending with a
+// newline.
 func (p *Profile) Render(data PromptData) (string, error) {
-	var base, all bytes.Buffer
-	if err := promptTemplates.ExecuteTemplate(&base, p.base+".tmpl", data); err != nil {
-		return "", fmt.Errorf("profiles: render %s base prompt: %w", p.id, err)
+	buf := renderBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledRender {
+			renderBuffers.Put(buf)
+		}
+	}()
+	buf.Reset()
+	name := p.base + ".tmpl"
+	if base, ok := staticBases[name]; ok {
+		buf.WriteString(base)
+	} else {
+		var base strings.Builder
+		if err := promptTemplates.ExecuteTemplate(&base, name, data); err != nil {
+			return "", fmt.Errorf("profiles: render %s base prompt: %w", p.id, err)
+		}
+		buf.WriteString(strings.TrimSpace(base.String()))
 	}
-	err := promptTemplates.ExecuteTemplate(&all, "system.tmpl", struct {
-		Base string
-		PromptData
-	}{strings.TrimSpace(base.String()), data})
-	if err != nil {
+	buf.WriteString("\n\n")
+	if err := promptTemplates.ExecuteTemplate(buf, "system.tmpl", data); err != nil {
 		return "", fmt.Errorf("profiles: render %s system prompt: %w", p.id, err)
 	}
-	return strings.TrimSpace(all.String()) + "\n", nil
+	return string(append(bytes.TrimSpace(buf.Bytes()), '\n')), nil
+}
+
+// toolLines returns the tool summary of defs, computed once per tool set
+// (a session's tools change only when a tool is registered).
+func (p *Profile) toolLines(defs []llm.ToolDefinition) []ToolLine {
+	set := p.lines.Load()
+	if set == nil || !set.same(defs) {
+		set = &toolLineSet{defs: make([]llm.ToolDefinition, len(defs)), lines: make([]ToolLine, len(defs))}
+		for i, def := range defs {
+			set.defs[i] = llm.ToolDefinition{Name: def.Name, Description: def.Description}
+			set.lines[i] = ToolLine{Name: def.Name, Summary: firstSentence(def.Description)}
+		}
+		p.lines.Store(set)
+	}
+	if len(set.lines) == 0 {
+		return nil
+	}
+	return append([]ToolLine(nil), set.lines...) // the caller may change its copy
+}
+
+// toolLineSet is the tool summary of one tool set.
+type toolLineSet struct {
+	defs  []llm.ToolDefinition // names and descriptions only
+	lines []ToolLine
+}
+
+func (s *toolLineSet) same(defs []llm.ToolDefinition) bool {
+	if len(s.defs) != len(defs) {
+		return false
+	}
+	for i, d := range defs {
+		if s.defs[i].Name != d.Name || s.defs[i].Description != d.Description {
+			return false
+		}
+	}
+	return true
 }
 
 // firstSentence is the first sentence of a description's first paragraph.
