@@ -3,6 +3,7 @@ package profiles
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/agentfleet/agentfleet/tools"
@@ -18,7 +19,7 @@ func Anthropic(model string, opts ...Option) *Profile {
 	}
 	p := &Profile{
 		id: "anthropic", model: model,
-		registry: tools.NewRegistry(tools.ReadFile(), tools.WriteFile(), tools.EditFile(), anthropicShell(), anthropicGrep(), tools.Glob()),
+		registry: tools.NewRegistry(anthropicTools()...),
 		docFiles: []string{"AGENTS.md", "CLAUDE.md"},
 		base:     "anthropic",
 		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, 200_000)},
@@ -27,6 +28,12 @@ func Anthropic(model string, opts ...Option) *Profile {
 	p.options = p.anthropicOptions
 	return p.apply(opts)
 }
+
+// anthropicTools are built once: a profile is made per session, and the
+// tools are immutable values its registry copies.
+var anthropicTools = sync.OnceValue(func() []tools.Tool {
+	return []tools.Tool{tools.ReadFile(), tools.WriteFile(), tools.EditFile(), anthropicShell(), anthropicGrep(), tools.Glob()}
+})
 
 type anthropicShellParams struct {
 	Command     string `json:"command"`

@@ -25,3 +25,20 @@ func BenchmarkBuildSystemPrompt(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSessionPrompt is what the fleet does per task: make the
+// anthropic profile, then render its prompt for a fresh empty workspace.
+func BenchmarkSessionPrompt(b *testing.B) {
+	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		p := profiles.Anthropic("", profiles.WithClock(fixedNow))
+		if _, err := p.BuildSystemPrompt(ctx, env, "", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/agentfleet/agentfleet/tools"
@@ -22,8 +23,7 @@ func Gemini(model string, opts ...Option) *Profile {
 	}
 	p := &Profile{
 		id: "gemini", model: model,
-		registry: tools.NewRegistry(geminiReadFile(), geminiReadManyFiles(), tools.WriteFile(), geminiEditFile(),
-			geminiShell(), geminiGrep(), geminiGlob(), geminiListDir()),
+		registry: tools.NewRegistry(geminiTools()...),
 		docFiles: []string{"AGENTS.md", "GEMINI.md"},
 		base:     "gemini",
 		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, 1_048_576)},
@@ -32,6 +32,12 @@ func Gemini(model string, opts ...Option) *Profile {
 	}
 	return p.apply(opts)
 }
+
+// geminiTools are built once (see anthropicTools).
+var geminiTools = sync.OnceValue(func() []tools.Tool {
+	return []tools.Tool{geminiReadFile(), geminiReadManyFiles(), tools.WriteFile(), geminiEditFile(),
+		geminiShell(), geminiGrep(), geminiGlob(), geminiListDir()}
+})
 
 type geminiReadParams struct {
 	FilePath  string `json:"file_path"`

@@ -3,6 +3,7 @@ package profiles
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/agentfleet/agentfleet/tools"
@@ -19,7 +20,7 @@ func OpenAI(model string, opts ...Option) *Profile {
 	}
 	p := &Profile{
 		id: "openai", model: model,
-		registry: tools.NewRegistry(tools.ReadFile(), openaiApplyPatch(), tools.WriteFile(), openaiShell(), tools.Grep(), tools.Glob()),
+		registry: tools.NewRegistry(openaiTools()...),
 		docFiles: []string{"AGENTS.md", ".codex/instructions.md"},
 		base:     "openai",
 		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, 400_000)},
@@ -28,6 +29,11 @@ func OpenAI(model string, opts ...Option) *Profile {
 	}
 	return p.apply(opts)
 }
+
+// openaiTools are built once (see anthropicTools).
+var openaiTools = sync.OnceValue(func() []tools.Tool {
+	return []tools.Tool{tools.ReadFile(), openaiApplyPatch(), tools.WriteFile(), openaiShell(), tools.Grep(), tools.Glob()}
+})
 
 type openaiPatchParams struct {
 	Input string `json:"input"`

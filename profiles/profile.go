@@ -3,7 +3,6 @@ package profiles
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentfleet/agentfleet/llm"
@@ -28,8 +27,6 @@ type Profile struct {
 	now      func() time.Time
 	options  func(effort string) llm.ProviderOptions
 	beta     []string
-	// lines caches the tool summary of the prompt for the last tool set.
-	lines atomic.Pointer[toolLineSet]
 }
 
 // Capabilities are a profile's capability flags.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/template"
 	"text/template/parse"
 
@@ -96,7 +97,7 @@ func (p *Profile) PromptData(ctx context.Context, env execenv.Environment, model
 		Platform: env.Platform(), OSVersion: env.OSVersion(), Date: p.now().Format("2006-01-02"),
 		Git: snapshotGit(ctx, env), User: strings.TrimSpace(userInstructions),
 	}
-	d.Tools = p.toolLines(p.registry.Definitions())
+	d.Tools = toolLines(p.registry.Definitions())
 	root := d.Git.Root
 	if root == "" {
 		root = d.WorkingDir
@@ -137,22 +138,57 @@ func (p *Profile) Render(data PromptData) (string, error) {
 	return string(append(bytes.TrimSpace(buf.Bytes()), '\n')), nil
 }
 
-// toolLines returns the tool summary of defs, computed once per tool set
-// (a session's tools change only when a tool is registered).
-func (p *Profile) toolLines(defs []llm.ToolDefinition) []ToolLine {
-	set := p.lines.Load()
-	if set == nil || !set.same(defs) {
+// maxToolLineSets bounds the tool sets whose summaries are kept.
+const maxToolLineSets = 16
+
+// toolLineSets are the tool summaries of the tool sets seen last, newest
+// last: every session makes its own profile, but of the same few tool sets.
+// Immutable once stored; writers hold toolLineSetsMu.
+var (
+	toolLineSets   atomic.Pointer[[]*toolLineSet]
+	toolLineSetsMu sync.Mutex
+)
+
+// toolLines returns the tool summary of defs, computed once per tool set.
+func toolLines(defs []llm.ToolDefinition) []ToolLine {
+	if len(defs) == 0 {
+		return nil
+	}
+	set := findToolLines(defs)
+	if set == nil {
 		set = &toolLineSet{defs: make([]llm.ToolDefinition, len(defs)), lines: make([]ToolLine, len(defs))}
 		for i, def := range defs {
 			set.defs[i] = llm.ToolDefinition{Name: def.Name, Description: def.Description}
 			set.lines[i] = ToolLine{Name: def.Name, Summary: firstSentence(def.Description)}
 		}
-		p.lines.Store(set)
-	}
-	if len(set.lines) == 0 {
-		return nil
+		rememberToolLines(set)
 	}
 	return append([]ToolLine(nil), set.lines...) // the caller may change its copy
+}
+
+func findToolLines(defs []llm.ToolDefinition) *toolLineSet {
+	if sets := toolLineSets.Load(); sets != nil {
+		for i := len(*sets) - 1; i >= 0; i-- {
+			if (*sets)[i].same(defs) {
+				return (*sets)[i]
+			}
+		}
+	}
+	return nil
+}
+
+func rememberToolLines(set *toolLineSet) {
+	toolLineSetsMu.Lock()
+	defer toolLineSetsMu.Unlock()
+	var sets []*toolLineSet
+	if old := toolLineSets.Load(); old != nil {
+		sets = *old
+	}
+	if len(sets) >= maxToolLineSets {
+		sets = sets[1:]
+	}
+	sets = append(append(make([]*toolLineSet, 0, len(sets)+1), sets...), set)
+	toolLineSets.Store(&sets)
 }
 
 // toolLineSet is the tool summary of one tool set.
