@@ -26,14 +26,15 @@ func childTask(t *testing.T, st store.Store, parent uuid.UUID) store.Task {
 	return res.Task
 }
 
-// runTask claims a task as worker w and gives it a session.
+// runTask claims a task as worker w1 and gives it its session, whose id
+// is the task id as a worker's would be.
 func runTask(t *testing.T, st store.Store, id uuid.UUID) store.Session {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := st.ClaimTask(ctx, store.ClaimTaskParams{ID: id, WorkerID: "w1"}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := st.CreateSession(ctx, store.CreateSessionParams{TaskID: id, Profile: "openai", Model: "m"})
+	s, err := st.CreateSession(ctx, store.CreateSessionParams{ID: id, TaskID: id, Profile: "openai", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeErr(w, http.StatusBadRequest, APIErrorDetail{Code: CodeInvalid, Message: fe.Error(), Field: fe.Field})
 	case errors.Is(err, store.ErrNotFound):
 		writeErr(w, http.StatusNotFound, APIErrorDetail{Code: CodeNotFound, Message: strings.TrimPrefix(err.Error(), "store: ")})
-	case errors.Is(err, ErrTaskNotRunning), errors.Is(err, ErrNoSession), errors.Is(err, queue.ErrNotRunning):
+	case errors.Is(err, ErrTaskNotRunning), errors.Is(err, queue.ErrNotRunning):
 		writeErr(w, http.StatusConflict, APIErrorDetail{Code: CodeNotRunning, Message: notRunningMessage(err)})
 	case errors.Is(err, queue.ErrControlRefused), errors.Is(err, ErrAlreadyFinished), errors.Is(err, store.ErrConflict):
 		writeErr(w, http.StatusConflict, APIErrorDetail{Code: CodeConflict, Message: err.Error()})

@@ -363,40 +363,23 @@ func (d *Dispatcher) Cancel(ctx context.Context, id uuid.UUID, reason string) (C
 
 // abort asks the worker running task id to abort its session.
 func (d *Dispatcher) abort(ctx context.Context, id uuid.UUID) bool {
-	sess, err := d.currentSession(ctx, id)
-	if err != nil {
-		return false
-	}
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.ControlTimeout)
 	defer cancel()
-	_, err = d.queue.Control(ctx, sess.ID.String(), queue.ControlRequest{Op: queue.OpAbort})
+	_, err := d.queue.Control(ctx, sessionSubject(id), queue.ControlRequest{Op: queue.OpAbort})
 	if err != nil && !errors.Is(err, queue.ErrNotRunning) {
-		d.log.Warn("abort cancelled task", "task", id, "session", sess.ID, "err", err)
+		d.log.Warn("abort cancelled task", "task", id, "err", err)
 	}
 	return err == nil
 }
 
-// currentSession returns the newest session of a task; ErrNoSession when
-// the task has none yet.
-func (d *Dispatcher) currentSession(ctx context.Context, id uuid.UUID) (store.Session, error) {
-	ss, err := d.store.ListSessions(ctx, store.ListSessionsParams{TaskID: id})
-	if err != nil {
-		return store.Session{}, err
-	}
-	if len(ss) == 0 {
-		return store.Session{}, fmt.Errorf("%w: task %s", ErrNoSession, id)
-	}
-	return ss[len(ss)-1], nil
-}
+// sessionSubject is the control address of task id's session: a task has
+// one session, whose id is the task's, so the dispatcher needs no store
+// read to reach it (and reaches it before its first turn is recorded).
+func sessionSubject(id uuid.UUID) string { return id.String() }
 
-// Errors of Control.
-var (
-	// ErrNoSession: the task has no session yet.
-	ErrNoSession = errors.New("fleet: task has no session yet")
-	// ErrTaskNotRunning: the task is not running, so no session can take
-	// control requests.
-	ErrTaskNotRunning = errors.New("fleet: task is not running")
-)
+// ErrTaskNotRunning: the task is not running, so no session can take
+// control requests.
+var ErrTaskNotRunning = errors.New("fleet: task is not running")
 
 // Control sends req to the session running task id. A task that is not
 // running is ErrTaskNotRunning; a session that no worker serves is
@@ -409,13 +392,9 @@ func (d *Dispatcher) Control(ctx context.Context, id uuid.UUID, req queue.Contro
 	if t.State != store.TaskRunning {
 		return queue.ControlReply{}, fmt.Errorf("%w: task %s is %s; %s", ErrTaskNotRunning, id, t.State, notRunningHint(t.State))
 	}
-	sess, err := d.currentSession(ctx, id)
-	if err != nil {
-		return queue.ControlReply{}, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.ControlTimeout)
 	defer cancel()
-	reply, err := d.queue.Control(ctx, sess.ID.String(), req)
+	reply, err := d.queue.Control(ctx, sessionSubject(id), req)
 	d.metrics.control.WithLabelValues(string(req.Op), controlOutcome(err)).Inc()
 	return reply, err
 }

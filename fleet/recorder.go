@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,17 +25,28 @@ import (
 // spec's token and cost limits. The session's loop goroutine is its only
 // writer.
 //
-// One turn is held back: the opening prompt of a new session (turn 0, the
-// spec's prompt) is written together with the turn after it. The task spec
-// already holds it durably, and a run that dies before the next write leaves
-// no turn, so the next run submits the same prompt again. finish and
-// giveBack flush a held turn, so a task that ends early still shows it.
+// Some turns are held back and written with the next write, because no
+// effect depends on them yet and a run that dies before that write loses
+// nothing a later run cannot redo:
+//   - the opening prompt of a new session (turn 0, the spec's prompt): the
+//     task spec holds it durably, and the next run submits it again;
+//   - an answer (an assistant turn without tool calls) of the task's own
+//     session: a run that dies before writing it asks the model again.
+//
+// A session row that does not exist yet (the task's first run) is created
+// by the first write (store.AppendTurnsParams.CreateSession). finish hands
+// what is held to the task's final transition (pendingAppend), so a
+// trivial task's whole history and its end are one write; giveBack and
+// the other ends flush it.
 type turnRecorder struct {
 	r     *run
 	pc    ProviderConfig
-	empty atomic.Bool     // the session was just created: Load has nothing to read
-	fresh bool            // this run created the session
-	held  []store.NewTurn // the opening prompt, not yet written
+	empty atomic.Bool // the session has no turns yet: Load has nothing to read
+	fresh bool        // the session row did not exist when this run began
+
+	// pending is what the next write carries: held turns, their usage and
+	// cost, and the session row to create.
+	pending store.AppendTurnsParams
 
 	mu    sync.Mutex // guards usage, cost (read by control status and result)
 	usage llm.Usage
@@ -43,15 +55,17 @@ type turnRecorder struct {
 
 var _ agent.Recorder = (*turnRecorder)(nil)
 
-// newTurnRecorder starts from the session's stored totals; created says
-// the session row was created by this run, so it has no turns to load.
-func newTurnRecorder(r *run, s store.Session, pc ProviderConfig, created bool) *turnRecorder {
+// newTurnRecorder starts from the session's stored totals; create, when
+// set, is the session row to create with the first write (the session has
+// no row nor turns yet).
+func newTurnRecorder(r *run, s store.Session, pc ProviderConfig, create *store.CreateSessionParams) *turnRecorder {
 	u := s.Usage
 	t := &turnRecorder{r: r, pc: pc, cost: s.CostUSD, usage: llm.Usage{
 		InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens), ReasoningTokens: int(u.ReasoningTokens),
 		CacheReadTokens: int(u.CacheReadTokens), CacheWriteTokens: int(u.CacheWriteTokens)}}
-	t.empty.Store(created)
-	t.fresh = created
+	t.empty.Store(create != nil)
+	t.fresh = create != nil
+	t.pending = store.AppendTurnsParams{SessionID: r.task.ID, CreateSession: create}
 	return t
 }
 
@@ -62,7 +76,8 @@ func (t *turnRecorder) totals() (llm.Usage, float64) {
 	return t.usage, t.cost
 }
 
-// Append records one turn durably, retrying temporary store failures.
+// Append records one turn durably (or holds it, see turnRecorder),
+// retrying temporary store failures.
 func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.Turn) error {
 	w := t.r.w
 	if w.crash.Load() {
@@ -72,33 +87,63 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 	if err != nil {
 		return err
 	}
+	if id != t.r.task.ID {
+		return fmt.Errorf("recording turn %d: session %s is not this task's session %s", turn.Index, id, t.r.task.ID)
+	}
 	payload, err := json.Marshal(turn)
 	if err != nil {
 		return fmt.Errorf("encoding turn %d: %w", turn.Index, err)
 	}
 	nt := store.NewTurn{Seq: int64(turn.Index) + 1, Kind: string(turn.Kind), Payload: payload}
-	p := store.AppendTurnsParams{SessionID: id}
+	p := t.pending
+	p.Turns = append(slices.Clip(p.Turns), nt)
 	if turn.Kind == agent.TurnAssistant {
 		nt.Usage, _ = json.Marshal(turn.Usage)
-		p.AddUsage = storeUsage(turn.Usage)
-		p.AddCostUSD = t.price(turn.Usage)
+		p.Turns[len(p.Turns)-1].Usage = nt.Usage
+		cost := t.price(turn.Usage)
+		p.AddUsage = addUsage(p.AddUsage, storeUsage(turn.Usage))
+		p.AddCostUSD += cost
+		t.add(turn.Usage, cost)
 	}
-	if t.isOpeningPrompt(sessionID, turn) {
-		t.held = []store.NewTurn{nt}
+	if t.mayHold(turn) {
+		t.pending = p
 		return nil
 	}
-	p.Turns = append(t.held, nt)
 	p.OwnerWorkerID = w.cfg.ID
 	if err := t.appendWithRetry(ctx, p); err != nil {
-		t.noteLostOwnership(err)
+		t.noteLostOwnership(err) // the refused turn is dropped; what was held stays held
 		return err
 	}
-	w.metrics.turns.Add(float64(len(p.Turns)))
-	t.held = nil
-	if turn.Kind == agent.TurnAssistant {
-		t.add(turn.Usage, p.AddCostUSD)
-	}
+	t.pending = p
+	t.written()
 	return nil
+}
+
+// mayHold reports whether turn may wait for the next write: the opening
+// prompt of a session this run creates, or an answer.
+func (t *turnRecorder) mayHold(turn agent.Turn) bool {
+	opening := turn.Index == 0 && turn.Kind == agent.TurnUser && turn.Text == t.r.spec.Prompt && t.fresh
+	answer := turn.Kind == agent.TurnAssistant && len(turn.ToolCalls) == 0
+	return opening || answer
+}
+
+// written records that the pending write happened.
+func (t *turnRecorder) written() {
+	t.r.w.metrics.turns.Add(float64(len(t.pending.Turns)))
+	t.pending = store.AppendTurnsParams{SessionID: t.pending.SessionID}
+	t.empty.Store(false)
+}
+
+// pendingAppend is what is held, as the Append of the task's final
+// transition (fenced by this worker), or nil when nothing is; the caller
+// reports a successful transition with written.
+func (t *turnRecorder) pendingAppend() *store.AppendTurnsParams {
+	if len(t.pending.Turns) == 0 || t.r.w.crash.Load() {
+		return nil
+	}
+	p := t.pending
+	p.OwnerWorkerID = t.r.w.cfg.ID
+	return &p
 }
 
 // noteLostOwnership stops the run when a fenced append found the task no
@@ -115,22 +160,18 @@ func (t *turnRecorder) noteLostOwnership(err error) {
 	}
 }
 
-// isOpeningPrompt reports whether turn is the spec's prompt opening the
-// task's own session, which this run created.
-func (t *turnRecorder) isOpeningPrompt(sessionID string, turn agent.Turn) bool {
-	return turn.Index == 0 && turn.Kind == agent.TurnUser && turn.Text == t.r.spec.Prompt &&
-		sessionID == t.r.task.ID.String() && t.fresh
-}
-
-// flush writes a held opening prompt.
+// flush writes what is held, unfenced: the run is ending and its turns
+// belong in the history whatever the task's state. A conflict means they
+// are there already (or another run wrote past them), so nothing is left
+// to do.
 func (t *turnRecorder) flush(ctx context.Context) error {
-	if len(t.held) == 0 || t.r.w.crash.Load() {
+	if len(t.pending.Turns) == 0 || t.r.w.crash.Load() {
 		return nil
 	}
-	err := t.appendWithRetry(ctx, store.AppendTurnsParams{SessionID: t.r.task.ID, Turns: t.held})
-	if err == nil {
-		t.r.w.metrics.turns.Inc()
-		t.held = nil
+	err := t.appendWithRetry(ctx, t.pending)
+	if err == nil || errors.Is(err, store.ErrConflict) {
+		t.written()
+		return nil
 	}
 	return err
 }
@@ -212,6 +253,12 @@ func LoadHistory(ctx context.Context, st store.Store, sessionID uuid.UUID) ([]ag
 		}
 	}
 	return turns, nil
+}
+
+func addUsage(a, b store.Usage) store.Usage {
+	return store.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
+		ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens, CacheReadTokens: a.CacheReadTokens + b.CacheReadTokens,
+		CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens}
 }
 
 func storeUsage(u llm.Usage) store.Usage {

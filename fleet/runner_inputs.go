@@ -122,6 +122,9 @@ func (r *run) markDelivered(ctx context.Context, in pendingInputs) {
 	if in.last == "" || r.w.crash.Load() {
 		return
 	}
+	if r.rec.pending.CreateSession != nil {
+		r.flushTurns(ctx) // the session row must exist to be updated
+	}
 	state := r.sessionState()
 	state.LastInput = in.last
 	body, _ := json.Marshal(state)

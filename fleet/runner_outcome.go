@@ -92,15 +92,16 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	r.flushTurns(ctx)
 	r.writeDiff(ctx)
 	body, _ := json.Marshal(res)
-	t, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning, To: to,
+	t, err := r.writeEnd(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning, To: to,
 		WorkerID: w.cfg.ID, Result: body, Error: reason})
 	switch {
 	case err == nil:
 	case errors.Is(err, store.ErrConflict):
-		// Cancelled meanwhile, or taken over: the store's state stands.
+		// Cancelled meanwhile, or taken over: the store's state stands, and
+		// the run's last turns are recorded all the same.
+		r.flushTurns(ctx)
 		if cur, gerr := w.st.GetTask(ctx, store.GetTaskParams{ID: r.task.ID}); gerr == nil {
 			t = cur
 		}
@@ -118,6 +119,25 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 		}
 	}
 	w.settle(r.d, func() error { return r.d.Ack(ctx) })
+}
+
+// writeEnd writes the task's end together with the turns the recorder
+// holds (one round trip). Held turns the store refuses as invalid (over its
+// size cap, say) do not block the end: it is written without them.
+func (r *run) writeEnd(ctx context.Context, p store.TransitionTaskParams) (store.Task, error) {
+	if r.rec != nil {
+		p.Append = r.rec.pendingAppend()
+	}
+	t, err := r.w.st.TransitionTask(ctx, p)
+	if err != nil && p.Append != nil && errors.Is(err, store.ErrInvalid) {
+		r.log.Warn("the store refused the run's last turns; ending the task without them", "err", err)
+		p.Append = nil
+		t, err = r.w.st.TransitionTask(ctx, p)
+	}
+	if err == nil && p.Append != nil {
+		r.rec.written()
+	}
+	return t, err
 }
 
 // reopenForLateInput reopens a child task that ended with input its run
@@ -141,15 +161,15 @@ func (r *run) reopenForLateInput(ctx context.Context, t store.Task) bool {
 	return true
 }
 
-// flushTurns writes a turn the recorder holds back (see turnRecorder).
-// Failing is not fatal: the turn is the spec's prompt, which a later run
-// submits again.
+// flushTurns writes the turns the recorder holds back (see turnRecorder).
+// Failing is not fatal: a later run submits the prompt again, or asks the
+// model again for the answer.
 func (r *run) flushTurns(ctx context.Context) {
 	if r.rec == nil {
 		return
 	}
 	if err := r.rec.flush(ctx); err != nil {
-		r.log.Warn("recording the opening prompt", "err", err)
+		r.log.Warn("recording held turns", "err", err)
 	}
 }
 

@@ -26,7 +26,7 @@ func (r *run) execute(ctx context.Context) {
 		return
 	}
 	defer r.closeEnv()
-	stopControl, err := w.q.ServeControl(r.task.ID.String(), r.control)
+	stopControl, err := w.q.ServeControl(sessionSubject(r.task.ID), r.control)
 	if err != nil {
 		r.log.Warn("serving control", "err", err)
 		r.giveBack(ctx, w.backoff(r.d.NumDelivered))
@@ -71,11 +71,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.buildEnv(ctx); err != nil {
 		return err
 	}
-	var created bool
-	if r.row, created, err = r.ensureSession(ctx, profile.ID(), profile.Model()); err != nil {
+	var create *store.CreateSessionParams
+	if r.row, create, err = r.findSession(ctx, profile.ID(), profile.Model()); err != nil {
 		return err
 	}
-	r.rec = newTurnRecorder(r, r.row, pc, created)
+	r.rec = newTurnRecorder(r, r.row, pc, create)
 	r.spawner = newSpawner(r)
 	cfg := agent.Config{
 		Client: client, Profile: profile, Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
@@ -118,25 +118,22 @@ func (r *run) sessionConfig() agent.SessionConfig {
 	}
 }
 
-// ensureSession returns the task's session row, creating it on the first
-// run, and whether this call created it (so it has no turns yet). A task
-// has exactly one session, whose id is the task id, so control requests
-// address <prefix>.control.<task-id>. The first claim creates before it
-// reads; later claims read first.
-func (r *run) ensureSession(ctx context.Context, profileID, model string) (store.Session, bool, error) {
-	get := func() (store.Session, error) { return r.w.st.GetSession(ctx, store.GetSessionParams{ID: r.task.ID}) }
-	if r.task.Attempts > 1 {
-		if s, err := get(); !errors.Is(err, store.ErrNotFound) {
-			return s, false, err
-		}
+// findSession returns the task's session row, or, when it has none yet,
+// the row for the recorder to create with the session's first write (see
+// turnRecorder). A task has exactly one session, whose id is the task id,
+// so control requests address <prefix>.control.<task-id>. The first claim
+// does not read: a task's session is created only by a run of the task.
+func (r *run) findSession(ctx context.Context, profileID, model string) (store.Session, *store.CreateSessionParams, error) {
+	create := &store.CreateSessionParams{ID: r.task.ID, TaskID: r.task.ID,
+		Profile: profileID, Provider: profileID, Model: model, State: string(agent.StateIdle)}
+	if r.task.Attempts == 1 {
+		return store.Session{}, create, nil
 	}
-	s, err := r.w.st.CreateSession(ctx, store.CreateSessionParams{ID: r.task.ID, TaskID: r.task.ID,
-		Profile: profileID, Provider: profileID, Model: model, State: string(agent.StateIdle)})
-	if errors.Is(err, store.ErrConflict) { // created by an earlier run
-		s, err = get()
-		return s, false, err
+	s, err := r.w.st.GetSession(ctx, store.GetSessionParams{ID: r.task.ID})
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Session{}, create, nil
 	}
-	return s, err == nil, err
+	return s, nil, err
 }
 
 // runSession submits the prompt to a new session, continues a resumed

@@ -47,6 +47,9 @@ type Options struct {
 	Worker func(i int, c *fleet.WorkerConfig)
 	// NoWorkers starts none (StartWorker adds them).
 	NoWorkers bool
+	// WorkerStore, when set, wraps the store the workers use (to observe
+	// their writes); the harness itself uses Fleet.Store unwrapped.
+	WorkerStore func(store.Store) store.Store
 }
 
 // Fleet is a running test fleet.
@@ -175,7 +178,11 @@ func (f *Fleet) StartWorkerWith(cfg fleet.WorkerConfig) *Worker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fw, err := fleet.NewWorker(cfg, fleet.WorkerDeps{Store: f.Store, Queue: q, Logger: testLogger()})
+	st := f.Store
+	if f.opts.WorkerStore != nil {
+		st = f.opts.WorkerStore(st)
+	}
+	fw, err := fleet.NewWorker(cfg, fleet.WorkerDeps{Store: st, Queue: q, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
