@@ -113,19 +113,23 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-// stringEnd returns the index just past the string starting at b[i] == '"'.
+// stringEnd returns the index just past the string starting at b[i] == '"',
+// or len(b) when it is not closed. It jumps from quote to quote and counts
+// the backslashes before each: an odd count escapes it.
 func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); {
-		j := bytes.IndexAny(b[i:], `"\`)
+	start := i + 1
+	for i = start; ; i++ {
+		j := bytes.IndexByte(b[i:], '"')
 		if j < 0 {
 			return len(b)
 		}
 		i += j
-		if b[i] == '\\' {
-			i += 2
-			continue
+		k := i
+		for k > start && b[k-1] == '\\' {
+			k--
 		}
-		return i + 1
+		if (i-k)%2 == 0 {
+			return i + 1
+		}
 	}
-	return i
 }

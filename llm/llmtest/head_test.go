@@ -17,6 +17,7 @@ func TestHeadAgreesWithEncodingJSON(t *testing.T) {
 		`{"stream":"true","model":5}`,
 		`{"model":"a\u0062c\n","stream":true}`, `{"model":"caf` + "\xc3\xa9" + `"}`, `{"model":"bad` + "\xff" + `"}`,
 		`{"model":"tab` + "\t" + `"}`, `{"model":"x"y"}`, `{"model":"\""}`, `{"model":null}`, `{"model":12}`,
+		`{"model":"abc\`, `{"model":"a\\","stream":true}`, `{"model":"a\\\"b","stream":true}`, `{"x":"\\\\"}`, `{"model":"q\"`,
 		`{}`, `[]`, ``, `not json`, `{"model":`, `{"model":"unterminated`,
 	}
 	for _, b := range bodies {
