@@ -26,7 +26,9 @@ type SSEReader struct {
 	line   []byte // reused buffer for lines longer than the bufio buffer
 	data   strings.Builder
 	lastID string
-	err    error
+	// lastEvent is the last event name read, reused when it repeats.
+	lastEvent string
+	err       error
 }
 
 // sseBufferSize is the initial read buffer; longer lines grow a separate
@@ -67,9 +69,9 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 			continue // comment, used as keep-alive
 		}
 		field, value := splitField(line)
-		switch field {
+		switch string(field) { // compared without a copy
 		case "event":
-			ev.Event = string(value)
+			ev.Event = s.eventName(value)
 		case "data":
 			if hasData {
 				s.data.WriteByte('\n')
@@ -99,19 +101,29 @@ func (s *SSEReader) finish(ev SSEEvent, hasData bool) SSEEvent {
 	return ev
 }
 
+// eventName returns value as a string, the previous event's name when it
+// is the same: a stream repeats a few names (every delta), so most events
+// need no copy.
+func (s *SSEReader) eventName(value []byte) string {
+	if string(value) != s.lastEvent {
+		s.lastEvent = string(value)
+	}
+	return s.lastEvent
+}
+
 // splitField splits "field: value" per the SSE rules: one optional space
 // after the colon is dropped; a line without a colon is a field with an empty
 // value.
-func splitField(line []byte) (string, []byte) {
+func splitField(line []byte) ([]byte, []byte) {
 	i := bytes.IndexByte(line, ':')
 	if i < 0 {
-		return string(line), nil
+		return line, nil
 	}
 	value := line[i+1:]
 	if len(value) > 0 && value[0] == ' ' {
 		value = value[1:]
 	}
-	return string(line[:i]), value
+	return line[:i], value
 }
 
 // readLine returns the next line without its terminator. The returned slice
