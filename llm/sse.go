@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 )
 
 // SSEEvent is one server-sent event. Event is empty when the server sent no
@@ -35,9 +36,28 @@ type SSEReader struct {
 // buffer instead of failing as bufio.Scanner would past 64 KiB.
 const sseBufferSize = 4 << 10
 
+// sseBuffers holds the read buffers of released readers.
+var sseBuffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, sseBufferSize) }}
+
+// errReleased is what Next returns after Release.
+var errReleased = errors.New("llm: SSEReader used after Release")
+
 // NewSSEReader returns a reader of the events in r.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, sseBufferSize)}
+	br := sseBuffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &SSEReader{r: br}
+}
+
+// Release hands the reader's buffer to the next NewSSEReader. Calling it is
+// optional, once the stream is done; Next then returns an error.
+func (s *SSEReader) Release() {
+	if s.r == nil {
+		return
+	}
+	s.r.Reset(nil)
+	sseBuffers.Put(s.r)
+	s.r, s.err = nil, errReleased
 }
 
 // Next returns the next event. It returns io.EOF after the last event; an

@@ -101,3 +101,21 @@ func BenchmarkSSEReader(b *testing.B) {
 		}
 	}
 }
+
+// TestSSEReaderRelease: a released reader reports an error instead of
+// reading, and its buffer serves the next reader from a clean state.
+func TestSSEReaderRelease(t *testing.T) {
+	r := NewSSEReader(strings.NewReader("event: a\ndata: 1\n\nevent: b\ndata: 2\n\n"))
+	if ev, err := r.Next(); err != nil || ev.Data != "1" {
+		t.Fatalf("first event %+v, %v", ev, err)
+	}
+	r.Release()
+	r.Release() // twice is harmless
+	if _, err := r.Next(); !errors.Is(err, errReleased) {
+		t.Fatalf("Next after Release: %v, want errReleased", err)
+	}
+	next := NewSSEReader(strings.NewReader("data: fresh\n\n"))
+	if ev, err := next.Next(); err != nil || ev.Data != "fresh" || ev.Event != "" {
+		t.Fatalf("reader after a release read %+v, %v; want only the data fresh", ev, err)
+	}
+}

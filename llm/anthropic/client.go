@@ -53,6 +53,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 // decodeStream reads the SSE body to message_stop, yielding unified events.
 func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
 	sse := llm.NewSSEReader(body)
+	defer sse.Release()
 	d := newStreamDecoder()
 	for {
 		ev, err := sse.Next()
