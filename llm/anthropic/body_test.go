@@ -2,6 +2,8 @@ package anthropic
 
 import (
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/llm"
@@ -82,4 +84,33 @@ func TestToolsCacheRejectsInvalidSchema(t *testing.T) {
 			t.Fatal("an invalid schema encoded without error")
 		}
 	}
+}
+
+// TestToolsCacheConcurrent: goroutines encoding requests with different tool
+// sets through one cache each get their own tools (run with -race).
+func TestToolsCacheConcurrent(t *testing.T) {
+	cache := &toolsCache{}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defs := []llm.ToolDefinition{{Name: fmt.Sprintf("tool_%d", g%3), Parameters: json.RawMessage(`{"type":"object"}`)}}
+			req := llm.Request{Model: "m", Tools: defs, Messages: []llm.Message{llm.UserMessage("hi")}}
+			for range 50 {
+				w, err := buildRequest(req, true)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				want, _ := json.Marshal(w)
+				got, err := requestBody(w, req.Tools, cache)
+				if err != nil || string(got) != string(want) {
+					t.Errorf("goroutine %d: got %s, %v; want %s", g, got, err, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
