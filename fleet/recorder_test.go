@@ -59,17 +59,23 @@ func (l *writeLog) TransitionTask(ctx context.Context, p store.TransitionTaskPar
 	return l.Store.TransitionTask(ctx, p)
 }
 
+// startLogged starts a one-worker fleet whose worker's writes are logged.
+func startLogged(t *testing.T) (*fleettest.Fleet, *writeLog) {
+	log := &writeLog{}
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, WorkerStore: func(st store.Store) store.Store {
+		log.Store = st
+		return log
+	}})
+	return f, log
+}
+
 // TestOneRoundTaskIsTwoWrites checks the turn recorder's held turns: a task
 // answered in one model call costs its worker a claim and one combined
 // write (session row, prompt, answer and the end), and the store then
 // holds all of it.
 func TestOneRoundTaskIsTwoWrites(t *testing.T) {
 	t.Parallel()
-	log := &writeLog{}
-	f := fleettest.Start(t, fleettest.Options{Workers: 1, WorkerStore: func(st store.Store) store.Store {
-		log.Store = st
-		return log
-	}})
+	f, log := startLogged(t)
 	id := f.Submit(fleettest.Spec("say hi", fleettest.Step{Text: "hi"}))
 	res := succeeded(t, f.WaitDone(id))
 	if res.FinalText != "hi" || res.Usage.InputTokens != 100 {
@@ -98,11 +104,7 @@ func TestOneRoundTaskIsTwoWrites(t *testing.T) {
 // answer rides with the end.
 func TestToolRoundTaskWrites(t *testing.T) {
 	t.Parallel()
-	log := &writeLog{}
-	f := fleettest.Start(t, fleettest.Options{Workers: 1, WorkerStore: func(st store.Store) store.Store {
-		log.Store = st
-		return log
-	}})
+	f, log := startLogged(t)
 	id := f.Submit(fleettest.Spec("run it",
 		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("echo ran")}},
 		fleettest.Step{Text: "done"}))
