@@ -145,7 +145,8 @@ FROM sessions s JOIN tasks t ON t.id = s.task_id WHERE s.id = $1`, p.SessionID).
 }
 
 // whyNoCreate explains an append that was to create its session and wrote
-// nothing: the session exists, or the task does not or is not the owner's.
+// nothing: the task does not exist or is not the owner's (checked first, as
+// SQLite's driver does), or the session exists.
 func (s *Store) whyNoCreate(ctx context.Context, session, taskID uuid.UUID, owner string) error {
 	const op = "AppendTurns"
 	var state, worker string
@@ -157,10 +158,12 @@ FROM tasks t WHERE t.id = $1`, taskID, session).Scan(&state, &worker, &exists)
 		return store.NotFoundf(op, "CreateSession.TaskID: no task %s", taskID)
 	case err != nil:
 		return translate(op, err)
+	case owner != "" && !store.Owns(store.TaskState(state), worker, owner):
+		return &store.NotOwnerError{Op: op, TaskID: taskID.String(), State: store.TaskState(state), WorkerID: worker, Want: owner}
 	case exists:
 		return fmt.Errorf("store: %s: %w: session %s exists already", op, store.ErrConflict, session)
 	}
-	return &store.NotOwnerError{Op: op, TaskID: taskID.String(), State: store.TaskState(state), WorkerID: worker, Want: owner}
+	return fmt.Errorf("store: %s: %w: session %s was not created (the task changed meanwhile); retry", op, store.ErrConflict, session)
 }
 
 // LoadTurns implements store.Store.

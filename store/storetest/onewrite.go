@@ -52,6 +52,20 @@ var oneWriteTests = map[string]func(*testing.T, *bundle){
 		_, err = b.s.GetSession(b.ctx, store.GetSessionParams{ID: task.ID})
 		wantErr(t, err, store.ErrNotFound)
 	},
+	"TakenOverCreateIsNotOwner": func(t *testing.T, b *bundle) {
+		task := b.running(t, store.CreateTaskParams{}, "w1")
+		if _, err := b.s.TransitionTask(b.ctx, store.TransitionTaskParams{ID: task.ID, From: store.TaskRunning, To: store.TaskQueued}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.s.ClaimTask(b.ctx, store.ClaimTaskParams{ID: task.ID, WorkerID: "w2"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.s.AppendTurns(b.ctx, createAppend(task.ID, 1, "w2")); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.s.AppendTurns(b.ctx, createAppend(task.ID, 1, "w1"))
+		notOwner(t, err, store.TaskRunning, "w2")
+	},
 	"CreateForAMissingTaskIsNotFound": func(t *testing.T, b *bundle) {
 		_, err := b.s.AppendTurns(b.ctx, createAppend(uuid.New(), 1, ""))
 		wantErr(t, err, store.ErrNotFound)
