@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -217,9 +219,7 @@ func (cf *clusterFleet) sessionEnds(ctx context.Context) map[string]int {
 // still succeeds, and each ends exactly once (one SESSION_END, one answer
 // to its final model call).
 func TestFleetSurvivesLosingANATSNode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a three-node NATS cluster")
-	}
+	testenv.SkipIfShort(t, "runs a three-node NATS cluster")
 	const workers, slots, n = 3, 3, 24
 	cf := startClusterFleet(t)
 	ctx := waitCtx(t)

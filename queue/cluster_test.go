@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/queue"
@@ -11,9 +13,7 @@ import (
 )
 
 func TestReplicatedLayoutOnThreeNodeCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a three-node cluster")
-	}
+	testenv.SkipIfShort(t, "starts a three-node cluster")
 	cl := natstest.StartCluster(t, 3)
 	nc := cl.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)

@@ -23,3 +23,13 @@ func SkipOrFatal(tb testing.TB, msg string) {
 	}
 	tb.Skip(msg)
 }
+
+// SkipIfShort skips tb under `go test -short` for a slow test (a
+// multi-node cluster, say), with the same rule: when integration is
+// required the test runs whatever -short says, so CI never loses it.
+func SkipIfShort(tb testing.TB, why string) {
+	tb.Helper()
+	if testing.Short() && !Required() {
+		tb.Skip(why + " (skipped under -short)")
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
+
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
@@ -32,9 +34,7 @@ func TestStartServesJetStream(t *testing.T) {
 }
 
 func TestStartClusterReplicatesStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster start is slow")
-	}
+	testenv.SkipIfShort(t, "cluster start is slow")
 	c := natstest.StartCluster(t, 3)
 	nc := c.Connect(t)
 	js, err := jetstream.New(nc)
