@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -39,10 +38,8 @@ import (
 // trivial task's whole history and its end are one write; giveBack and
 // the other ends flush it.
 type turnRecorder struct {
-	r     *run
-	pc    ProviderConfig
-	empty atomic.Bool // the session has no turns yet: Load has nothing to read
-	fresh bool        // the session row did not exist when this run began
+	r  *run
+	pc ProviderConfig
 
 	// pending is what the next write carries: held turns, their usage and
 	// cost, and the session row to create.
@@ -63,8 +60,6 @@ func newTurnRecorder(r *run, s store.Session, pc ProviderConfig, create *store.C
 	t := &turnRecorder{r: r, pc: pc, cost: s.CostUSD, usage: llm.Usage{
 		InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens), ReasoningTokens: int(u.ReasoningTokens),
 		CacheReadTokens: int(u.CacheReadTokens), CacheWriteTokens: int(u.CacheWriteTokens)}}
-	t.empty.Store(create != nil)
-	t.fresh = create != nil
 	t.pending = store.AppendTurnsParams{SessionID: r.task.ID, CreateSession: create}
 	return t
 }
@@ -101,7 +96,7 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 		nt.Usage, _ = json.Marshal(turn.Usage)
 		p.Turns[len(p.Turns)-1].Usage = nt.Usage
 		cost := t.price(turn.Usage)
-		p.AddUsage = addUsage(p.AddUsage, storeUsage(turn.Usage))
+		p.AddUsage = p.AddUsage.Add(storeUsage(turn.Usage))
 		p.AddCostUSD += cost
 		t.add(turn.Usage, cost)
 	}
@@ -120,9 +115,9 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 }
 
 // mayHold reports whether turn may wait for the next write: the opening
-// prompt of a session this run creates, or an answer.
+// prompt (the first turn, the spec's prompt), or an answer.
 func (t *turnRecorder) mayHold(turn agent.Turn) bool {
-	opening := turn.Index == 0 && turn.Kind == agent.TurnUser && turn.Text == t.r.spec.Prompt && t.fresh
+	opening := turn.Index == 0 && turn.Kind == agent.TurnUser && turn.Text == t.r.spec.Prompt
 	answer := turn.Kind == agent.TurnAssistant && len(turn.ToolCalls) == 0
 	return opening || answer
 }
@@ -131,8 +126,11 @@ func (t *turnRecorder) mayHold(turn agent.Turn) bool {
 func (t *turnRecorder) written() {
 	t.r.w.metrics.turns.Add(float64(len(t.pending.Turns)))
 	t.pending = store.AppendTurnsParams{SessionID: t.pending.SessionID}
-	t.empty.Store(false)
 }
+
+// rowPending reports whether the session row is still to be created (by
+// the next write), so the session has no turns yet.
+func (t *turnRecorder) rowPending() bool { return t.pending.CreateSession != nil }
 
 // pendingAppend is what is held, as the Append of the task's final
 // transition (fenced by this worker), or nil when nothing is; the caller
@@ -224,10 +222,10 @@ func (t *turnRecorder) price(u llm.Usage) float64 {
 	return (float64(u.InputTokens)*t.pc.InputPerMTok + float64(u.OutputTokens+u.ReasoningTokens)*t.pc.OutputPerMTok) / 1e6
 }
 
-// Load returns the recorded turns of a session, in order. A session this
-// run created has none, so its first Load skips the store.
+// Load returns the recorded turns of a session, in order. A session whose
+// row is still to be created has none, so Load skips the store.
 func (t *turnRecorder) Load(ctx context.Context, sessionID string) ([]agent.Turn, error) {
-	if t.empty.Swap(false) && sessionID == t.r.task.ID.String() {
+	if t.rowPending() && sessionID == t.r.task.ID.String() {
 		return nil, nil
 	}
 	id, err := uuid.Parse(sessionID)
@@ -253,12 +251,6 @@ func LoadHistory(ctx context.Context, st store.Store, sessionID uuid.UUID) ([]ag
 		}
 	}
 	return turns, nil
-}
-
-func addUsage(a, b store.Usage) store.Usage {
-	return store.Usage{InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
-		ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens, CacheReadTokens: a.CacheReadTokens + b.CacheReadTokens,
-		CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens}
 }
 
 func storeUsage(u llm.Usage) store.Usage {

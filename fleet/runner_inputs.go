@@ -122,7 +122,7 @@ func (r *run) markDelivered(ctx context.Context, in pendingInputs) {
 	if in.last == "" || r.w.crash.Load() {
 		return
 	}
-	if r.rec.pending.CreateSession != nil {
+	if r.rec.rowPending() {
 		r.flushTurns(ctx) // the session row must exist to be updated
 	}
 	state := r.sessionState()

@@ -147,23 +147,6 @@ func Owns(state TaskState, worker, want string) bool {
 	return state == TaskRunning && worker == want
 }
 
-// prefixField names a nested field in a validation error: the field of an
-// *InvalidError or *PayloadTooLargeError gets prefix (e.g. "Append.").
-// Other errors are returned as they are.
-func prefixField(prefix string, err error) error {
-	var inv *InvalidError
-	if errors.As(err, &inv) {
-		return &InvalidError{Field: prefix + inv.Field, Reason: inv.Reason}
-	}
-	var big *PayloadTooLargeError
-	if errors.As(err, &big) {
-		c := *big
-		c.Field = prefix + c.Field
-		return &c
-	}
-	return err
-}
-
 // ForeignSession is the error of a transition whose Append names a session
 // of another task.
 func ForeignSession(session, owner, task uuid.UUID) error {

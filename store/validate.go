@@ -118,9 +118,9 @@ func (l Limits) PrepareTransition(p TransitionTaskParams) (TransitionTaskParams,
 	if err := checkText("Error", p.Error, l.MaxPayloadBytes); err != nil || p.Append == nil {
 		return p, err
 	}
-	a, err := l.PrepareAppendTurns(*p.Append)
+	a, err := l.prepareAppendTurns(*p.Append, "Append.")
 	if err != nil {
-		return p, prefixField("Append.", err)
+		return p, err
 	}
 	if a.CreateSession != nil && a.CreateSession.TaskID != p.ID {
 		return p, invalidf("Append.CreateSession.TaskID", "the session must be the transitioned task's (%s), got %s", p.ID, a.CreateSession.TaskID)
@@ -177,6 +177,12 @@ func PrepareTree(p TaskTreeParams) (TaskTreeParams, error) {
 
 // PrepareCreateSession checks a new session.
 func (l Limits) PrepareCreateSession(p CreateSessionParams) (CreateSessionParams, error) {
+	return l.prepareCreateSession(p, "")
+}
+
+// prepareCreateSession checks a session; field prefixes the names of the
+// fields in errors (e.g. "Append.CreateSession.").
+func (l Limits) prepareCreateSession(p CreateSessionParams, field string) (CreateSessionParams, error) {
 	l = l.WithDefaults()
 	if p.ID == uuid.Nil {
 		p.ID = NewID()
@@ -184,10 +190,10 @@ func (l Limits) PrepareCreateSession(p CreateSessionParams) (CreateSessionParams
 	if p.State == "" {
 		p.State = "idle"
 	}
-	if err := checkID("TaskID", p.TaskID); err != nil {
+	if err := checkID(field+"TaskID", p.TaskID); err != nil {
 		return p, err
 	}
-	return p, l.checkJSON("Config", p.Config, false)
+	return p, l.checkJSON(field+"Config", p.Config, false)
 }
 
 // PrepareUpdateSession checks a session update.
@@ -205,23 +211,29 @@ func (l Limits) PrepareUpdateSession(p UpdateSessionParams) (UpdateSessionParams
 // PrepareAppendTurns checks a batch of turns: consecutive seqs from >= 1,
 // kinds present, JSON valid and under the cap.
 func (l Limits) PrepareAppendTurns(p AppendTurnsParams) (AppendTurnsParams, error) {
+	return l.prepareAppendTurns(p, "")
+}
+
+// prepareAppendTurns checks an append; field prefixes the names of the
+// fields in errors (e.g. "Append.").
+func (l Limits) prepareAppendTurns(p AppendTurnsParams, field string) (AppendTurnsParams, error) {
 	l = l.WithDefaults()
-	if err := checkID("SessionID", p.SessionID); err != nil {
+	if err := checkID(field+"SessionID", p.SessionID); err != nil {
 		return p, err
 	}
 	if len(p.Turns) == 0 {
-		return p, invalidf("Turns", "the batch is empty; pass at least one turn")
+		return p, invalidf(field+"Turns", "the batch is empty; pass at least one turn")
 	}
-	if err := checkUsage("AddUsage", p.AddUsage, p.AddCostUSD); err != nil {
+	if err := checkUsage(field+"AddUsage", p.AddUsage, p.AddCostUSD); err != nil {
 		return p, err
 	}
-	if c := p.CreateSession; c != nil {
-		if err := l.prepareSessionOfAppend(&p); err != nil {
+	if p.CreateSession != nil {
+		if err := l.prepareSessionOfAppend(&p, field); err != nil {
 			return p, err
 		}
 	}
 	for i, t := range p.Turns {
-		f := fmt.Sprintf("Turns[%d].", i)
+		f := fmt.Sprintf("%sTurns[%d].", field, i)
 		if t.Seq < 1 {
 			return p, invalidf(f+"Seq", "seqs start at 1, got %d", t.Seq)
 		}
@@ -368,18 +380,18 @@ func preview(b []byte) string {
 
 // prepareSessionOfAppend checks the session an append creates: its id is
 // the append's, and the turns open it at seq 1.
-func (l Limits) prepareSessionOfAppend(p *AppendTurnsParams) error {
+func (l Limits) prepareSessionOfAppend(p *AppendTurnsParams, field string) error {
 	c := *p.CreateSession
 	if c.ID != uuid.Nil && c.ID != p.SessionID {
-		return invalidf("CreateSession.ID", "must be SessionID (%s) or empty, got %s", p.SessionID, c.ID)
+		return invalidf(field+"CreateSession.ID", "must be SessionID (%s) or empty, got %s", p.SessionID, c.ID)
 	}
 	c.ID = p.SessionID
 	if first := p.Turns[0].Seq; first != 1 {
-		return invalidf("Turns[0].Seq", "a batch that creates its session starts at seq 1, got %d", first)
+		return invalidf(field+"Turns[0].Seq", "a batch that creates its session starts at seq 1, got %d", first)
 	}
-	c, err := l.PrepareCreateSession(c)
+	c, err := l.prepareCreateSession(c, field+"CreateSession.")
 	if err != nil {
-		return prefixField("CreateSession.", err)
+		return err
 	}
 	p.CreateSession = &c
 	return nil
