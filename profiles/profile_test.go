@@ -3,11 +3,12 @@ package profiles_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agentfleet/agentfleet/internal/golden"
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/profiles"
@@ -92,19 +93,7 @@ func TestToolSchemasGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", p.ID()+"_tools.golden.json")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if string(got) != string(want) {
-				t.Fatalf("tool definitions differ from %s (run with -update if intended)", golden)
-			}
+			golden.Check(t, filepath.Join("testdata", p.ID()+"_tools.golden.json"), got)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package profiles_test
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,14 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/golden"
+
 	"github.com/agentfleet/agentfleet/internal/testenv"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/profiles"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 var _ agent.Profile = (*profiles.Profile)(nil)
 
@@ -98,19 +97,7 @@ func TestSystemPromptGolden(t *testing.T) {
 			}
 			got = strings.ReplaceAll(got, root, "/workspace")
 			got = strings.ReplaceAll(got, env.OSVersion(), "<os version>")
-			golden := filepath.Join("testdata", p.ID()+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./profiles -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("prompt differs from %s (run with -update if intended):\n%s", golden, got)
-			}
+			golden.Check(t, filepath.Join("testdata", p.ID()+".golden"), []byte(got))
 		})
 	}
 }

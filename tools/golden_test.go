@@ -3,13 +3,11 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+	"github.com/agentfleet/agentfleet/internal/golden"
+)
 
 // TestCoreDefinitionsGolden pins what the model sees of the core tools;
 // run with -update after an intended change and review the diff.
@@ -27,20 +25,5 @@ func TestCoreDefinitionsGolden(t *testing.T) {
 		buf.Write(out)
 		buf.WriteByte('\n')
 	}
-	path := filepath.Join("testdata", "core_definitions.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestCoreDefinitionsGolden -update to create it)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Fatalf("core tool definitions changed; run with -update and review the diff in %s", path)
-	}
+	golden.Check(t, filepath.Join("testdata", "core_definitions.golden"), buf.Bytes())
 }

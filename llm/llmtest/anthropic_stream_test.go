@@ -1,18 +1,16 @@
 package llmtest
 
 import (
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/internal/golden"
+
 	"github.com/agentfleet/agentfleet/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // TestAnthropicStreamGolden pins the exact bytes of streamed Anthropic
 // replies (every block kind, characters JSON escapes, invalid arguments,
@@ -42,17 +40,5 @@ func TestAnthropicStreamGolden(t *testing.T) {
 		srv.Close()
 		got.WriteString(w.Body.String())
 	}
-	golden := filepath.Join("testdata", "anthropic_stream.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./llm/llmtest -update to create it)", err)
-	}
-	if got.String() != string(want) {
-		t.Fatalf("streamed events differ from %s (run with -update if intended):\n%s", golden, got.String())
-	}
+	golden.Check(t, filepath.Join("testdata", "anthropic_stream.golden"), []byte(got.String()))
 }
