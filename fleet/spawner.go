@@ -223,7 +223,7 @@ func (s *spawner) SendInput(ctx context.Context, agentID, message string) error 
 		}
 	}
 	if t.State == store.TaskRunning {
-		_, err := s.r.w.q.Control(ctx, t.ID.String(), queue.ControlRequest{Op: queue.OpSteer, Message: message})
+		_, err := s.r.w.q.Control(ctx, sessionSubject(t.ID), queue.ControlRequest{Op: queue.OpSteer, Message: message})
 		if err == nil {
 			return nil
 		}
@@ -341,7 +341,7 @@ func CancelTree(ctx context.Context, st store.Store, q *queue.Client, id uuid.UU
 		if c.From != store.TaskRunning {
 			continue
 		}
-		_, err := q.Control(ctx, c.ID.String(), queue.ControlRequest{Op: queue.OpAbort})
+		_, err := q.Control(ctx, sessionSubject(c.ID), queue.ControlRequest{Op: queue.OpAbort})
 		if err != nil && !errors.Is(err, queue.ErrNotRunning) {
 			return cancelled, fmt.Errorf("aborting task %s: %w", c.ID, err)
 		}
