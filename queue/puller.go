@@ -119,7 +119,9 @@ func (p *Puller) Claim(ctx context.Context, slots *Slots) (*Delivery, error) {
 //
 // With one source Pull keeps one pull request of Config.PullWait open. With several it first
 // asks each source for a message without waiting (the worker's own subject first), then waits
-// Config.PollInterval on one source at a time, in turn.
+// Config.PollInterval on one source at a time, in turn. The preference covers messages the
+// server has already counted for a consumer: it counts a new message shortly after
+// acknowledging its publish, so one published a moment ago may come after older shared work.
 //
 // A pull request cannot be withdrawn: when ctx ends just as the server delivers, that message
 // stays unacknowledged and is redelivered after AckWait.
