@@ -114,7 +114,10 @@
 // a deduplicated input message runs it, the input becoming a new user turn
 // after its answer. Steering that arrives during a child's final model
 // call is run as a new input before the run ends; input stored while the
-// run ends reopens the child at its end. A cancelled child refuses input.
+// run ends reopens the child at its end, succeeded or failed. A cancelled
+// child refuses input. When the message after a reopen cannot be sent, the
+// child stays queued with its input, and the next send_input to a queued
+// child that ran before sends one again.
 // close_agent and CancelTree
 // cancel a whole subtree: queued and waiting descendants never start
 // again, running ones are aborted over control (or at their next

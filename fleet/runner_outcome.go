@@ -53,8 +53,6 @@ func (r *run) sessionError(ctx context.Context, out agent.Outcome, err error) {
 	}
 	r.log.Warn("session failed", "err", err)
 	r.finish(ctx, store.TaskFailed, ReasonModelError, r.result(out, false, err.Error()))
-	// Term so the dead-letter record matches; the task is already failed.
-	r.w.settle(r.d, func() error { return r.d.Term(ctx, ReasonModelError+": "+err.Error()) })
 }
 
 // result builds the task result from the session's history and totals.
@@ -140,14 +138,14 @@ func (r *run) writeEnd(ctx context.Context, p store.TransitionTaskParams) (store
 	return t, err
 }
 
-// reopenForLateInput reopens a child task that ended with input its run
-// did not deliver (stored by its parent's send_input while the run was
-// ending) and reports whether it did; the next run answers that input, and
-// only its end wakes the parent. A root task never has stored input. Only
-// a success reopens here: a failed run terms its message next, and the
-// dead-letter record of that would fail the reopened task again.
+// reopenForLateInput reopens a child task that succeeded or failed with
+// input its run did not deliver (stored by its parent's send_input while
+// the run was ending) and reports whether it did; the next run answers that
+// input, and only its end wakes the parent, as when send_input reopens an
+// ended child. A root task never has stored input; a cancelled one takes
+// none.
 func (r *run) reopenForLateInput(ctx context.Context, t store.Task) bool {
-	if r.task.ParentID == uuid.Nil || t.State != store.TaskSucceeded {
+	if r.task.ParentID == uuid.Nil || t.State == store.TaskCancelled {
 		return false
 	}
 	in, err := r.loadInputs(ctx)

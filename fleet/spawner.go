@@ -248,6 +248,14 @@ func (s *spawner) SendInput(ctx context.Context, agentID, message string) error 
 		return s.r.w.reopen(ctx, t, name)
 	case store.TaskCancelled:
 		return cancelledChild(agentID)
+	case store.TaskQueued:
+		if !t.StartedAt.IsZero() {
+			// Reopened or handed back: it ran before, so its message may be
+			// the one a failed publish lost. Another delivery message is
+			// harmless (the claim is a compare-and-set) and makes a retried
+			// send_input recover.
+			return s.r.w.sendInput(ctx, t, name)
+		}
 	}
 	return nil
 }
@@ -281,6 +289,14 @@ func (w *Worker) reopen(ctx context.Context, t store.Task, name string) error {
 			return nil // reopened by another sender: a run to come delivers the input
 		}
 	}
+	return w.sendInput(ctx, t, name)
+}
+
+// sendInput enqueues the message that runs a reopened task to deliver its
+// stored input name. A failure leaves the task queued with its input
+// stored, and says how to recover: a later send_input sends a message again.
+func (w *Worker) sendInput(ctx context.Context, t store.Task, name string) error {
+	id := t.ID
 	var spec TaskSpec
 	if err := json.Unmarshal(t.Spec, &spec); err != nil {
 		return fmt.Errorf("reopening subagent %s: its spec: %w", id, err)
@@ -290,7 +306,7 @@ func (w *Worker) reopen(ctx context.Context, t store.Task, name string) error {
 	}
 	msg := queue.TaskMessage{Type: queue.MsgInput, TaskID: id.String(), InputID: name}
 	if _, err := w.q.Send(ctx, w.childTarget(spec), msg, inputMsgID(id, name)); err != nil {
-		return fmt.Errorf("enqueueing the input for subagent %s (reopened, now queued): %w", id, err)
+		return fmt.Errorf("subagent %s has the input stored and is queued, but the message that runs it was not sent (%w); call send_input again (a short note will do) to send it", id, err)
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/agentfleet/agentfleet/execenv/sshtest"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/llmtest"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -494,37 +496,84 @@ func TestSendInputDuringFinalAnswer(t *testing.T) {
 
 // TestInputStoredAsChildEndsReopensIt: input stored for a running child
 // after its run read its inputs (a send_input whose control request found
-// the session gone) reopens the child when that run ends, and the parent's
-// wait returns the answer to it.
+// the session gone) reopens the child when that run ends, succeeded or
+// failed, and the parent's wait returns the answer to it.
 func TestInputStoredAsChildEndsReopensIt(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		kid  []fleettest.Step
+	}{
+		{"succeeded", []fleettest.Step{{Gate: "late", Text: "first answer"}, {Text: "second, about: {{last_user}}"}}},
+		// The first request fails for good; the reopened run asks again and is answered.
+		{"failed", []fleettest.Step{{Gate: "late", Fail: &llmtest.Failure{Kind: llm.ErrInvalidRequest},
+			Text: "second, about: {{last_user}}"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
+			ctx := waitCtx(t)
+			steps := []fleettest.Step{
+				{Calls: []fleettest.Call{fleettest.Spawn("late kid", tc.kid...)}},
+				{Calls: []fleettest.Call{waitFor(0)}},
+				{Text: "parent saw:\n{{results}}"},
+			}
+			id := f.Submit(fleettest.Spec("late input", steps...))
+			if err := f.Model.WaitArrivals(ctx, "late", 1); err != nil {
+				t.Fatal(err)
+			}
+			child := children(t, f, id)[0]
+			// Stored as the spawner stores input: an "input" artifact named by a UUIDv7.
+			name, _ := uuid.NewV7()
+			if _, err := f.Store.PutArtifact(ctx, store.PutArtifactParams{TaskID: child.ID, Kind: "input", Name: name.String(),
+				ContentType: "text/plain; charset=utf-8", Content: []byte("one more thing")}); err != nil {
+				t.Fatal(err)
+			}
+			f.WaitState(id, store.TaskWaiting) // parked: only the child's last end wakes it
+			f.Model.Open("late")
+			res := succeeded(t, f.WaitDone(id))
+			if !strings.Contains(res.FinalText, "second, about: one more thing") || strings.Contains(res.FinalText, "first answer") {
+				t.Fatalf("the parent's wait should return the answer to the late input:\n%s", res.FinalText)
+			}
+			if child = f.Task(child.ID); child.Attempts != 2 || child.State != store.TaskSucceeded {
+				t.Fatalf("child %s after %d claims, want succeeded after 2 (start, reopen)", child.State, child.Attempts)
+			}
+		})
+	}
+}
+
+// TestSendInputResendsALostReopenMessage: a child left queued by a reopen
+// whose message was never sent (the publish failed after the reopen) runs
+// again when the parent sends input once more, and answers it.
+func TestSendInputResendsALostReopenMessage(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
 	ctx := waitCtx(t)
-	kid := []fleettest.Step{{Gate: "late", Text: "first answer"}, {Text: "second, about: {{last_user}}"}}
+	kid := []fleettest.Step{{Text: "first answer"}, {Text: "second, about: {{last_user}}"}}
 	steps := []fleettest.Step{
-		{Calls: []fleettest.Call{fleettest.Spawn("late kid", kid...)}},
+		{Calls: []fleettest.Call{fleettest.Spawn("stranded kid", kid...)}},
+		{Calls: []fleettest.Call{waitFor(0)}},
+		{Gate: "resend", Calls: []fleettest.Call{sendInputTo(0, "are you there?")}},
 		{Calls: []fleettest.Call{waitFor(0)}},
 		{Text: "parent saw:\n{{results}}"},
 	}
-	id := f.Submit(fleettest.Spec("late input", steps...))
-	if err := f.Model.WaitArrivals(ctx, "late", 1); err != nil {
+	id := f.Submit(fleettest.Spec("resend parent", steps...))
+	if err := f.Model.WaitArrivals(ctx, "resend", 1); err != nil {
 		t.Fatal(err)
 	}
-	child := children(t, f, id)[0]
-	// Stored as the spawner stores input: an "input" artifact named by a UUIDv7.
-	name, _ := uuid.NewV7()
-	if _, err := f.Store.PutArtifact(ctx, store.PutArtifactParams{TaskID: child.ID, Kind: "input", Name: name.String(),
-		ContentType: "text/plain; charset=utf-8", Content: []byte("one more thing")}); err != nil {
+	child := f.WaitState(children(t, f, id)[0].ID, store.TaskSucceeded)
+	// What a reopen whose publish failed leaves: queued, no message.
+	if _, err := f.Store.TransitionTask(ctx, store.TransitionTaskParams{ID: child.ID, From: store.TaskSucceeded, To: store.TaskQueued}); err != nil {
 		t.Fatal(err)
 	}
-	f.WaitState(id, store.TaskWaiting) // parked: only the child's last end wakes it
-	f.Model.Open("late")
+	f.Model.Open("resend")
 	res := succeeded(t, f.WaitDone(id))
-	if !strings.Contains(res.FinalText, "second, about: one more thing") || strings.Contains(res.FinalText, "first answer") {
-		t.Fatalf("the parent's wait should return the answer to the late input:\n%s", res.FinalText)
+	if !strings.Contains(res.FinalText, "second, about: are you there?") {
+		t.Fatalf("the stranded child never answered the input:\n%s", res.FinalText)
 	}
 	if child = f.Task(child.ID); child.Attempts != 2 {
-		t.Fatalf("child claimed %d times, want 2 (start, reopen)", child.Attempts)
+		t.Fatalf("child claimed %d times, want 2 (start, resend)", child.Attempts)
 	}
 }
 
