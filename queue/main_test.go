@@ -70,3 +70,15 @@ func natsMsg(subject string, data []byte) *nats.Msg {
 	m.Data = data
 	return m
 }
+
+// waitCounted waits until a consumer's lag (QueueLag or WorkerLag of name) counts n messages
+// not yet delivered. The server counts a new message into a consumer shortly after it
+// acknowledges the publish, so a test whose outcome depends on that count (a no-wait pull, a
+// lag reading after deliveries) waits for it first.
+func waitCounted(t *testing.T, lag func(context.Context, string) (queue.Lag, error), name string, n uint64) {
+	t.Helper()
+	waitFor(t, func() bool {
+		l, err := lag(context.Background(), name)
+		return err == nil && l.Pending == n
+	})
+}

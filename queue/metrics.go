@@ -45,6 +45,8 @@ type Lag struct {
 	AckPending int
 	// Waiting is the number of pull requests waiting for messages (idle slots).
 	Waiting int
+	// Delivered counts the consumer's deliveries since it was created, redeliveries included.
+	Delivered uint64
 }
 
 // Total is Pending + AckPending: work that has not finished.
@@ -77,5 +79,6 @@ func (c *Client) consumerLag(ctx context.Context, name string) (Lag, error) {
 	if err != nil {
 		return Lag{}, fmt.Errorf("queue: consumer %s info: %w", name, err)
 	}
-	return Lag{Pending: info.NumPending, AckPending: info.NumAckPending, Waiting: info.NumWaiting}, nil
+	return Lag{Pending: info.NumPending, AckPending: info.NumAckPending, Waiting: info.NumWaiting,
+		Delivered: info.Delivered.Consumer}, nil
 }

@@ -52,6 +52,7 @@ func TestServeTakesNoMoreThanTheFreeSlots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	waitCounted(t, b.client.QueueLag, "default", 10) // so the lag read below is exact
 	slots, _ := queue.NewSlots(4)
 	got, stop := serving(t, p, slots)
 	held := make([]*queue.Delivery, 0, 10)

@@ -130,14 +130,9 @@ func TestPullerPrefersWorkerSubjectAndServesBoth(t *testing.T) {
 	if _, err := b.client.EnqueueToWorker(b.ctx, "w-1", startMsg("pinned"), ""); err != nil {
 		t.Fatal(err)
 	}
-	// The server counts a stored message into a consumer's pending count asynchronously, after
-	// the publish is acknowledged; until then a no-wait pull finds nothing there. Preference
-	// among sources is about messages the consumers already count, so wait for both.
-	waitFor(t, func() bool {
-		w, werr := b.client.WorkerLag(b.ctx, "w-1")
-		q, qerr := b.client.QueueLag(b.ctx, "default")
-		return werr == nil && qerr == nil && w.Pending == 1 && q.Pending == 1
-	})
+	// Preference among sources covers messages the consumers already count.
+	waitCounted(t, b.client.WorkerLag, "w-1", 1)
+	waitCounted(t, b.client.QueueLag, "default", 1)
 	first, second := pull(t, p), pull(t, p)
 	if first.Message.TaskID != "pinned" || first.Source != "worker" {
 		t.Fatalf("first = %s from %s, want pinned from worker", first.Message.TaskID, first.Source)
@@ -184,6 +179,7 @@ func TestClaimReservesSlotBeforePulling(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	waitCounted(t, b.client.QueueLag, "default", 2) // so the lag read below is exact
 	slots, err := queue.NewSlots(1)
 	if err != nil {
 		t.Fatal(err)

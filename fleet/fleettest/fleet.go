@@ -313,22 +313,50 @@ func (f *Fleet) WaitDone(id uuid.UUID) store.Task {
 // WaitFor polls the task until cond holds (every 10 ms, up to Wait).
 func (f *Fleet) WaitFor(what string, id uuid.UUID, cond func(store.Task) bool) store.Task {
 	f.t.Helper()
+	var last store.Task
+	ok := poll(func() bool {
+		t, err := f.Store.GetTask(context.Background(), store.GetTaskParams{ID: id})
+		if err != nil {
+			return false
+		}
+		last = t
+		return cond(t)
+	})
+	if !ok {
+		f.t.Fatalf("waited %s for %s; last state %s (error %q, worker %q)", Wait, what, last.State, last.Error, last.WorkerID)
+	}
+	return last
+}
+
+// WaitQueueDrained waits until the queue's consumer has no message left,
+// pending or in flight. The server applies acks and terms shortly after a
+// worker sends them, so a test that reads the lag after a task's end waits.
+// It returns the drained lag.
+func (f *Fleet) WaitQueueDrained(name string) queue.Lag {
+	f.t.Helper()
+	var last queue.Lag
+	var lastErr error
+	if !poll(func() bool {
+		last, lastErr = f.Queue.QueueLag(context.Background(), name)
+		return lastErr == nil && last.Total() == 0
+	}) {
+		f.t.Fatalf("waited %s for queue %s to drain; last lag %+v (%v)", Wait, name, last, lastErr)
+	}
+	return last
+}
+
+// poll calls cond every 10 ms until it holds (true) or Wait passes (false).
+func poll(cond func() bool) bool {
 	deadline := time.Now().Add(Wait)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	var last store.Task
-	for time.Now().Before(deadline) {
-		t, err := f.Store.GetTask(context.Background(), store.GetTaskParams{ID: id})
-		if err == nil {
-			last = t
-			if cond(t) {
-				return t
-			}
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
 		}
 		<-tick.C
 	}
-	f.t.Fatalf("waited %s for %s; last state %s (error %q, worker %q)", Wait, what, last.State, last.Error, last.WorkerID)
-	return last
+	return true
 }
 
 // Result decodes a task's result.
