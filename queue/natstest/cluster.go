@@ -70,8 +70,9 @@ func (c *Cluster) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
 	return connect(t, c.URLs(), opts...)
 }
 
-// WaitForLeader waits until a running node is the JetStream meta leader and every running node
-// is current with it.
+// WaitForLeader waits until a running node is the JetStream meta leader, every running node
+// is current with it, and the leader counts every running node as an online peer (before
+// that, creating a replicated stream fails with "no suitable peers for placement").
 func (c *Cluster) WaitForLeader(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -81,14 +82,15 @@ func (c *Cluster) WaitForLeader(timeout time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("JetStream cluster has no meta leader after %s", timeout)
+			return fmt.Errorf("JetStream cluster has no meta leader seeing every node online after %s", timeout)
 		}
 		<-tick.C
 	}
 }
 
 func (c *Cluster) hasCurrentLeader() bool {
-	leader := false
+	var leader *server.Server
+	running := 0
 	for _, s := range c.Servers {
 		if !s.NATS.Running() {
 			continue
@@ -96,9 +98,12 @@ func (c *Cluster) hasCurrentLeader() bool {
 		if !s.NATS.JetStreamIsCurrent() {
 			return false
 		}
-		leader = leader || s.NATS.JetStreamIsLeader()
+		running++
+		if s.NATS.JetStreamIsLeader() {
+			leader = s.NATS
+		}
 	}
-	return leader
+	return leader != nil && len(leader.JetStreamClusterPeers()) >= running
 }
 
 // Shutdown stops every node. It is safe to call twice.
