@@ -220,7 +220,10 @@ func TestClaimReservesSlotBeforePulling(t *testing.T) {
 }
 
 func TestHeartbeatsKeepALongTaskFromRedelivery(t *testing.T) {
-	b := setup(t, queue.Config{AckWait: 300 * time.Millisecond})
+	// AckWait leaves a heartbeat (every AckWait/3) two thirds of it to reach the server: a
+	// shorter one fails when a loaded machine delays the heartbeat goroutine that long.
+	const ackWait = time.Second
+	b := setup(t, queue.Config{AckWait: ackWait})
 	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"}})
 	if err != nil {
 		t.Fatal(err)
@@ -229,9 +232,9 @@ func TestHeartbeatsKeepALongTaskFromRedelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := pull(t, p)
-	// Held for five AckWaits while pulling again: without heartbeats the server would
+	// Held for three AckWaits while pulling again: without heartbeats the server would
 	// redeliver it to this second pull.
-	short, cancel := context.WithTimeout(b.ctx, 5*300*time.Millisecond)
+	short, cancel := context.WithTimeout(b.ctx, 3*ackWait)
 	defer cancel()
 	if again, err := p.Pull(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second Pull = %+v, %v; want no redelivery while heartbeats run", again, err)
@@ -292,6 +295,10 @@ func TestDrainWorkerTakesPinnedWorkOfADeadWorker(t *testing.T) {
 	if _, err := b.client.EnqueueToWorker(b.ctx, "w-never", startMsg("c3"), ""); err != nil {
 		t.Fatal(err)
 	}
+	// DrainWorker asks the existing consumer without waiting, and the server answers "no
+	// messages" until it has counted them into the consumer, shortly after acknowledging the
+	// publish. A worker is declared dead long after its last message, so wait for the count.
+	waitCounted(t, b.client.WorkerLag, "w-dead", 2)
 	got, err := b.client.DrainWorker(b.ctx, "w-dead")
 	if err != nil || len(got) != 2 || got[0].TaskID != "c1" || got[1].TaskID != "c2" {
 		t.Fatalf("DrainWorker = %+v, %v", got, err)
