@@ -46,7 +46,10 @@ func startDispatcher(t *testing.T) dispatcherFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(d.Handler(fleet.APIOptions{Token: "tk", SSEDrainIdle: 100 * time.Millisecond, SSEDonePoll: 20 * time.Millisecond}))
+	// The stream of a finished task ends once no event came for SSEDrainIdle, counted from
+	// when it finds the task finished, which for `tail` of a finished task is before its
+	// stored events are replayed: a loaded machine must get the first one out in that time.
+	srv := httptest.NewServer(d.Handler(fleet.APIOptions{Token: "tk", SSEDrainIdle: 5 * time.Second, SSEDonePoll: 20 * time.Millisecond}))
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	t.Setenv(EnvServer, srv.URL)
 	t.Setenv(EnvToken, "tk")
