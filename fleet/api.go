@@ -26,7 +26,8 @@ type APIOptions struct {
 	SSEHeartbeat time.Duration
 	// SSEDonePoll is how often a task's event stream checks whether the
 	// task has finished (default 1 s); SSEDrainIdle how long the stream of
-	// a finished task waits without an event before it ends (default 1 s).
+	// a finished task waits without an event, once it has sent the events
+	// stored when the task finished, before it ends (default 1 s).
 	SSEDonePoll  time.Duration
 	SSEDrainIdle time.Duration
 }

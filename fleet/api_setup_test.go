@@ -104,7 +104,22 @@ func setupAPI(t testing.TB, mk storeMaker) *apiBundle {
 	return &apiBundle{d: d, st: st, q: q, nc: nc, js: js, srv: srv, client: c}
 }
 
-// tasksInStream returns the number of messages on the TASKS stream.
+// clientWith serves the bundle's dispatcher on a second server with opts
+// and returns a client of it.
+func (b *apiBundle) clientWith(t testing.TB, opts APIOptions) *Client {
+	t.Helper()
+	srv := httptest.NewServer(b.d.Handler(opts))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	c, err := NewClient(srv.URL, opts.Token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // submit submits a valid task with prompt through the API client and returns its id.
 func (b *apiBundle) submit(t testing.TB, prompt string) uuid.UUID {
 	t.Helper()
@@ -115,6 +130,7 @@ func (b *apiBundle) submit(t testing.TB, prompt string) uuid.UUID {
 	return sub.Task.ID
 }
 
+// tasksInStream returns the number of messages on the TASKS stream.
 func (b *apiBundle) tasksInStream(t testing.TB) uint64 {
 	t.Helper()
 	s, err := b.js.Stream(context.Background(), b.q.Config().TasksStream)

@@ -25,8 +25,9 @@ import (
 // A client resumes with the Last-Event-ID header (the stream continues
 // after that sequence) or starts with ?from=start (the default), ?from=new
 // or ?from=<sequence>. The stream of one task ends, once the task has
-// finished and its events are drained, with "event: end" whose data is
-// {"task_id":...,"state":...}; ?follow=true keeps it open instead. Tree and
+// finished and its events are drained (see streamEnd), with "event: end"
+// whose data is {"task_id":...,"state":...}; ?follow=true keeps it open
+// instead. Tree and
 // fleet-wide streams stay open until the client leaves.
 
 // sseEndEvent is the name of the message that closes a finished task's stream.
@@ -35,9 +36,18 @@ const sseEndEvent = "end"
 // sseStream describes one event stream request.
 type sseStream struct {
 	filter queue.EventFilter
+	from   queue.StartPosition // set by stream from the request
 	// done reports whether the stream may end (the task finished); nil for
 	// streams that never end by themselves.
-	done func(ctx context.Context) (store.Task, bool, error)
+	done func(ctx context.Context) (finished, bool)
+}
+
+// finished is what a stream learns when its task has finished: the task,
+// and the EVENTS sequence of its last stored event then (0: none, or it
+// could not be read).
+type finished struct {
+	task    store.Task
+	lastSeq uint64
 }
 
 func (a *api) taskEvents(w http.ResponseWriter, r *http.Request) {
@@ -45,15 +55,24 @@ func (a *api) taskEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id := t.ID
-	s := sseStream{filter: queue.EventFilter{RootTaskID: t.RootID.String(), TaskID: id.String()}}
+	s := sseStream{filter: queue.EventFilter{RootTaskID: t.RootID.String(), TaskID: t.ID.String()}}
 	if r.URL.Query().Get("follow") != "true" {
-		s.done = func(ctx context.Context) (store.Task, bool, error) {
-			t, err := a.d.store.GetTask(ctx, store.GetTaskParams{ID: id})
-			return t, err == nil && t.State.Terminal(), err
-		}
+		s.done = func(ctx context.Context) (finished, bool) { return a.finished(ctx, t) }
 	}
 	a.stream(w, r, s)
+}
+
+// finished reports whether task t has finished, with its last stored event.
+func (a *api) finished(ctx context.Context, t store.Task) (finished, bool) {
+	t, err := a.d.store.GetTask(ctx, store.GetTaskParams{ID: t.ID})
+	if err != nil || !t.State.Terminal() {
+		return finished{}, false
+	}
+	f := finished{task: t}
+	if last, ok, err := a.d.queue.LastEvent(ctx, t.RootID.String(), t.ID.String()); err == nil && ok {
+		f.lastSeq = last.StreamSeq
+	}
+	return f, true
 }
 
 func (a *api) treeEvents(w http.ResponseWriter, r *http.Request) {
@@ -100,6 +119,7 @@ func (a *api) stream(w http.ResponseWriter, r *http.Request, s sseStream) {
 	if !ok {
 		return
 	}
+	s.from = from
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	sub, err := a.d.queue.SubscribeEvents(ctx, s.filter, from)
@@ -132,24 +152,16 @@ func (a *api) pump(ctx context.Context, w http.ResponseWriter, rc *http.Response
 	defer heartbeat.Stop()
 	poll := time.NewTicker(a.opts.SSEDonePoll)
 	defer poll.Stop()
-	var drain <-chan time.Time // set once the task has finished
-	var drainTimer *time.Timer
-	var final store.Task
+	end := streamEnd{idle: a.opts.SSEDrainIdle}
+	defer end.stop()
 	checkDone := func() {
-		if s.done == nil || drainTimer != nil {
+		if s.done == nil || end.known {
 			return
 		}
-		if t, done, _ := s.done(ctx); done {
-			final = t
-			drainTimer = time.NewTimer(a.opts.SSEDrainIdle)
-			drain = drainTimer.C
+		if f, done := s.done(ctx); done {
+			end.finished(f, s.from)
 		}
 	}
-	defer func() {
-		if drainTimer != nil {
-			drainTimer.Stop()
-		}
-	}()
 	checkDone()
 	for {
 		var err error
@@ -162,9 +174,7 @@ func (a *api) pump(ctx context.Context, w http.ResponseWriter, rc *http.Response
 			}
 			err = writeEvent(w, ev)
 			a.d.metrics.sseEvents.Inc()
-			if drainTimer != nil {
-				drainTimer.Reset(a.opts.SSEDrainIdle)
-			}
+			end.wrote(ev.StreamSeq)
 			if err == nil && len(events) > 0 {
 				continue // more are ready: one flush for the lot
 			}
@@ -173,15 +183,69 @@ func (a *api) pump(ctx context.Context, w http.ResponseWriter, rc *http.Response
 		case <-poll.C:
 			checkDone()
 			continue
-		case <-drain:
-			end, _ := json.Marshal(StreamEnd{TaskID: final.ID, State: final.State, Error: final.Error})
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", sseEndEvent, end)
+		case <-end.drained():
+			t := end.task
+			data, _ := json.Marshal(StreamEnd{TaskID: t.ID, State: t.State, Error: t.Error})
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", sseEndEvent, data)
 			_ = rc.Flush()
 			return
 		}
 		if err != nil || rc.Flush() != nil {
 			return
 		}
+	}
+}
+
+// streamEnd decides when the stream of a finished task ends: once it has
+// written the last event stored when the task was found finished (when its
+// start position replays it), and then no event came for idle. The idle
+// wait covers the events a worker publishes just after writing the task's
+// end, such as SESSION_END.
+type streamEnd struct {
+	idle    time.Duration
+	known   bool       // the task has finished
+	task    store.Task // as found finished
+	endAt   uint64     // the stream sequence to reach before idling out
+	written uint64     // the stream sequence of the last event written
+	timer   *time.Timer
+}
+
+func (e *streamEnd) finished(f finished, from queue.StartPosition) {
+	e.known, e.task = true, f.task
+	if from.Replays(f.lastSeq) {
+		e.endAt = f.lastSeq
+	}
+	e.arm()
+}
+
+func (e *streamEnd) wrote(seq uint64) {
+	e.written = seq
+	if e.timer != nil {
+		e.timer.Reset(e.idle)
+		return
+	}
+	e.arm()
+}
+
+// arm starts the idle timer once the task has finished and its stored
+// events are written.
+func (e *streamEnd) arm() {
+	if e.known && e.timer == nil && e.written >= e.endAt {
+		e.timer = time.NewTimer(e.idle)
+	}
+}
+
+// drained fires when the stream may end; nil (never) before arm.
+func (e *streamEnd) drained() <-chan time.Time {
+	if e.timer == nil {
+		return nil
+	}
+	return e.timer.C
+}
+
+func (e *streamEnd) stop() {
+	if e.timer != nil {
+		e.timer.Stop()
 	}
 }
 

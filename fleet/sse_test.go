@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -128,6 +129,38 @@ func TestSSEEndsWhenTaskFinishes(t *testing.T) {
 	}
 	if _, err := s.Next(); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the end: %v, want EOF", err)
+	}
+}
+
+// TestSSEOfFinishedTaskReplaysEveryStoredEvent: the stream of a task that
+// has finished ends only after the events stored by then are written, however
+// short the idle wait: it used to start counting when it found the task
+// finished, before the replay.
+func TestSSEOfFinishedTaskReplaysEveryStoredEvent(t *testing.T) {
+	b := setupAPI(t, sqliteStore)
+	id := b.submit(t, "long")
+	runTask(t, b.st, id)
+	const n = 500
+	publishEvents(t, b.q, id, id, 0, n)
+	if _, err := b.st.TransitionTask(context.Background(), store.TransitionTaskParams{ID: id, From: store.TaskRunning, To: store.TaskSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	c := b.clientWith(t, APIOptions{Token: testToken, SSEDonePoll: 20 * time.Millisecond, SSEDrainIdle: time.Nanosecond})
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	s, err := c.Events(ctx, id, StreamOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := 1; i <= n; i++ {
+		ev, err := s.Next()
+		if err != nil || ev.End != nil || ev.Event.Seq != uint64(i) {
+			t.Fatalf("event %d of %d: %+v, %v", i, n, ev, err)
+		}
+	}
+	if ev, err := s.Next(); err != nil || ev.End == nil || ev.End.State != store.TaskSucceeded {
+		t.Fatalf("after the stored events: %+v, %v; want the end message", ev, err)
 	}
 }
 

@@ -51,6 +51,18 @@ func FromSeq(seq uint64) StartPosition {
 // NewOnly follows only events published after the subscription starts.
 func NewOnly() StartPosition { return StartPosition{policy: jetstream.DeliverNewPolicy} }
 
+// Replays reports whether a subscription starting at p delivers the event stored at stream
+// sequence seq (when it matches the filter). NewOnly replays nothing stored.
+func (p StartPosition) Replays(seq uint64) bool {
+	switch p.policy {
+	case jetstream.DeliverAllPolicy:
+		return true
+	case jetstream.DeliverByStartSequencePolicy:
+		return seq >= p.seq
+	}
+	return false
+}
+
 // ReceivedEvent is an event with its place in the stream.
 type ReceivedEvent struct {
 	Event

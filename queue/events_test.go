@@ -201,6 +201,40 @@ func TestSubscribeFromSeqAndNewOnly(t *testing.T) {
 	}
 }
 
+func TestLastEventAndWhatAPositionReplays(t *testing.T) {
+	b := setup(t, queue.Config{})
+	if _, ok, err := b.client.LastEvent(b.ctx, "root", "task-s1"); ok || err != nil {
+		t.Fatalf("LastEvent of a task without events: ok %v, %v", ok, err)
+	}
+	p := newPublisher(t, b.client)
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := p.PublishConfirmed(b.ctx, event("s1", seq, "TURN", `{}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.PublishConfirmed(b.ctx, event("s2", seq, "TURN", `{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last, ok, err := b.client.LastEvent(b.ctx, "root", "task-s1")
+	if err != nil || !ok || last.Seq != 3 || last.StreamSeq != 5 || last.SessionID != "s1" {
+		t.Fatalf("LastEvent = %+v, %v, %v; want s1 seq 3 at stream seq 5", last, ok, err)
+	}
+	for _, tc := range []struct {
+		name string
+		from queue.StartPosition
+		want bool
+	}{
+		{"start", queue.FromStart(), true},
+		{"at it", queue.FromSeq(5), true},
+		{"after it", queue.FromSeq(6), false},
+		{"new only", queue.NewOnly(), false},
+	} {
+		if got := tc.from.Replays(last.StreamSeq); got != tc.want {
+			t.Errorf("%s: Replays(%d) = %v, want %v", tc.name, last.StreamSeq, got, tc.want)
+		}
+	}
+}
+
 func TestEventValidation(t *testing.T) {
 	b := setup(t, queue.Config{})
 	p := newPublisher(t, b.client)

@@ -46,10 +46,8 @@ func startDispatcher(t *testing.T) dispatcherFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The stream of a finished task ends once no event came for SSEDrainIdle, counted from
-	// when it finds the task finished, which for `tail` of a finished task is before its
-	// stored events are replayed: a loaded machine must get the first one out in that time.
-	srv := httptest.NewServer(d.Handler(fleet.APIOptions{Token: "tk", SSEDrainIdle: 5 * time.Second, SSEDonePoll: 20 * time.Millisecond}))
+	// A finished task's stream sends its stored events before the idle wait counts.
+	srv := httptest.NewServer(d.Handler(fleet.APIOptions{Token: "tk", SSEDrainIdle: 100 * time.Millisecond, SSEDonePoll: 20 * time.Millisecond}))
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	t.Setenv(EnvServer, srv.URL)
 	t.Setenv(EnvToken, "tk")
