@@ -25,7 +25,7 @@ func apiFleet(t *testing.T, opts fleettest.Options) (*fleettest.Fleet, *fleet.Cl
 	ctx, stop := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	go func() { defer close(ran); _ = d.Run(ctx) }()
-	srv := httptest.NewServer(d.Handler(fleet.APIOptions{Token: "t0k", SSEDrainIdle: 200 * time.Millisecond, SSEDonePoll: 50 * time.Millisecond}))
+	srv := httptest.NewServer(d.Handler(fleet.APIOptions{Token: "t0k", SSEDonePoll: 50 * time.Millisecond}))
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); stop(); <-ran })
 	c, err := fleet.NewClient(srv.URL, "t0k", nil)
 	if err != nil {

@@ -97,10 +97,12 @@ func (cf *clusterFleet) startWorker(i, slots int) (stop func()) {
 		WorkspaceRoot:     filepath.Join(t.TempDir(), fmt.Sprintf("ws-%d", i)),
 		Providers:         map[string]fleet.ProviderConfig{"anthropic": {APIKey: "test-key", BaseURL: cf.model.URL(), DefaultModel: "claude-test"}},
 		HeartbeatInterval: 200 * time.Millisecond,
-		StaleAfter:        2 * time.Second,
-		DrainGrace:        5 * time.Second,
-		RetryBackoff:      100 * time.Millisecond,
-		MaxRetryBackoff:   time.Second,
+		// No worker dies here: a takeover would only come from a store
+		// heartbeat delayed by load, and would run a task twice.
+		StaleAfter:      15 * time.Second,
+		DrainGrace:      5 * time.Second,
+		RetryBackoff:    100 * time.Millisecond,
+		MaxRetryBackoff: time.Second,
 	}
 	cfg.Retry.MaxAttempts = 1
 	w, err := fleet.NewWorker(cfg, fleet.WorkerDeps{Store: cf.store, Queue: q, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
