@@ -494,6 +494,41 @@ func TestSendInputDuringFinalAnswer(t *testing.T) {
 	}
 }
 
+// TestPinnedWorkOfAKilledWorkerMoves: a parent in a local workspace pins
+// its child and its own resume to its worker. When that worker dies for
+// good, the other worker finds the work stranded on the dead worker's
+// subject (its consumer gone after WorkerInactiveThreshold) and moves it to
+// the shared queue. The child's files were in the dead worker's workspace,
+// so it fails saying so; the parent resumes on the survivor and gets that
+// answer, to spawn the child again if it wants.
+func TestPinnedWorkOfAKilledWorkerMoves(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 2, Queue: queue.Config{WorkerInactiveThreshold: time.Second}})
+	kid := []fleettest.Step{{Gate: "stranded-kid", Text: "child finished"}}
+	steps := []fleettest.Step{
+		{Calls: []fleettest.Call{fleettest.Spawn("pinned kid", kid...)}},
+		{Calls: []fleettest.Call{waitFor(0)}},
+		{Text: "parent saw:\n{{results}}"},
+	}
+	id := f.Submit(fleettest.Spec("pinned parent", steps...))
+	if err := f.Model.WaitArrivals(waitCtx(t), "stranded-kid", 1); err != nil {
+		t.Fatal(err)
+	}
+	dead := f.WaitState(id, store.TaskWaiting).WorkerID
+	survivor := f.StartWorker()
+	f.Workers()[0].Kill(t)
+	f.Model.Open("stranded-kid")
+	res := succeeded(t, f.WaitDone(id))
+	if !strings.Contains(res.FinalText, "the files of a worker that is gone are lost with it") {
+		t.Fatalf("the parent did not learn why its child failed:\n%s", res.FinalText)
+	}
+	for _, task := range append(children(t, f, id), f.Task(id)) {
+		if task.WorkerID != survivor.ID() {
+			t.Fatalf("task %s ended on %q, want the survivor %s (the dead one was %s)", task.ID, task.WorkerID, survivor.ID(), dead)
+		}
+	}
+}
+
 // TestInputStoredAsChildEndsReopensIt: input stored for a running child
 // after its run read its inputs (a send_input whose control request found
 // the session gone) reopens the child when that run ends, succeeded or

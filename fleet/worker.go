@@ -139,9 +139,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		defer dlw.Stop()
 	}
-	sweepDone := make(chan struct{})
-	go func() { defer close(sweepDone); w.sweepWorkspaces(ctx) }()
-	defer func() { <-sweepDone }()
+	var background sync.WaitGroup
+	background.Go(func() { w.sweepWorkspaces(ctx) })
+	background.Go(func() { w.moveOrphanedWorkEvery(ctx) })
+	defer background.Wait()
 	w.ready.Store(true)
 	w.log.Info("worker started", "queues", w.cfg.Queues, "sessions", w.cfg.Sessions)
 	w.pull(ctx, puller)

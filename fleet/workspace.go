@@ -86,7 +86,8 @@ func (w *Worker) prepareWorkspace(ctx context.Context, id uuid.UUID, env Environ
 	if env.WorkingDir != "" {
 		dir := filepath.Clean(env.WorkingDir)
 		if !env.Shared && !within(w.cfg.WorkspaceRoot, dir) {
-			return nil, fmt.Errorf("%w: working_dir %q is outside this worker's workspace root %s", errBadEnvironment, dir, w.cfg.WorkspaceRoot)
+			return nil, fmt.Errorf("%w: working_dir %q is outside this worker's workspace root %s: it is another worker's "+
+				"(the files of a worker that is gone are lost with it); spawn the subagent again to work here", errBadEnvironment, dir, w.cfg.WorkspaceRoot)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err

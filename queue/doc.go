@@ -35,8 +35,9 @@
 // every worker (work-queue streams need non-overlapping consumer filters, so there is exactly one
 // consumer per subject), and optionally the worker's own, which the server deletes after
 // Config.WorkerInactiveThreshold without pulls (its stored messages stay and go to the consumer
-// made by the next NewPuller with that id). Client.DrainWorker takes the stored work of a worker
-// declared dead and deletes its consumer.
+// made by the next NewPuller with that id). Client.OrphanedWorkers finds the workers whose
+// consumer is gone while their subject holds messages, and Client.MoveWorkerMessages moves that
+// work elsewhere and deletes the consumer.
 //
 // A worker reserves capacity before it pulls, and the slot is freed when the Delivery is settled.
 // Puller.Serve runs one pull loop per source (the worker's own subject and each shared queue):

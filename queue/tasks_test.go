@@ -280,9 +280,9 @@ func TestNakWithDelayRedelivers(t *testing.T) {
 	}
 }
 
-// TestDrainWorkerTakesWorkInFlightAtDeath: a message the worker had pulled when it died comes
-// back after AckWait, and the drain waits for it instead of deleting the consumer under it.
-func TestDrainWorkerTakesWorkInFlightAtDeath(t *testing.T) {
+// TestMoveWorkerMessagesTakesWorkInFlightAtDeath: a message the worker had pulled when it died
+// comes back after AckWait, and the move waits for it instead of deleting the consumer under it.
+func TestMoveWorkerMessagesTakesWorkInFlightAtDeath(t *testing.T) {
 	b := setup(t, queue.Config{AckWait: time.Second})
 	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{WorkerID: "w-dead"})
 	if err != nil {
@@ -292,38 +292,88 @@ func TestDrainWorkerTakesWorkInFlightAtDeath(t *testing.T) {
 		t.Fatal(err)
 	}
 	pull(t, p).Abandon() // pulled, then the worker died
-	got, err := b.client.DrainWorker(b.ctx, "w-dead")
-	if err != nil || len(got) != 1 || got[0].TaskID != "in-flight" {
-		t.Fatalf("DrainWorker = %+v, %v", got, err)
+	n, err := b.client.MoveWorkerMessages(b.ctx, "w-dead", toDefault)
+	if err != nil || n != 1 {
+		t.Fatalf("MoveWorkerMessages = %d, %v; want 1 moved", n, err)
+	}
+	if d := pullFrom(t, b, "default"); d.Message.TaskID != "in-flight" {
+		t.Fatalf("moved %+v", d.Message)
 	}
 }
 
-func TestDrainWorkerTakesPinnedWorkOfADeadWorker(t *testing.T) {
+func toDefault(queue.TaskMessage) (queue.Target, error) { return queue.ToQueue("default"), nil }
+
+// pullFrom pulls one message of a shared queue and acks it.
+func pullFrom(t *testing.T, b *bundle, name string) *queue.Delivery {
+	t.Helper()
+	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := pull(t, p)
+	if err := d.Ack(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestOrphanedWorkMovesToTheSharedQueue: pinned work of a worker whose consumer is gone (the
+// server deleted it after WorkerInactiveThreshold) is found and moved, bodies unchanged, once.
+func TestOrphanedWorkMovesToTheSharedQueue(t *testing.T) {
 	b := setup(t, queue.Config{})
-	// The worker made its consumer, then died.
-	if _, err := b.client.NewPuller(b.ctx, queue.PullerConfig{WorkerID: "w-dead"}); err != nil {
+	// A live worker's pinned work is not orphaned.
+	if _, err := b.client.NewPuller(b.ctx, queue.PullerConfig{WorkerID: "w-live"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"c1", "c2"} {
-		if _, err := b.client.EnqueueToWorker(b.ctx, "w-dead", startMsg(id), ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Pinned work enqueued for a worker that never had a consumer is drained too.
-	if _, err := b.client.EnqueueToWorker(b.ctx, "w-never", startMsg("c3"), ""); err != nil {
+	if _, err := b.client.EnqueueToWorker(b.ctx, "w-live", startMsg("kept"), ""); err != nil {
 		t.Fatal(err)
 	}
-	// At once: the server may not have counted the messages into the consumer yet, and the
-	// drain must take them all the same.
-	got, err := b.client.DrainWorker(b.ctx, "w-dead")
-	if err != nil || len(got) != 2 || got[0].TaskID != "c1" || got[1].TaskID != "c2" {
-		t.Fatalf("DrainWorker = %+v, %v", got, err)
+	// A gone worker's: a start, a resume and a corrupt body (moved as it is, for a worker to fail).
+	if _, err := b.client.EnqueueToWorker(b.ctx, "w-gone", startMsg("c1"), ""); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := b.client.WorkerLag(b.ctx, "w-dead"); err == nil {
-		t.Fatal("the dead worker's consumer still exists")
+	resume := queue.TaskMessage{Type: queue.MsgResume, TaskID: "parent", WaitID: "w1"}
+	if _, err := b.client.EnqueueResume(b.ctx, queue.ToWorker("w-gone"), resume); err != nil {
+		t.Fatal(err)
 	}
-	got, err = b.client.DrainWorker(b.ctx, "w-never")
-	if err != nil || len(got) != 1 || got[0].TaskID != "c3" {
-		t.Fatalf("DrainWorker of a worker without consumer = %+v, %v", got, err)
+	corrupt := natsMsg(b.client.Subjects().Worker("w-gone"), []byte(`{"type":`))
+	corrupt.Header.Set(queue.HeaderTaskID, "c3")
+	if err := b.nc.PublishMsg(corrupt); err != nil {
+		t.Fatal(err)
+	}
+	var orphaned []string
+	waitFor(t, func() bool { // the core publish above is stored shortly after
+		var err error
+		orphaned, err = b.client.OrphanedWorkers(b.ctx)
+		return err == nil && len(orphaned) == 1
+	})
+	if orphaned[0] != "w-gone" {
+		t.Fatalf("OrphanedWorkers = %v, want [w-gone]", orphaned)
+	}
+	var routed []string
+	n, err := b.client.MoveWorkerMessages(b.ctx, "w-gone", func(m queue.TaskMessage) (queue.Target, error) {
+		routed = append(routed, m.TaskID)
+		return queue.ToQueue("default"), nil
+	})
+	if err != nil || n != 3 || strings.Join(routed, ",") != "c1,parent,c3" {
+		t.Fatalf("MoveWorkerMessages = %d, %v, routed %v; want c1, parent, c3", n, err, routed)
+	}
+	if d := pullFrom(t, b, "default"); d.Message.Type != queue.MsgStart || d.Message.TaskID != "c1" {
+		t.Fatalf("first moved = %+v", d.Message)
+	}
+	if d := pullFrom(t, b, "default"); d.Message.Type != queue.MsgResume || d.Message.WaitID != "w1" {
+		t.Fatalf("second moved = %+v", d.Message)
+	}
+	if d := pullFrom(t, b, "default"); d.DecodeErr == nil || d.TaskID != "c3" {
+		t.Fatalf("third moved = %+v, want the corrupt body of c3", d)
+	}
+	if orphaned, err := b.client.OrphanedWorkers(b.ctx); err != nil || len(orphaned) != 0 {
+		t.Fatalf("OrphanedWorkers after the move = %v, %v", orphaned, err)
+	}
+	if n, err := b.client.MoveWorkerMessages(b.ctx, "w-gone", toDefault); err != nil || n != 0 {
+		t.Fatalf("second move = %d, %v; want nothing", n, err)
+	}
+	if lag, err := b.client.WorkerLag(b.ctx, "w-live"); err != nil || lag.Pending+uint64(lag.AckPending) != 1 {
+		t.Fatalf("the live worker's lag = %+v, %v; want its message kept", lag, err)
 	}
 }

@@ -4,53 +4,127 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// DrainWorker takes every task message still stored for workerID (children pinned to a worker
-// that is gone for good), acknowledges them, and deletes the worker's consumer, so nothing is
-// left behind on its subject. The fleet calls it once it has declared the worker dead, and fails
-// or re-plans the returned tasks. A message whose body is corrupt is returned with only TaskID
-// (from its header) set. Calling it for a live worker steals that worker's work.
+// OrphanedWorkers returns the ids of workers whose own subject holds messages while their
+// consumer is gone. The server deletes a worker's consumer after Config.WorkerInactiveThreshold
+// without pulls, and a running worker pulls all the time, so these workers have been gone at
+// least that long: their pinned work (children, resumes of parked parents) waits for nobody.
+func (c *Client) OrphanedWorkers(ctx context.Context) ([]string, error) {
+	s, err := c.js.Stream(ctx, c.cfg.TasksStream)
+	if err != nil {
+		return nil, fmt.Errorf("queue: stream %s: %w", c.cfg.TasksStream, err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(c.subj.Worker("*")))
+	if err != nil {
+		return nil, fmt.Errorf("queue: stream %s info: %w", c.cfg.TasksStream, err)
+	}
+	prefix := c.subj.Worker("")
+	var ids []string
+	for subject, n := range info.State.Subjects {
+		id := strings.TrimPrefix(subject, prefix)
+		if n == 0 || !isToken(id) {
+			continue
+		}
+		_, err := c.js.Consumer(ctx, c.cfg.TasksStream, workerConsumer(id))
+		switch {
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+			ids = append(ids, id)
+		case err != nil:
+			return ids, fmt.Errorf("queue: consumer of worker %s: %w", id, err)
+		}
+	}
+	return ids, nil
+}
+
+// MoveWorkerMessages moves every message stored for workerID (a worker gone for good, see
+// OrphanedWorkers) to the target route names for it, and deletes the worker's consumer. Each
+// message is published unchanged (a corrupt body stays corrupt, for its worker to fail) with a
+// message id naming its place in the stream, then acknowledged: a move cut short is redone by
+// the next call, and the server drops the repeat. route gets the decoded message, or only the
+// TaskID of its header when the body is corrupt; an error from route stops the move, leaving that
+// message for the next call. Calling it for a live worker steals that
+// worker's work.
 //
 // It stops when the stream holds no message on the worker's subject, not when a pull comes back
 // empty: the server counts a new message into a consumer shortly after storing it, and a
 // message delivered to the worker before it died comes back only after AckWait. Until ctx ends
-// it waits for such messages.
-func (c *Client) DrainWorker(ctx context.Context, workerID string) ([]TaskMessage, error) {
+// it waits for such messages. It returns how many messages it moved.
+func (c *Client) MoveWorkerMessages(ctx context.Context, workerID string, route func(TaskMessage) (Target, error)) (int, error) {
 	if err := checkToken("worker id", workerID); err != nil {
-		return nil, err
+		return 0, err
 	}
 	subject := c.subj.Worker(workerID)
 	cfg := c.consumerConfig(workerConsumer(workerID), subject)
 	cfg.InactiveThreshold = c.cfg.WorkerInactiveThreshold
 	cons, err := c.js.CreateOrUpdateConsumer(ctx, c.cfg.TasksStream, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("queue: drain worker %s: %w", workerID, err)
+		return 0, fmt.Errorf("queue: move work of worker %s: %w", workerID, err)
 	}
-	var out []TaskMessage
-	if err := c.drain(ctx, cons, subject, &out); err != nil {
-		return out, fmt.Errorf("queue: drain worker %s: %w", workerID, err)
+	moved := 0
+	move := func(msg jetstream.Msg) error {
+		if err := c.republish(ctx, workerID, msg, route); err != nil {
+			return err
+		}
+		moved++
+		return nil
+	}
+	if err := c.drain(ctx, cons, subject, move); err != nil {
+		return moved, fmt.Errorf("queue: move work of worker %s: %w", workerID, err)
 	}
 	err = c.js.DeleteConsumer(ctx, c.cfg.TasksStream, workerConsumer(workerID))
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return out, fmt.Errorf("queue: drain worker %s: delete consumer: %w", workerID, err)
+		return moved, fmt.Errorf("queue: move work of worker %s: delete consumer: %w", workerID, err)
 	}
-	return out, nil
+	return moved, nil
 }
 
-// drainWait bounds one waiting pull of DrainWorker.
+// republish publishes msg, unchanged, to the target route names for it, with the message id
+// "moved:<worker>:<stream seq>".
+func (c *Client) republish(ctx context.Context, workerID string, msg jetstream.Msg, route func(TaskMessage) (Target, error)) error {
+	m, err := decodeTaskMessage(msg.Data())
+	if err != nil {
+		m = TaskMessage{TaskID: msg.Headers().Get(HeaderTaskID)}
+	}
+	to, err := route(m)
+	if err != nil {
+		return fmt.Errorf("route of task %s: %w", m.TaskID, err)
+	}
+	subject, err := to.subject(c.subj)
+	if err != nil {
+		return fmt.Errorf("route of task %s: %w", m.TaskID, err)
+	}
+	meta, err := msg.Metadata()
+	if err != nil {
+		return err
+	}
+	out := nats.NewMsg(subject)
+	out.Data = msg.Data()
+	for k, v := range msg.Headers() {
+		out.Header[k] = v
+	}
+	id := "moved:" + workerID + ":" + strconv.FormatUint(meta.Sequence.Stream, 10)
+	if _, err := c.js.PublishMsg(ctx, out, jetstream.WithMsgID(id)); err != nil {
+		return fmt.Errorf("move task %s to %s: %w", m.TaskID, to, err)
+	}
+	return nil
+}
+
+// drainWait bounds one waiting pull of a drain.
 const drainWait = time.Second
 
-// drain acknowledges and appends to out every message of cons until the stream holds none on
-// subject: batches without waiting while messages come, then, while the stream still holds
-// some, one waiting pull at a time.
-func (c *Client) drain(ctx context.Context, cons jetstream.Consumer, subject string, out *[]TaskMessage) error {
+// drain hands every message of cons to handle and acknowledges it once handle returned nil,
+// until the stream holds none on subject: batches without waiting while messages come, then,
+// while the stream still holds some, one waiting pull at a time.
+func (c *Client) drain(ctx context.Context, cons jetstream.Consumer, subject string, handle func(jetstream.Msg) error) error {
 	for {
-		n, err := drainBatch(ctx, cons, 100, 0, out)
+		n, err := drainBatch(ctx, cons, 100, 0, handle)
 		if err != nil {
 			return err
 		}
@@ -61,15 +135,15 @@ func (c *Client) drain(ctx context.Context, cons jetstream.Consumer, subject str
 		if err != nil || left == 0 {
 			return err
 		}
-		if _, err := drainBatch(ctx, cons, 1, drainWait, out); err != nil {
+		if _, err := drainBatch(ctx, cons, 1, drainWait, handle); err != nil {
 			return err
 		}
 	}
 }
 
-// drainBatch pulls up to n messages, waiting up to wait (0: not at all), acknowledges each and
-// appends it to out. It returns how many came.
-func drainBatch(ctx context.Context, cons jetstream.Consumer, n int, wait time.Duration, out *[]TaskMessage) (int, error) {
+// drainBatch pulls up to n messages, waiting up to wait (0: not at all), hands each to handle
+// and acknowledges it. It returns how many came.
+func drainBatch(ctx context.Context, cons jetstream.Consumer, n int, wait time.Duration, handle func(jetstream.Msg) error) (int, error) {
 	var msgs []jetstream.Msg
 	_, err := fetchBatch(ctx, cons, n, wait, func(m jetstream.Msg) { msgs = append(msgs, m) })
 	if err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) &&
@@ -77,14 +151,12 @@ func drainBatch(ctx context.Context, cons jetstream.Consumer, n int, wait time.D
 		return 0, err // a deadline of ctx itself ends the drain at the next stream read
 	}
 	for _, msg := range msgs {
-		m, err := decodeTaskMessage(msg.Data())
-		if err != nil {
-			m = TaskMessage{TaskID: msg.Headers().Get(HeaderTaskID)}
+		if err := handle(msg); err != nil {
+			return 0, err // unacknowledged: back after AckWait, for the next drain
 		}
 		if err := msg.DoubleAck(ctx); err != nil {
 			return 0, fmt.Errorf("ack: %w", err)
 		}
-		*out = append(*out, m)
 	}
 	return len(msgs), nil
 }

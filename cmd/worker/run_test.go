@@ -50,7 +50,7 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 	for k, v := range map[string]string{
 		"DATABASE_URL": "postgres://env/db", "PREFIX": "fleet2", "LISTEN": "127.0.0.1:0", "LOG_FORMAT": "text",
 		"LOG_LEVEL": "debug", "NATS_URL": "nats://n1:4222,nats://n2:4222", "NATS_USER": "worker", "NATS_PASSWORD": "pw",
-		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7", "WORKER_ID": "w-1", "QUEUES": "a,b",
+		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7", "NATS_WORKER_GONE_AFTER": "10m", "WORKER_ID": "w-1", "QUEUES": "a,b",
 		"SESSIONS": "8", "WORKSPACE_ROOT": "/var/ws", "DRAIN_GRACE": "1m", "KEEP_FAILED": "1h", "ALLOWED_PROFILES": "openai",
 		"KNOWN_HOSTS_FILE": "/etc/kh", "HEARTBEAT_INTERVAL": "5s", "STALE_AFTER": "20s", "MAX_LIVE_CHILDREN": "3",
 		"NO_DEAD_LETTER_WATCH": "true",
@@ -77,6 +77,7 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		{"nats.replicas", q.Replicas, 3},
 		{"nats.ack_wait", q.AckWait, 90 * time.Second},
 		{"nats.max_deliver", q.MaxDeliver, 7},
+		{"nats.worker_gone_after", q.WorkerInactiveThreshold, 10 * time.Minute},
 		{"worker_id", cfg.ID, "w-1"},
 		{"queues", strings.Join(cfg.Queues, ","), "a,b"},
 		{"sessions", cfg.Sessions, 8},
@@ -99,13 +100,14 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 func TestRunConfigErrorsNameTheField(t *testing.T) {
 	t.Setenv("AGENTFLEET_SESSIONS", "-2")
 	t.Setenv("AGENTFLEET_NATS_REPLICAS", "7")
+	t.Setenv("AGENTFLEET_NATS_WORKER_GONE_AFTER", "10ms")
 	var stderr bytes.Buffer
 	code := execute(context.Background(), []string{"run", "--listen", "off", "--log-level", "loud"}, nil, &bytes.Buffer{}, &stderr)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2 (bad usage)", code)
 	}
 	for _, want := range []string{"database_url is required", "sessions must be >= 1", "nats.replicas must be between 1 and 5",
-		"log_level must be"} {
+		"nats.worker_gone_after must be at least 1s", "log_level must be"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q lacks %q", stderr.String(), want)
 		}

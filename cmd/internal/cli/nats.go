@@ -28,6 +28,9 @@ type NATSConfig struct {
 	Replicas   int           `mapstructure:"replicas"`
 	AckWait    time.Duration `mapstructure:"ack_wait"`    // default 60s
 	MaxDeliver int           `mapstructure:"max_deliver"` // default 5
+	// WorkerGoneAfter is how long a worker may go without pulling before its
+	// pinned work is moved to the shared queues (default 1h).
+	WorkerGoneAfter time.Duration `mapstructure:"worker_gone_after"`
 }
 
 // WithDefaults fills the URL; queue fills the rest.
@@ -46,7 +49,8 @@ func (n NATSConfig) ConnectOptions(name string) queue.ConnectOptions {
 
 // QueueConfig is the queue.Config of streams under the subject prefix.
 func (n NATSConfig) QueueConfig(prefix string) queue.Config {
-	return queue.Config{Prefix: prefix, Replicas: n.Replicas, AckWait: n.AckWait, MaxDeliver: n.MaxDeliver}
+	return queue.Config{Prefix: prefix, Replicas: n.Replicas, AckWait: n.AckWait, MaxDeliver: n.MaxDeliver,
+		WorkerInactiveThreshold: n.WorkerGoneAfter}
 }
 
 // Validate names every wrong field by its key, catching what queue.Open
@@ -61,6 +65,9 @@ func (n NATSConfig) Validate() error {
 	}
 	if n.AckWait < 0 || n.MaxDeliver < 0 {
 		errs = append(errs, fmt.Errorf("nats.ack_wait and nats.max_deliver must be >= 0 (0 = default), got %s and %d", n.AckWait, n.MaxDeliver))
+	}
+	if n.WorkerGoneAfter != 0 && n.WorkerGoneAfter < time.Second {
+		errs = append(errs, fmt.Errorf("nats.worker_gone_after must be at least 1s (0 = 1h), got %s (AGENTFLEET_NATS_WORKER_GONE_AFTER)", n.WorkerGoneAfter))
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,75 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// Work pinned to a worker (children of a local workspace, resumes of a
+// parent parked there) waits on that worker's own subject. When the worker
+// is gone for good, the server deletes its consumer after the queue's
+// WorkerInactiveThreshold without pulls; every worker looks for such
+// orphaned work a few times per threshold and moves it to the task's shared
+// queue, where any worker takes it, as after a crash: the session resumes
+// from its recorded turns, in a fresh workspace. Workers moving the same
+// work at once are harmless (see queue.Client.MoveWorkerMessages).
+
+// moveOrphanedWorkEvery runs moveOrphanedWork until ctx ends.
+func (w *Worker) moveOrphanedWorkEvery(ctx context.Context) {
+	every := w.q.Config().WorkerInactiveThreshold / 4
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			w.moveOrphanedWork(ctx)
+		}
+	}
+}
+
+// moveOrphanedWork moves the pinned work of every worker found gone.
+func (w *Worker) moveOrphanedWork(ctx context.Context) {
+	ids, err := w.q.OrphanedWorkers(ctx)
+	if err != nil && ctx.Err() == nil {
+		w.log.Warn("looking for the work of gone workers", "err", err)
+	}
+	for _, id := range ids {
+		if id == w.cfg.ID {
+			continue // this worker is alive; its consumer comes back with its next pull
+		}
+		n, err := w.q.MoveWorkerMessages(ctx, id, func(m queue.TaskMessage) (queue.Target, error) { return w.sharedTarget(ctx, m) })
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("moving the work of a gone worker", "worker", id, "moved", n, "err", err)
+			continue
+		}
+		w.log.Info("moved the work of a gone worker to the shared queues", "worker", id, "moved", n)
+	}
+}
+
+// sharedTarget is the shared queue of a message's task: the default queue
+// for a task that does not exist (its worker then terms the message), an
+// error when the store cannot tell.
+func (w *Worker) sharedTarget(ctx context.Context, m queue.TaskMessage) (queue.Target, error) {
+	id, err := uuid.Parse(m.TaskID)
+	if err != nil {
+		return queue.ToQueue(DefaultQueue), nil
+	}
+	t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return queue.ToQueue(DefaultQueue), nil
+	case err != nil:
+		return queue.Target{}, err
+	case t.Queue == "":
+		return queue.ToQueue(DefaultQueue), nil
+	}
+	return queue.ToQueue(t.Queue), nil
+}
