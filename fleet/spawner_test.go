@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -526,6 +527,56 @@ func TestPinnedWorkOfAKilledWorkerMoves(t *testing.T) {
 		if task.WorkerID != survivor.ID() {
 			t.Fatalf("task %s ended on %q, want the survivor %s (the dead one was %s)", task.ID, task.WorkerID, survivor.ID(), dead)
 		}
+	}
+}
+
+// TestWorkOfAHeartbeatingWorkerStays: a worker whose consumer is gone but
+// which heartbeats a running task is busy, not gone (every slot taken, it
+// does not pull): its pinned work stays, while a gone worker's is moved and
+// run.
+func TestWorkOfAHeartbeatingWorkerStays(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Queue: queue.Config{WorkerInactiveThreshold: time.Second}})
+	ctx := waitCtx(t)
+	create := func(title string) uuid.UUID {
+		body, _ := json.Marshal(fleettest.Spec(title, fleettest.Step{Text: title + " done"}).WithDefaults())
+		res, err := f.Store.CreateTask(ctx, store.CreateTaskParams{Spec: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Task.ID
+	}
+	// w-busy runs a task and keeps its heartbeat fresh until the test ends.
+	running := create("busy worker's session")
+	if _, err := f.Store.ClaimTask(ctx, store.ClaimTaskParams{ID: running, WorkerID: "w-busy"}); err != nil {
+		t.Fatal(err)
+	}
+	beat, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for beat.Err() == nil {
+			_, _ = f.Store.HeartbeatTask(beat, store.HeartbeatTaskParams{ID: running, WorkerID: "w-busy"})
+			select {
+			case <-beat.Done():
+			case <-tick.C:
+			}
+		}
+	}()
+	waiting, stranded := create("waits for the busy worker"), create("stranded")
+	for worker, id := range map[string]uuid.UUID{"w-busy": waiting, "w-gone": stranded} {
+		if _, err := f.Queue.EnqueueToWorker(ctx, worker, queue.TaskMessage{Type: queue.MsgStart, TaskID: id.String()}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	succeeded(t, f.WaitDone(stranded)) // moved by a look that also saw w-busy's work
+	orphaned, err := f.Queue.OrphanedWorkers(ctx)
+	if err != nil || len(orphaned) != 1 || orphaned[0] != "w-busy" {
+		t.Fatalf("OrphanedWorkers = %v, %v; want w-busy's work still there", orphaned, err)
+	}
+	if task := f.Task(waiting); task.State != store.TaskQueued {
+		t.Fatalf("the busy worker's pinned task is %s, want queued", task.State)
 	}
 }
 

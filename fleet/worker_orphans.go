@@ -19,6 +19,10 @@ import (
 // queue, where any worker takes it, as after a crash: the session resumes
 // from its recorded turns, in a fresh workspace. Workers moving the same
 // work at once are harmless (see queue.Client.MoveWorkerMessages).
+//
+// A worker whose every slot is busy does not pull either, so its consumer
+// may go too: a worker that still heartbeats a running task in the store
+// is alive, and its work stays.
 
 // moveOrphanedWorkEvery runs moveOrphanedWork until ctx ends.
 func (w *Worker) moveOrphanedWorkEvery(ctx context.Context) {
@@ -41,9 +45,19 @@ func (w *Worker) moveOrphanedWork(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		w.log.Warn("looking for the work of gone workers", "err", err)
 	}
+	if len(ids) == 0 {
+		return
+	}
+	alive, err := w.heartbeating(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("looking for live workers", "err", err)
+		}
+		return
+	}
 	for _, id := range ids {
-		if id == w.cfg.ID {
-			continue // this worker is alive; its consumer comes back with its next pull
+		if id == w.cfg.ID || alive[id] {
+			continue // alive: its consumer comes back with its next pull
 		}
 		n, err := w.q.MoveWorkerMessages(ctx, id, func(m queue.TaskMessage) (queue.Target, error) { return w.sharedTarget(ctx, m) })
 		if err != nil && ctx.Err() == nil {
@@ -51,6 +65,29 @@ func (w *Worker) moveOrphanedWork(ctx context.Context) {
 			continue
 		}
 		w.log.Info("moved the work of a gone worker to the shared queues", "worker", id, "moved", n)
+	}
+}
+
+// heartbeating returns the workers with a running task whose heartbeat is
+// fresh (newer than StaleAfter).
+func (w *Worker) heartbeating(ctx context.Context) (map[string]bool, error) {
+	alive := map[string]bool{}
+	fresh := w.clock.Now().Add(-w.cfg.StaleAfter)
+	p := store.ListTasksParams{States: []store.TaskState{store.TaskRunning}, Limit: store.MaxListLimit}
+	for {
+		page, err := w.st.ListTasks(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range page.Tasks {
+			if t.HeartbeatAt.After(fresh) {
+				alive[t.WorkerID] = true
+			}
+		}
+		if page.NextCursor == "" {
+			return alive, nil
+		}
+		p.Cursor = page.NextCursor
 	}
 }
 
