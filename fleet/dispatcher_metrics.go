@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -75,7 +76,7 @@ func newDispatcherMetrics(d *Dispatcher) *DispatcherMetrics {
 	m.Registry.MustRegister(m.submitted, m.submitDuration, m.enqueueErrors, m.cancelled, m.control,
 		m.deadLetters, m.apiLatency, m.sseClients, m.sseEvents,
 		&stateCollector{d: d}, newQueueCollector(d),
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerQueueCounters(m.Registry, d.queue.Metrics())
 	return m
 }
