@@ -39,6 +39,18 @@ func TestReplicatedLayoutOnThreeNodeCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A replicated consumer answers pull requests once its own leader is elected, shortly
+	// after it is created; until then a pull finds no responders (Serve retries those).
+	for _, name := range []string{"queue-default", "worker-w-1"} {
+		waitFor(t, func() bool {
+			cons, err := js.Consumer(ctx, "TASKS", name)
+			if err != nil {
+				return false
+			}
+			info, err := cons.Info(ctx)
+			return err == nil && info.Cluster != nil && info.Cluster.Leader != ""
+		})
+	}
 	if _, err := c.Enqueue(ctx, "default", startMsg("t1"), "start:t1"); err != nil {
 		t.Fatal(err)
 	}
