@@ -169,16 +169,24 @@ func (p *Puller) fetch(ctx context.Context, s *source, n int, wait time.Duration
 
 // pullErr maps a pull request's error: nil when it merely ended without (more) messages.
 func (p *Puller) pullErr(ctx context.Context, s *source, err error) error {
+	if err = emptyPullErr(ctx, err); err != nil {
+		return fmt.Errorf("queue: pull from %s: %w", s.cfg.FilterSubject, err)
+	}
+	return nil
+}
+
+// emptyPullErr is nil when a pull request merely ended without (more) messages, ctx's error
+// when ctx ended, else err.
+func emptyPullErr(ctx context.Context, err error) error {
 	switch {
 	case err == nil, errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoMessages):
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil // our own pull deadline
-	default:
-		return fmt.Errorf("queue: pull from %s: %w", s.cfg.FilterSubject, err)
+		return nil // the pull's own deadline
 	}
+	return err
 }
 
 // fetchOne asks one source for one message, waiting up to wait (0: not at all). It returns

@@ -17,17 +17,13 @@ import (
 // without pulls, and a running worker pulls all the time, so these workers have been gone at
 // least that long: their pinned work (children, resumes of parked parents) waits for nobody.
 func (c *Client) OrphanedWorkers(ctx context.Context) ([]string, error) {
-	s, err := c.js.Stream(ctx, c.cfg.TasksStream)
+	stored, err := c.storedOn(ctx, c.subj.Worker("*"))
 	if err != nil {
-		return nil, fmt.Errorf("queue: stream %s: %w", c.cfg.TasksStream, err)
-	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(c.subj.Worker("*")))
-	if err != nil {
-		return nil, fmt.Errorf("queue: stream %s info: %w", c.cfg.TasksStream, err)
+		return nil, err
 	}
 	prefix := c.subj.Worker("")
 	var ids []string
-	for subject, n := range info.State.Subjects {
+	for subject, n := range stored {
 		id := strings.TrimPrefix(subject, prefix)
 		if n == 0 || !isToken(id) {
 			continue
@@ -131,8 +127,8 @@ func (c *Client) drain(ctx context.Context, cons jetstream.Consumer, subject str
 		if n > 0 {
 			continue
 		}
-		left, err := c.storedOn(ctx, subject)
-		if err != nil || left == 0 {
+		stored, err := c.storedOn(ctx, subject)
+		if err != nil || stored[subject] == 0 {
 			return err
 		}
 		if _, err := drainBatch(ctx, cons, 1, drainWait, handle); err != nil {
@@ -146,9 +142,8 @@ func (c *Client) drain(ctx context.Context, cons jetstream.Consumer, subject str
 func drainBatch(ctx context.Context, cons jetstream.Consumer, n int, wait time.Duration, handle func(jetstream.Msg) error) (int, error) {
 	var msgs []jetstream.Msg
 	_, err := fetchBatch(ctx, cons, n, wait, func(m jetstream.Msg) { msgs = append(msgs, m) })
-	if err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) &&
-		!errors.Is(err, context.DeadlineExceeded) {
-		return 0, err // a deadline of ctx itself ends the drain at the next stream read
+	if err := emptyPullErr(ctx, err); err != nil {
+		return 0, err
 	}
 	for _, msg := range msgs {
 		if err := handle(msg); err != nil {
@@ -161,15 +156,15 @@ func drainBatch(ctx context.Context, cons jetstream.Consumer, n int, wait time.D
 	return len(msgs), nil
 }
 
-// storedOn reports how many messages the tasks stream holds on subject.
-func (c *Client) storedOn(ctx context.Context, subject string) (uint64, error) {
+// storedOn reports how many messages the tasks stream holds on each subject matching filter.
+func (c *Client) storedOn(ctx context.Context, filter string) (map[string]uint64, error) {
 	s, err := c.js.Stream(ctx, c.cfg.TasksStream)
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("queue: stream %s: %w", c.cfg.TasksStream, err)
 	}
-	info, err := s.Info(ctx, jetstream.WithSubjectFilter(subject))
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("queue: stream %s info: %w", c.cfg.TasksStream, err)
 	}
-	return info.State.Subjects[subject], nil
+	return info.State.Subjects, nil
 }
