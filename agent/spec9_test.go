@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 	"github.com/agentfleet/agentfleet/profiles"
@@ -303,15 +304,17 @@ func itemLocalOps(t *testing.T, w *world) {
 
 func itemSigtermSigkill(t *testing.T, w *world) {
 	// The command traps SIGTERM and keeps running: only SIGKILL ends it. On a loaded machine
-	// bash may not have set the trap when the 500ms timeout fires; the item then runs again
-	// in a session whose timeout is four times longer (at most 8 s, well inside the loop's 30 s).
+	// bash may not have set the trap when the world's 500ms timeout fires; the item then runs
+	// again in a session whose timeout is longer (at most 8 s, well inside the loop's 30 s).
 	const command = "trap 'echo got-sigterm' TERM; echo trap-set; for i in $(seq 1 300); do sleep 0.1; done; echo not-killed"
-	end, _ := w.runShell(command)
-	for timeout := 2 * time.Second; !strings.Contains(end.Output, "trap-set") && timeout <= 8*time.Second; timeout *= 4 {
-		t.Logf("the command had not set its trap before the timeout; retrying with %v", timeout)
-		w = newWorld(t, w.p, agent.Config{Session: agent.SessionConfig{DefaultCommandTimeout: timeout}})
+	var end agent.Event
+	testenv.UntilStarted(t, 500*time.Millisecond, 8*time.Second, func(timeout time.Duration) bool {
+		if timeout > 500*time.Millisecond {
+			w = newWorld(t, w.p, agent.Config{Session: agent.SessionConfig{DefaultCommandTimeout: timeout}})
+		}
 		end, _ = w.runShell(command)
-	}
+		return strings.Contains(end.Output, "trap-set")
+	})
 	contains(t, "output", end.Output, "got-sigterm")
 	contains(t, "output", end.Output, "timed out")
 	if strings.Contains(end.Output, "not-killed") {

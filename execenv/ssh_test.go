@@ -20,6 +20,7 @@ import (
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/execenv/execenvtest"
 	"github.com/agentfleet/agentfleet/execenv/sshtest"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 // startSSH starts an sshd whose sessions carry the conformance probe variables.
@@ -182,17 +183,12 @@ func TestSSHLoginNoiseIsNotOutput(t *testing.T) {
 	if err != nil || res.Stdout != "out\n" {
 		t.Fatalf("stdout %q, %v: the login greeting must not be taken for output", res.Stdout, err)
 	}
-	// On a loaded machine the session may not reach "ready" within a short timeout; the
-	// command is then run again with a longer one.
-	for timeout := 2 * time.Second; ; timeout *= 4 {
+	// On a loaded machine the session may not reach "ready" within a short timeout.
+	testenv.UntilStarted(t, 2*time.Second, 30*time.Second, func(timeout time.Duration) bool {
 		res, err = env.Exec(ctx, execenv.ExecRequest{Command: "trap '' TERM; echo ready; sleep 300", Timeout: timeout})
-		if err == nil && res.Stdout == "" && timeout < 30*time.Second {
-			t.Logf("the command printed nothing within %v; retrying with a longer timeout", timeout)
-			continue
-		}
-		if err != nil || !res.TimedOut || res.ExitCode != -1 || res.Stdout != "ready\n" {
-			t.Fatalf("timeout after a login greeting: %+v, %v", res, err)
-		}
-		return
+		return err != nil || res.Stdout != ""
+	})
+	if err != nil || !res.TimedOut || res.ExitCode != -1 || res.Stdout != "ready\n" {
+		t.Fatalf("timeout after a login greeting: %+v, %v", res, err)
 	}
 }

@@ -5,7 +5,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 func TestShell(t *testing.T) {
@@ -42,18 +45,16 @@ func TestShell(t *testing.T) {
 }
 
 // timingOut calls the shell tool with a command that prints marker once it runs and then
-// outlasts its timeout, first with a timeout of 300ms. On a loaded machine bash may not reach
-// marker that soon; the call is then repeated with a timeout four times longer, up to about
-// 20 s. call gets the timeout in milliseconds; the result and that timeout are returned.
+// outlasts its timeout, first with a timeout of 300ms (see testenv.UntilStarted). call gets
+// the timeout in milliseconds; the result and that timeout are returned.
 func timingOut(t *testing.T, marker string, call func(ms int) Result) (Result, int) {
 	t.Helper()
-	for ms := 300; ; ms *= 4 {
-		res := call(ms)
-		if strings.Contains(res.Content, marker) || ms > 15_000 {
-			return res, ms
-		}
-		t.Logf("the command had not printed %q after %dms; retrying with a longer timeout", marker, ms)
-	}
+	var res Result
+	timeout := testenv.UntilStarted(t, 300*time.Millisecond, 15*time.Second, func(timeout time.Duration) bool {
+		res = call(int(timeout.Milliseconds()))
+		return strings.Contains(res.Content, marker)
+	})
+	return res, int(timeout.Milliseconds())
 }
 
 func TestShellTimeoutKeepsPartialOutput(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 func testExecBasics(t *testing.T, b *bundle) {
@@ -90,26 +91,24 @@ echo "still running: $p $st"; exit 1`, pidFile)
 }
 
 // execTimingOut runs a command that prints marker once it is set up and
-// then runs past its timeout. On a loaded machine the timeout may fire
-// before the command got going; it is then retried with a longer one.
+// then runs past its timeout, first with a timeout of 1 s (see
+// testenv.UntilStarted).
 func execTimingOut(t *testing.T, b *bundle, command, marker string) (execenv.ExecResult, time.Duration) {
 	t.Helper()
-	for timeout := time.Second; ; timeout *= 4 {
+	var res execenv.ExecResult
+	timeout := testenv.UntilStarted(t, time.Second, 20*time.Second, func(timeout time.Duration) bool {
 		var mu sync.Mutex
 		var seen strings.Builder
-		res := b.exec(t, execenv.ExecRequest{Command: command, Timeout: timeout, OnOutput: func(_ execenv.OutputStream, c []byte) {
+		res = b.exec(t, execenv.ExecRequest{Command: command, Timeout: timeout, OnOutput: func(_ execenv.OutputStream, c []byte) {
 			mu.Lock()
 			seen.Write(c)
 			mu.Unlock()
 		}})
 		mu.Lock()
-		started := strings.Contains(seen.String(), marker)
-		mu.Unlock()
-		if started || timeout > 20*time.Second {
-			return res, timeout
-		}
-		t.Logf("the command had not started after %v; retrying with a longer timeout", timeout)
-	}
+		defer mu.Unlock()
+		return strings.Contains(seen.String(), marker)
+	})
+	return res, timeout
 }
 
 func testTimeoutKillsGroup(t *testing.T, b *bundle) {
