@@ -57,13 +57,13 @@ func (a *api) taskEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	s := sseStream{filter: queue.EventFilter{RootTaskID: t.RootID.String(), TaskID: t.ID.String()}}
 	if r.URL.Query().Get("follow") != "true" {
-		s.done = func(ctx context.Context) (finished, bool) { return a.finished(ctx, t) }
+		s.done = func(ctx context.Context) (finished, bool) { return a.taskFinished(ctx, t) }
 	}
 	a.stream(w, r, s)
 }
 
-// finished reports whether task t has finished, with its last stored event.
-func (a *api) finished(ctx context.Context, t store.Task) (finished, bool) {
+// taskFinished reports whether task t has finished, with its last stored event.
+func (a *api) taskFinished(ctx context.Context, t store.Task) (finished, bool) {
 	t, err := a.d.store.GetTask(ctx, store.GetTaskParams{ID: t.ID})
 	if err != nil || !t.State.Terminal() {
 		return finished{}, false
