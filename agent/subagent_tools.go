@@ -123,12 +123,48 @@ func (s *Session) runCloseAgent(ctx context.Context, call tools.Call) (tools.Out
 	return jsonOutput(st)
 }
 
-func agentID(call tools.Call) (string, error) {
-	var args struct {
+func agentID(call tools.Call) (string, error) { return agentIDArg(call.Args) }
+
+// agentIDArg decodes the agent_id argument of wait and close_agent.
+func agentIDArg(args json.RawMessage) (string, error) {
+	var a struct {
 		AgentID string `json:"agent_id"`
 	}
-	err := json.Unmarshal(call.Args, &args)
-	return args.AgentID, err
+	err := json.Unmarshal(args, &a)
+	return a.AgentID, err
+}
+
+// PendingWaits returns the agent ids named by the wait calls of the last
+// assistant turn of h that have no recorded result, in call order: what a
+// session parked in that round waits for. A host that parks sessions reads
+// it rather than decoding the wait tool's arguments itself. Calls whose
+// arguments do not decode are skipped.
+func PendingWaits(h []Turn) []string {
+	last := -1
+	for i := len(h) - 1; i >= 0 && last < 0; i-- {
+		if h[i].Kind == TurnAssistant {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for _, t := range h[last+1:] {
+		for _, res := range t.Results {
+			answered[res.ToolCallID] = true
+		}
+	}
+	var ids []string
+	for _, c := range h[last].ToolCalls {
+		if c.Name != "wait" || answered[c.ID] {
+			continue
+		}
+		if id, err := agentIDArg(c.Arguments); err == nil && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 func jsonOutput(v any) (tools.Output, error) {

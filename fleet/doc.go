@@ -1,6 +1,10 @@
-// Package fleet runs agent sessions at fleet scale: workers that pull tasks
-// from JetStream and run their sessions durably, subagents as child tasks,
-// and the dispatcher with its HTTP API (see the Dispatcher section).
+// Package fleet is the domain that the two sides of the fleet share: the
+// task spec a submitter sends (TaskSpec, decoded from the store with
+// DecodeSpec, checked with Validate), the result a worker stores
+// (TaskResult), the reasons a task ends with, what a parked task waits for
+// (WaitingFor), the final SESSION_END event, and the ids that make
+// messages idempotent (StartMsgID, InputMsgID) and sessions addressable
+// (SessionSubject).
 //
 // # Tasks and sessions
 //
@@ -9,132 +13,23 @@
 // stored under that id, its events carry it as session_id and its control
 // subject is <prefix>.control.<task-id>, whichever worker runs it.
 //
-// # Workers
+// # One package per audience
 //
-// A Worker (NewWorker, Run) reserves a session slot, then pulls one task
-// message (its own subject <prefix>.tasks.worker.<id> first, then its
-// queues), and claims the task in the store by compare-and-set, so two
-// workers never both run a task. A running task whose heartbeat is older
-// than WorkerConfig.StaleAfter may be taken over (its worker died). It
-// then builds the environment (a fresh local workspace under
-// WorkerConfig.WorkspaceRoot, cloned at the spec's ref; or SSH with the
-// key reference resolved from WorkerConfig.SSHKeys), the profile and the
-// session, serves control requests (steer, follow_up, abort, configure,
-// status), stamps heartbeats (the store's, every HeartbeatInterval, which
-// is also how a worker notices a cancel it missed; the message's, every
-// AckWait/3), runs the session and maps the outcome:
+// The packages below this one each serve one audience, and imports run one
+// way (docs/architecture.md draws them):
 //
-//   - completed: succeeded, with TaskResult (final text, turns, usage,
-//     cost) and the `git diff` of a git workspace as the "diff" artifact;
-//     ack.
-//   - parked on a subagent: waiting (see Subagents); ack.
-//   - a retryable model error (rate limit, overload, 5xx, transport): the
-//     task goes back to queued and the message is naked with the
-//     provider's retry-after, else an exponential backoff; the next
-//     delivery resumes it. A rate limit also holds every call to that
-//     provider on this worker until the retry-after has passed.
-//   - a permanent error (authentication, invalid request, an environment
-//     or profile this worker refuses, a corrupt message or spec): failed
-//     with a reason; term.
-//   - turn or round limit, wall time, token or cost limit: failed with the
-//     limit as reason; ack.
-//   - abort over control: cancelled ("aborted"); a task cancelled in the
-//     store (CancelTree): cancelled.
+//   - api: the HTTP wire types, shared by the two ends of the API;
+//   - client: the Go client of the API, for programs that submit and watch
+//     tasks; it imports only api and this package;
+//   - dispatcher: the service behind the API, its HTTP handlers, event
+//     streams and metrics;
+//   - worker: claiming, running, parking and settling tasks, subagents as
+//     child tasks, the turn recorder and the event pump;
+//   - internal/taskops: the lifecycle rules both sides apply (a dead
+//     letter, a subtree cancel, a failure from any state), written once;
+//   - dev and bench: a whole fleet in one process, for `dispatcher dev`
+//     and `dispatcher bench`;
+//   - dashboard and fleettest: the web dashboard, and a fleet for tests.
 //
-// Messages whose task is already final are only acked. Every final state
-// is followed, idempotently, by waking the parent and cancelling live
-// children (unless the spec's ChildPolicy is let_run); a redelivered
-// message of a final task repeats that, in case a crash cut it short.
-//
-// # Durability and resume
-//
-// Every turn is written to the store (the Recorder, store.AppendTurns with
-// seq = turn index + 1) before the loop goes on; a tool call's full output
-// is stored (PutToolOutput) before its TOOL_CALL_END event is published. A
-// redelivered task is resumed, not restarted: its history is loaded and
-// agent.Session.Continue goes on from the last recorded turn. Tool calls
-// of the last assistant turn whose results were not recorded run again, so
-// tools run at least once. Workers keep nothing that cannot be rebuilt: a
-// local workspace survives only on its worker (a task resumed elsewhere
-// gets a fresh one; a parked parent with a local workspace is resumed on
-// its own worker's subject, so a worker id must be stable across restarts).
-//
-// # Events
-//
-// Every agent event becomes a queue.Event on
-// <prefix>.events.<root>.<task>.<kind> with root and parent task ids and a
-// seq that is gapless per session, also across runs on different workers
-// (a resumed session continues after the last event in EVENTS; events lost
-// with a killed worker were never stored, so no gap appears). The final
-// SESSION_END (KindSessionEnd, SessionEndData) is published, confirmed,
-// only when the task reaches its final state; parks and hand-backs do not
-// end a session.
-//
-// # Shutdown
-//
-// When Run's context ends the worker stops pulling, gives running sessions
-// WorkerConfig.DrainGrace to finish, then aborts the rest, puts their tasks
-// back to queued and naks their messages at once, so another worker
-// resumes them from their recorded turns. Run returns nil; `worker run`
-// exits 0.
-//
-// # Subagents
-//
-// The worker's agent.Spawner makes every spawn_agent a child task (parent,
-// root, depth + 1, the parent's environment and profile, the requested or
-// the parent's current model, its own turn limit), created with the
-// idempotency key spawn:<parent>:<call-id> so a resumed parent re-running
-// the call gets the same child. The agent id the model sees is the child
-// task id. Children of a local, non-shared workspace go to the spawning
-// worker's own subject (they see its files); children of an SSH or
-// shared-volume environment go to the parent's queue. The depth limit is
-// the spec's MaxSubagentDepth (default 1), enforced by the session with a
-// model-facing error; unfinished children per parent are capped by
-// MaxLiveChildren (WorkerConfig.MaxLiveChildren, 32, when the spec has
-// none).
-//
-// wait returns at once for a child that has ended. Otherwise the session
-// parks (agent.ErrParked): its history up to the pending wait call is
-// recorded (with the round's earlier results), the task becomes waiting
-// with WaitingFor (the children of every pending wait call of the round and
-// a wait id), its message is acked and its slot freed: a waiting parent
-// holds no slot, memory or message, so a fleet cannot deadlock on waiting
-// parents. When the last awaited child ends, the worker that recorded the
-// end enqueues the parent's resume with the message id
-// queue.ResumeMsgID(parent, wait id): children ending together wake it
-// once. The parking worker checks the children again after writing
-// waiting, so a child ending in between is not missed. Any worker (the
-// parent's own, for a local workspace) then claims the parent and re-runs
-// the wait, which now returns the child's result.
-//
-// send_input steers a running child over its control subject; for a
-// queued or parked child the input is stored (an "input" artifact) and
-// injected as steering when it next runs; an ended (succeeded or failed)
-// child is reopened: the input is stored, the task goes back to queued and
-// a deduplicated input message runs it, the input becoming a new user turn
-// after its answer. Steering that arrives during a child's final model
-// call is run as a new input before the run ends; input stored while the
-// run ends reopens the child at its end, succeeded or failed. A cancelled
-// child refuses input. When the message after a reopen cannot be sent, the
-// child stays queued with its input, and the next send_input to a queued
-// child that ran before sends one again.
-// close_agent and CancelTree
-// cancel a whole subtree: queued and waiting descendants never start
-// again, running ones are aborted over control (or at their next
-// heartbeat).
-//
-// # Dead letters
-//
-// Every worker runs a dead-letter watcher (HandleDeadLetter; they share one
-// durable consumer, so each dead letter is handled by one of them): a task
-// whose message exhausted its deliveries, or was terminated, is marked
-// failed with the reason dead_letter unless already final. A dispatcher
-// may watch as well; the handler is idempotent.
-//
-// # Concurrency
-//
-// A Worker's exported methods are safe for concurrent use. Each delivery is
-// handled by one goroutine that owns its run; control requests and abort
-// reach the run from other goroutines through its mutex. The event pump
-// goroutine of a run owns the session's event seq.
+// The dispatcher and the worker never import each other.
 package fleet

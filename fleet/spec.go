@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
 )
 
 // KnownProfiles are the profile names a spec may name when the caller of
@@ -24,7 +24,7 @@ var KnownProfiles = []string{"openai", "anthropic", "gemini"}
 
 // Defaults and bounds of a TaskSpec.
 const (
-	DefaultQueue            = "default"
+	DefaultQueue            = store.DefaultQueue
 	DefaultSubagentDepth    = 1 // MaxSubagentDepth when nil
 	MaxSubagentDepthLimit   = 8 // the largest MaxSubagentDepth accepted
 	MaxPromptBytes          = 256 << 10
@@ -33,7 +33,7 @@ const (
 	MaxLabelValueBytes      = 256
 	MaxIdempotencyKeyBytes  = 256
 	MaxPriority             = 1000 // priorities range over [-MaxPriority, MaxPriority]
-	maxNameBytes            = 128  // model, queue, key reference, host, user
+	MaxNameBytes            = 128  // model, queue, key reference, host, user
 	maxPathBytes            = 4096 // working directory, repository
 	reservedWorkerQueueName = "worker"
 )
@@ -119,16 +119,6 @@ type Environment struct {
 	// Without it, a local task's children run on the worker holding its
 	// files. Set by the system for child tasks (added by the worker side).
 	Shared bool `json:"shared,omitempty"`
-}
-
-// TaskResult is the outcome of a task, stored as the task's result.
-type TaskResult struct {
-	FinalText string    `json:"final_text"`
-	Success   bool      `json:"success"`
-	TurnsUsed int       `json:"turns_used"`
-	Usage     llm.Usage `json:"usage"`
-	CostUSD   float64   `json:"cost_usd"`
-	Error     string    `json:"error,omitempty"`
 }
 
 // Duration is a time.Duration that reads a Go duration string ("90s",
@@ -245,7 +235,9 @@ func (s TaskSpec) ValidateSubmission(allowed ...string) error {
 	return s.Validate(allowed...)
 }
 
-var validEfforts = []string{"", "minimal", "low", "medium", "high", "xhigh"}
+// ReasoningEfforts are the reasoning efforts a spec or a configure request
+// may ask for ("" keeps the default).
+var ReasoningEfforts = []string{"", "minimal", "low", "medium", "high", "xhigh"}
 
 func (s TaskSpec) checkPrompt(allowed []string) *FieldError {
 	switch {
@@ -259,9 +251,9 @@ func (s TaskSpec) checkPrompt(allowed []string) *FieldError {
 		return fieldErr("profile", "is required, one of %s", strings.Join(allowed, ", "))
 	case !slices.Contains(allowed, s.Profile):
 		return fieldErr("profile", "%q is unknown, want one of %s", s.Profile, strings.Join(allowed, ", "))
-	case len(s.Model) > maxNameBytes:
-		return fieldErr("model", "is longer than %d bytes", maxNameBytes)
-	case !slices.Contains(validEfforts, s.ReasoningEffort):
+	case len(s.Model) > MaxNameBytes:
+		return fieldErr("model", "is longer than %d bytes", MaxNameBytes)
+	case !slices.Contains(ReasoningEfforts, s.ReasoningEffort):
 		return fieldErr("reasoning_effort", "%q is unknown, want one of minimal, low, medium, high, xhigh (or empty)", s.ReasoningEffort)
 	}
 	return nil
@@ -301,8 +293,8 @@ func (e Environment) checkLocal() *FieldError {
 		return fieldErr("environment.ref", "%q needs environment.repo to check out", e.Ref)
 	case len(e.Repo) > maxPathBytes:
 		return fieldErr("environment.repo", "is longer than %d bytes", maxPathBytes)
-	case len(e.Ref) > maxNameBytes*2:
-		return fieldErr("environment.ref", "is longer than %d bytes", maxNameBytes*2)
+	case len(e.Ref) > MaxNameBytes*2:
+		return fieldErr("environment.ref", "is longer than %d bytes", MaxNameBytes*2)
 	case strings.HasPrefix(e.Ref, "-"):
 		return fieldErr("environment.ref", "%q must not start with '-'", e.Ref)
 	case strings.HasPrefix(e.Repo, "-"):
@@ -326,7 +318,7 @@ func (e Environment) checkSSH() *FieldError {
 	switch {
 	case e.Host == "":
 		return fieldErr("environment.host", "is required for an ssh environment")
-	case len(e.Host) > maxNameBytes || strings.ContainsAny(e.Host, " /@"):
+	case len(e.Host) > MaxNameBytes || strings.ContainsAny(e.Host, " /@"):
 		return fieldErr("environment.host", "%q is not a host name or address", e.Host)
 	case e.Port < 0 || e.Port > 65535:
 		return fieldErr("environment.port", "must be between 1 and 65535 (0 = 22), got %d", e.Port)
@@ -362,14 +354,12 @@ func (s TaskSpec) checkTree() *FieldError {
 	return nil
 }
 
-var queueName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 func (s TaskSpec) checkRouting() *FieldError {
 	switch {
-	case s.Queue != "" && (!queueName.MatchString(s.Queue) || len(s.Queue) > maxNameBytes):
-		return fieldErr("queue", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Queue, maxNameBytes)
 	case s.Queue == reservedWorkerQueueName:
 		return fieldErr("queue", "%q is reserved for work pinned to one worker", s.Queue)
+	case s.Queue != "" && queue.CheckQueueName(s.Queue) != nil:
+		return fieldErr("queue", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Queue, MaxNameBytes)
 	case s.Priority < -MaxPriority || s.Priority > MaxPriority:
 		return fieldErr("priority", "must be between %d and %d, got %d", -MaxPriority, MaxPriority, s.Priority)
 	case len(s.IdempotencyKey) > MaxIdempotencyKeyBytes:

@@ -39,7 +39,7 @@ func (t Target) subject(s Subjects) (string, error) {
 		}
 		return s.Worker(t.workerID), nil
 	}
-	if err := checkQueueName(t.queue); err != nil {
+	if err := CheckQueueName(t.queue); err != nil {
 		return "", err
 	}
 	return s.Tasks(t.queue), nil

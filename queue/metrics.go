@@ -56,7 +56,7 @@ func (l Lag) Total() uint64 { return l.Pending + uint64(l.AckPending) }
 // served the queue; before that the queue's messages are all pending and QueueLag reports an
 // error wrapping jetstream.ErrConsumerNotFound.
 func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
-	if err := checkQueueName(queue); err != nil {
+	if err := CheckQueueName(queue); err != nil {
 		return Lag{}, err
 	}
 	return c.consumerLag(ctx, queueConsumer(queue))

@@ -57,7 +57,7 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 	}
 	seen := map[string]bool{}
 	for _, q := range pc.Queues {
-		if err := checkQueueName(q); err != nil {
+		if err := CheckQueueName(q); err != nil {
 			return nil, err
 		}
 		if seen[q] {

@@ -27,6 +27,10 @@ func isToken(s string) bool {
 	return true
 }
 
+// CheckWorkerID is the rule for worker ids: a subject token, since a worker's own subject
+// ends with its id.
+func CheckWorkerID(id string) error { return checkToken("worker id", id) }
+
 // checkToken returns an error naming what is wrong with a token value.
 func checkToken(what, s string) error {
 	if !isToken(s) {
@@ -35,8 +39,10 @@ func checkToken(what, s string) error {
 	return nil
 }
 
-// checkQueueName also rejects "worker", the token that introduces per-worker subjects.
-func checkQueueName(name string) error {
+// CheckQueueName is the one rule for queue names, used by the fleet's specs and configuration
+// as well as here: a subject token (1 to 128 ASCII letters, digits, '-' or '_') other than
+// "worker", the token that introduces per-worker subjects.
+func CheckQueueName(name string) error {
 	if err := checkToken("queue name", name); err != nil {
 		return err
 	}

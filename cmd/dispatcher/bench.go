@@ -8,10 +8,10 @@ import (
 	"runtime/pprof"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+	"github.com/agentfleet/agentfleet/fleet/bench"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/store"
 	"github.com/agentfleet/agentfleet/store/postgres"
 )
@@ -19,7 +19,7 @@ import (
 func init() { addCommand(newBenchCmd) }
 
 func newBenchCmd() *cobra.Command {
-	var cfg fleet.BenchConfig
+	var cfg bench.Config
 	var cf clientFlags
 	var asJSON bool
 	var cpuProfile string
@@ -69,7 +69,7 @@ of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the l
 				}
 				defer stop()
 			}
-			rep, err := fleet.RunBench(c.Context(), cfg)
+			rep, err := bench.Run(c.Context(), cfg)
 			if err != nil {
 				return failf("%v", err)
 			}
@@ -128,7 +128,7 @@ func benchStore(c *cobra.Command, dir string) (store.Store, string, error) {
 
 // setWorkerProcesses points --worker-processes at this program's
 // bench-worker command and the shared Postgres store.
-func setWorkerProcesses(cfg *fleet.BenchConfig, storeName string) error {
+func setWorkerProcesses(cfg *bench.Config, storeName string) error {
 	if storeName != "postgres" {
 		return usageErrorf("--worker-processes needs a store the worker processes share: set %s to a postgres:// URL (a SQLite file is not shared between processes here)", EnvDatabaseURL)
 	}

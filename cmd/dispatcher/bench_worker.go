@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/bench"
 )
 
 func init() { addCommand(newBenchWorkerCmd) }
@@ -17,9 +17,9 @@ func newBenchWorkerCmd() *cobra.Command {
 		Use:                "bench-worker",
 		Short:              "One worker process of `dispatcher bench --worker-processes` (internal)",
 		Hidden:             true,
-		DisableFlagParsing: true, // fleet.BenchWorkerMain reads the flags
+		DisableFlagParsing: true, // bench.WorkerMain reads the flags
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := fleet.BenchWorkerMain(c.Context(), args, cli.OpenStore, c.OutOrStdout(), c.ErrOrStderr()); err != nil {
+			if err := bench.WorkerMain(c.Context(), args, cli.OpenStore, c.OutOrStdout(), c.ErrOrStderr()); err != nil {
 				return failf("%v", err)
 			}
 			return nil

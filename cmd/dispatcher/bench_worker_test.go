@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/bench"
 	"github.com/agentfleet/agentfleet/store/pgtest"
 )
 
@@ -46,7 +46,7 @@ func TestBenchWorkerProcesses(t *testing.T) {
 		t.Fatalf("bench: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	var rep fleet.BenchReport
+	var rep bench.Report
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
 		t.Fatalf("last line is not the JSON report: %v\n%s", err, stdout.String())
 	}

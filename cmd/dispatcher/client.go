@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/client"
 )
 
 // Client configuration: flags, else these environment variables.
@@ -29,7 +29,7 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 }
 
 // client builds the API client from the flags and the environment.
-func (f *clientFlags) client() (*fleet.Client, error) {
+func (f *clientFlags) client() (*client.Client, error) {
 	server, token := f.server, f.token
 	if server == "" {
 		server = os.Getenv(EnvServer)
@@ -40,7 +40,7 @@ func (f *clientFlags) client() (*fleet.Client, error) {
 	if token == "" {
 		token = os.Getenv(EnvToken)
 	}
-	c, err := fleet.NewClient(server, token, nil)
+	c, err := client.New(server, token, nil)
 	if err != nil {
 		return nil, usageErrorf("--server: %v", err)
 	}
@@ -58,7 +58,7 @@ func taskArg(s string) (uuid.UUID, error) {
 
 // taskClient parses a task id argument and builds the API client: the first
 // two steps of every command that acts on one task.
-func (f *clientFlags) taskClient(arg string) (uuid.UUID, *fleet.Client, error) {
+func (f *clientFlags) taskClient(arg string) (uuid.UUID, *client.Client, error) {
 	id, err := taskArg(arg)
 	if err != nil {
 		return uuid.Nil, nil, err

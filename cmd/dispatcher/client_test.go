@@ -12,7 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 	"github.com/agentfleet/agentfleet/store"
@@ -42,12 +43,12 @@ func startDispatcher(t *testing.T) dispatcherFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	d, err := fleet.NewDispatcher(st, q, fleet.DispatcherConfig{})
+	d, err := dispatcher.New(st, q, dispatcher.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A finished task's stream sends its stored events before the idle wait counts.
-	srv := httptest.NewServer(d.Handler(fleet.APIOptions{Token: "tk", SSEDrainIdle: 100 * time.Millisecond, SSEDonePoll: 20 * time.Millisecond}))
+	srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{Token: "tk", SSEDrainIdle: 100 * time.Millisecond, SSEDonePoll: 20 * time.Millisecond}))
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	t.Setenv(EnvServer, srv.URL)
 	t.Setenv(EnvToken, "tk")
@@ -172,7 +173,7 @@ func TestSubmitGetCancelSteer(t *testing.T) {
 		t.Fatalf("get: exit %d, output %q", code, out)
 	}
 	code, out = run(t, "get", id, "--json")
-	var v fleet.TaskView
+	var v api.TaskView
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Labels["team"] != "core" {
 		t.Fatalf("get --json: exit %d, output %q", code, out)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
 
@@ -17,7 +17,7 @@ func init() { addCommand(newDevCmd) }
 
 // devFlags are the flags of `dispatcher dev`.
 type devFlags struct {
-	cfg          fleet.DevConfig
+	cfg          dev.Config
 	demo         string
 	exitWhenDone bool
 }
@@ -53,11 +53,11 @@ task succeeded, 1 otherwise.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.cfg.Addr, "addr", fleet.DefaultDevAddr, "address of the API and dashboard")
+	fl.StringVar(&f.cfg.Addr, "addr", dev.DefaultAddr, "address of the API and dashboard")
 	fl.IntVar(&f.cfg.NATSPort, "nats-port", embedded.DefaultPort, "port of the embedded NATS server on 127.0.0.1 (-1: any free port)")
-	fl.StringVar(&f.cfg.DataDir, "data-dir", fleet.DefaultDevDataDir, "directory for JetStream data, the SQLite database and workspaces")
-	fl.IntVar(&f.cfg.Workers, "workers", fleet.DefaultDevWorkers, "in-process workers")
-	fl.IntVar(&f.cfg.Sessions, "sessions", fleet.DefaultDevSessions, "sessions each worker runs at once")
+	fl.StringVar(&f.cfg.DataDir, "data-dir", dev.DefaultDataDir, "directory for JetStream data, the SQLite database and workspaces")
+	fl.IntVar(&f.cfg.Workers, "workers", dev.DefaultWorkers, "in-process workers")
+	fl.IntVar(&f.cfg.Sessions, "sessions", dev.DefaultSessions, "sessions each worker runs at once")
 	fl.StringVar(&f.cfg.Token, "token", "", "bearer token the API requires (default $AGENTFLEET_TOKEN; none on loopback)")
 	fl.BoolVar(&f.cfg.Simulated, "simulated", false, "use the simulated model even when a provider key is set")
 	fl.StringVar(&f.demo, "demo", "", "run the demo of this directory (examples/demo): sample repository, backlog, simulated-model plan")
@@ -79,39 +79,39 @@ func runDev(ctx context.Context, f devFlags, out io.Writer) error {
 		return usageErrorf("--exit-when-done needs --demo")
 	}
 	if f.demo != "" {
-		if err := fleet.CheckDemoDir(f.demo); err != nil {
+		if err := dev.CheckDemoDir(f.demo); err != nil {
 			return usageErrorf("%v", err)
 		}
-		plan, err := fleet.LoadDemoPlan(f.demo)
+		plan, err := dev.LoadDemoPlan(f.demo)
 		if err != nil {
 			return failf("%v", err)
 		}
 		f.cfg.Plan = plan
 	}
-	dev, err := fleet.StartDev(ctx, f.cfg)
+	fl, err := dev.Start(ctx, f.cfg)
 	if err != nil {
 		return failf("%v", err)
 	}
 	defer func() {
 		fmt.Fprintln(out, "dev: stopping (workers get a few seconds to reach a checkpoint)")
-		if err := dev.Close(); err != nil {
+		if err := fl.Close(); err != nil {
 			fmt.Fprintln(out, "dev: stopping:", err)
 		}
 	}()
-	printDevBanner(out, dev, f.cfg.Token != "")
+	printDevBanner(out, fl, f.cfg.Token != "")
 	if f.demo != "" {
-		code, err := runDevDemo(ctx, dev, f, out)
+		code, err := runDevDemo(ctx, fl, f, out)
 		if err != nil || f.exitWhenDone {
 			return exitCode(code, err)
 		}
-		fmt.Fprintf(out, "\ndemo: the dashboard stays up at %s; press Ctrl-C to stop\n", dev.URL())
+		fmt.Fprintf(out, "\ndemo: the dashboard stays up at %s; press Ctrl-C to stop\n", fl.URL())
 	}
 	<-ctx.Done()
 	return nil
 }
 
-func printDevBanner(out io.Writer, dev *fleet.Dev, token bool) {
-	workers, sessions := dev.Workers()
+func printDevBanner(out io.Writer, fl *dev.Fleet, token bool) {
+	workers, sessions := fl.Workers()
 	tokenArg := ""
 	if token {
 		tokenArg = " --token $AGENTFLEET_TOKEN"
@@ -130,26 +130,26 @@ submit a task:
 or POST a spec to %[1]s/v1/tasks; watch it in the dashboard or with dispatcher tail <task-id>.
 Ctrl-C stops dev mode.
 
-`, dev.URL(), dev.NATSURL(), filepath.Join(dev.DataDir(), "nats"), filepath.Join(dev.DataDir(), "agentfleet.db"),
-		workers, sessions, dev.Model(), tokenArg)
+`, fl.URL(), fl.NATSURL(), filepath.Join(fl.DataDir(), "nats"), filepath.Join(fl.DataDir(), "agentfleet.db"),
+		workers, sessions, fl.Model(), tokenArg)
 }
 
 // runDevDemo runs the backlog of the demo directory and returns the exit
 // status it calls for.
-func runDevDemo(ctx context.Context, dev *fleet.Dev, f devFlags, out io.Writer) (int, error) {
-	c, err := dev.Client()
+func runDevDemo(ctx context.Context, fl *dev.Fleet, f devFlags, out io.Writer) (int, error) {
+	c, err := fl.Client()
 	if err != nil {
 		return 1, err
 	}
-	if !dev.Simulated() {
+	if !fl.Simulated() {
 		fmt.Fprintln(out, "demo: a real model works on the backlog; its tasks may take minutes and cost tokens")
 	}
-	res, err := fleet.RunDemo(ctx, c, fleet.DemoOptions{Dir: f.demo, Out: out})
+	res, err := dev.RunDemo(ctx, c, dev.DemoOptions{Dir: f.demo, Out: out})
 	if err != nil {
 		return 1, err
 	}
 	if n := res.Failed(); n > 0 {
-		return 1, fmt.Errorf("demo: %d task(s) did not succeed; see %s/ for their events", n, dev.URL())
+		return 1, fmt.Errorf("demo: %d task(s) did not succeed; see %s/ for their events", n, fl.URL())
 	}
 	return 0, nil
 }

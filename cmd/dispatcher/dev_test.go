@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
 
@@ -85,7 +85,7 @@ func TestDevBadUsage(t *testing.T) {
 
 // TestDevPortTaken: dev mode on an address in use exits 1 naming it.
 func TestDevPortTaken(t *testing.T) {
-	dev, err := fleet.StartDev(context.Background(), fleet.DevConfig{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
+	dev, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
 		DataDir: t.TempDir(), Simulated: true})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestDevPortTaken(t *testing.T) {
 // broken to a dev-mode dispatcher: the line is named and nothing is
 // submitted; with --skip-invalid the other lines are.
 func TestSubmitDemoBacklogMalformed(t *testing.T) {
-	dev, err := fleet.StartDev(context.Background(), fleet.DevConfig{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
+	dev, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
 		DataDir: t.TempDir(), Simulated: true, Plan: mustPlan(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -152,9 +152,9 @@ func TestSubmitDemoBacklogMalformed(t *testing.T) {
 	}
 }
 
-func mustPlan(t *testing.T) fleet.SimPlan {
+func mustPlan(t *testing.T) dev.SimPlan {
 	t.Helper()
-	p, err := fleet.LoadDemoPlan(demoDir(t))
+	p, err := dev.LoadDemoPlan(demoDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}

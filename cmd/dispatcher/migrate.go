@@ -4,12 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"io"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
+
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 
 	"github.com/spf13/cobra"
 

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
-	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -83,7 +83,7 @@ func (c ServeConfig) Validate() error {
 	if err := c.NATS.Validate(); err != nil {
 		return err
 	}
-	dc := fleet.DispatcherConfig{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
+	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
 	if err := dc.WithDefaults().Validate(); err != nil {
 		return fmt.Errorf("profiles/default_profile/queues: %w", err)
 	}
@@ -140,7 +140,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		return failf("%v", err)
 	}
 	defer st.Close()
-	d, err := fleet.NewDispatcher(st, q, fleet.DispatcherConfig{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues, Logger: log})
+	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues, Logger: log})
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -153,11 +153,11 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		}
 		return st.Ping(ctx)
 	}
-	h := dashboard.With(d.Handler(fleet.APIOptions{Token: cfg.Token, Ready: ready})) // the dashboard at /, the API behind it
+	h := dashboard.With(d.Handler(dispatcher.APIOptions{Token: cfg.Token, Ready: ready})) // the dashboard at /, the API behind it
 	return runServer(ctx, cfg, d, h, log)
 }
 
-func runServer(ctx context.Context, cfg ServeConfig, d *fleet.Dispatcher, h http.Handler, log *slog.Logger) error {
+func runServer(ctx context.Context, cfg ServeConfig, d *dispatcher.Dispatcher, h http.Handler, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return failf("listen on %s: %v (is another dispatcher running? choose --listen)", cfg.Listen, err)

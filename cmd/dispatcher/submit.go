@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -180,8 +182,8 @@ func openBacklog(c *cobra.Command, name string) (io.ReadCloser, error) {
 }
 
 func submitBacklog(c *cobra.Command, f *submitFlags) error {
-	if f.batch < 1 || f.batch > fleet.MaxBatch {
-		return usageErrorf("--batch must be between 1 and %d, got %d", fleet.MaxBatch, f.batch)
+	if f.batch < 1 || f.batch > api.MaxBatch {
+		return usageErrorf("--batch must be between 1 and %d, got %d", api.MaxBatch, f.batch)
 	}
 	r, err := openBacklog(c, f.file)
 	if err != nil {
@@ -232,7 +234,7 @@ func submitBacklog(c *cobra.Command, f *submitFlags) error {
 
 // sendBatches submits the backlog in batches; a batch refused by the
 // dispatcher names the backlog line.
-func sendBatches(ctx context.Context, cl *fleet.Client, lines []backlogLine, size int, prog *progress) ([]uuid.UUID, error) {
+func sendBatches(ctx context.Context, cl *client.Client, lines []backlogLine, size int, prog *progress) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	for start := 0; start < len(lines); start += size {
 		chunk := lines[start:min(start+size, len(lines))]
@@ -242,7 +244,7 @@ func sendBatches(ctx context.Context, cl *fleet.Client, lines []backlogLine, siz
 		}
 		res, err := cl.SubmitBatch(ctx, specs)
 		if err != nil {
-			var ae *fleet.APIError
+			var ae *client.APIError
 			if errors.As(err, &ae) && ae.Index != nil && *ae.Index < len(chunk) {
 				return ids, failf("line %d: %s (%d task(s) of earlier batches were submitted)", chunk[*ae.Index].line, ae.Message, len(ids))
 			}
@@ -258,11 +260,11 @@ func sendBatches(ctx context.Context, cl *fleet.Client, lines []backlogLine, siz
 }
 
 // follow polls the backlog's counts until every task has finished.
-func follow(ctx context.Context, cl *fleet.Client, backlog string, every time.Duration, prog *progress, out io.Writer) error {
+func follow(ctx context.Context, cl *client.Client, backlog string, every time.Duration, prog *progress, out io.Writer) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		counts, err := cl.CountsFiltered(ctx, fleet.ListFilter{Labels: map[string]string{BacklogLabel: backlog}})
+		counts, err := cl.CountsFiltered(ctx, client.ListFilter{Labels: map[string]string{BacklogLabel: backlog}})
 		if err == nil {
 			prog.counts = counts
 			prog.draw(false)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -18,7 +18,7 @@ func init() { addCommand(newTailCmd) }
 
 func newTailCmd() *cobra.Command {
 	var cf clientFlags
-	var o fleet.StreamOptions
+	var o client.StreamOptions
 	var after uint64
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -52,7 +52,7 @@ event id N; --from new skips the history. The command ends when the task has fin
 	return cmd
 }
 
-func tail(c *cobra.Command, s *fleet.EventStream, asJSON bool) error {
+func tail(c *cobra.Command, s *client.EventStream, asJSON bool) error {
 	out := c.OutOrStdout()
 	p := &eventPrinter{w: out}
 	for {
@@ -109,7 +109,7 @@ func (p *eventPrinter) endLine() {
 	}
 }
 
-func (p *eventPrinter) print(ev fleet.StreamedEvent) {
+func (p *eventPrinter) print(ev client.StreamedEvent) {
 	var d eventData
 	_ = json.Unmarshal(ev.Event.Data, &d)
 	task := ev.Event.TaskID

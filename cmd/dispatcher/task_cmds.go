@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
 )
 
 func init() {
@@ -61,7 +61,7 @@ func newGetCmd() *cobra.Command {
 	return cmd
 }
 
-func printTask(w io.Writer, t fleet.TaskView) {
+func printTask(w io.Writer, t api.TaskView) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "id\t%s\n", t.ID)
 	if t.ParentID != [16]byte{} {
@@ -97,7 +97,7 @@ func printTask(w io.Writer, t fleet.TaskView) {
 	}
 }
 
-func printTree(w io.Writer, t fleet.TaskTree) {
+func printTree(w io.Writer, t api.TaskTree) {
 	for _, task := range t.Tasks {
 		fmt.Fprintf(w, "%s%s  %s", strings.Repeat("  ", task.Depth), task.ID, task.State)
 		if task.Error != "" {
@@ -159,7 +159,7 @@ session's reasoning effort and model from its next turn (MESSAGE is then optiona
 				return usageErrorf("give a MESSAGE, --effort or --model")
 			}
 			if effort != "" || model != "" {
-				if _, err := cl.Configure(c.Context(), id, fleet.ConfigureRequest{ReasoningEffort: effort, Model: model}); err != nil {
+				if _, err := cl.Configure(c.Context(), id, api.ConfigureRequest{ReasoningEffort: effort, Model: model}); err != nil {
 					return apiFail(err)
 				}
 				fmt.Fprintln(c.OutOrStdout(), "configured")

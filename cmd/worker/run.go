@@ -8,13 +8,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -25,7 +28,7 @@ func init() { addCommand(newRunCmd) }
 // case with dots as underscores: nats.url is AGENTFLEET_NATS_URL, sessions
 // is AGENTFLEET_SESSIONS) and flags, flags winning. database_url, prefix,
 // listen, log_format, log_level, queues and nats.* mean what they mean to
-// `dispatcher serve`; the worker's own tunables are fleet.WorkerConfig's,
+// `dispatcher serve`; the worker's own tunables are worker.Config's,
 // at the top level. The zero value of every field means its default.
 type runConfig struct {
 	// DatabaseURL is a postgres:// URL, or the path of a SQLite database file.
@@ -38,7 +41,7 @@ type runConfig struct {
 	LogLevel  string         `mapstructure:"log_level"`  // debug, info (default), warn, error
 	NATS      cli.NATSConfig `mapstructure:"nats"`
 
-	fleet.WorkerConfig `mapstructure:",squash"`
+	worker.Config `mapstructure:",squash"`
 }
 
 // WithDefaults fills the zero fields the command owns; fleet.NewWorker
@@ -74,7 +77,7 @@ func (c runConfig) Validate() error {
 	if err := c.NATS.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.WorkerConfig.WithDefaults().Validate(); err != nil {
+	if err := c.Config.WithDefaults().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -134,7 +137,7 @@ func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 		return cli.Failf("%v", err)
 	}
 	defer st.Close()
-	w, err := fleet.NewWorker(cfg.WorkerConfig, fleet.WorkerDeps{Store: st, Queue: q, Logger: log})
+	w, err := worker.New(cfg.Config, worker.Deps{Store: st, Queue: q, Logger: log})
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -143,11 +146,35 @@ func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 		return cli.Failf("%v", err)
 	}
 	defer stopHTTP()
-	if err := w.Run(ctx); err != nil {
+	if err := runUntilSignalled(ctx, w, log); err != nil {
 		return cli.Failf("%v", err)
 	}
 	log.Info("worker stopped")
 	return nil
+}
+
+// runUntilSignalled runs w until ctx ends (the first SIGTERM or SIGINT),
+// then drains it; a second signal during the drain halts it at once,
+// leaving its running tasks to be redelivered after the queue's ack wait.
+func runUntilSignalled(ctx context.Context, w *worker.Worker, log *slog.Logger) error {
+	halt, haltNow := context.WithCancel(context.WithoutCancel(ctx))
+	defer haltNow()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(halt) }()
+	select {
+	case err := <-ran:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("draining: pulling stopped, running sessions get drain_grace; a second signal stops at once",
+		"drain_grace", w.Config().DrainGrace)
+	second, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := w.Shutdown(second); err != nil {
+		log.Warn("second signal: halting without handing running tasks back")
+		haltNow()
+	}
+	return <-ran
 }
 
 // serveHTTP serves h on addr until the returned stop is called.

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
 
@@ -38,26 +38,26 @@ func chromium(t *testing.T) string {
 // browserPlan scripts the simulated model for the two tasks the test
 // submits: one that runs a tool and answers, one that runs a long command
 // so it can be steered and cancelled while it runs.
-func browserPlan() fleet.SimPlan {
-	shell := func(cmd string) []fleet.SimCall {
+func browserPlan() dev.SimPlan {
+	shell := func(cmd string) []dev.SimCall {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
-		return []fleet.SimCall{{Name: "shell", Args: args}}
+		return []dev.SimCall{{Name: "shell", Args: args}}
 	}
-	return fleet.SimPlan{Tasks: []fleet.SimTask{
-		{Match: "browser-hello", Steps: []fleet.SimStep{
+	return dev.SimPlan{Tasks: []dev.SimTask{
+		{Match: "browser-hello", Steps: []dev.SimStep{
 			{Text: "Let me run a command.", Calls: shell("echo hello-from-the-tool")},
 			{Text: "The command said hello. Done."},
 		}},
-		{Match: "browser-child", Steps: []fleet.SimStep{
+		{Match: "browser-child", Steps: []dev.SimStep{
 			{Text: "Child here.", Calls: shell("echo child-was-here")},
 			{Text: "The child is done."},
 		}},
-		{Match: "browser-fanout", Steps: []fleet.SimStep{
-			{Text: "Handing this to a subagent.", Calls: []fleet.SimCall{{Name: "spawn_agent", Args: json.RawMessage(`{"task":"browser-child: say you were here"}`)}}},
-			{Text: "Waiting for it.", Calls: []fleet.SimCall{{Name: "wait", Args: json.RawMessage(`{"agent_id":"{{agent:0}}"}`)}}},
+		{Match: "browser-fanout", Steps: []dev.SimStep{
+			{Text: "Handing this to a subagent.", Calls: []dev.SimCall{{Name: "spawn_agent", Args: json.RawMessage(`{"task":"browser-child: say you were here"}`)}}},
+			{Text: "Waiting for it.", Calls: []dev.SimCall{{Name: "wait", Args: json.RawMessage(`{"agent_id":"{{agent:0}}"}`)}}},
 			{Text: "The subagent finished."},
 		}},
-		{Match: "browser-slow", Steps: []fleet.SimStep{
+		{Match: "browser-slow", Steps: []dev.SimStep{
 			{Text: "Starting a long job.", Calls: shell("sleep 600")},
 			{Text: "The long job ended."},
 		}},
@@ -70,12 +70,12 @@ func browserPlan() fleet.SimPlan {
 // screenshot.
 func TestDashboardInBrowser(t *testing.T) {
 	bin := chromium(t)
-	dev, err := fleet.StartDev(context.Background(), fleet.DevConfig{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
+	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
 		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = dev.Close() })
+	t.Cleanup(func() { _ = fl.Close() })
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
@@ -125,7 +125,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	run("load the dashboard",
-		chromedp.Navigate(dev.URL()+"/"),
+		chromedp.Navigate(fl.URL()+"/"),
 		chromedp.WaitVisible(css(`#counts .count[data-state="all"]`)),
 		chromedp.WaitVisible(css(`#conn[data-live="true"]`)))
 

@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 	"github.com/agentfleet/agentfleet/store"
@@ -44,7 +45,7 @@ type Options struct {
 	// fields are the harness defaults (AckWait 2 s so redeliveries are fast).
 	Queue queue.Config
 	// Worker adjusts each worker's configuration; i is its index.
-	Worker func(i int, c *fleet.WorkerConfig)
+	Worker func(i int, c *worker.Config)
 	// NoWorkers starts none (StartWorker adds them).
 	NoWorkers bool
 	// WorkerStore, when set, wraps the store the workers use (to observe
@@ -70,10 +71,10 @@ type Fleet struct {
 
 // Worker is one in-process worker of the fleet.
 type Worker struct {
-	*fleet.Worker
-	NC     *nats.Conn
-	cancel context.CancelFunc
-	done   chan error
+	*worker.Worker
+	NC   *nats.Conn
+	halt context.CancelFunc // cancels Run's context: the worker halts
+	done chan error
 }
 
 // Start brings a fleet up for the test.
@@ -132,12 +133,12 @@ func openStore(t testing.TB, lite bool, dsn *string) store.Store {
 
 // WorkerConfig returns the configuration the harness gives worker i: its
 // id, slots, a workspace root, the model and short timings.
-func (f *Fleet) WorkerConfig(i int) fleet.WorkerConfig {
-	c := fleet.WorkerConfig{
+func (f *Fleet) WorkerConfig(i int) worker.Config {
+	c := worker.Config{
 		ID:                fmt.Sprintf("w%d", i),
 		Sessions:          f.opts.Slots,
 		WorkspaceRoot:     filepath.Join(f.tempDir(), fmt.Sprintf("ws-w%d", i)),
-		Providers:         map[string]fleet.ProviderConfig{"anthropic": {APIKey: "test-key", BaseURL: f.Model.URL(), DefaultModel: "claude-test"}},
+		Providers:         map[string]worker.ProviderConfig{"anthropic": {APIKey: "test-key", BaseURL: f.Model.URL(), DefaultModel: "claude-test"}},
 		HeartbeatInterval: 200 * time.Millisecond,
 		StaleAfter:        time.Second,
 		DrainGrace:        5 * time.Second,
@@ -169,7 +170,7 @@ func (f *Fleet) StartWorker() *Worker {
 }
 
 // StartWorkerWith starts a worker with cfg.
-func (f *Fleet) StartWorkerWith(cfg fleet.WorkerConfig) *Worker {
+func (f *Fleet) StartWorkerWith(cfg worker.Config) *Worker {
 	t := f.t
 	nc := f.NATS.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), Wait)
@@ -182,12 +183,12 @@ func (f *Fleet) StartWorkerWith(cfg fleet.WorkerConfig) *Worker {
 	if f.opts.WorkerStore != nil {
 		st = f.opts.WorkerStore(st)
 	}
-	fw, err := fleet.NewWorker(cfg, fleet.WorkerDeps{Store: st, Queue: q, Logger: testLogger()})
+	fw, err := worker.New(cfg, worker.Deps{Store: st, Queue: q, Logger: testLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	w := &Worker{Worker: fw, NC: nc, cancel: stop, done: make(chan error, 1)}
+	runCtx, halt := context.WithCancel(context.Background())
+	w := &Worker{Worker: fw, NC: nc, halt: halt, done: make(chan error, 1)}
 	go func() { w.done <- fw.Run(runCtx) }()
 	t.Cleanup(func() { w.stop() }) // before its connection closes
 	f.mu.Lock()
@@ -205,43 +206,53 @@ func (f *Fleet) Workers() []*Worker {
 
 // Stop drains the worker (as on SIGTERM) and waits for Run to return.
 func (w *Worker) Stop(t testing.TB) {
-	w.cancel()
-	select {
-	case err := <-w.done:
-		if err != nil {
-			t.Errorf("worker %s: %v", w.ID(), err)
-		}
-		w.done <- nil
-	case <-time.After(Wait):
-		t.Fatalf("worker %s did not stop within %s", w.ID(), Wait)
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Wait)
+	defer cancel()
+	if err := w.Shutdown(ctx); err != nil {
+		t.Fatalf("worker %s did not drain within %s: %v", w.ID(), Wait, err)
+	}
+	if err := w.wait(); err != nil {
+		t.Errorf("worker %s: %v", w.ID(), err)
 	}
 }
 
-// Kill simulates the worker process dying: nothing more is written, its
-// messages are redelivered after AckWait, its connection closes.
+// Kill makes the worker die as a killed process does: its context ends, so
+// it stops at once, settles no message and writes nothing more (JetStream
+// redelivers its messages after AckWait), and its connection closes.
 func (w *Worker) Kill(t testing.TB) {
-	w.Crash()
-	w.Stop(t)
+	t.Helper()
+	w.halt()
+	if err := w.wait(); err != nil {
+		t.Errorf("worker %s: %v", w.ID(), err)
+	}
 	w.NC.Close()
 }
 
-func (f *Fleet) stopAll() {
-	for _, w := range f.Workers() {
-		w.cancel()
-	}
-	for _, w := range f.Workers() {
-		w.stop()
-	}
+// wait returns Run's error once it has returned (again on later calls).
+func (w *Worker) wait() error {
+	err := <-w.done
+	w.done <- err
+	return err
 }
 
-// stop cancels the worker and waits for Run to return (once).
-func (w *Worker) stop() {
-	w.cancel()
-	select {
-	case err := <-w.done:
-		w.done <- err
-	case <-time.After(Wait):
+func (f *Fleet) stopAll() {
+	var drained sync.WaitGroup
+	for _, w := range f.Workers() {
+		drained.Go(w.stop)
 	}
+	drained.Wait()
+}
+
+// stop drains the worker, halting it if the drain takes longer than Wait.
+func (w *Worker) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), Wait)
+	defer cancel()
+	if w.Shutdown(ctx) != nil {
+		w.halt()
+	}
+	_ = w.wait()
+	w.halt()
 }
 
 // testLogger discards logs unless FLEETTEST_LOG is set (then: debug to stderr).
@@ -275,7 +286,7 @@ func (f *Fleet) Submit(spec fleet.TaskSpec) uuid.UUID {
 		f.t.Fatal(err)
 	}
 	msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: res.Task.ID.String()}
-	if _, err := f.Queue.Enqueue(ctx, res.Task.Queue, msg, "start:"+res.Task.ID.String()); err != nil {
+	if _, err := f.Queue.Enqueue(ctx, res.Task.Queue, msg, fleet.StartMsgID(res.Task.ID)); err != nil {
 		f.t.Fatal(err)
 	}
 	return res.Task.ID

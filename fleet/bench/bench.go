@@ -1,0 +1,393 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/client"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// Config configures a fleet benchmark (`dispatcher bench`). The zero
+// value of every field means the default named next to it.
+type Config struct {
+	Tasks   int           // tasks to submit (default 1000)
+	Workers int           // workers (default 2)
+	Slots   int           // sessions per worker (default: Tasks/Workers, at most 1000)
+	Latency time.Duration // simulated model latency per call
+	Rounds  int           // model calls per task: Rounds-1 tool rounds, then the answer (default 1)
+	Batch   int           // tasks per submit request (default 1000)
+
+	// Server targets a running dispatcher (with Token) instead of starting
+	// a fleet in the process; its workers and model do the work.
+	Server, Token string
+	// Profile of the submitted tasks when targeting a server ("" = the
+	// dispatcher's default). In process the tasks use "anthropic", served by
+	// the simulated model.
+	Profile string
+
+	// Store is the store of the in-process fleet (required without Server);
+	// StoreName names it in the report ("postgres", "sqlite").
+	Store     store.Store
+	StoreName string
+	// Dir holds the in-process NATS data and workspaces (required without Server).
+	Dir string
+	// WorkspaceRoot, when set, holds the workers' workspaces instead of Dir.
+	// Every task gets a fresh directory, and on some filesystems a mkdir
+	// costs more CPU than a trivial session (e.g. tmpfs against ext4).
+	WorkspaceRoot string
+	// WorkerProcesses runs each worker in a process of its own, started
+	// with WorkerCommand, so that each one's peak RSS can be measured. The
+	// processes share the store at DatabaseURL, which must be Store's
+	// database: a Postgres one.
+	WorkerProcesses bool
+	// WorkerCommand is the program and leading arguments of a worker process
+	// (`dispatcher bench-worker`, which calls WorkerMain); the bench
+	// appends the worker's flags.
+	WorkerCommand []string
+	// DatabaseURL is the store's URL for the worker processes.
+	DatabaseURL string
+	// Progress receives a line now and then; nil discards them.
+	Progress io.Writer
+}
+
+// WithDefaults fills the zero fields.
+func (c Config) WithDefaults() Config {
+	if c.Tasks == 0 {
+		c.Tasks = 1000
+	}
+	if c.Workers == 0 {
+		c.Workers = 2
+	}
+	if c.Slots == 0 {
+		c.Slots = min(max((c.Tasks+c.Workers-1)/c.Workers, 1), 1000)
+	}
+	if c.Rounds == 0 {
+		c.Rounds = 1
+	}
+	if c.Batch == 0 {
+		c.Batch = 1000
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return c
+}
+
+// Validate names the first field that is wrong.
+func (c Config) Validate() error {
+	switch {
+	case c.Tasks < 1:
+		return fmt.Errorf("bench: --tasks must be >= 1, got %d", c.Tasks)
+	case c.Workers < 1:
+		return fmt.Errorf("bench: --workers must be >= 1, got %d", c.Workers)
+	case c.Slots < 1:
+		return fmt.Errorf("bench: --slots must be >= 1, got %d", c.Slots)
+	case c.Rounds < 1:
+		return fmt.Errorf("bench: --rounds must be >= 1, got %d", c.Rounds)
+	case c.Latency < 0:
+		return fmt.Errorf("bench: --latency must be >= 0, got %s", c.Latency)
+	case c.Batch < 1 || c.Batch > api.MaxBatch:
+		return fmt.Errorf("bench: --batch must be between 1 and %d, got %d", api.MaxBatch, c.Batch)
+	case c.Server == "" && (c.Store == nil || c.Dir == ""):
+		return errors.New("bench: an in-process fleet needs Config.Store and Dir")
+	case c.WorkerProcesses && c.Server != "":
+		return errors.New("bench: --worker-processes starts a fleet of its own; drop --server or --worker-processes")
+	case c.WorkerProcesses && len(c.WorkerCommand) == 0:
+		return errors.New("bench: --worker-processes needs Config.WorkerCommand (the program that runs one worker)")
+	case c.WorkerProcesses && c.DatabaseURL == "":
+		return errors.New("bench: --worker-processes needs a store the processes share: set AGENTFLEET_DATABASE_URL to a postgres:// URL")
+	}
+	return nil
+}
+
+// Percentiles summarise a latency distribution in milliseconds.
+type Percentiles struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P95   float64 `json:"p95_ms"`
+	P99   float64 `json:"p99_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+func percentiles(ds []time.Duration) Percentiles {
+	if len(ds) == 0 {
+		return Percentiles{}
+	}
+	slices.Sort(ds)
+	at := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(ds)))) - 1
+		return float64(ds[max(i, 0)]) / float64(time.Millisecond)
+	}
+	return Percentiles{Count: len(ds), P50: at(0.50), P95: at(0.95), P99: at(0.99), Max: at(1)}
+}
+
+// Report is what a benchmark measured.
+type Report struct {
+	Mode            string      `json:"mode"` // "in-process", "worker-processes" or the server URL
+	Store           string      `json:"store,omitempty"`
+	Tasks           int         `json:"tasks"`
+	Workers         int         `json:"workers,omitempty"`
+	Slots           int         `json:"slots_per_worker,omitempty"`
+	Rounds          int         `json:"rounds"`
+	LatencyMS       float64     `json:"model_latency_ms"`
+	Succeeded       int         `json:"succeeded"`
+	Failed          int         `json:"failed"` // failed or cancelled
+	SubmitSeconds   float64     `json:"submit_s"`
+	Seconds         float64     `json:"duration_s"` // first submit to last finish
+	Throughput      float64     `json:"throughput_tasks_per_s"`
+	SubmitToStart   Percentiles `json:"submit_to_start"`
+	SubmitToDone    Percentiles `json:"submit_to_done"`
+	EventDelivery   Percentiles `json:"event_delivery"`
+	Events          int         `json:"events"`
+	StoreWrites     int64       `json:"store_writes,omitempty"`
+	StoreWritesPerS float64     `json:"store_writes_per_s,omitempty"`
+	PeakRSSMB       float64     `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
+	WorkerPeakRSSMB []float64   `json:"worker_peak_rss_mb,omitempty"` // of each worker process
+	FirstError      string      `json:"first_error,omitempty"`
+}
+
+// RunBench runs a benchmark: it starts a fleet in the process (or uses
+// cfg.Server), submits cfg.Tasks tasks, waits until all have finished and
+// reports throughput and latencies.
+func Run(ctx context.Context, cfg Config) (Report, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return Report{}, err
+	}
+	rep := Report{Mode: cfg.Server, Tasks: cfg.Tasks, Rounds: cfg.Rounds, LatencyMS: float64(cfg.Latency) / float64(time.Millisecond)}
+	run := &benchRun{cfg: cfg, profile: cfg.Profile, label: "bench-" + uuid.NewString()[:8]}
+	if cfg.Server != "" {
+		cl, err := client.New(cfg.Server, cfg.Token, nil)
+		if err != nil {
+			return rep, err
+		}
+		run.cl = cl
+		return run.run(ctx, rep)
+	}
+	f, err := startBenchFleet(ctx, cfg)
+	if err != nil {
+		return rep, err
+	}
+	defer f.stop()
+	if run.cl, err = client.New(f.url, "", nil); err != nil {
+		return rep, err
+	}
+	run.profile, run.died = "anthropic", f.died
+	rep.Mode, rep.Store, rep.Workers, rep.Slots = "in-process", cfg.StoreName, cfg.Workers, cfg.Slots
+	if cfg.WorkerProcesses {
+		rep.Mode = "worker-processes"
+	}
+	w0 := f.store.writes.Load()
+	if rep, err = run.run(ctx, rep); err != nil {
+		return rep, err
+	}
+	rep.StoreWrites = f.store.writes.Load() - w0
+	if cfg.WorkerProcesses {
+		rss, writes, err := f.stopProcesses()
+		if err != nil {
+			return rep, err
+		}
+		rep.WorkerPeakRSSMB, rep.StoreWrites = rss, rep.StoreWrites+writes
+	}
+	if rep.Seconds > 0 {
+		rep.StoreWritesPerS = float64(rep.StoreWrites) / rep.Seconds
+	}
+	rep.PeakRSSMB = peakRSSMB()
+	return rep, nil
+}
+
+// benchRun is one benchmark against a dispatcher.
+type benchRun struct {
+	cfg     Config
+	cl      *client.Client
+	profile string
+	label   string
+
+	died <-chan error // a worker process that exited early (none without them)
+
+	mu     sync.Mutex
+	events []time.Duration // receive time minus event time
+}
+
+func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
+	evCtx, stopEvents := context.WithCancel(ctx)
+	defer stopEvents()
+	stream, err := b.cl.AllEvents(evCtx, client.StreamOptions{From: "new"})
+	if err != nil {
+		return rep, fmt.Errorf("bench: subscribe to events: %w", err)
+	}
+	var g errgroup.Group
+	g.Go(func() error { b.collectEvents(stream); return nil })
+	defer func() { stopEvents(); stream.Close(); _ = g.Wait() }()
+
+	start := time.Now()
+	if err := b.submit(ctx); err != nil {
+		return rep, err
+	}
+	rep.SubmitSeconds = time.Since(start).Seconds()
+	fmt.Fprintf(b.cfg.Progress, "submitted %d tasks in %.2fs\n", b.cfg.Tasks, rep.SubmitSeconds)
+	if err := b.wait(ctx); err != nil {
+		return rep, err
+	}
+	if err := b.measure(ctx, &rep); err != nil {
+		return rep, err
+	}
+	stopEvents()
+	stream.Close()
+	_ = g.Wait()
+	b.mu.Lock()
+	rep.EventDelivery, rep.Events = percentiles(b.events), len(b.events)
+	b.mu.Unlock()
+	return rep, nil
+}
+
+func (b *benchRun) collectEvents(s *client.EventStream) {
+	for {
+		ev, err := s.Next()
+		if err != nil {
+			return
+		}
+		if ev.End != nil || ev.Event.Time.IsZero() {
+			continue
+		}
+		d := time.Since(ev.Event.Time)
+		b.mu.Lock()
+		b.events = append(b.events, d)
+		b.mu.Unlock()
+	}
+}
+
+func (b *benchRun) submit(ctx context.Context) error {
+	for done := 0; done < b.cfg.Tasks; {
+		n := min(b.cfg.Batch, b.cfg.Tasks-done)
+		specs := make([]fleet.TaskSpec, n)
+		for i := range specs {
+			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label}}
+		}
+		if _, err := b.cl.SubmitBatch(ctx, specs); err != nil {
+			return fmt.Errorf("bench: submit: %w", err)
+		}
+		done += n
+	}
+	return nil
+}
+
+// wait polls the counts of the bench's tasks until all have finished.
+func (b *benchRun) wait(ctx context.Context) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		counts, err := b.cl.CountsFiltered(ctx, client.ListFilter{Labels: map[string]string{"bench": b.label}})
+		if err != nil {
+			return fmt.Errorf("bench: counts: %w", err)
+		}
+		finished := counts[store.TaskSucceeded] + counts[store.TaskFailed] + counts[store.TaskCancelled]
+		if time.Since(last) >= 2*time.Second {
+			fmt.Fprintf(b.cfg.Progress, "queued %d running %d waiting %d finished %d/%d\n",
+				counts[store.TaskQueued], counts[store.TaskRunning], counts[store.TaskWaiting], finished, b.cfg.Tasks)
+			last = time.Now()
+		}
+		if finished >= int64(b.cfg.Tasks) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("bench: interrupted with %d of %d tasks finished: %w", finished, b.cfg.Tasks, ctx.Err())
+		case err := <-b.died:
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// measure reads every bench task for its timestamps.
+func (b *benchRun) measure(ctx context.Context, rep *Report) error {
+	var toStart, toDone []time.Duration
+	var first, last time.Time
+	f := client.ListFilter{Labels: map[string]string{"bench": b.label}, Limit: 1000}
+	for {
+		page, err := b.cl.List(ctx, f)
+		if err != nil {
+			return fmt.Errorf("bench: list tasks: %w", err)
+		}
+		for _, t := range page.Tasks {
+			if t.State == store.TaskSucceeded {
+				rep.Succeeded++
+			} else {
+				rep.Failed++
+				if rep.FirstError == "" {
+					rep.FirstError = fmt.Sprintf("task %s %s: %s", t.ID, t.State, t.Error)
+				}
+			}
+			if !t.StartedAt.IsZero() {
+				toStart = append(toStart, t.StartedAt.Sub(t.CreatedAt))
+			}
+			toDone = append(toDone, t.FinishedAt.Sub(t.CreatedAt))
+			if first.IsZero() || t.CreatedAt.Before(first) {
+				first = t.CreatedAt
+			}
+			if t.FinishedAt.After(last) {
+				last = t.FinishedAt
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		f.Cursor = page.NextCursor
+	}
+	rep.SubmitToStart, rep.SubmitToDone = percentiles(toStart), percentiles(toDone)
+	if span := last.Sub(first); span > 0 {
+		rep.Seconds = span.Seconds()
+		rep.Throughput = float64(rep.Succeeded+rep.Failed) / span.Seconds()
+	}
+	return nil
+}
+
+// WriteText prints the report for people.
+func (r Report) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "fleet benchmark: %s", r.Mode)
+	if r.Store != "" {
+		fmt.Fprintf(w, ", %s store, %d workers x %d slots", r.Store, r.Workers, r.Slots)
+	}
+	fmt.Fprintf(w, ", %d rounds, model latency %.0f ms\n", r.Rounds, r.LatencyMS)
+	fmt.Fprintf(w, "  tasks        %d (%d succeeded, %d failed)\n", r.Tasks, r.Succeeded, r.Failed)
+	if r.FirstError != "" {
+		fmt.Fprintf(w, "  first error  %s\n", r.FirstError)
+	}
+	fmt.Fprintf(w, "  submit       %.2f s\n", r.SubmitSeconds)
+	fmt.Fprintf(w, "  duration     %.2f s (first submit to last finish)\n", r.Seconds)
+	fmt.Fprintf(w, "  throughput   %.1f tasks/s\n", r.Throughput)
+	for _, p := range []struct {
+		name string
+		p    Percentiles
+	}{{"submit->start", r.SubmitToStart}, {"submit->done ", r.SubmitToDone}, {"event deliv. ", r.EventDelivery}} {
+		fmt.Fprintf(w, "  %s p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms  (n=%d)\n", p.name, p.p.P50, p.p.P95, p.p.P99, p.p.Max, p.p.Count)
+	}
+	if r.StoreWrites > 0 {
+		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)
+	}
+	switch {
+	case len(r.WorkerPeakRSSMB) > 0:
+		fmt.Fprintf(w, "  peak RSS     %.0f MB (this process: NATS, dispatcher, model)\n", r.PeakRSSMB)
+		fmt.Fprintf(w, "  worker RSS  ")
+		for i, mb := range r.WorkerPeakRSSMB {
+			fmt.Fprintf(w, " w%d %.0f MB", i, mb)
+		}
+		fmt.Fprintln(w, " (peak of each worker process)")
+	case r.PeakRSSMB > 0:
+		fmt.Fprintf(w, "  peak RSS     %.0f MB (the whole in-process fleet)\n", r.PeakRSSMB)
+	}
+}

@@ -1,9 +1,0 @@
-//go:build !linux
-
-package fleet
-
-import "os/exec"
-
-// setParentDeathSignal does nothing here: a bench that dies without
-// stopping its worker processes leaves them running.
-func setParentDeathSignal(*exec.Cmd) {}

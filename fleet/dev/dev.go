@@ -1,0 +1,345 @@
+package dev
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentfleet/agentfleet/fleet/client"
+	"github.com/agentfleet/agentfleet/fleet/dashboard"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher"
+	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/queue/embedded"
+	"github.com/agentfleet/agentfleet/store"
+	"github.com/agentfleet/agentfleet/store/sqlite"
+)
+
+// Defaults of Config.
+const (
+	DefaultAddr     = "127.0.0.1:8080"
+	DefaultDataDir  = ".agentfleet-dev"
+	DefaultWorkers  = 2
+	DefaultSessions = 4
+)
+
+// Config configures dev mode. The zero value of every field means the
+// default named next to it.
+type Config struct {
+	// Addr is where the API and the dashboard listen (default
+	// 127.0.0.1:8080; port 0 picks a free one).
+	Addr string
+	// NATSPort is the embedded NATS server's client port (default 4222;
+	// embedded.RandomPort picks a free one). It listens on 127.0.0.1.
+	NATSPort int
+	// DataDir holds everything dev mode keeps: nats/ (JetStream, locked
+	// while in use), agentfleet.db (SQLite) and workspaces/ (default
+	// ./.agentfleet-dev). A restart finds its tasks again.
+	DataDir string
+	// Workers is how many in-process workers run (default 2); Sessions how
+	// many sessions each runs at once (default 4).
+	Workers  int
+	Sessions int
+	// Token, when set, is the bearer token the API requires. Without one the
+	// API is open, which Validate allows only on a loopback address.
+	Token string
+	// Simulated forces the simulated model even when a provider key is set.
+	Simulated bool
+	// Plan scripts the simulated model (the zero plan answers every task
+	// with a short generic session).
+	Plan SimPlan
+	// Getenv reads the environment for provider keys (default os.Getenv).
+	Getenv func(string) string
+	// Logger receives the components' logs (default: discarded, dev mode
+	// prints what matters itself).
+	Logger *slog.Logger
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	c.Addr = cmp.Or(c.Addr, DefaultAddr)
+	c.NATSPort = cmp.Or(c.NATSPort, embedded.DefaultPort)
+	c.DataDir = cmp.Or(c.DataDir, DefaultDataDir)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.Sessions = cmp.Or(c.Sessions, DefaultSessions)
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// Validate names the first field that is wrong.
+func (c Config) Validate() error {
+	host, _, err := net.SplitHostPort(c.Addr)
+	switch {
+	case err != nil:
+		return fmt.Errorf("dev.Config.Addr %q must be host:port, e.g. 127.0.0.1:8080: %v", c.Addr, err)
+	case c.Token == "" && !isLoopback(host):
+		return fmt.Errorf("dev.Config.Addr %q is not a loopback address, so the API needs a token: pass --token (or AGENTFLEET_TOKEN), or listen on 127.0.0.1", c.Addr)
+	case c.Workers < 1:
+		return fmt.Errorf("dev.Config.Workers must be >= 1, got %d", c.Workers)
+	case c.Sessions < 1:
+		return fmt.Errorf("dev.Config.Sessions must be >= 1, got %d", c.Sessions)
+	case c.NATSPort != embedded.RandomPort && (c.NATSPort < 1 || c.NATSPort > 65535):
+		return fmt.Errorf("dev.Config.NATSPort must be 1-65535, got %d", c.NATSPort)
+	}
+	return c.Plan.Validate()
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Fleet is a running dev-mode fleet: an embedded NATS server, the SQLite
+// store, the dispatcher with its API and dashboard, and in-process workers.
+// Close stops it; Close is safe to call twice.
+type Fleet struct {
+	cfg   Config
+	model devModel
+
+	nats       *embedded.Server
+	store      store.Store
+	conns      []*nats.Conn
+	dispatcher *dispatcher.Dispatcher
+	workers    []*worker.Worker
+	http       *http.Server
+	url        string
+
+	stop      context.CancelFunc // cancels the dispatcher, workers and streams
+	stopHTTP  context.CancelFunc // cancels request contexts (event streams)
+	workersWG sync.WaitGroup
+	bgWG      sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartDev starts dev mode. On error everything started so far is stopped.
+// A port in use or a data directory held by another dev mode is reported
+// naming the port or the lock.
+func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	d := &Fleet{cfg: cfg}
+	defer func() {
+		if err != nil {
+			d.Close()
+		}
+	}()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("dev mode: cannot listen on %s for the API and dashboard (%v): another `dispatcher dev` may be running; stop it or choose another address with --addr", cfg.Addr, err)
+	}
+	d.url = "http://" + ln.Addr().String()
+	if d.nats, err = embedded.Start(embedded.Config{Port: cfg.NATSPort, DataDir: filepath.Join(cfg.DataDir, "nats")}); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("dev mode: %w", err)
+	}
+	if d.store, err = sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, "agentfleet.db")}); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("dev mode: opening the SQLite store: %w", err)
+	}
+	if d.model, err = chooseDevModel(cfg.Getenv, cfg.Simulated, cfg.Plan); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("dev mode: %w", err)
+	}
+	// Every client sets up the streams (idempotently) before anything creates
+	// consumers: nats-server races a stream update against a concurrent
+	// consumer creation (seen under -race).
+	qs := make([]*queue.Client, cfg.Workers+1)
+	for i := range qs {
+		name := "agentfleet-dev-dispatcher"
+		if i > 0 {
+			name = fmt.Sprintf("agentfleet-dev-%s", devWorkerID(i-1))
+		}
+		if qs[i], err = d.queueClient(ctx, name); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	d.stop = stop
+	if err := d.startDispatcher(runCtx, ln, qs[0]); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	for i, q := range qs[1:] {
+		if err := d.startWorker(runCtx, i, q); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// queueClient opens a NATS connection of its own (closed by Close) and the
+// JetStream layout on it.
+func (d *Fleet) queueClient(ctx context.Context, name string) (*queue.Client, error) {
+	nc, err := nats.Connect(d.nats.ClientURL(), nats.Name(name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("dev mode: connecting %s to the embedded NATS server: %w", name, err)
+	}
+	d.conns = append(d.conns, nc)
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	q, err := queue.Open(openCtx, nc, queue.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("dev mode: setting up the JetStream streams: %w", err)
+	}
+	return q, nil
+}
+
+func devWorkerID(i int) string { return fmt.Sprintf("dev-w%d", i+1) }
+
+func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.Client) error {
+	var err error
+	d.dispatcher, err = dispatcher.New(d.store, q, dispatcher.Config{Profiles: d.model.profiles, Logger: d.cfg.Logger.With("component", "dispatcher")})
+	if err != nil {
+		return err
+	}
+	d.bgWG.Add(1)
+	go func() {
+		defer d.bgWG.Done()
+		if err := d.dispatcher.Run(ctx); err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Error("dispatcher stopped", "err", err)
+		}
+	}()
+	reqCtx, stopHTTP := context.WithCancel(context.Background())
+	d.stopHTTP = stopHTTP
+	d.http = &http.Server{
+		Handler:           dashboard.With(d.dispatcher.Handler(dispatcher.APIOptions{Token: d.cfg.Token})),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return reqCtx },
+	}
+	d.bgWG.Add(1)
+	go func() {
+		defer d.bgWG.Done()
+		if err := d.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.cfg.Logger.Error("HTTP server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+func (d *Fleet) startWorker(ctx context.Context, i int, q *queue.Client) error {
+	id := devWorkerID(i)
+	w, err := worker.New(worker.Config{
+		ID:            id,
+		Sessions:      d.cfg.Sessions,
+		WorkspaceRoot: filepath.Join(d.cfg.DataDir, "workspaces"),
+		Providers:     d.model.providers,
+		DrainGrace:    5 * time.Second,
+		// One watcher of dead letters is enough in one process.
+		NoDeadLetterWatch: i > 0,
+	}, worker.Deps{Store: d.store, Queue: q, Logger: d.cfg.Logger.With("component", "worker")})
+	if err != nil {
+		return fmt.Errorf("dev mode: worker %s: %w", id, err)
+	}
+	d.workers = append(d.workers, w)
+	d.workersWG.Add(1)
+	go func() {
+		defer d.workersWG.Done()
+		if err := w.Run(ctx); err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Error("worker stopped", "worker", id, "err", err)
+		}
+	}()
+	return nil
+}
+
+// drainWorkers shuts the workers down together (see worker.Shutdown);
+// those still draining after drainTimeout are halted by the stop that
+// follows.
+func (d *Fleet) drainWorkers() {
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	var drained sync.WaitGroup
+	for _, w := range d.workers {
+		drained.Go(func() { _ = w.Shutdown(ctx) })
+	}
+	drained.Wait()
+}
+
+// drainTimeout bounds the drain of Close: the workers' DrainGrace and the
+// hand-back of what is still running.
+const drainTimeout = 10 * time.Second
+
+// URL is the base URL of the API and the dashboard.
+func (d *Fleet) URL() string { return d.url }
+
+// NATSURL is the embedded NATS server's client URL, for workers in other
+// processes (`worker run --nats <url>`) and event consumers.
+func (d *Fleet) NATSURL() string { return d.nats.ClientURL() }
+
+// DataDir is the absolute data directory.
+func (d *Fleet) DataDir() string { return d.cfg.DataDir }
+
+// Model says which model the sessions use, in a sentence for the user.
+func (d *Fleet) Model() string { return d.model.describe }
+
+// Simulated reports whether the sessions use the simulated model.
+func (d *Fleet) Simulated() bool { return d.model.simulated }
+
+// Workers returns the number of in-process workers and their sessions each.
+func (d *Fleet) Workers() (workers, sessions int) { return len(d.workers), d.cfg.Sessions }
+
+// Store is the SQLite store (for tests and the demo).
+func (d *Fleet) Store() store.Store { return d.store }
+
+// Client returns an API client of this dev mode.
+func (d *Fleet) Client() (*client.Client, error) { return client.New(d.url, d.cfg.Token, nil) }
+
+// Close stops the workers (letting sessions reach a checkpoint for a few
+// seconds), then the API, the dispatcher, the connections, the store and
+// the NATS server, and releases the data directory.
+func (d *Fleet) Close() error {
+	d.closeOnce.Do(func() {
+		d.drainWorkers()
+		if d.stop != nil {
+			d.stop()
+		}
+		d.workersWG.Wait()
+		if d.http != nil {
+			d.stopHTTP()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = d.http.Shutdown(ctx)
+			cancel()
+		}
+		d.bgWG.Wait()
+		for _, nc := range d.conns {
+			nc.Close()
+		}
+		if d.model.close != nil {
+			d.model.close()
+		}
+		var errs []error
+		if d.store != nil {
+			errs = append(errs, d.store.Close())
+		}
+		if d.nats != nil {
+			errs = append(errs, d.nats.Shutdown())
+		}
+		d.closeErr = errors.Join(errs...)
+	})
+	return d.closeErr
+}

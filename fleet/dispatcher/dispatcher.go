@@ -1,0 +1,393 @@
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// enqueueParallelism bounds the concurrent publishes of one submission.
+const enqueueParallelism = 32
+
+// Config configures a Dispatcher. The zero value of every field
+// means the default named next to it.
+type Config struct {
+	// Profiles are the profiles tasks may name (default fleet.KnownProfiles).
+	Profiles []string
+	// DefaultProfile is used for a spec that names none (default: the
+	// first of Profiles).
+	DefaultProfile string
+	// Queues are the shared queues whose lag /v1/stats and /metrics report
+	// (default ["default"]); tasks may still name other queues.
+	Queues []string
+	// StatsInterval is how often the throughput sampler counts finished tasks
+	// (default 5 s); StatsWindow how far back the throughput looks (default 1 min).
+	StatsInterval time.Duration
+	StatsWindow   time.Duration
+	// ControlTimeout bounds a control request to a session (default 5 s).
+	ControlTimeout time.Duration
+	// Logger receives the dispatcher's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// WithDefaults returns c with its zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if len(c.Profiles) == 0 {
+		c.Profiles = fleet.KnownProfiles
+	}
+	if c.DefaultProfile == "" {
+		c.DefaultProfile = c.Profiles[0]
+	}
+	if len(c.Queues) == 0 {
+		c.Queues = []string{fleet.DefaultQueue}
+	}
+	if c.StatsInterval == 0 {
+		c.StatsInterval = 5 * time.Second
+	}
+	if c.StatsWindow == 0 {
+		c.StatsWindow = time.Minute
+	}
+	if c.ControlTimeout == 0 {
+		c.ControlTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate names the first field that is wrong.
+func (c Config) Validate() error {
+	switch {
+	case !slices.Contains(c.Profiles, c.DefaultProfile):
+		return fmt.Errorf("dispatcher.Config.DefaultProfile %q is not one of Profiles %v", c.DefaultProfile, c.Profiles)
+	case c.StatsInterval < 0:
+		return fmt.Errorf("dispatcher.Config.StatsInterval must be >= 0, got %s", c.StatsInterval)
+	case c.StatsWindow < c.StatsInterval:
+		return fmt.Errorf("dispatcher.Config.StatsWindow (%s) must be at least StatsInterval (%s)", c.StatsWindow, c.StatsInterval)
+	case c.ControlTimeout < 0:
+		return fmt.Errorf("dispatcher.Config.ControlTimeout must be >= 0, got %s", c.ControlTimeout)
+	}
+	for i, q := range c.Queues {
+		if err := queue.CheckQueueName(q); err != nil {
+			return fmt.Errorf("dispatcher.Config.Queues[%d]: %v", i, err)
+		}
+	}
+	return nil
+}
+
+// Dispatcher is the service behind the HTTP API: it validates and stores
+// submitted tasks and enqueues them, cancels subtrees, relays control to
+// running sessions, turns dead letters into failed tasks and keeps the
+// statistics. It is safe for concurrent use. The caller owns the store and
+// the queue client and closes them after Run has returned.
+type Dispatcher struct {
+	store   store.Store
+	queue   *queue.Client
+	cfg     Config
+	log     *slog.Logger
+	metrics *Metrics
+	stats   *throughput
+}
+
+// New returns a Dispatcher over st and q.
+func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if st == nil || q == nil {
+		return nil, errors.New("dispatcher: New needs a store and a queue client")
+	}
+	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
+	d.metrics = newMetrics(d)
+	return d, nil
+}
+
+// Config returns the configuration with its defaults.
+func (d *Dispatcher) Config() Config { return d.cfg }
+
+// Metrics returns the dispatcher's Prometheus metrics.
+func (d *Dispatcher) Metrics() *Metrics { return d.metrics }
+
+// Run handles dead letters and samples throughput until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	w, err := d.queue.WatchDeadLetters(ctx, taskops.HandleDeadLetter(d.store, d.log, d.metrics.deadLetters.Inc))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("dispatcher: watch dead letters: %w", err)
+	}
+	defer w.Stop()
+	tick := time.NewTicker(d.cfg.StatsInterval)
+	defer tick.Stop()
+	for {
+		d.sample(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func (d *Dispatcher) sample(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.StatsInterval)
+	defer cancel()
+	counts, err := d.store.CountTasks(ctx, store.CountTasksParams{})
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Warn("count tasks for throughput", "err", err)
+		}
+		return
+	}
+	d.stats.add(time.Now(), counts)
+}
+
+// Submission is one submitted task: the stored task, and whether its
+// idempotency key matched a task submitted earlier.
+type Submission struct {
+	Task     store.Task
+	Existing bool
+}
+
+// BatchError is a submission refused because of one task of a batch.
+type BatchError struct {
+	Index int
+	Err   *fleet.FieldError // its field path starts with "tasks[<Index>]"
+}
+
+func (e *BatchError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the field error.
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// EnqueueError reports tasks that were stored but could not be enqueued.
+// They stay queued; submitting them again with the same idempotency keys
+// enqueues them (the message ids make it happen once).
+type EnqueueError struct {
+	TaskIDs []uuid.UUID
+	Err     error
+}
+
+func (e *EnqueueError) Error() string {
+	return fmt.Sprintf("%d task(s) stored but not enqueued (first %s): %v; submit again with the same idempotency keys to enqueue them",
+		len(e.TaskIDs), e.TaskIDs[0], e.Err)
+}
+
+func (e *EnqueueError) Unwrap() error { return e.Err }
+
+// prepare fills defaults and validates a submitted spec.
+func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTaskParams, *fleet.FieldError) {
+	if s.Profile == "" {
+		s.Profile = d.cfg.DefaultProfile
+	}
+	s = s.WithDefaults()
+	if err := s.ValidateSubmission(d.cfg.Profiles...); err != nil {
+		var fe *fleet.FieldError
+		errors.As(err, &fe)
+		return s, store.CreateTaskParams{}, fe
+	}
+	raw, err := json.Marshal(s)
+	if err != nil { // a fleet.TaskSpec always encodes; keep the error visible anyway
+		return s, store.CreateTaskParams{}, &fleet.FieldError{Field: "spec", Reason: err.Error()}
+	}
+	return s, store.CreateTaskParams{
+		Queue: s.Queue, Priority: s.Priority, Spec: raw, IdempotencyKey: s.IdempotencyKey, Labels: s.Labels,
+	}, nil
+}
+
+// Submit validates every spec, stores them in one transaction and enqueues
+// them: all or nothing. A spec that is not valid is a *BatchError naming its
+// index (a single spec keeps the "spec." field prefix); nothing is stored or
+// enqueued then. A spec whose idempotency key was seen before yields the
+// first task (Existing), enqueued once.
+func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Submission, error) {
+	start := time.Now()
+	defer func() { d.metrics.submitDuration.Observe(time.Since(start).Seconds()) }()
+	if len(specs) == 0 {
+		return nil, &BatchError{Index: -1, Err: &fleet.FieldError{Field: "tasks", Reason: "is empty: submit at least one task"}}
+	}
+	if len(specs) > api.MaxBatch {
+		return nil, &BatchError{Index: -1, Err: &fleet.FieldError{Field: "tasks", Reason: fmt.Sprintf("has %d tasks, at most %d are accepted in one batch; split it", len(specs), api.MaxBatch)}}
+	}
+	params := make([]store.CreateTaskParams, len(specs))
+	for i, s := range specs {
+		_, p, fe := d.prepare(s)
+		if fe != nil {
+			d.metrics.submitted.WithLabelValues("invalid").Inc()
+			if len(specs) > 1 {
+				fe = fe.WithPrefix(fmt.Sprintf("tasks[%d]", i))
+			}
+			return nil, &BatchError{Index: i, Err: fe}
+		}
+		params[i] = p
+	}
+	if err := checkDuplicateKeys(params); err != nil {
+		return nil, err
+	}
+	res, err := d.store.CreateTasks(ctx, store.CreateTasksParams{Tasks: params})
+	if err != nil {
+		return nil, fmt.Errorf("dispatcher: store %d task(s): %w", len(params), err)
+	}
+	subs := make([]Submission, len(res))
+	for i, r := range res {
+		subs[i] = Submission{Task: r.Task, Existing: r.Existing}
+		kind := "created"
+		if r.Existing {
+			kind = "existing"
+		}
+		d.metrics.submitted.WithLabelValues(kind).Inc()
+	}
+	return subs, d.enqueue(ctx, subs)
+}
+
+// checkDuplicateKeys refuses a batch that names one idempotency key twice:
+// the second would silently become the first.
+func checkDuplicateKeys(params []store.CreateTaskParams) error {
+	seen := make(map[string]int)
+	for i, p := range params {
+		if p.IdempotencyKey == "" {
+			continue
+		}
+		if j, ok := seen[p.IdempotencyKey]; ok {
+			return &BatchError{Index: i, Err: &fleet.FieldError{
+				Field:  fmt.Sprintf("tasks[%d].idempotency_key", i),
+				Reason: fmt.Sprintf("%q is also the key of tasks[%d]; keys must be unique within a batch", p.IdempotencyKey, j),
+			}}
+		}
+		seen[p.IdempotencyKey] = i
+	}
+	return nil
+}
+
+// enqueue publishes a start message for every new task and for every
+// existing one still queued (its first enqueue may have failed). The message
+// id "start:<task>" makes a repeated publish a duplicate.
+func (d *Dispatcher) enqueue(ctx context.Context, subs []Submission) error {
+	var mu sync.Mutex
+	var failed []uuid.UUID
+	var firstErr error
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(enqueueParallelism)
+	for _, s := range subs {
+		if s.Existing && s.Task.State != store.TaskQueued {
+			continue
+		}
+		g.Go(func() error {
+			msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: s.Task.ID.String(), EnqueuedAt: s.Task.CreatedAt}
+			_, err := d.queue.Enqueue(gctx, s.Task.Queue, msg, fleet.StartMsgID(s.Task.ID))
+			if err != nil {
+				mu.Lock()
+				failed = append(failed, s.Task.ID)
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines report through failed
+	if len(failed) > 0 {
+		d.metrics.enqueueErrors.Add(float64(len(failed)))
+		return &EnqueueError{TaskIDs: failed, Err: firstErr}
+	}
+	return nil
+}
+
+// CancelResult reports a cancellation: the cancelled tasks, and how many
+// running sessions acknowledged their abort (the others stop when their
+// worker next writes to the store and finds the task cancelled).
+type CancelResult struct {
+	Cancelled []store.CancelledTask
+	Aborted   int
+}
+
+// ErrAlreadyFinished is returned by Cancel for a finished task with no
+// live descendant.
+var ErrAlreadyFinished = errors.New("dispatcher: task already finished")
+
+// Cancel cancels a task and its whole subtree: queued and waiting tasks never
+// start again (a worker's claim is a compare-and-set on the state), running
+// ones are aborted over their control subject.
+func (d *Dispatcher) Cancel(ctx context.Context, id uuid.UUID, reason string) (CancelResult, error) {
+	t, err := d.store.GetTask(ctx, store.GetTaskParams{ID: id})
+	if err != nil {
+		return CancelResult{}, err
+	}
+	if reason == "" {
+		reason = "cancelled"
+	}
+	res, err := taskops.CancelTree(ctx, d.store, d.queue, id, reason, d.cfg.ControlTimeout)
+	if err != nil {
+		return CancelResult{}, err
+	}
+	if len(res.Tasks) == 0 && t.State.Terminal() {
+		return CancelResult{}, fmt.Errorf("%w: task %s is %s", ErrAlreadyFinished, id, t.State)
+	}
+	if res.AbortErr != nil {
+		d.log.Warn("aborting cancelled tasks", "task", id, "err", res.AbortErr)
+	}
+	d.metrics.cancelled.Add(float64(len(res.Tasks)))
+	return CancelResult{Cancelled: res.Tasks, Aborted: res.Aborted}, nil
+}
+
+// ErrTaskNotRunning: the task is not running, so no session can take
+// control requests.
+var ErrTaskNotRunning = errors.New("dispatcher: task is not running")
+
+// Control sends req to the session running task id. A task that is not
+// running is ErrTaskNotRunning; a session that no worker serves is
+// queue.ErrNotRunning; a refusal by the session wraps queue.ErrControlRefused.
+func (d *Dispatcher) Control(ctx context.Context, id uuid.UUID, req queue.ControlRequest) (queue.ControlReply, error) {
+	t, err := d.store.GetTask(ctx, store.GetTaskParams{ID: id})
+	if err != nil {
+		return queue.ControlReply{}, err
+	}
+	if t.State != store.TaskRunning {
+		return queue.ControlReply{}, fmt.Errorf("%w: task %s is %s; %s", ErrTaskNotRunning, id, t.State, notRunningHint(t.State))
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.ControlTimeout)
+	defer cancel()
+	reply, err := d.queue.Control(ctx, fleet.SessionSubject(id), req)
+	d.metrics.control.WithLabelValues(string(req.Op), controlOutcome(err)).Inc()
+	return reply, err
+}
+
+func notRunningHint(s store.TaskState) string {
+	switch s {
+	case store.TaskQueued:
+		return "wait until a worker starts it (GET the task or follow its events)"
+	case store.TaskWaiting:
+		return "it is parked waiting for its subagents and takes input again when it resumes"
+	}
+	return "it has finished; submit a new task to continue the work"
+}
+
+func controlOutcome(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, queue.ErrNotRunning):
+		return "not_running"
+	case errors.Is(err, queue.ErrControlRefused):
+		return "refused"
+	}
+	return "error"
+}

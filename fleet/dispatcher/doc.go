@@ -1,0 +1,16 @@
+// Package dispatcher is the service behind the HTTP API: it validates
+// submitted specs, stores them (a batch in one transaction, all or nothing)
+// and enqueues their start messages, cancels subtrees, relays control
+// requests to running sessions, records dead letters and keeps the
+// statistics (Dispatcher). Handler serves the API of docs/api.md over it,
+// with event streams (Server-Sent Events over the EVENTS stream) and
+// Prometheus metrics.
+//
+// The handlers reach the dispatcher only through narrow interfaces: what
+// it does (Submit, Cancel, Control, Stats), the store queries the API
+// serves as they are, and the event reads. They never touch its fields,
+// so a rule lives in the service and nowhere else.
+//
+// The dispatcher never imports the worker package: the rules both sides
+// apply live in fleet/internal/taskops.
+package dispatcher

@@ -1,0 +1,256 @@
+package dispatcher
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// APIOptions configure the HTTP API.
+type APIOptions struct {
+	// Token is the bearer token every /v1 request must carry
+	// ("Authorization: Bearer <token>", or ?access_token=<token> on GET for
+	// browsers' EventSource). Empty disables authentication.
+	Token string
+	// Ready reports whether the dispatcher can serve (/readyz); default: the
+	// store answers a ping.
+	Ready func(ctx context.Context) error
+	// SSEHeartbeat is how often an idle event stream gets a comment line
+	// (default 15 s), so that proxies keep it open.
+	SSEHeartbeat time.Duration
+	// SSEDonePoll is how often a task's event stream checks whether the
+	// task has finished (default 1 s); SSEDrainIdle how long the stream of
+	// a finished task waits without an event, once it has sent the events
+	// stored when the task finished, before it ends (default 1 s).
+	SSEDonePoll  time.Duration
+	SSEDrainIdle time.Duration
+}
+
+// Handler returns the HTTP API of docs/api.md: /v1/... behind the bearer
+// token, and /healthz, /readyz and /metrics without it.
+func (d *Dispatcher) Handler(opts APIOptions) http.Handler {
+	if opts.Ready == nil {
+		opts.Ready = d.store.Ping
+	}
+	if opts.SSEHeartbeat <= 0 {
+		opts.SSEHeartbeat = 15 * time.Second
+	}
+	if opts.SSEDonePoll <= 0 {
+		opts.SSEDonePoll = time.Second
+	}
+	if opts.SSEDrainIdle <= 0 {
+		opts.SSEDrainIdle = time.Second
+	}
+	a := newHandlers(d, opts)
+	v1 := http.NewServeMux()
+	for pattern, h := range a.routes() {
+		v1.HandleFunc(pattern, h)
+	}
+	root := http.NewServeMux()
+	root.Handle("/v1/", a.authenticate(v1))
+	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	root.HandleFunc("GET /readyz", a.ready)
+	root.Handle("GET /metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
+	return a.instrument(root, v1)
+}
+
+// routes maps the /v1 patterns to their handlers (docs/openapi.yaml
+// documents each one; a test checks).
+func (a *handlers) routes() map[string]http.HandlerFunc {
+	return map[string]http.HandlerFunc{
+		"POST /v1/tasks":                               a.submit,
+		"POST /v1/tasks/batch":                         a.submitBatch,
+		"GET /v1/tasks":                                a.list,
+		"GET /v1/tasks/{id}":                           a.get,
+		"GET /v1/tasks/{id}/tree":                      a.tree,
+		"POST /v1/tasks/{id}/cancel":                   a.cancel,
+		"POST /v1/tasks/{id}/steer":                    a.steer,
+		"POST /v1/tasks/{id}/follow_up":                a.followUp,
+		"POST /v1/tasks/{id}/configure":                a.configure,
+		"GET /v1/tasks/{id}/sessions":                  a.sessions,
+		"GET /v1/tasks/{id}/artifacts":                 a.artifacts,
+		"GET /v1/tasks/{id}/artifacts/{kind}":          a.artifact,
+		"GET /v1/tasks/{id}/events":                    a.taskEvents,
+		"GET /v1/tasks/{id}/tree/events":               a.treeEvents,
+		"GET /v1/events":                               a.allEvents,
+		"GET /v1/sessions/{id}/turns":                  a.turns,
+		"GET /v1/sessions/{id}/tool_outputs/{call_id}": a.toolOutput,
+		"GET /v1/counts":                               a.counts,
+		"GET /v1/stats":                                a.statsHandler,
+		"/v1/":                                         a.notFound,
+	}
+}
+
+// service is what the handlers may ask of the dispatcher beyond reading:
+// the operations with rules of their own.
+type service interface {
+	Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Submission, error)
+	Cancel(ctx context.Context, id uuid.UUID, reason string) (CancelResult, error)
+	Control(ctx context.Context, id uuid.UUID, req queue.ControlRequest) (queue.ControlReply, error)
+	Stats(ctx context.Context) (api.Stats, error)
+}
+
+// reads are the store queries the API serves as they are.
+type reads interface {
+	GetTask(ctx context.Context, p store.GetTaskParams) (store.Task, error)
+	ListTasks(ctx context.Context, p store.ListTasksParams) (store.TaskPage, error)
+	TaskTree(ctx context.Context, p store.TaskTreeParams) ([]store.Task, error)
+	CountTasks(ctx context.Context, p store.CountTasksParams) (map[store.TaskState]int64, error)
+	ListSessions(ctx context.Context, p store.ListSessionsParams) ([]store.Session, error)
+	LoadTurns(ctx context.Context, p store.LoadTurnsParams) ([]store.Turn, error)
+	GetToolOutput(ctx context.Context, p store.GetToolOutputParams) (store.ToolOutput, error)
+	ListArtifacts(ctx context.Context, p store.ListArtifactsParams) ([]store.Artifact, error)
+	GetArtifact(ctx context.Context, p store.GetArtifactParams) (store.Artifact, error)
+	Ping(ctx context.Context) error
+}
+
+// events are the reads of the EVENTS stream behind the event streams.
+type events interface {
+	SubscribeEvents(ctx context.Context, f queue.EventFilter, from queue.StartPosition) (*queue.EventSubscription, error)
+	LastEvent(ctx context.Context, rootTaskID, taskID string) (queue.ReceivedEvent, bool, error)
+}
+
+// handlers serve the API through narrow views of the dispatcher: what it
+// does (svc), what the store holds (reads) and the events (events). They
+// keep no state of their own beyond their options and metrics.
+type handlers struct {
+	svc     service
+	reads   reads
+	events  events
+	metrics *httpMetrics
+	log     *slog.Logger
+	opts    APIOptions
+}
+
+func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
+	return &handlers{svc: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts}
+}
+
+// statusRecorder remembers the status code for the latency metric. It
+// forwards Flush (event streams) and Unwrap (http.ResponseController).
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// instrument observes the latency of every request by route pattern.
+func (a *handlers) instrument(root, v1 *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		root.ServeHTTP(rec, r)
+		route := r.Pattern
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			_, route = v1.Handler(r)
+		}
+		if route == "" {
+			route = "unmatched"
+		}
+		code := rec.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		a.metrics.latency.WithLabelValues(r.Method, route, strconv.Itoa(code)).Observe(time.Since(start).Seconds())
+	})
+}
+
+// authenticate checks the bearer token: 401 when none is given, 403 when
+// it is wrong.
+func (a *handlers) authenticate(next http.Handler) http.Handler {
+	if a.opts.Token == "" {
+		return next
+	}
+	want := []byte(a.opts.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := bearer(r)
+		switch {
+		case !ok:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentfleet"`)
+			writeErr(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized,
+				Message: "missing bearer token: send the header 'Authorization: Bearer <token>' (the client reads --token or AGENTFLEET_TOKEN)"})
+		case subtle.ConstantTimeCompare([]byte(got), want) != 1:
+			writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Message: "the bearer token is not valid for this dispatcher"})
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// bearer returns the request's token: the Authorization header, or the
+// access_token query parameter of a GET (EventSource cannot set headers).
+func bearer(r *http.Request) (string, bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		return strings.TrimSpace(tok), ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) != ""
+	}
+	if r.Method == http.MethodGet {
+		if tok := r.URL.Query().Get("access_token"); tok != "" {
+			return tok, true
+		}
+	}
+	return "", false
+}
+
+func (a *handlers) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if err := a.opts.Ready(ctx); err != nil {
+		writeErr(w, http.StatusServiceUnavailable, api.ErrorDetail{Code: api.CodeUnavailable, Message: "not ready: " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (a *handlers) notFound(w http.ResponseWriter, r *http.Request) {
+	writeErr(w, http.StatusNotFound, api.ErrorDetail{Code: api.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path + " (see docs/api.md)"})
+}
+
+// writeJSON writes v with the status code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v) // the client may have gone; nothing to do then
+}
+
+func writeErr(w http.ResponseWriter, code int, e api.ErrorDetail) {
+	writeJSON(w, code, api.ErrorBody{Error: e})
+}

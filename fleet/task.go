@@ -1,0 +1,100 @@
+package fleet
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// TaskResult is the outcome of a task, stored as the task's result.
+type TaskResult struct {
+	FinalText string    `json:"final_text"`
+	Success   bool      `json:"success"`
+	TurnsUsed int       `json:"turns_used"`
+	Usage     llm.Usage `json:"usage"`
+	CostUSD   float64   `json:"cost_usd"`
+	Error     string    `json:"error,omitempty"`
+}
+
+// DecodeSpec is the one way to read a stored task spec (store.Task.Spec):
+// it decodes the JSON and fills the defaults a spec stored by an older
+// version may lack. A spec that does not decode is an error naming why;
+// callers fail the task with ReasonBadSpec rather than guess.
+func DecodeSpec(raw []byte) (TaskSpec, error) {
+	var s TaskSpec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return TaskSpec{}, fmt.Errorf("the task spec is not valid JSON: %w", err)
+	}
+	return s.WithDefaults(), nil
+}
+
+// DecodeResult reads a stored task result; ok is false while the task has
+// none (or it does not decode).
+func DecodeResult(raw []byte) (r TaskResult, ok bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return r, false
+	}
+	return r, json.Unmarshal(raw, &r) == nil
+}
+
+// Reasons a task ended, stored as store.Task.Error (the detail goes to the
+// result's Error).
+const (
+	ReasonDeadLetter     = "dead_letter"     // its message exhausted its deliveries or was terminated
+	ReasonCorruptMessage = "corrupt_message" // its queue message could not be decoded
+	ReasonBadSpec        = "bad_spec"        // its stored spec could not be decoded
+	ReasonNotAllowed     = "not_allowed"     // the worker's policy refuses its profile or model
+	ReasonEnvironment    = "environment"     // its environment can never be built
+	ReasonModelError     = "model_error"     // a permanent model error
+	ReasonTurnLimit      = "turn_limit"      // the turn or tool-round limit ended it
+	ReasonAborted        = "aborted"         // aborted over control
+	ReasonCancelled      = "cancelled"       // cancelled in the store
+	ReasonParentEnded    = "parent_ended"    // its parent ended and its child policy is cancel
+	// ReasonParentCancelled: the task was created under a parent that was
+	// cancelled (its session spawned it before its abort arrived), so the
+	// store refused its claim and the worker cancelled it unstarted.
+	ReasonParentCancelled = "parent_cancelled"
+)
+
+// WaitingFor is what a parked (waiting) task waits for, stored as
+// store.Task.WaitingFor.
+type WaitingFor struct {
+	// WaitID names this park; it makes the resume's message id
+	// deterministic (queue.ResumeMsgID), so children ending together wake
+	// the parent once. It is the claim attempt that parked.
+	WaitID string `json:"wait_id"`
+	// Children are the child task ids whose end wakes the task.
+	Children []uuid.UUID `json:"children"`
+}
+
+// KindSessionEnd is the envelope kind a worker publishes, confirmed, once a
+// task has reached its final state; its data is a SessionEndData. It has
+// the name of the agent's SESSION_END event, which the worker does not
+// forward (a session object closes on every park and hand-back too).
+const KindSessionEnd = "SESSION_END"
+
+// SessionEndData is the data of the final SESSION_END envelope.
+type SessionEndData struct {
+	State  store.TaskState `json:"state"`
+	Reason string          `json:"reason,omitempty"`
+	Result TaskResult      `json:"result"`
+}
+
+// StartMsgID is the Nats-Msg-Id of the message that starts a task: the
+// dispatcher and a spawning worker publish it, and a repeated publish is a
+// duplicate.
+func StartMsgID(task uuid.UUID) string { return "start:" + task.String() }
+
+// InputMsgID is the Nats-Msg-Id of the message that delivers the stored
+// input name to a reopened task: each input is enqueued once.
+func InputMsgID(task uuid.UUID, name string) string { return "input:" + task.String() + ":" + name }
+
+// SessionSubject is the control address of a task's session (the last
+// token of <prefix>.control.<session>): a task has one session, whose id
+// is the task's, so nobody needs a store read to reach it, and it is
+// reachable before its first turn is recorded.
+func SessionSubject(task uuid.UUID) string { return task.String() }

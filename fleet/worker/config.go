@@ -1,0 +1,221 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/queue"
+)
+
+// Defaults of Config.
+const (
+	DefaultSessions          = 4
+	DefaultLLMConcurrency    = 64
+	DefaultHeartbeatInterval = 10 * time.Second
+	DefaultStaleAfter        = 45 * time.Second
+	DefaultDrainGrace        = 30 * time.Second
+	DefaultKeepFailed        = 24 * time.Hour
+	DefaultRetryBackoff      = 5 * time.Second
+	DefaultMaxRetryBackoff   = 5 * time.Minute
+)
+
+// ProviderConfig says how a worker reaches the provider behind one profile.
+type ProviderConfig struct {
+	// Provider is the llm/provider name to use for this profile: "" means the
+	// profile's own (openai, anthropic, gemini); "chatcompat", "ollama",
+	// "vllm"... serve the openai profile from an OpenAI-compatible server.
+	Provider string `mapstructure:"provider"`
+	// APIKey is the provider key; "" means the provider's usual environment
+	// variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY).
+	APIKey string `mapstructure:"api_key"`
+	// BaseURL overrides the provider's API root (a proxy, or llmtest).
+	BaseURL string `mapstructure:"base_url"`
+	// DefaultModel is used when a spec names no model; "" means the
+	// profile's default.
+	DefaultModel string `mapstructure:"default_model"`
+	// InputPerMTok and OutputPerMTok price a million tokens in USD, for the
+	// cost of a task and the max_cost_usd limit; 0 means unknown (cost 0).
+	InputPerMTok  float64 `mapstructure:"input_per_mtok"`
+	OutputPerMTok float64 `mapstructure:"output_per_mtok"`
+}
+
+// SSHKeyConfig is what a key reference in a task spec resolves to.
+type SSHKeyConfig struct {
+	// KeyFile is the private key file (unencrypted OpenSSH or PEM).
+	KeyFile string `mapstructure:"key_file"`
+	// UseAgent offers the keys of the agent at SSH_AUTH_SOCK instead.
+	UseAgent bool `mapstructure:"use_agent"`
+	// KnownHostsFile vouches for the hosts; "" means Config.KnownHostsFile.
+	KnownHostsFile string `mapstructure:"known_hosts_file"`
+}
+
+// Config configures one worker. The zero value of every field means
+// the default named next to it; call WithDefaults, then Validate. The
+// mapstructure tags are the keys of `worker run`'s configuration, where they
+// sit at the top level next to the keys shared with the dispatcher
+// (database_url, prefix, nats.*): worker_id is AGENTFLEET_WORKER_ID,
+// sessions is AGENTFLEET_SESSIONS. Validate's errors name those keys.
+type Config struct {
+	// ID names the worker: its own subject is <prefix>.tasks.worker.<ID>,
+	// where children of its local-workspace tasks go. Default: the host name
+	// and process id. It must be stable across restarts for parked parents
+	// with a local workspace to resume on a restarted worker.
+	ID string `mapstructure:"worker_id"`
+	// Queues are the shared queues served (default ["default"]).
+	Queues []string `mapstructure:"queues"`
+	// Sessions is how many sessions run at once (default 4). A parked
+	// session holds none.
+	Sessions int `mapstructure:"sessions"`
+	// LLMConcurrency caps concurrent model calls per provider name (default
+	// DefaultLLMConcurrency for any provider not listed).
+	LLMConcurrency map[string]int `mapstructure:"llm_concurrency"`
+	// WorkspaceRoot holds local workspaces, one directory per task
+	// (default $TMPDIR/agentfleet-workspaces).
+	WorkspaceRoot string `mapstructure:"workspace_root"`
+	// KeepFailed is how long the workspace of a task that did not succeed is
+	// kept for inspection (default 24 h; negative deletes it at once).
+	// Workspaces of succeeded tasks are deleted when the task ends.
+	KeepFailed time.Duration `mapstructure:"keep_failed"`
+	// Providers configures each profile's provider, keyed by profile name
+	// (openai, anthropic, gemini).
+	Providers map[string]ProviderConfig `mapstructure:"providers"`
+	// AllowedProfiles and AllowedModels restrict what specs may ask for;
+	// empty allows all. A task asking for something else fails at once.
+	AllowedProfiles []string `mapstructure:"allowed_profiles"`
+	AllowedModels   []string `mapstructure:"allowed_models"`
+	// SSHKeys maps the key references specs name to keys on this worker.
+	SSHKeys map[string]SSHKeyConfig `mapstructure:"ssh_keys"`
+	// KnownHostsFile is the default known_hosts for SSH environments
+	// ("" means ~/.ssh/known_hosts).
+	KnownHostsFile string `mapstructure:"known_hosts_file"`
+	// HeartbeatInterval is how often a running task's heartbeat is written
+	// to the store (default 10 s); the worker also learns there that a task
+	// was cancelled.
+	HeartbeatInterval time.Duration `mapstructure:"heartbeat_interval"`
+	// StaleAfter is how old a running task's heartbeat must be before
+	// another worker may take it over (default 45 s; > HeartbeatInterval).
+	StaleAfter time.Duration `mapstructure:"stale_after"`
+	// DrainGrace is how long a stopping worker lets running sessions finish
+	// before it aborts them and hands them back (default 30 s).
+	DrainGrace time.Duration `mapstructure:"drain_grace"`
+	// RetryBackoff is the nak delay of a retryable failure without a
+	// provider retry-after, doubled per delivery up to MaxRetryBackoff
+	// (defaults 5 s and 5 min).
+	RetryBackoff    time.Duration `mapstructure:"retry_backoff"`
+	MaxRetryBackoff time.Duration `mapstructure:"max_retry_backoff"`
+	// Retry is the llm retry policy of every provider client (zero: llm's
+	// defaults). A rate limit longer than Retry.MaxRetryAfter is handed back
+	// to the queue with the provider's delay instead of being waited out.
+	Retry llm.RetryPolicy `mapstructure:"-"`
+	// MaxLiveChildren caps the unfinished children of one task when its spec
+	// says nothing (default 32).
+	MaxLiveChildren int `mapstructure:"max_live_children"`
+	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
+	// (every worker runs one by default; they share one durable consumer).
+	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
+}
+
+// DefaultWorkerMaxLiveChildren is Config.MaxLiveChildren's default.
+const DefaultWorkerMaxLiveChildren = 32
+
+// WithDefaults returns a copy with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.ID == "" {
+		host, _ := os.Hostname()
+		c.ID = sanitizeToken(fmt.Sprintf("%s-%d", host, os.Getpid()))
+	}
+	if len(c.Queues) == 0 {
+		c.Queues = []string{fleet.DefaultQueue}
+	}
+	setZero(&c.Sessions, DefaultSessions)
+	if c.WorkspaceRoot == "" {
+		c.WorkspaceRoot = filepath.Join(os.TempDir(), "agentfleet-workspaces")
+	}
+	setZero(&c.KeepFailed, DefaultKeepFailed)
+	setZero(&c.HeartbeatInterval, DefaultHeartbeatInterval)
+	setZero(&c.StaleAfter, DefaultStaleAfter)
+	setZero(&c.DrainGrace, DefaultDrainGrace)
+	setZero(&c.RetryBackoff, DefaultRetryBackoff)
+	setZero(&c.MaxRetryBackoff, DefaultMaxRetryBackoff)
+	setZero(&c.MaxLiveChildren, DefaultWorkerMaxLiveChildren)
+	return c
+}
+
+func setZero[T comparable](f *T, def T) {
+	var zero T
+	if *f == zero {
+		*f = def
+	}
+}
+
+// sanitizeToken replaces characters a NATS subject token cannot hold.
+func sanitizeToken(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 128 {
+		b = b[:128]
+	}
+	return string(b)
+}
+
+// Validate reports every invalid field, naming it.
+func (c Config) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, a ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, a...))
+		}
+	}
+	check(queue.CheckWorkerID(c.ID) == nil, "worker_id %q must be 1 to 128 letters, digits, '-' or '_'", c.ID)
+	check(len(c.Queues) > 0, "queues must name at least one queue")
+	for _, q := range c.Queues {
+		check(queue.CheckQueueName(q) == nil, "queues entry %q must be letters, digits, '-' or '_' and not \"worker\"", q)
+	}
+	check(c.Sessions >= 1, "sessions must be >= 1, got %d", c.Sessions)
+	for p, n := range c.LLMConcurrency {
+		check(n >= 1, "llm_concurrency.%s must be >= 1, got %d", p, n)
+	}
+	check(filepath.IsAbs(c.WorkspaceRoot), "workspace_root must be an absolute path, got %q", c.WorkspaceRoot)
+	check(c.HeartbeatInterval > 0, "heartbeat_interval must be > 0, got %s", c.HeartbeatInterval)
+	check(c.StaleAfter > c.HeartbeatInterval, "stale_after (%s) must exceed heartbeat_interval (%s)", c.StaleAfter, c.HeartbeatInterval)
+	check(c.DrainGrace >= 0, "drain_grace must be >= 0, got %s", c.DrainGrace)
+	check(c.RetryBackoff > 0 && c.MaxRetryBackoff >= c.RetryBackoff, "retry_backoff (%s) must be > 0 and <= max_retry_backoff (%s)", c.RetryBackoff, c.MaxRetryBackoff)
+	check(c.MaxLiveChildren >= 1, "max_live_children must be >= 1, got %d", c.MaxLiveChildren)
+	for _, p := range c.AllowedProfiles {
+		check(slices.Contains(fleet.KnownProfiles, p), "allowed_profiles entry %q is unknown, want one of %v", p, fleet.KnownProfiles)
+	}
+	for name, p := range c.Providers {
+		check(slices.Contains(fleet.KnownProfiles, name), "providers.%s: the key must be a profile name, one of %v", name, fleet.KnownProfiles)
+		check(p.InputPerMTok >= 0 && p.OutputPerMTok >= 0, "providers.%s prices must be >= 0", name)
+	}
+	for ref, k := range c.SSHKeys {
+		check(ref != "", "ssh_keys has an empty key reference")
+		check(k.KeyFile != "" || k.UseAgent, "ssh_keys.%s needs key_file or use_agent", ref)
+		if k.KeyFile != "" {
+			_, err := os.Stat(k.KeyFile)
+			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
+		}
+	}
+	if err := c.Retry.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("retry: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// concurrencyFor returns the LLM concurrency of a provider.
+func (c Config) concurrencyFor(provider string) int {
+	if n, ok := c.LLMConcurrency[provider]; ok {
+		return n
+	}
+	return DefaultLLMConcurrency
+}

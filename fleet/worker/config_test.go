@@ -1,0 +1,42 @@
+package worker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/fleet/worker"
+)
+
+func TestWorkerConfigDefaultsAndValidate(t *testing.T) {
+	t.Parallel()
+	c := worker.Config{}.WithDefaults()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+	if c.Sessions != worker.DefaultSessions || c.Queues[0] != "default" || c.MaxLiveChildren != 32 || c.ID == "" {
+		t.Fatalf("defaults %+v", c)
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(*worker.Config)
+		want string
+	}{
+		{"sessions", func(c *worker.Config) { c.Sessions = -1 }, "sessions must be >= 1"},
+		{"id", func(c *worker.Config) { c.ID = "a.b" }, "worker_id"},
+		{"queue", func(c *worker.Config) { c.Queues = []string{"worker"} }, "queues entry"},
+		{"root", func(c *worker.Config) { c.WorkspaceRoot = "relative" }, "workspace_root must be an absolute path"},
+		{"stale", func(c *worker.Config) { c.StaleAfter = time.Second; c.HeartbeatInterval = 2 * time.Second }, "stale_after"},
+		{"profile", func(c *worker.Config) { c.AllowedProfiles = []string{"llama"} }, "allowed_profiles entry \"llama\""},
+		{"provider", func(c *worker.Config) { c.Providers = map[string]worker.ProviderConfig{"x": {}} }, "providers.x"},
+		{"ssh key", func(c *worker.Config) { c.SSHKeys = map[string]worker.SSHKeyConfig{"k": {KeyFile: "/nonexistent"}} }, "ssh_keys.k.key_file"},
+		{"llm", func(c *worker.Config) { c.LLMConcurrency = map[string]int{"openai": 0} }, "llm_concurrency.openai"},
+	} {
+		c := worker.Config{}.WithDefaults()
+		tc.mod(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}

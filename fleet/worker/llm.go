@@ -1,0 +1,159 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/provider"
+)
+
+// llmPool holds one client per profile, each behind its provider's gate.
+type llmPool struct {
+	cfg       Config
+	newClient func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error)
+	metrics   *metrics
+
+	mu      sync.Mutex
+	clients map[string]llm.Client
+	gates   map[string]*gate
+}
+
+func newLLMPool(cfg Config, nc func(string, ProviderConfig, llm.RetryPolicy) (llm.Client, error), m *metrics) *llmPool {
+	if nc == nil {
+		nc = providerClient
+	}
+	return &llmPool{cfg: cfg, newClient: nc, metrics: m, clients: map[string]llm.Client{}, gates: map[string]*gate{}}
+}
+
+// providerClient builds a client with llm/provider from the configuration.
+func providerClient(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error) {
+	name := pc.Provider
+	if name == "" {
+		name = profile
+	}
+	return provider.New(provider.Config{Provider: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry})
+}
+
+// client returns the gated client of a profile, building it once.
+func (p *llmPool) client(profile string) (llm.Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.clients[profile]; ok {
+		return c, nil
+	}
+	pc := p.cfg.Providers[profile]
+	inner, err := p.newClient(profile, pc, p.cfg.Retry)
+	if err != nil {
+		return nil, err
+	}
+	name := pc.Provider
+	if name == "" {
+		name = profile
+	}
+	g, ok := p.gates[name]
+	if !ok {
+		g = &gate{sem: make(chan struct{}, p.cfg.concurrencyFor(name))}
+		p.gates[name] = g
+	}
+	c := &gatedClient{inner: inner, gate: g, provider: name, metrics: p.metrics}
+	p.clients[profile] = c
+	return c, nil
+}
+
+// gate bounds the concurrent calls to one provider and holds every call
+// while the provider asked us to back off (Retry-After slows the whole
+// worker, not just the session that got it).
+type gate struct {
+	sem chan struct{}
+
+	mu    sync.Mutex
+	until time.Time
+}
+
+func (g *gate) acquire(ctx context.Context) (func(), error) {
+	g.mu.Lock()
+	wait := time.Until(g.until)
+	g.mu.Unlock()
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	select {
+	case g.sem <- struct{}{}:
+		return func() { <-g.sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// observe pauses the gate after a rate limit with a retry-after.
+func (g *gate) observe(err error) {
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Kind != llm.ErrRateLimited || le.RetryAfter <= 0 {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if u := time.Now().Add(le.RetryAfter); u.After(g.until) {
+		g.until = u
+	}
+}
+
+// gatedClient is an llm.Client behind a gate, with metrics.
+type gatedClient struct {
+	inner    llm.Client
+	gate     *gate
+	provider string
+	metrics  *metrics
+}
+
+func (c *gatedClient) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	release, err := c.gate.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	start := time.Now()
+	resp, err := c.inner.Complete(ctx, req)
+	c.done(req.Model, start, resp, err)
+	return resp, err
+}
+
+func (c *gatedClient) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
+	return func(yield func(llm.StreamEvent, error) bool) {
+		release, err := c.gate.acquire(ctx)
+		if err != nil {
+			yield(llm.StreamEvent{}, err)
+			return
+		}
+		defer release()
+		start := time.Now()
+		var last *llm.Response
+		var lastErr error
+		for ev, err := range c.inner.Stream(ctx, req) {
+			if err != nil {
+				lastErr = err
+			} else if ev.Response != nil {
+				last = ev.Response
+			}
+			if !yield(ev, err) {
+				break
+			}
+		}
+		c.done(req.Model, start, last, lastErr)
+	}
+}
+
+func (c *gatedClient) done(model string, start time.Time, resp *llm.Response, err error) {
+	c.gate.observe(err)
+	c.metrics.observeLLM(c.provider, model, time.Since(start), resp, err)
+}

@@ -1,0 +1,255 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// settleOutcome maps how the session returned to the task's next state and
+// says how to settle the delivery.
+func (r *run) settleOutcome(ctx context.Context, out agent.Outcome, err error) settlement {
+	stop := r.stopReason()
+	switch {
+	case ctx.Err() != nil:
+		return abandon() // halted: write nothing more
+	case errors.Is(err, agent.ErrParked):
+		return r.park(ctx)
+	case stop == stopShutdown:
+		return r.giveBack(ctx, 0)
+	case stop == stopLost:
+		return ack() // the new owner has its own message
+	case stop == stopCancelled:
+		return r.finish(ctx, store.TaskCancelled, fleet.ReasonCancelled, r.result(out, false, "cancelled"))
+	case stop == stopAborted:
+		return r.finish(ctx, store.TaskCancelled, fleet.ReasonAborted, r.result(out, false, "aborted over control"))
+	case stop != "": // a limit
+		return r.finish(ctx, store.TaskFailed, stop, r.result(out, false, stop))
+	case err != nil:
+		return r.sessionError(ctx, out, err)
+	case out.Stop == agent.StopCompleted || out.Stop == agent.StopAwaitingInput:
+		return r.finish(ctx, store.TaskSucceeded, "", r.result(out, true, ""))
+	default: // turn or round limit, loop detection ended the input
+		return r.finish(ctx, store.TaskFailed, fleet.ReasonTurnLimit, r.result(out, false, string(out.Stop)))
+	}
+}
+
+// sessionError handles a model or recorder error: retryable ones hand the
+// task back with the provider's delay; the rest fail it.
+func (r *run) sessionError(ctx context.Context, out agent.Outcome, err error) settlement {
+	if ok, delay := isRetryable(err); ok {
+		if delay <= 0 {
+			delay = r.w.backoff(r.d.NumDelivered)
+		}
+		r.log.Info("retryable model error; handing the task back", "err", err, "delay", delay)
+		r.w.metrics.retries.Inc()
+		return r.giveBack(ctx, delay)
+	}
+	r.log.Warn("session failed", "err", err)
+	return r.finish(ctx, store.TaskFailed, fleet.ReasonModelError, r.result(out, false, err.Error()))
+}
+
+// result builds the task result from the session's history and totals.
+func (r *run) result(out agent.Outcome, success bool, errText string) fleet.TaskResult {
+	res := fleet.TaskResult{Success: success, Error: errText}
+	if r.sess != nil {
+		h := r.sess.History()
+		for i := len(h) - 1; i >= 0; i-- {
+			if h[i].Kind == agent.TurnAssistant {
+				res.FinalText = h[i].Text
+				break
+			}
+		}
+		res.TurnsUsed = assistantTurns(h)
+	}
+	if res.FinalText == "" {
+		res.FinalText = out.Text
+	}
+	if r.rec != nil {
+		res.Usage, res.CostUSD = r.rec.totals()
+	}
+	return res
+}
+
+// assistantTurns counts the model's turns in a history.
+func assistantTurns(h []agent.Turn) int {
+	n := 0
+	for _, t := range h {
+		if t.Kind == agent.TurnAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// finish writes the final state (with the diff artifact first), wakes the
+// parent, cancels live children by policy, publishes SESSION_END and acks.
+func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res fleet.TaskResult) settlement {
+	w := r.w
+	r.writeDiff(ctx)
+	body, _ := json.Marshal(res)
+	t, err := r.writeEnd(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning, To: to,
+		WorkerID: w.cfg.ID, Result: body, Error: reason})
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrConflict):
+		// Cancelled meanwhile, or taken over: the store's state stands, and
+		// the run's last turns are recorded all the same.
+		r.flushTurns(ctx)
+		if cur, gerr := w.st.GetTask(ctx, store.GetTaskParams{ID: r.task.ID}); gerr == nil {
+			t = cur
+		}
+	default:
+		r.log.Warn("writing the final state; handing back", "err", err)
+		return nak(w.backoff(r.d.NumDelivered))
+	}
+	w.metrics.tasks.WithLabelValues(string(t.State)).Inc()
+	if t.State.Terminal() {
+		r.pump.publishEnd(ctx, t, res)
+		if !r.reopenForLateInput(ctx, t) {
+			w.afterEndOf(ctx, t, r.mayHaveChildren())
+			r.cleanupWorkspace(t.State == store.TaskSucceeded)
+		}
+	}
+	return ack()
+}
+
+// writeEnd writes the task's end together with the turns the recorder
+// holds (one round trip). Held turns the store refuses as invalid (over its
+// size cap, say) do not block the end: it is written without them.
+func (r *run) writeEnd(ctx context.Context, p store.TransitionTaskParams) (store.Task, error) {
+	if r.rec != nil {
+		p.Append = r.rec.pendingAppend()
+	}
+	t, err := r.w.st.TransitionTask(ctx, p)
+	if err != nil && p.Append != nil && errors.Is(err, store.ErrInvalid) {
+		r.log.Warn("the store refused the run's last turns; ending the task without them", "err", err)
+		p.Append = nil
+		t, err = r.w.st.TransitionTask(ctx, p)
+	}
+	if err == nil && p.Append != nil {
+		r.rec.written()
+	}
+	return t, err
+}
+
+// reopenForLateInput reopens a child task that succeeded or failed with
+// input its run did not deliver (stored by its parent's send_input while
+// the run was ending) and reports whether it did; the next run answers that
+// input, and only its end wakes the parent, as when send_input reopens an
+// ended child. A root task never has stored input; a cancelled one takes
+// none.
+func (r *run) reopenForLateInput(ctx context.Context, t store.Task) bool {
+	if r.task.ParentID == uuid.Nil || t.State == store.TaskCancelled {
+		return false
+	}
+	in, err := r.loadInputs(ctx)
+	if err != nil || in.last == "" {
+		return false
+	}
+	if err := r.w.reopen(ctx, t, in.last); err != nil {
+		r.log.Warn("reopening for input that came while the run ended", "err", err)
+		return false
+	}
+	return true
+}
+
+// flushTurns writes the turns the recorder holds back (see turnRecorder).
+// Failing is not fatal: a later run submits the prompt again, or asks the
+// model again for the answer.
+func (r *run) flushTurns(ctx context.Context) {
+	if r.rec == nil {
+		return
+	}
+	if err := r.rec.flush(ctx); err != nil {
+		r.log.Warn("recording held turns", "err", err)
+	}
+}
+
+// mayHaveChildren reports whether the task may have spawned children: only
+// its own session spawns them, so a first run whose spawner created none
+// has none.
+func (r *run) mayHaveChildren() bool {
+	return r.task.Attempts > 1 || r.spawner == nil || r.spawner.created.Load() > 0
+}
+
+// fail ends the task as failed before its session ran.
+func (r *run) fail(ctx context.Context, reason, detail string) settlement {
+	body, _ := json.Marshal(fleet.TaskResult{Success: false, Error: detail})
+	_, err := r.w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning,
+		To: store.TaskFailed, WorkerID: r.w.cfg.ID, Result: body, Error: reason})
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		r.log.Warn("failing task", "err", err)
+	}
+	r.w.metrics.tasks.WithLabelValues(string(store.TaskFailed)).Inc()
+	r.w.afterEndByID(ctx, r.task.ID)
+	return term(reason + ": " + detail)
+}
+
+// giveBack returns a running task to queued and hands its message back, so
+// this or another worker resumes it from its recorded turns after delay.
+func (r *run) giveBack(ctx context.Context, delay time.Duration) settlement {
+	r.flushTurns(ctx)
+	_, err := r.w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning,
+		To: store.TaskQueued, WorkerID: r.w.cfg.ID})
+	if err != nil && !errors.Is(err, store.ErrConflict) {
+		r.log.Warn("handing the task back", "err", err)
+	}
+	return nak(delay)
+}
+
+// afterEndByID runs afterEnd for a task read from the store.
+func (w *Worker) afterEndByID(ctx context.Context, id uuid.UUID) {
+	t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
+	if err == nil && t.State.Terminal() {
+		w.afterEnd(ctx, t)
+	}
+}
+
+// afterEnd does what follows a task's end, idempotently (a redelivered
+// message of a finished task runs it again, in case a crash cut it short):
+// wake the parent if it waits for this task, and cancel the task's live
+// children unless its spec lets them run.
+func (w *Worker) afterEnd(ctx context.Context, t store.Task) { w.afterEndOf(ctx, t, true) }
+
+// afterEndOf is afterEnd; children false says the task has none for sure,
+// which spares a store read per leaf task.
+func (w *Worker) afterEndOf(ctx context.Context, t store.Task, children bool) {
+	if err := w.wakeParent(ctx, t); err != nil {
+		w.log.Warn("waking the parent", "task_id", t.ID, "parent_id", t.ParentID, "err", err)
+	}
+	if !children {
+		return
+	}
+	spec, err := fleet.DecodeSpec(t.Spec)
+	if err != nil {
+		w.log.Warn("reading the child policy of an ended task; cancelling its children, the default", "task_id", t.ID, "err", err)
+	}
+	if spec.ChildPolicy == fleet.ChildLetRun {
+		return
+	}
+	kids, err := w.st.Children(ctx, store.ChildrenParams{ParentID: t.ID})
+	if err != nil || kids.AllTerminal() {
+		return
+	}
+	for _, c := range kids.Children {
+		if c.State.Terminal() {
+			continue
+		}
+		res, err := taskops.CancelTree(ctx, w.st, w.q, c.ID, fleet.ReasonParentEnded, w.q.Config().ControlTimeout)
+		if err == nil {
+			err = res.AbortErr
+		}
+		if err != nil {
+			w.log.Warn("cancelling a child of an ended task", "task_id", c.ID, "err", err)
+		}
+	}
+}
