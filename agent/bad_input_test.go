@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/agent"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // TestBadInput: a model that calls an unknown tool, passes arguments that
@@ -18,7 +18,7 @@ func TestBadInput(t *testing.T) {
 			w := newWorld(t, p, agent.Config{})
 			c := w.tc("write_file", map[string]any{"file_path": "x.txt", "content": 42})
 			fixed := w.write("x.txt", "42\n")
-			w.script(calls(c), calls(fixed), llmtest.Text("Fixed the arguments."))
+			w.script(calls(c), calls(fixed), sim.Text("Fixed the arguments."))
 			out := w.submit("write 42 to x.txt")
 			r := w.result(c.ID)
 			if !r.IsError || !strings.Contains(r.Content, "invalid arguments") || !strings.Contains(r.Content, "content") {
@@ -30,8 +30,8 @@ func TestBadInput(t *testing.T) {
 		})
 		t.Run("invalid_json_arguments", func(t *testing.T) {
 			w := newWorld(t, p, agent.Config{})
-			c := llmtest.ToolCallReply{ID: w.id(), Name: "shell", Arguments: `{"command": "echo hi"`}
-			w.script(calls(c), llmtest.Text("I will send valid JSON next time."))
+			c := sim.ToolCallReply{ID: w.id(), Name: "shell", Arguments: `{"command": "echo hi"`}
+			w.script(calls(c), sim.Text("I will send valid JSON next time."))
 			out := w.submit("say hi")
 			r := w.result(c.ID)
 			if !r.IsError || !strings.Contains(r.Content, "JSON") {

@@ -9,7 +9,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/profiles"
 )
 
@@ -18,11 +18,11 @@ import (
 // answers. A host would pass a real client from llm/provider instead.
 func Example() {
 	ctx := context.Background()
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	defer srv.Close()
 	srv.Enqueue(
-		llmtest.ToolCall("toolu_1", "write_file", `{"file_path":"hello.txt","content":"hello\n"}`),
-		llmtest.Text("I wrote hello.txt."),
+		sim.ToolCall("toolu_1", "write_file", `{"file_path":"hello.txt","content":"hello\n"}`),
+		sim.Text("I wrote hello.txt."),
 	)
 	client, err := anthropic.New(anthropic.Config{BaseURL: srv.URL(), APIKey: "test"})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm/gemini"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 	"github.com/agentfleet/agentfleet/llm/openai"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/profiles"
 )
 
@@ -76,7 +77,7 @@ func forEachProvider(t *testing.T, f func(t *testing.T, p provider)) {
 type world struct {
 	t   *testing.T
 	p   provider
-	srv *llmtest.Server
+	srv *sim.Server
 	s   *agent.Session
 	env execenv.Environment
 	dir string
@@ -92,7 +93,7 @@ type world struct {
 
 func newWorld(t *testing.T, p provider, cfg agent.Config, opts ...profiles.Option) *world {
 	t.Helper()
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: dir})
@@ -169,7 +170,7 @@ func (w *world) toolEnd(id string) agent.Event {
 }
 
 // script enqueues model replies.
-func (w *world) script(replies ...llmtest.Reply) { w.srv.Enqueue(replies...) }
+func (w *world) script(replies ...sim.Reply) { w.srv.Enqueue(replies...) }
 
 // submit runs one input to completion and fails the test on error.
 func (w *world) submit(input string) agent.Outcome {
@@ -230,25 +231,25 @@ func (w *world) result(id string) llm.ToolResult {
 
 func (w *world) id() string { return fmt.Sprintf("call_%d", w.calls.Add(1)) }
 
-func (w *world) tc(name string, args map[string]any) llmtest.ToolCallReply {
+func (w *world) tc(name string, args map[string]any) sim.ToolCallReply {
 	b, err := json.Marshal(args)
 	must(w.t, err)
-	return llmtest.ToolCallReply{ID: w.id(), Name: name, Arguments: string(b)}
+	return sim.ToolCallReply{ID: w.id(), Name: name, Arguments: string(b)}
 }
 
-func calls(cs ...llmtest.ToolCallReply) llmtest.Reply { return llmtest.Reply{ToolCalls: cs} }
+func calls(cs ...sim.ToolCallReply) sim.Reply { return sim.Reply{ToolCalls: cs} }
 
-func (w *world) read(path string) llmtest.ToolCallReply {
+func (w *world) read(path string) sim.ToolCallReply {
 	return w.tc("read_file", map[string]any{"file_path": path})
 }
 
-func (w *world) write(path, content string) llmtest.ToolCallReply {
+func (w *world) write(path, content string) sim.ToolCallReply {
 	return w.tc("write_file", map[string]any{"file_path": path, "content": content})
 }
 
 // edit replaces one whole line by newLines in the profile's native editing
 // format (a v4a patch for openai, edit_file for the others).
-func (w *world) edit(path, oldLine string, newLines ...string) llmtest.ToolCallReply {
+func (w *world) edit(path, oldLine string, newLines ...string) sim.ToolCallReply {
 	newText := strings.Join(newLines, "\n")
 	switch w.p.name {
 	case "openai":
@@ -261,12 +262,12 @@ func (w *world) edit(path, oldLine string, newLines ...string) llmtest.ToolCallR
 	return w.tc("edit_file", map[string]any{"file_path": path, "old_string": oldLine, "new_string": newText})
 }
 
-func (w *world) shell(command string) llmtest.ToolCallReply {
+func (w *world) shell(command string) sim.ToolCallReply {
 	return w.tc("shell", map[string]any{"command": command})
 }
 
 // shellWithTimeout sets the per-call timeout where the profile has one.
-func (w *world) shellWithTimeout(command string, ms int) llmtest.ToolCallReply {
+func (w *world) shellWithTimeout(command string, ms int) sim.ToolCallReply {
 	switch w.p.name {
 	case "openai":
 		return w.tc("shell", map[string]any{"command": command, "timeout_ms": ms})
@@ -276,22 +277,22 @@ func (w *world) shellWithTimeout(command string, ms int) llmtest.ToolCallReply {
 	return w.shell(command) // gemini-cli's shell has no timeout parameter
 }
 
-func (w *world) grep(pattern string) llmtest.ToolCallReply {
+func (w *world) grep(pattern string) sim.ToolCallReply {
 	if w.p.name == "anthropic" {
 		return w.tc("grep", map[string]any{"pattern": pattern, "output_mode": "content"})
 	}
 	return w.tc("grep", map[string]any{"pattern": pattern})
 }
 
-func (w *world) glob(pattern string) llmtest.ToolCallReply {
+func (w *world) glob(pattern string) sim.ToolCallReply {
 	return w.tc("glob", map[string]any{"pattern": pattern})
 }
 
-func (w *world) spawn(task string) llmtest.ToolCallReply {
+func (w *world) spawn(task string) sim.ToolCallReply {
 	return w.tc("spawn_agent", map[string]any{"task": task})
 }
 
-func (w *world) wait(agentID string) llmtest.ToolCallReply {
+func (w *world) wait(agentID string) sim.ToolCallReply {
 	return w.tc("wait", map[string]any{"agent_id": agentID})
 }
 
@@ -300,7 +301,7 @@ func (w *world) wait(agentID string) llmtest.ToolCallReply {
 func (w *world) runShell(command string) (agent.Event, llm.ToolResult) {
 	w.t.Helper()
 	c := w.shell(command)
-	w.script(calls(c), llmtest.Text("ok"))
+	w.script(calls(c), sim.Text("ok"))
 	w.submit("run " + command)
 	return w.toolEnd(c.ID), w.result(c.ID)
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/agent"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // parityCases are the rows of the spec's 9.12 cross-provider matrix.
@@ -37,7 +37,7 @@ func TestParity(t *testing.T) { runMatrix(t, parityCases) }
 
 func paritySimpleFileCreation(t *testing.T, w *world) {
 	create := w.write("hello.py", "print('Hello World')\n")
-	w.script(calls(create), llmtest.Text("Created hello.py."))
+	w.script(calls(create), sim.Text("Created hello.py."))
 	out := w.submit("Create a file called hello.py that prints 'Hello World'")
 	if out.Stop != agent.StopCompleted || out.Text != "Created hello.py." {
 		t.Fatalf("outcome %+v", out)
@@ -53,7 +53,7 @@ func paritySimpleFileCreation(t *testing.T, w *world) {
 func parityReadThenEdit(t *testing.T, w *world) {
 	w.writeFile("hello.py", "print('Hello World')\n")
 	read := w.read("hello.py")
-	w.script(calls(read), calls(w.edit("hello.py", "print('Hello World')", "print('Hello World')", "print('Goodbye')")), llmtest.Text("Added Goodbye."))
+	w.script(calls(read), calls(w.edit("hello.py", "print('Hello World')", "print('Hello World')", "print('Goodbye')")), sim.Text("Added Goodbye."))
 	w.submit("Read hello.py and add a second print statement that says 'Goodbye'")
 	contains(t, "the read result sent to the model", w.body(1), "Hello World")
 	got := w.file("hello.py")
@@ -65,7 +65,7 @@ func parityReadThenEdit(t *testing.T, w *world) {
 func parityMultiFileEdit(t *testing.T, w *world) {
 	w.writeFile("a.txt", "alpha\n")
 	w.writeFile("pkg/b.txt", "beta\n")
-	w.script(calls(w.edit("a.txt", "alpha", "ALPHA")), calls(w.edit("pkg/b.txt", "beta", "BETA")), llmtest.Text("Both edited."))
+	w.script(calls(w.edit("a.txt", "alpha", "ALPHA")), calls(w.edit("pkg/b.txt", "beta", "BETA")), sim.Text("Both edited."))
 	w.submit("Uppercase the words in a.txt and pkg/b.txt")
 	if w.file("a.txt") != "ALPHA\n" || w.file("pkg/b.txt") != "BETA\n" {
 		t.Fatalf("a.txt %q, pkg/b.txt %q", w.file("a.txt"), w.file("pkg/b.txt"))
@@ -75,7 +75,7 @@ func parityMultiFileEdit(t *testing.T, w *world) {
 func parityShellExecution(t *testing.T, w *world) {
 	w.writeFile("hello.sh", "echo hello from the script\nexit 3\n")
 	run := w.shell("sh hello.sh")
-	w.script(calls(run), llmtest.Text("It printed a greeting and exited with 3."))
+	w.script(calls(run), sim.Text("It printed a greeting and exited with 3."))
 	w.submit("Run hello.sh and show the output")
 	end := w.toolEnd(run.ID)
 	contains(t, "shell output", end.Output, "hello from the script")
@@ -85,13 +85,13 @@ func parityShellExecution(t *testing.T, w *world) {
 
 func parityShellTimeout(t *testing.T, w *world) {
 	slow := w.shell("sleep 30")
-	replies := []llmtest.Reply{calls(slow)}
-	var longer llmtest.ToolCallReply
+	replies := []sim.Reply{calls(slow)}
+	var longer sim.ToolCallReply
 	if w.p.name != "gemini" { // gemini-cli's shell has no per-call timeout
 		longer = w.shellWithTimeout("sleep 1.5 && echo finished-in-time", 10000)
 		replies = append(replies, calls(longer))
 	}
-	w.script(append(replies, llmtest.Text("The first command timed out."))...)
+	w.script(append(replies, sim.Text("The first command timed out."))...)
 	out := w.submit("Run 'sleep 30' with the default timeout")
 	end := w.toolEnd(slow.ID)
 	if !end.IsError {
@@ -111,7 +111,7 @@ func parityGrepAndGlob(t *testing.T, w *world) {
 	w.writeFile("src/beta.go", "package src\n\nfunc Beta() {}\n")
 	w.writeFile("notes.md", "func Beta is documented here\n")
 	g, r := w.glob("**/*.go"), w.grep("func Beta\\(")
-	w.script(calls(g, r), llmtest.Text("Beta is in src/beta.go."))
+	w.script(calls(g, r), sim.Text("Beta is in src/beta.go."))
 	w.submit("Find the Go files and where Beta is defined")
 	globOut := w.toolEnd(g.ID).Output
 	contains(t, "glob output", globOut, "src/alpha.go")
@@ -125,7 +125,7 @@ func parityGrepAndGlob(t *testing.T, w *world) {
 func parityMultiStep(t *testing.T, w *world) {
 	w.writeFile("calc.go", "package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int {\n\treturn a - b\n}\n")
 	w.script(calls(w.grep("func Add")), calls(w.read("calc.go")), calls(w.edit("calc.go", "\treturn a - b", "\treturn a + b")),
-		llmtest.Text("Add subtracted; it now adds."))
+		sim.Text("Add subtracted; it now adds."))
 	out := w.submit("Add is wrong; find it, read it, fix it")
 	contains(t, "calc.go", w.file("calc.go"), "return a + b")
 	if out.Rounds != 3 || out.Turns != 4 {
@@ -136,7 +136,7 @@ func parityMultiStep(t *testing.T, w *world) {
 func parityTruncation(t *testing.T, w *world) {
 	w.writeFile("big.txt", strings.Repeat("x", 100000))
 	read := w.read("big.txt")
-	w.script(calls(read), llmtest.Text("It is a lot of x."))
+	w.script(calls(read), sim.Text("It is a lot of x."))
 	w.submit("Read big.txt")
 	end := w.toolEnd(read.ID)
 	if strings.Count(end.Output, "x") < 100000 {
@@ -154,7 +154,7 @@ func parityParallel(t *testing.T, w *world) {
 	w.writeFile("a.txt", "content of a\n")
 	w.writeFile("b.txt", "content of b\n")
 	ra, rb := w.read("a.txt"), w.read("b.txt")
-	w.script(calls(ra, rb), llmtest.Text("Read both."))
+	w.script(calls(ra, rb), sim.Text("Read both."))
 	w.submit("Read a.txt and b.txt")
 	body := w.body(1)
 	ia, ib := strings.Index(body, "content of a"), strings.Index(body, "content of b")
@@ -168,7 +168,7 @@ func parityParallel(t *testing.T, w *world) {
 
 func paritySteering(t *testing.T, w *world) {
 	hold := w.shell("while [ ! -f go.flag ]; do sleep 0.05; done; echo released")
-	w.script(calls(hold), llmtest.Text("Understood: only a /health endpoint."))
+	w.script(calls(hold), sim.Text("Understood: only a /health endpoint."))
 	done := make(chan error, 1)
 	go func() {
 		_, err := w.s.Submit(context.Background(), "Create a Flask web application with multiple routes")
@@ -192,7 +192,7 @@ var effortMarkers = map[string][2]string{
 }
 
 func parityReasoningEffort(t *testing.T, w *world) {
-	w.script(llmtest.Text("thought a little"), llmtest.Text("thought a lot"))
+	w.script(sim.Text("thought a little"), sim.Text("thought a lot"))
 	w.submit("first")
 	must(t, w.s.SetReasoningEffort("high"))
 	w.submit("second")
@@ -204,8 +204,8 @@ func parityReasoningEffort(t *testing.T, w *world) {
 func paritySubagent(t *testing.T, w *world) {
 	spawn, wait := w.spawn("Create child.txt containing 'from child'"), w.wait("agent-1")
 	w.script(calls(spawn, wait),
-		calls(w.write("child.txt", "from child\n")), llmtest.Text("child wrote child.txt"), // the child's turns
-		llmtest.Text("The subagent created child.txt."))
+		calls(w.write("child.txt", "from child\n")), sim.Text("child wrote child.txt"), // the child's turns
+		sim.Text("The subagent created child.txt."))
 	out := w.submit("Spawn a subagent to create child.txt, then review its output")
 	if out.Text != "The subagent created child.txt." {
 		t.Fatalf("outcome %+v", out)
@@ -229,13 +229,13 @@ func paritySubagent(t *testing.T, w *world) {
 
 func parityLoopDetection(t *testing.T, w *world) {
 	w.writeFile("same.txt", "same\n")
-	var replies []llmtest.Reply
+	var replies []sim.Reply
 	for range 10 {
 		r := w.read("same.txt")
 		r.ID = "" // the same call every time, ids aside
 		replies = append(replies, calls(r))
 	}
-	w.script(append(replies, llmtest.Text("Stopping the loop."))...)
+	w.script(append(replies, sim.Text("Stopping the loop."))...)
 	out := w.submit("Read same.txt until something changes")
 	ev := w.waitFor("LOOP_DETECTION", w.kind(agent.EventLoopDetection))
 	contains(t, "LOOP_DETECTION", ev.Text, "Loop detected")
@@ -248,7 +248,7 @@ func parityLoopDetection(t *testing.T, w *world) {
 func parityErrorRecovery(t *testing.T, w *world) {
 	w.writeFile("present.txt", "here I am\n")
 	missing, present := w.read("missing.txt"), w.read("present.txt")
-	w.script(calls(missing), calls(present), llmtest.Text("Found it in present.txt."))
+	w.script(calls(missing), calls(present), sim.Text("Found it in present.txt."))
 	out := w.submit("Read the notes file")
 	if r := w.result(missing.ID); !r.IsError || !strings.Contains(r.Content, "does not exist") {
 		t.Fatalf("missing file result %+v", r)
@@ -264,7 +264,7 @@ func parityErrorRecovery(t *testing.T, w *world) {
 func parityEditingFormat(t *testing.T, w *world) {
 	w.writeFile("app.txt", "color = red\nsize = 1\nother = red\n")
 	w.writeFile("old.txt", "obsolete\n")
-	var edit llmtest.ToolCallReply
+	var edit sim.ToolCallReply
 	want := map[string]string{"app.txt": "color = blue\nsize = 1\nother = blue\n"}
 	switch w.p.name {
 	case "openai": // one v4a patch that adds, updates and deletes
@@ -277,7 +277,7 @@ func parityEditingFormat(t *testing.T, w *world) {
 		edit = w.tc("edit_file", map[string]any{"file_path": "app.txt", "instruction": "make everything blue",
 			"old_string": "red", "new_string": "blue", "allow_multiple": true})
 	}
-	w.script(calls(edit), llmtest.Text("Edited."))
+	w.script(calls(edit), sim.Text("Edited."))
 	w.submit("Make everything blue")
 	if end := w.toolEnd(edit.ID); end.IsError {
 		t.Fatalf("edit failed: %s", end.Output)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/agent"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // TestSmoke is the spec's 9.13 end-to-end scenario with a scripted model:
@@ -25,14 +25,14 @@ func TestSmoke(t *testing.T) {
 		w := newWorld(t, p, cfg)
 
 		t.Run("1_simple_file_creation", func(t *testing.T) {
-			w.script(calls(w.write("hello.py", "print('Hello World')\n")), llmtest.Text("Created hello.py."))
+			w.script(calls(w.write("hello.py", "print('Hello World')\n")), sim.Text("Created hello.py."))
 			w.submit("Create a file called hello.py that prints 'Hello World'")
 			contains(t, "hello.py", w.file("hello.py"), "Hello")
 		})
 		t.Run("2_read_and_edit", func(t *testing.T) {
 			w.script(calls(w.read("hello.py")),
 				calls(w.edit("hello.py", "print('Hello World')", "print('Hello World')", "print('Goodbye')")),
-				llmtest.Text("Added Goodbye."))
+				sim.Text("Added Goodbye."))
 			w.submit("Read hello.py and add a second print statement that says 'Goodbye'")
 			got := w.file("hello.py")
 			contains(t, "hello.py", got, "Hello")
@@ -40,7 +40,7 @@ func TestSmoke(t *testing.T) {
 		})
 		t.Run("3_shell_execution", func(t *testing.T) {
 			run := w.shell("if command -v python3 >/dev/null; then python3 hello.py; else cat hello.py; fi")
-			w.script(calls(run), llmtest.Text("It prints Hello World and Goodbye."))
+			w.script(calls(run), sim.Text("It prints Hello World and Goodbye."))
 			w.submit("Run hello.py and show the output")
 			if ev := w.waitFor("shell TOOL_CALL_START", func(ev agent.Event) bool {
 				return ev.Kind == agent.EventToolCallStart && ev.ToolName == "shell"
@@ -52,7 +52,7 @@ func TestSmoke(t *testing.T) {
 		t.Run("4_truncation", func(t *testing.T) {
 			must(t, w.env.WriteFile(context.Background(), "big.txt", []byte(strings.Repeat("x", 100000))))
 			read := w.read("big.txt")
-			w.script(calls(read), llmtest.Text("A very long line of x."))
+			w.script(calls(read), sim.Text("A very long line of x."))
 			w.submit("Read big.txt")
 			if n := strings.Count(w.toolEnd(read.ID).Output, "x"); n != 100000 {
 				t.Fatalf("TOOL_CALL_END has %d x's, want 100000", n)
@@ -62,7 +62,7 @@ func TestSmoke(t *testing.T) {
 		t.Run("5_steering", func(t *testing.T) {
 			hold := w.shell("while [ ! -f go.flag ]; do sleep 0.05; done; ls")
 			app := "from flask import Flask\napp = Flask(__name__)\n\n@app.route('/health')\ndef health():\n    return 'ok'\n"
-			w.script(calls(hold), calls(w.write("app.py", app)), llmtest.Text("Created app.py with only /health."))
+			w.script(calls(hold), calls(w.write("app.py", app)), sim.Text("Created app.py with only /health."))
 			n := len(w.srv.Requests())
 			done := make(chan error, 1)
 			go func() {
@@ -82,8 +82,8 @@ func TestSmoke(t *testing.T) {
 		t.Run("6_subagent", func(t *testing.T) {
 			spawn, wait := w.spawn("Write tests for hello.py in test_hello.py"), w.wait("agent-1")
 			w.script(calls(spawn, wait),
-				calls(w.write("test_hello.py", "def test_hello():\n    assert True\n")), llmtest.Text("Wrote test_hello.py."),
-				llmtest.Text("The subagent wrote test_hello.py; it looks fine."))
+				calls(w.write("test_hello.py", "def test_hello():\n    assert True\n")), sim.Text("Wrote test_hello.py."),
+				sim.Text("The subagent wrote test_hello.py; it looks fine."))
 			w.submit("Spawn a subagent to write tests for hello.py, then review its output")
 			for _, id := range []string{spawn.ID, wait.ID} {
 				w.waitFor("subagent tool call "+id, func(ev agent.Event) bool { return ev.Kind == agent.EventToolCallStart && ev.CallID == id })
@@ -97,7 +97,7 @@ func TestSmoke(t *testing.T) {
 		})
 		t.Run("7_timeout_default_10s", func(t *testing.T) {
 			sleep := w.shell("sleep 30")
-			w.script(calls(sleep), llmtest.Text("sleep 30 timed out after 10 seconds, as expected."))
+			w.script(calls(sleep), sim.Text("sleep 30 timed out after 10 seconds, as expected."))
 			out := w.submit("Run 'sleep 30' with the default timeout")
 			end := w.toolEnd(sleep.ID)
 			if !end.IsError {

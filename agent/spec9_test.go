@@ -16,7 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/profiles"
 	"github.com/agentfleet/agentfleet/tools"
 )
@@ -89,13 +89,13 @@ func itemSessionCreated(t *testing.T, w *world) {
 	if w.s.ID() == "" || w.s.State() != agent.StateIdle || w.s.Env().WorkingDir() != w.dir {
 		t.Fatalf("id %q state %s dir %s", w.s.ID(), w.s.State(), w.s.Env().WorkingDir())
 	}
-	w.script(llmtest.Text("ready"))
+	w.script(sim.Text("ready"))
 	w.submit("hello")
 	contains(t, "request", w.body(0), w.p.model)
 }
 
 func itemNaturalCompletion(t *testing.T, w *world) {
-	w.script(llmtest.Text("Nothing to do."))
+	w.script(sim.Text("Nothing to do."))
 	out := w.submit("anything to do?")
 	if out.Stop != agent.StopCompleted || out.Turns != 1 || out.Rounds != 0 || len(w.srv.Requests()) != 1 {
 		t.Fatalf("outcome %+v", out)
@@ -119,7 +119,7 @@ func itemRoundLimit(t *testing.T, w *world) {
 
 func itemTurnLimit(t *testing.T, w *world) {
 	w.writeFile("f.txt", "x\n")
-	w.script(llmtest.Text("one"), calls(w.read("f.txt")), llmtest.Text("never"))
+	w.script(sim.Text("one"), calls(w.read("f.txt")), sim.Text("never"))
 	w.submit("first")
 	out := w.submit("second")
 	if out.Stop != agent.StopTurnLimit || out.State != agent.StateIdle {
@@ -179,7 +179,7 @@ func waitFile(t *testing.T, path string) {
 }
 
 func itemSequentialInputs(t *testing.T, w *world) {
-	w.script(llmtest.Text("first answer"), llmtest.Text("second answer"))
+	w.script(sim.Text("first answer"), sim.Text("second answer"))
 	if out := w.submit("one"); out.Text != "first answer" {
 		t.Fatal(out.Text)
 	}
@@ -199,7 +199,7 @@ var nativeTools = map[string][]string{
 }
 
 func itemNativeToolset(t *testing.T, w *world) {
-	w.script(llmtest.Text("ok"))
+	w.script(sim.Text("ok"))
 	w.submit("hi")
 	body := w.body(0)
 	for _, name := range nativeTools[w.p.name] {
@@ -226,7 +226,7 @@ var baseMarkers = map[string]string{
 }
 
 func itemSystemPromptBase(t *testing.T, w *world) {
-	w.script(llmtest.Text("ok"))
+	w.script(sim.Text("ok"))
 	w.submit("hi")
 	contains(t, "system prompt", w.body(0), baseMarkers[w.p.name])
 	for other, m := range baseMarkers {
@@ -245,7 +245,7 @@ func runTestsTool(text string) tools.Tool {
 func itemCustomTool(t *testing.T, w *world) {
 	w.s.Registry().Register(runTestsTool("all 12 tests passed"))
 	c := w.tc("run_tests", map[string]any{"filter": "x"})
-	w.script(calls(c), llmtest.Text("Tests pass."))
+	w.script(calls(c), sim.Text("Tests pass."))
 	w.submit("run the tests")
 	contains(t, "tools on the wire", w.body(0), `"run_tests"`)
 	contains(t, "custom tool result", w.toolEnd(c.ID).Output, "all 12 tests passed")
@@ -259,7 +259,7 @@ func itemCustomOverride(t *testing.T, w *world) {
 		}}
 	w.s.Registry().Register(override)
 	c := w.read("whatever.txt")
-	w.script(calls(c), llmtest.Text("ok"))
+	w.script(calls(c), sim.Text("ok"))
 	w.submit("read")
 	contains(t, "overridden tool", w.toolEnd(c.ID).Output, "from the custom reader")
 	contains(t, "definitions on the wire", w.body(0), "custom reader")
@@ -267,7 +267,7 @@ func itemCustomOverride(t *testing.T, w *world) {
 
 func itemUnknownTool(t *testing.T, w *world) {
 	c := w.tc("teleport", map[string]any{"to": "mars"})
-	w.script(calls(c), llmtest.Text("That tool does not exist; stopping."))
+	w.script(calls(c), sim.Text("That tool does not exist; stopping."))
 	out := w.submit("go")
 	r := w.result(c.ID)
 	if !r.IsError || !strings.Contains(r.Content, "Unknown tool") || !strings.Contains(r.Content, "teleport") {
@@ -280,8 +280,8 @@ func itemUnknownTool(t *testing.T, w *world) {
 
 func itemSchemaValidation(t *testing.T, w *world) {
 	missing := w.tc("read_file", map[string]any{"path": "x"}) // wrong parameter name
-	badJSON := llmtest.ToolCallReply{ID: w.id(), Name: "read_file", Arguments: `{"file_path": "x"`}
-	w.script(calls(missing), calls(badJSON), llmtest.Text("I will fix my arguments."))
+	badJSON := sim.ToolCallReply{ID: w.id(), Name: "read_file", Arguments: `{"file_path": "x"`}
+	w.script(calls(missing), calls(badJSON), sim.Text("I will fix my arguments."))
 	out := w.submit("read x")
 	if r := w.result(missing.ID); !r.IsError || !strings.Contains(r.Content, "file_path") {
 		t.Fatalf("schema failure result %+v", r)
@@ -296,7 +296,7 @@ func itemSchemaValidation(t *testing.T, w *world) {
 
 func itemLocalOps(t *testing.T, w *world) {
 	wr, rd, sh := w.write("dir/a.txt", "one\n"), w.read("dir/a.txt"), w.shell("ls dir && wc -l < dir/a.txt")
-	w.script(calls(wr), calls(rd), calls(sh), llmtest.Text("done"))
+	w.script(calls(wr), calls(rd), calls(sh), sim.Text("done"))
 	w.submit("write, read, list")
 	contains(t, "read", w.toolEnd(rd.ID).Output, "one")
 	contains(t, "shell", w.toolEnd(sh.ID).Output, "a.txt")
@@ -353,7 +353,7 @@ func itemCustomEnv(t *testing.T, w *world) {
 	must(t, err)
 	defer s.Abort()
 	c := w.shell("echo via-wrapper")
-	w.script(calls(c), llmtest.Text("ok"))
+	w.script(calls(c), sim.Text("ok"))
 	if _, err := s.Submit(ctx30(t), "run"); err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +386,7 @@ func itemLineTruncation(t *testing.T, w *world) {
 func itemDefaultLimits(t *testing.T, w *world) {
 	w.writeFile("big.txt", strings.Repeat("y", 80000))
 	c := w.read("big.txt")
-	w.script(calls(c), llmtest.Text("ok"))
+	w.script(calls(c), sim.Text("ok"))
 	w.submit("read")
 	content := w.result(c.ID).Content
 	if n := strings.Count(content, "y"); n < 49900 || n > 50000 {
@@ -397,7 +397,7 @@ func itemDefaultLimits(t *testing.T, w *world) {
 func itemLimitsOverride(t *testing.T, w *world) {
 	w.writeFile("big.txt", strings.Repeat("z", 5000))
 	rd, sh := w.read("big.txt"), w.shell("seq 1 100")
-	w.script(calls(rd), calls(sh), llmtest.Text("ok"))
+	w.script(calls(rd), calls(sh), sim.Text("ok"))
 	w.submit("read and count")
 	if n := strings.Count(w.result(rd.ID).Content, "z"); n < 990 || n > 1000 {
 		t.Fatalf("read_file kept %d characters, want 1000", n)
@@ -407,7 +407,7 @@ func itemLimitsOverride(t *testing.T, w *world) {
 
 func itemFollowUp(t *testing.T, w *world) {
 	hold := w.shell("while [ ! -f go.flag ]; do sleep 0.05; done")
-	w.script(calls(hold), llmtest.Text("first done"), llmtest.Text("follow-up done"))
+	w.script(calls(hold), sim.Text("first done"), sim.Text("follow-up done"))
 	done := make(chan agent.Outcome, 1)
 	go func() { out, _ := w.s.Submit(context.Background(), "first"); done <- out }()
 	w.waitFor("TOOL_CALL_START", w.kind(agent.EventToolCallStart))
@@ -425,7 +425,7 @@ func itemFollowUp(t *testing.T, w *world) {
 
 func itemSteeringTurn(t *testing.T, w *world) {
 	must(t, w.s.Steer("use tabs, not spaces"))
-	w.script(llmtest.Text("ok"))
+	w.script(sim.Text("ok"))
 	w.submit("format the code")
 	h := w.s.History()
 	if h[1].Kind != agent.TurnSteering || h[1].Text != "use tabs, not spaces" {
@@ -447,7 +447,7 @@ func itemEffortValues(t *testing.T, w *world) {
 	if err := w.s.SetReasoningEffort("ultra"); err == nil {
 		t.Fatal("invalid effort accepted")
 	}
-	w.script(llmtest.Text("ok"))
+	w.script(sim.Text("ok"))
 	w.submit("hi")
 	for _, marker := range effortMarkers[w.p.name] {
 		if strings.Contains(w.body(0), marker) {
@@ -461,7 +461,7 @@ func itemPromptLayers(t *testing.T, w *world) {
 	w.writeFile("CLAUDE.md", "CLAUDE-DOC-MARKER\n")
 	w.writeFile("GEMINI.md", "GEMINI-DOC-MARKER\n")
 	w.writeFile(".codex/instructions.md", "CODEX-DOC-MARKER\n")
-	w.script(llmtest.Text("ok"))
+	w.script(sim.Text("ok"))
 	w.submit("hi")
 	body := w.body(0)
 	for _, s := range []string{baseMarkers[w.p.name], "<environment>", "Working directory: " + w.dir, "Platform: linux",
@@ -486,7 +486,7 @@ func itemDepthLimit(t *testing.T, w *world) {
 	must(t, err)
 	defer child.Abort()
 	c := w.spawn("go deeper")
-	w.script(calls(c), llmtest.Text("I did it myself."))
+	w.script(calls(c), sim.Text("I did it myself."))
 	if _, err := child.Submit(ctx30(t), "nest"); err != nil {
 		t.Fatal(err)
 	}
@@ -506,9 +506,9 @@ func itemSendInputClose(t *testing.T, w *world) {
 	send := w.tc("send_input", map[string]any{"agent_id": "agent-1", "message": "say second"})
 	wait2 := w.wait("agent-1")
 	closeIt := w.tc("close_agent", map[string]any{"agent_id": "agent-1"})
-	w.script(calls(spawn, wait1), llmtest.Text("first from child"),
-		calls(send, wait2), llmtest.Text("second from child"),
-		calls(closeIt), llmtest.Text("closed"))
+	w.script(calls(spawn, wait1), sim.Text("first from child"),
+		calls(send, wait2), sim.Text("second from child"),
+		calls(closeIt), sim.Text("closed"))
 	w.submit("talk to a subagent")
 	contains(t, "first wait", w.toolEnd(wait1.ID).Output, "first from child")
 	contains(t, "second wait", w.toolEnd(wait2.ID).Output, "second from child")
@@ -520,14 +520,14 @@ func itemAllEvents(t *testing.T, w *world) {
 	// A small window (WARNING), window 1 loop detection (LOOP_DETECTION), a
 	// round limit (TURN_LIMIT), steering, a streaming shell, then Abort.
 	hold := w.shell("echo streamed; while [ ! -f go.flag ]; do sleep 0.05; done")
-	w.script(llmtest.Reply{Text: "working on it", ToolCalls: []llmtest.ToolCallReply{hold}})
+	w.script(sim.Reply{Text: "working on it", ToolCalls: []sim.ToolCallReply{hold}})
 	done := make(chan struct{})
 	go func() { defer close(done); _, _ = w.s.Submit(context.Background(), "do it") }()
 	w.waitFor("TOOL_CALL_START", w.kind(agent.EventToolCallStart))
 	must(t, w.s.Steer("steer"))
 	w.writeFile("go.flag", "")
 	<-done
-	w.script(llmtest.Reply{Failure: &llmtest.Failure{Kind: llm.ErrInvalidRequest}})
+	w.script(sim.Reply{Failure: &sim.Failure{Kind: llm.ErrInvalidRequest}})
 	_, _ = w.s.Submit(ctx30(t), "fail")
 	w.waitFor("SESSION_END", w.kind(agent.EventSessionEnd))
 	evs := w.Events()
@@ -550,7 +550,7 @@ func itemAllEvents(t *testing.T, w *world) {
 }
 
 func itemTransientRetry(t *testing.T, w *world) {
-	w.script(llmtest.Fail(llm.ErrOverloaded), llmtest.Text("after the retry"))
+	w.script(sim.Fail(llm.ErrOverloaded), sim.Text("after the retry"))
 	out := w.submit("hi")
 	if out.Text != "after the retry" || len(w.srv.Requests()) != 2 {
 		t.Fatalf("outcome %+v, %d requests", out, len(w.srv.Requests()))
@@ -558,7 +558,7 @@ func itemTransientRetry(t *testing.T, w *world) {
 }
 
 func itemAuthError(t *testing.T, w *world) {
-	w.script(llmtest.Fail(llm.ErrAuthentication), llmtest.Text("never"))
+	w.script(sim.Fail(llm.ErrAuthentication), sim.Text("never"))
 	_, err := w.s.Submit(ctx30(t), "hi")
 	if llm.KindOf(err) != llm.ErrAuthentication || w.s.State() != agent.StateClosed {
 		t.Fatalf("err %v state %s", err, w.s.State())
@@ -573,8 +573,8 @@ func itemAuthError(t *testing.T, w *world) {
 }
 
 func itemContextOverflow(t *testing.T, w *world) {
-	w.script(llmtest.Reply{Text: "big context", Usage: llm.Usage{InputTokens: 900, OutputTokens: 10}},
-		llmtest.Fail(llm.ErrContextLength))
+	w.script(sim.Reply{Text: "big context", Usage: llm.Usage{InputTokens: 900, OutputTokens: 10}},
+		sim.Fail(llm.ErrContextLength))
 	w.submit("fill it")
 	if ev := w.waitFor("WARNING", w.kind(agent.EventWarning)); ev.ContextPercent < 80 {
 		t.Fatalf("WARNING %+v", ev)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
 	"github.com/agentfleet/agentfleet/llm/provider"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/profiles"
 )
 
@@ -71,27 +71,27 @@ func detectProvider(baseURL string) string {
 // code, run the failing test, edit the bug, run the test again, report.
 // Every tool call is executed for real.
 func simulated() (model, error) {
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	client, err := anthropic.New(anthropic.Config{BaseURL: srv.URL(), APIKey: "simulated"})
 	if err != nil {
 		srv.Close()
 		return model{}, err
 	}
 	srv.Enqueue(
-		llmtest.Reply{Text: "I'll start by reading the package and its test.", ToolCalls: []llmtest.ToolCallReply{
+		sim.Reply{Text: "I'll start by reading the package and its test.", ToolCalls: []sim.ToolCallReply{
 			call("read_file", map[string]any{"file_path": "stats.go"}),
 			call("read_file", map[string]any{"file_path": "stats_test.go"}),
 		}, ChunkSize: 6},
-		llmtest.Reply{Text: "Let me run the tests to see the failure.", ToolCalls: []llmtest.ToolCallReply{
+		sim.Reply{Text: "Let me run the tests to see the failure.", ToolCalls: []sim.ToolCallReply{
 			call("shell", map[string]any{"command": "go test ./...", "description": "Run the tests"}),
 		}, ChunkSize: 6},
-		llmtest.Reply{Text: "Average divides by len(xs)+1 instead of len(xs). Fixing that.", ToolCalls: []llmtest.ToolCallReply{
+		sim.Reply{Text: "Average divides by len(xs)+1 instead of len(xs). Fixing that.", ToolCalls: []sim.ToolCallReply{
 			call("edit_file", map[string]any{"file_path": "stats.go", "old_string": buggyLine, "new_string": fixedLine}),
 		}, ChunkSize: 6},
-		llmtest.Reply{Text: "Running the tests again.", ToolCalls: []llmtest.ToolCallReply{
+		sim.Reply{Text: "Running the tests again.", ToolCalls: []sim.ToolCallReply{
 			call("shell", map[string]any{"command": "go test ./...", "description": "Run the tests"}),
 		}, ChunkSize: 6},
-		llmtest.Reply{Text: "Fixed an off-by-one in Average (stats.go): it divided the sum by len(xs)+1; it now divides by len(xs), and go test passes.", ChunkSize: 6},
+		sim.Reply{Text: "Fixed an off-by-one in Average (stats.go): it divided the sum by len(xs)+1; it now divides by len(xs), and go test passes.", ChunkSize: 6},
 	)
 	return model{client: client, profile: profiles.Anthropic("claude-sonnet-4-5"), close: srv.Close,
 		describe: "SIMULATED model (llm/llmtest, scripted; no provider key found). " +
@@ -100,8 +100,8 @@ func simulated() (model, error) {
 
 var callN int
 
-func call(name string, args map[string]any) llmtest.ToolCallReply {
+func call(name string, args map[string]any) sim.ToolCallReply {
 	b, _ := json.Marshal(args)
 	callN++
-	return llmtest.ToolCallReply{ID: fmt.Sprintf("toolu_demo_%d", callN), Name: name, Arguments: string(b)}
+	return sim.ToolCallReply{ID: fmt.Sprintf("toolu_demo_%d", callN), Name: name, Arguments: string(b)}
 }

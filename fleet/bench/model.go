@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // benchModel is the simulated provider of `dispatcher bench`: an Anthropic
@@ -20,7 +20,7 @@ type benchModel struct {
 }
 
 func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := llmtest.ReadBody(r)
+	body, err := sim.ReadBody(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -42,12 +42,12 @@ func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	rep := llmtest.Reply{Text: "done", Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}}
+	rep := sim.Reply{Text: "done", Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}}
 	if turn < m.rounds-1 {
-		rep = llmtest.Reply{Usage: rep.Usage, ToolCalls: []llmtest.ToolCallReply{{
+		rep = sim.Reply{Usage: rep.Usage, ToolCalls: []sim.ToolCallReply{{
 			ID: fmt.Sprintf("toolu_bench_%d", turn), Name: "glob", Arguments: `{"pattern":"*.none"}`}}}
 	}
-	one := llmtest.New()
+	one := sim.New()
 	defer one.Close()
 	one.Enqueue(rep)
 	one.ServeBody(w, r, body)

@@ -108,7 +108,7 @@ func startSimModel(plan SimPlan) (devModel, error) {
 	url := "http://" + ln.Addr().String()
 	return devModel{simulated: true, profiles: []string{"anthropic"}, close: stop,
 		providers: map[string]worker.ProviderConfig{"anthropic": {APIKey: "simulated", BaseURL: url, DefaultModel: "simulated"}},
-		describe: "SIMULATED model (llm/llmtest in this process, scripted; no provider key found). " +
+		describe: "SIMULATED model (llm/sim in this process, scripted; no provider key found). " +
 			"Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or AGENTFLEET_LLM_BASE_URL and AGENTFLEET_MODEL " +
 			"(an OpenAI-compatible server such as Ollama), to use a real model"}, nil
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // SimPlan scripts the simulated model of dev mode: for each task whose
@@ -44,7 +44,7 @@ type SimPlan struct {
 
 // SimPace makes the simulated answers arrive like a real model's: after
 // FirstByte, streamed ChunkSize bytes at a time with ChunkDelay between
-// chunks (zero: at once, in llmtest's default chunks).
+// chunks (zero: at once, in llm/sim's default chunks).
 type SimPace struct {
 	FirstByte  fleet.Duration `json:"first_byte,omitempty"`
 	ChunkSize  int            `json:"chunk_size,omitempty"`
@@ -155,7 +155,7 @@ func (p SimPlan) steps(prompt string) []SimStep {
 
 // simModel is the simulated provider of dev mode: an http.Handler that
 // speaks the Anthropic Messages API, picks the answer from the plan and has
-// a one-shot llmtest server render it. Safe for concurrent use; it keeps no
+// a one-shot llm/sim server render it. Safe for concurrent use; it keeps no
 // state between requests.
 type simModel struct {
 	plan    SimPlan
@@ -177,7 +177,7 @@ func (m *simModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !m.wait(r.Context(), delay) {
 		return
 	}
-	one := llmtest.New()
+	one := sim.New()
 	defer one.Close()
 	one.Enqueue(rep)
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -201,10 +201,10 @@ func (m *simModel) wait(ctx context.Context, d time.Duration) bool {
 }
 
 // reply renders the step of the conversation's turn.
-func (m *simModel) reply(c simConversation) (llmtest.Reply, time.Duration) {
+func (m *simModel) reply(c simConversation) (sim.Reply, time.Duration) {
 	steps := m.plan.steps(c.firstUser)
 	pace := m.plan.Pace
-	rep := llmtest.Reply{ChunkSize: pace.ChunkSize, ChunkDelay: time.Duration(pace.ChunkDelay),
+	rep := sim.Reply{ChunkSize: pace.ChunkSize, ChunkDelay: time.Duration(pace.ChunkDelay),
 		Usage: llm.Usage{InputTokens: 200 + 40*c.assistantTurns, OutputTokens: 60}}
 	if c.assistantTurns >= len(steps) {
 		rep.Text = "Done."
@@ -217,7 +217,7 @@ func (m *simModel) reply(c simConversation) (llmtest.Reply, time.Duration) {
 		if args == "" {
 			args = "{}"
 		}
-		rep.ToolCalls = append(rep.ToolCalls, llmtest.ToolCallReply{
+		rep.ToolCalls = append(rep.ToolCalls, sim.ToolCallReply{
 			ID:   fmt.Sprintf("toolu_sim_%d_%d", c.assistantTurns, i),
 			Name: call.Name, Arguments: c.substitute(args)})
 	}
@@ -247,7 +247,7 @@ type simConversation struct {
 
 // parseSimConversation reads an Anthropic Messages request body.
 func parseSimConversation(body []byte) (simConversation, error) {
-	msgs, err := llmtest.AnthropicMessages(body)
+	msgs, err := sim.AnthropicMessages(body)
 	if err != nil {
 		return simConversation{}, err
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // scriptMarker starts the script embedded in a task prompt.
@@ -40,8 +40,8 @@ type Step struct {
 	Delay time.Duration `json:"delay,omitempty"`
 	// Fail answers the first FailTimes requests of this step with the
 	// failure instead (default once).
-	Fail      *llmtest.Failure `json:"fail,omitempty"`
-	FailTimes int              `json:"fail_times,omitempty"`
+	Fail      *sim.Failure `json:"fail,omitempty"`
+	FailTimes int          `json:"fail_times,omitempty"`
 }
 
 // Call is one tool call of a Step.
@@ -181,7 +181,7 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return // the client went away at a gate
 	}
-	one := llmtest.New()
+	one := sim.New()
 	defer one.Close()
 	one.Enqueue(rep)
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -189,7 +189,7 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // reply picks the step for the conversation's turn.
-func (m *Model) reply(ctx context.Context, c conversation) (llmtest.Reply, bool) {
+func (m *Model) reply(ctx context.Context, c conversation) (sim.Reply, bool) {
 	script := scriptOf(c.firstUser)
 	var steps []Step
 	if script != "" {
@@ -203,7 +203,7 @@ func (m *Model) reply(ctx context.Context, c conversation) (llmtest.Reply, bool)
 	latency := m.latency
 	m.mu.Unlock()
 	if turn >= len(steps) {
-		return llmtest.Reply{Text: "done", Usage: usage()}, true
+		return sim.Reply{Text: "done", Usage: usage()}, true
 	}
 	st := steps[turn]
 	if st.Gate != "" {
@@ -217,18 +217,18 @@ func (m *Model) reply(ctx context.Context, c conversation) (llmtest.Reply, bool)
 		select {
 		case <-g.open:
 		case <-ctx.Done():
-			return llmtest.Reply{}, false
+			return sim.Reply{}, false
 		}
 	}
 	if d := st.Delay + latency; d > 0 {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			return llmtest.Reply{}, false
+			return sim.Reply{}, false
 		}
 	}
 	if st.Fail != nil && m.countFailure(key, st) {
-		return llmtest.Reply{Failure: st.Fail}, true
+		return sim.Reply{Failure: st.Fail}, true
 	}
 	return render(st, c), true
 }
@@ -248,20 +248,20 @@ func (m *Model) countFailure(key string, st Step) bool {
 	return true
 }
 
-func render(st Step, c conversation) llmtest.Reply {
+func render(st Step, c conversation) sim.Reply {
 	if len(st.Calls) == 0 {
 		text := strings.ReplaceAll(st.Text, "{{results}}", strings.Join(c.results, "\n"))
 		text = strings.ReplaceAll(text, "{{last_user}}", c.lastUser)
-		return llmtest.Reply{Text: text, Usage: usage()}
+		return sim.Reply{Text: text, Usage: usage()}
 	}
-	rep := llmtest.Reply{Usage: usage()}
+	rep := sim.Reply{Usage: usage()}
 	ids := c.agentIDs()
 	for i, call := range st.Calls {
 		args, _ := json.Marshal(call.Args)
 		for j := len(ids) - 1; j >= 0; j-- {
 			args = bytes.ReplaceAll(args, []byte(fmt.Sprintf("{{agent:%d}}", j)), []byte(ids[j]))
 		}
-		rep.ToolCalls = append(rep.ToolCalls, llmtest.ToolCallReply{
+		rep.ToolCalls = append(rep.ToolCalls, sim.ToolCallReply{
 			ID: fmt.Sprintf("toolu_%d_%d", c.assistantTurns, i), Name: call.Name, Arguments: string(args)})
 	}
 	return rep
@@ -309,7 +309,7 @@ func (c conversation) agentIDs() []string {
 
 // parseAnthropic reads a Messages API request body.
 func parseAnthropic(body []byte) (conversation, error) {
-	msgs, err := llmtest.AnthropicMessages(body)
+	msgs, err := sim.AnthropicMessages(body)
 	if err != nil {
 		return conversation{}, err
 	}

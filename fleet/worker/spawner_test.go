@@ -19,7 +19,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -594,7 +594,7 @@ func TestInputStoredAsChildEndsReopensIt(t *testing.T) {
 	}{
 		{"succeeded", []fleettest.Step{{Gate: "late", Text: "first answer"}, {Text: "second, about: {{last_user}}"}}},
 		// The first request fails for good; the reopened run asks again and is answered.
-		{"failed", []fleettest.Step{{Gate: "late", Fail: &llmtest.Failure{Kind: llm.ErrInvalidRequest},
+		{"failed", []fleettest.Step{{Gate: "late", Fail: &sim.Failure{Kind: llm.ErrInvalidRequest},
 			Text: "second, about: {{last_user}}"}}},
 	}
 	for _, tc := range cases {

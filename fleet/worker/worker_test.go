@@ -21,7 +21,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -262,7 +262,7 @@ func TestCancelUnheardStopsAtTheFence(t *testing.T) {
 func TestRateLimitIsDelayedRedelivery(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1})
-	steps := []fleettest.Step{{Fail: &llmtest.Failure{Kind: llm.ErrRateLimited, RetryAfter: "1"}, Text: "after the limit"}}
+	steps := []fleettest.Step{{Fail: &sim.Failure{Kind: llm.ErrRateLimited, RetryAfter: "1"}, Text: "after the limit"}}
 	start := time.Now()
 	id := f.Submit(fleettest.Spec("limited", steps...))
 	task := f.WaitDone(id)
@@ -284,7 +284,7 @@ func TestRateLimitIsDelayedRedelivery(t *testing.T) {
 func TestFailedTaskKeepsItsPrompt(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1})
-	spec := fleettest.Spec("refused", fleettest.Step{Fail: &llmtest.Failure{Kind: llm.ErrInvalidRequest}, FailTimes: 1000})
+	spec := fleettest.Spec("refused", fleettest.Step{Fail: &sim.Failure{Kind: llm.ErrInvalidRequest}, FailTimes: 1000})
 	id := f.Submit(spec)
 	task := f.WaitDone(id)
 	if task.State != store.TaskFailed || task.Error != fleet.ReasonModelError {
@@ -303,7 +303,7 @@ func TestFailedTaskKeepsItsPrompt(t *testing.T) {
 func TestPoisonTaskEndsInDeadLetter(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Queue: queue.Config{MaxDeliver: 3}})
-	id := f.Submit(fleettest.Spec("poison", fleettest.Step{Fail: &llmtest.Failure{Kind: llm.ErrOverloaded}, FailTimes: 1000}))
+	id := f.Submit(fleettest.Spec("poison", fleettest.Step{Fail: &sim.Failure{Kind: llm.ErrOverloaded}, FailTimes: 1000}))
 	task := f.WaitDone(id)
 	if task.State != store.TaskFailed || task.Error != fleet.ReasonDeadLetter {
 		t.Fatalf("state %s error %q, want failed with %s", task.State, task.Error, fleet.ReasonDeadLetter)

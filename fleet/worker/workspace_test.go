@@ -15,7 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -99,7 +99,7 @@ func TestFreshWorkspaceCreatedOnFirstUse(t *testing.T) {
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
 		c.WorkspaceRoot, c.KeepFailed = root, time.Hour
 	}})
-	fail := fleettest.Step{Fail: &llmtest.Failure{Kind: llm.ErrInvalidRequest}, FailTimes: 1000}
+	fail := fleettest.Step{Fail: &sim.Failure{Kind: llm.ErrInvalidRequest}, FailTimes: 1000}
 	trivial := f.Submit(fleettest.Spec("trivial", fleettest.Step{Text: "done"}))
 	silent := f.Submit(fleettest.Spec("silent failure", fail))
 	succeeded(t, f.WaitDone(trivial))

@@ -10,12 +10,13 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // setup starts a simulated provider and a client for it that never retries.
-func setup(t *testing.T) (*llmtest.Server, *anthropic.Client) {
+func setup(t *testing.T) (*sim.Server, *anthropic.Client) {
 	t.Helper()
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	t.Cleanup(srv.Close)
 	c, err := anthropic.New(anthropic.Config{BaseURL: srv.URL(), APIKey: "sk-ant-test",
 		Retry: llm.RetryPolicy{MaxAttempts: 1, IdleTimeout: 30 * time.Second}})
@@ -50,9 +51,9 @@ func TestNewRequiresKey(t *testing.T) {
 
 func TestCompleteAndStreamAgree(t *testing.T) {
 	srv, c := setup(t)
-	rep := llmtest.Reply{
+	rep := sim.Reply{
 		Text: "Let me look.", Reasoning: "I should call the tool.", ReasoningSignature: "sig-1",
-		ToolCalls: []llmtest.ToolCallReply{{ID: "toolu_1", Name: "read_file", Arguments: `{"path":"a.go"}`}},
+		ToolCalls: []sim.ToolCallReply{{ID: "toolu_1", Name: "read_file", Arguments: `{"path":"a.go"}`}},
 		Usage:     llm.Usage{InputTokens: 120, OutputTokens: 30, CacheReadTokens: 100, CacheWriteTokens: 10},
 		ChunkSize: 4,
 	}
@@ -119,7 +120,7 @@ func kindStrings(ks []llm.StreamEventKind) []string {
 // tool results with is_error, system hoisted, headers.
 func TestRoundTripEchoesThinking(t *testing.T) {
 	srv, c := setup(t)
-	srv.Enqueue(llmtest.Reply{Text: "ok"})
+	srv.Enqueue(sim.Reply{Text: "ok"})
 	ctx := testContext(t)
 	thinkingRaw := json.RawMessage(`{"type":"thinking","thinking":"hmm","signature":"c2ln","future_field":1}`)
 	redactedRaw := json.RawMessage(`{"type":"redacted_thinking","data":"EmwKAhgB"}`)
@@ -209,7 +210,7 @@ func TestThinkingBudgetFromEffort(t *testing.T) {
 	}
 	for _, tc := range cases {
 		srv, c := setup(t)
-		srv.SetDefault(llmtest.Text("ok"))
+		srv.SetDefault(sim.Text("ok"))
 		req := basicRequest()
 		req.ReasoningEffort, req.ProviderOptions = tc.effort, tc.opts
 		_, err := c.Complete(testContext(t), req)
@@ -240,7 +241,7 @@ func TestThinkingBudgetFromEffort(t *testing.T) {
 
 func TestContextWindowStopReason(t *testing.T) {
 	srv, c := setup(t)
-	srv.Enqueue(llmtest.Reply{Text: "partial", FinishReason: "model_context_window_exceeded"})
+	srv.Enqueue(sim.Reply{Text: "partial", FinishReason: "model_context_window_exceeded"})
 	resp, err := c.Complete(testContext(t), basicRequest())
 	if err != nil {
 		t.Fatal(err)

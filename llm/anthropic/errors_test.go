@@ -11,27 +11,28 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // TestErrorKinds answers every failure kind in Anthropic's own form and
 // checks the classification, for Complete and for Stream.
 func TestErrorKinds(t *testing.T) {
 	cases := []struct {
-		failure llmtest.Failure
+		failure sim.Failure
 		status  int
 		code    string
 	}{
-		{llmtest.Failure{Kind: llm.ErrAuthentication}, 401, "authentication_error"},
-		{llmtest.Failure{Kind: llm.ErrPermission}, 403, "permission_error"},
-		{llmtest.Failure{Kind: llm.ErrQuota}, 400, "invalid_request_error"},
-		{llmtest.Failure{Kind: llm.ErrRateLimited, RetryAfter: "7"}, 429, "rate_limit_error"},
-		{llmtest.Failure{Kind: llm.ErrOverloaded}, 529, "overloaded_error"},
-		{llmtest.Failure{Kind: llm.ErrContextLength}, 400, "invalid_request_error"},
-		{llmtest.Failure{Kind: llm.ErrInvalidRequest}, 400, "invalid_request_error"},
-		{llmtest.Failure{Kind: llm.ErrServer}, 500, "api_error"},
-		{llmtest.Failure{Kind: llm.ErrServer, HTML: true}, 502, ""},
-		{llmtest.Failure{Kind: llm.ErrTransport}, 0, ""},
-		{llmtest.Failure{Kind: llm.ErrInvalidResponse}, 0, ""},
+		{sim.Failure{Kind: llm.ErrAuthentication}, 401, "authentication_error"},
+		{sim.Failure{Kind: llm.ErrPermission}, 403, "permission_error"},
+		{sim.Failure{Kind: llm.ErrQuota}, 400, "invalid_request_error"},
+		{sim.Failure{Kind: llm.ErrRateLimited, RetryAfter: "7"}, 429, "rate_limit_error"},
+		{sim.Failure{Kind: llm.ErrOverloaded}, 529, "overloaded_error"},
+		{sim.Failure{Kind: llm.ErrContextLength}, 400, "invalid_request_error"},
+		{sim.Failure{Kind: llm.ErrInvalidRequest}, 400, "invalid_request_error"},
+		{sim.Failure{Kind: llm.ErrServer}, 500, "api_error"},
+		{sim.Failure{Kind: llm.ErrServer, HTML: true}, 502, ""},
+		{sim.Failure{Kind: llm.ErrTransport}, 0, ""},
+		{sim.Failure{Kind: llm.ErrInvalidResponse}, 0, ""},
 	}
 	for _, tc := range cases {
 		for _, stream := range []bool{false, true} {
@@ -44,7 +45,7 @@ func TestErrorKinds(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				srv, c := setup(t)
-				srv.Enqueue(llmtest.Reply{Failure: &tc.failure})
+				srv.Enqueue(sim.Reply{Failure: &tc.failure})
 				var err error
 				if stream {
 					_, _, err = llmtest.Collect(c.Stream(testContext(t), basicRequest()))
@@ -75,14 +76,14 @@ func TestErrorKinds(t *testing.T) {
 
 func TestStreamFailures(t *testing.T) {
 	cases := map[string]struct {
-		reply llmtest.Reply
+		reply sim.Reply
 		kind  llm.ErrorKind
 		code  string
 	}{
-		"mid-stream overload": {llmtest.Reply{Text: "a long answer", ChunkSize: 2,
-			MidStreamError: &llmtest.Failure{Kind: llm.ErrOverloaded}, ErrorAfterChunks: 4}, llm.ErrOverloaded, "overloaded_error"},
-		"cut before message_stop": {llmtest.Reply{Text: "a long answer", ChunkSize: 2, CutAfterChunks: 5}, llm.ErrStreamInterrupted, ""},
-		"headers then close":      {llmtest.Reply{Failure: &llmtest.Failure{Kind: llm.ErrStreamInterrupted}}, llm.ErrStreamInterrupted, ""},
+		"mid-stream overload": {sim.Reply{Text: "a long answer", ChunkSize: 2,
+			MidStreamError: &sim.Failure{Kind: llm.ErrOverloaded}, ErrorAfterChunks: 4}, llm.ErrOverloaded, "overloaded_error"},
+		"cut before message_stop": {sim.Reply{Text: "a long answer", ChunkSize: 2, CutAfterChunks: 5}, llm.ErrStreamInterrupted, ""},
+		"headers then close":      {sim.Reply{Failure: &sim.Failure{Kind: llm.ErrStreamInterrupted}}, llm.ErrStreamInterrupted, ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestStreamFailures(t *testing.T) {
 
 func TestCanceledStream(t *testing.T) {
 	srv, c := setup(t)
-	srv.Enqueue(llmtest.Reply{Text: "never finishes", ChunkSize: 2, StallAfterChunks: 3})
+	srv.Enqueue(sim.Reply{Text: "never finishes", ChunkSize: 2, StallAfterChunks: 3})
 	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	var err error
@@ -122,8 +123,8 @@ func TestCanceledStream(t *testing.T) {
 }
 
 // rawStream serves body as a 200 event stream.
-func rawStream(body string) llmtest.Reply {
-	return llmtest.Reply{Raw: &llmtest.RawResponse{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body}}
+func rawStream(body string) sim.Reply {
+	return sim.Reply{Raw: &sim.RawResponse{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body}}
 }
 
 const (
@@ -141,7 +142,7 @@ func textBlock(text string) string {
 func TestBadInput(t *testing.T) {
 	long := strings.Repeat("x", 100<<10) // one SSE line over 64 KiB
 	cases := map[string]struct {
-		reply   llmtest.Reply
+		reply   sim.Reply
 		stream  bool
 		kind    llm.ErrorKind // "" means success
 		check   func(t *testing.T, r *llm.Response)
@@ -164,27 +165,27 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("content = %+v, want none", r.Message.Content)
 				}
 			}},
-		"tool arguments not JSON": {reply: llmtest.Reply{ToolCalls: []llmtest.ToolCallReply{{ID: "toolu_9", Name: "shell", Arguments: `{"cmd": "ls`}}},
+		"tool arguments not JSON": {reply: sim.Reply{ToolCalls: []sim.ToolCallReply{{ID: "toolu_9", Name: "shell", Arguments: `{"cmd": "ls`}}},
 			stream: true, check: func(t *testing.T, r *llm.Response) {
 				calls := r.ToolCalls()
 				if len(calls) != 1 || calls[0].ArgumentsError == "" || string(calls[0].Arguments) != `{"cmd": "ls` {
 					t.Errorf("calls = %+v, want the raw arguments kept with ArgumentsError", calls)
 				}
 			}},
-		"tool input not an object (whole)": {reply: llmtest.Reply{ToolCalls: []llmtest.ToolCallReply{{ID: "toolu_9", Name: "shell", Arguments: `not json`}}},
+		"tool input not an object (whole)": {reply: sim.Reply{ToolCalls: []sim.ToolCallReply{{ID: "toolu_9", Name: "shell", Arguments: `not json`}}},
 			check: func(t *testing.T, r *llm.Response) {
 				if calls := r.ToolCalls(); len(calls) != 1 || calls[0].ArgumentsError == "" {
 					t.Errorf("calls = %+v, want ArgumentsError", calls)
 				}
 			}},
-		"HTML 502 page": {reply: llmtest.Reply{Failure: &llmtest.Failure{HTML: true}}, kind: llm.ErrServer, message: "Bad Gateway"},
+		"HTML 502 page": {reply: sim.Reply{Failure: &sim.Failure{HTML: true}}, kind: llm.ErrServer, message: "Bad Gateway"},
 		"SSE line over 64 KiB": {reply: rawStream(evStart + textBlock(long) + evStop), stream: true,
 			check: func(t *testing.T, r *llm.Response) {
 				if r.Text() != long {
 					t.Errorf("text has %d bytes, want %d", len(r.Text()), len(long))
 				}
 			}},
-		"body not JSON": {reply: llmtest.Reply{Raw: &llmtest.RawResponse{Body: "<html>hello</html>"}}, kind: llm.ErrInvalidResponse},
+		"body not JSON": {reply: sim.Reply{Raw: &sim.RawResponse{Body: "<html>hello</html>"}}, kind: llm.ErrInvalidResponse},
 		"delta before start": {reply: rawStream(evStart + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":3,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n" + evStop),
 			stream: true, kind: llm.ErrInvalidResponse, message: "before its content_block_start"},
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/profiles"
 )
 
@@ -18,9 +18,9 @@ import (
 // answered with a short text. It covers encoding, the server's SSE writing
 // and the client's SSE decoding (plus net/http, which is not ours).
 func BenchmarkStreamRoundTrip(b *testing.B) {
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	defer srv.Close()
-	srv.SetDefault(llmtest.Reply{Text: "done", Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}})
+	srv.SetDefault(sim.Reply{Text: "done", Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}})
 	c, err := anthropic.New(anthropic.Config{BaseURL: srv.URL(), APIKey: "sk-ant-test",
 		Retry: llm.RetryPolicy{MaxAttempts: 1, IdleTimeout: 30 * time.Second}})
 	if err != nil {

@@ -11,11 +11,12 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/chatcompat"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
-func setup(t *testing.T) (*llmtest.Server, llm.Client) {
+func setup(t *testing.T) (*sim.Server, llm.Client) {
 	t.Helper()
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	t.Cleanup(srv.Close)
 	policy, _ := llmtest.FastRetry(1)
 	return srv, newClient(t, srv.URL(), policy)
@@ -26,12 +27,12 @@ func request() llm.Request {
 }
 
 // chunks renders data-only SSE events.
-func chunks(data ...string) llmtest.Reply {
+func chunks(data ...string) sim.Reply {
 	var b strings.Builder
 	for _, d := range data {
 		b.WriteString("data: " + d + "\n\n")
 	}
-	return llmtest.Reply{Raw: &llmtest.RawResponse{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: b.String()}}
+	return sim.Reply{Raw: &sim.RawResponse{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: b.String()}}
 }
 
 func TestStreamMalformedChunkJSON(t *testing.T) {
@@ -57,7 +58,7 @@ func TestStreamUnknownFieldsAndEventsIgnored(t *testing.T) {
 
 func TestNoChoices(t *testing.T) {
 	srv, c := setup(t)
-	srv.Enqueue(llmtest.Reply{Raw: &llmtest.RawResponse{Body: `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`}})
+	srv.Enqueue(sim.Reply{Raw: &sim.RawResponse{Body: `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`}})
 	_, err := c.Complete(context.Background(), request())
 	if llm.KindOf(err) != llm.ErrInvalidResponse || !strings.Contains(err.Error(), "no choices") {
 		t.Fatalf("Complete err = %v, want invalid response about no choices", err)
@@ -72,7 +73,7 @@ func TestNoChoices(t *testing.T) {
 func TestStreamLineOver64KiB(t *testing.T) {
 	srv, c := setup(t)
 	text := strings.Repeat("abcdefgh", 20<<10)
-	srv.Enqueue(llmtest.Reply{Text: text, ChunkSize: len(text)})
+	srv.Enqueue(sim.Reply{Text: text, ChunkSize: len(text)})
 	_, resp, err := llmtest.Collect(c.Stream(context.Background(), request()))
 	if err != nil || resp.Text() != text {
 		t.Fatalf("err %v, text of %d bytes, want %d", err, len(resp.Text()), len(text))
@@ -120,7 +121,7 @@ func TestStreamErrorChunk(t *testing.T) {
 func TestReasoningEcho(t *testing.T) {
 	for _, echo := range []bool{true, false} {
 		srv, c := setup(t)
-		srv.Enqueue(llmtest.Reply{Reasoning: "call the tool", ToolCalls: []llmtest.ToolCallReply{{ID: "c1", Name: "f", Arguments: "{}"}}}, llmtest.Text("done"))
+		srv.Enqueue(sim.Reply{Reasoning: "call the tool", ToolCalls: []sim.ToolCallReply{{ID: "c1", Name: "f", Arguments: "{}"}}}, sim.Text("done"))
 		req := request()
 		req.ProviderOptions = llm.ProviderOptions{"chatcompat": {"echo_reasoning": echo}}
 		first, err := c.Complete(context.Background(), req)

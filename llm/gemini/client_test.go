@@ -11,12 +11,13 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/gemini"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // setup starts a simulated provider and a client for it that never retries.
-func setup(t *testing.T) (*llmtest.Server, *gemini.Client) {
+func setup(t *testing.T) (*sim.Server, *gemini.Client) {
 	t.Helper()
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	t.Cleanup(srv.Close)
 	c, err := gemini.New(gemini.Config{BaseURL: srv.URL(), APIKey: "AIza-test",
 		Retry: llm.RetryPolicy{MaxAttempts: 1, IdleTimeout: 30 * time.Second}})
@@ -47,10 +48,10 @@ func TestNewRequiresKey(t *testing.T) {
 
 func TestCompleteAndStreamAgree(t *testing.T) {
 	srv, c := setup(t)
-	rep := llmtest.Reply{
+	rep := sim.Reply{
 		ID:   "resp-1",
 		Text: "Let me look.", Reasoning: "I should call the tools.", ReasoningSignature: "c2lnLTE=",
-		ToolCalls: []llmtest.ToolCallReply{
+		ToolCalls: []sim.ToolCallReply{
 			{Name: "read_file", Arguments: `{"path":"a.go"}`},
 			{Name: "read_file", Arguments: `{"path":"b.go"}`},
 		},
@@ -94,7 +95,7 @@ func TestCompleteAndStreamAgree(t *testing.T) {
 // settings, the key header and the streaming URL.
 func TestRoundTrip(t *testing.T) {
 	srv, c := setup(t)
-	srv.Enqueue(llmtest.Text("done"))
+	srv.Enqueue(sim.Text("done"))
 	req := llm.Request{
 		Model:           "gemini-2.5-pro",
 		ReasoningEffort: "low",
@@ -178,7 +179,7 @@ func TestThinkingConfig(t *testing.T) {
 	}
 	for _, tc := range cases {
 		srv, c := setup(t)
-		srv.SetDefault(llmtest.Text("ok"))
+		srv.SetDefault(sim.Text("ok"))
 		req := basicRequest()
 		req.Model, req.ReasoningEffort, req.ProviderOptions = tc.model, tc.effort, tc.opts
 		_, err := c.Complete(testContext(t), req)
@@ -213,7 +214,7 @@ func TestToolResultNameMissing(t *testing.T) {
 
 func TestCanceledStream(t *testing.T) {
 	srv, c := setup(t)
-	srv.Enqueue(llmtest.Reply{Text: "never finishes", ChunkSize: 2, StallAfterChunks: 2})
+	srv.Enqueue(sim.Reply{Text: "never finishes", ChunkSize: 2, StallAfterChunks: 2})
 	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	var err error

@@ -9,29 +9,30 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // TestErrorKinds answers every failure kind in Gemini's own form and checks
 // the classification, for Complete and for Stream.
 func TestErrorKinds(t *testing.T) {
 	cases := []struct {
-		failure llmtest.Failure
+		failure sim.Failure
 		status  int
 		code    string
 		retry   time.Duration
 	}{
-		{llmtest.Failure{Kind: llm.ErrAuthentication}, 400, "API_KEY_INVALID", 0},
-		{llmtest.Failure{Kind: llm.ErrPermission}, 403, "PERMISSION_DENIED", 0},
-		{llmtest.Failure{Kind: llm.ErrQuota}, 429, "RESOURCE_EXHAUSTED", 0},
-		{llmtest.Failure{Kind: llm.ErrRateLimited, RetryAfter: "12"}, 429, "RESOURCE_EXHAUSTED", 12 * time.Second},
-		{llmtest.Failure{Kind: llm.ErrOverloaded}, 503, "UNAVAILABLE", 0},
-		{llmtest.Failure{Kind: llm.ErrContextLength}, 400, "INVALID_ARGUMENT", 0},
-		{llmtest.Failure{Kind: llm.ErrInvalidRequest}, 400, "INVALID_ARGUMENT", 0},
-		{llmtest.Failure{Kind: llm.ErrServer}, 500, "INTERNAL", 0},
-		{llmtest.Failure{Kind: llm.ErrServer, HTML: true}, 502, "", 0},
-		{llmtest.Failure{Kind: llm.ErrTransport}, 0, "", 0},
-		{llmtest.Failure{Kind: llm.ErrInvalidResponse}, 0, "", 0},
-		{llmtest.Failure{Kind: llm.ErrStreamInterrupted}, 0, "", 0},
+		{sim.Failure{Kind: llm.ErrAuthentication}, 400, "API_KEY_INVALID", 0},
+		{sim.Failure{Kind: llm.ErrPermission}, 403, "PERMISSION_DENIED", 0},
+		{sim.Failure{Kind: llm.ErrQuota}, 429, "RESOURCE_EXHAUSTED", 0},
+		{sim.Failure{Kind: llm.ErrRateLimited, RetryAfter: "12"}, 429, "RESOURCE_EXHAUSTED", 12 * time.Second},
+		{sim.Failure{Kind: llm.ErrOverloaded}, 503, "UNAVAILABLE", 0},
+		{sim.Failure{Kind: llm.ErrContextLength}, 400, "INVALID_ARGUMENT", 0},
+		{sim.Failure{Kind: llm.ErrInvalidRequest}, 400, "INVALID_ARGUMENT", 0},
+		{sim.Failure{Kind: llm.ErrServer}, 500, "INTERNAL", 0},
+		{sim.Failure{Kind: llm.ErrServer, HTML: true}, 502, "", 0},
+		{sim.Failure{Kind: llm.ErrTransport}, 0, "", 0},
+		{sim.Failure{Kind: llm.ErrInvalidResponse}, 0, "", 0},
+		{sim.Failure{Kind: llm.ErrStreamInterrupted}, 0, "", 0},
 	}
 	for _, tc := range cases {
 		for _, stream := range []bool{false, true} {
@@ -46,7 +47,7 @@ func TestErrorKinds(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				srv, c := setup(t)
-				srv.Enqueue(llmtest.Reply{Failure: &tc.failure})
+				srv.Enqueue(sim.Reply{Failure: &tc.failure})
 				var err error
 				if stream {
 					_, _, err = llmtest.Collect(c.Stream(testContext(t), basicRequest()))
@@ -68,13 +69,13 @@ func TestErrorKinds(t *testing.T) {
 
 func TestStreamFailures(t *testing.T) {
 	cases := map[string]struct {
-		reply llmtest.Reply
+		reply sim.Reply
 		kind  llm.ErrorKind
 		code  string
 	}{
-		"mid-stream error": {llmtest.Reply{Text: "a long answer", ChunkSize: 2,
-			MidStreamError: &llmtest.Failure{Kind: llm.ErrOverloaded}, ErrorAfterChunks: 3}, llm.ErrOverloaded, "UNAVAILABLE"},
-		"cut before finishReason": {llmtest.Reply{Text: "a long answer", ChunkSize: 2, CutAfterChunks: 3}, llm.ErrStreamInterrupted, ""},
+		"mid-stream error": {sim.Reply{Text: "a long answer", ChunkSize: 2,
+			MidStreamError: &sim.Failure{Kind: llm.ErrOverloaded}, ErrorAfterChunks: 3}, llm.ErrOverloaded, "UNAVAILABLE"},
+		"cut before finishReason": {sim.Reply{Text: "a long answer", ChunkSize: 2, CutAfterChunks: 3}, llm.ErrStreamInterrupted, ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -92,12 +93,12 @@ func TestStreamFailures(t *testing.T) {
 	}
 }
 
-func rawStream(body string) llmtest.Reply {
-	return llmtest.Reply{Raw: &llmtest.RawResponse{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body}}
+func rawStream(body string) sim.Reply {
+	return sim.Reply{Raw: &sim.RawResponse{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body}}
 }
 
-func rawJSON(body string) llmtest.Reply {
-	return llmtest.Reply{Raw: &llmtest.RawResponse{Header: http.Header{"Content-Type": {"application/json"}}, Body: body}}
+func rawJSON(body string) sim.Reply {
+	return sim.Reply{Raw: &sim.RawResponse{Header: http.Header{"Content-Type": {"application/json"}}, Body: body}}
 }
 
 func chunk(partsJSON, finish string) string {
@@ -111,7 +112,7 @@ func chunk(partsJSON, finish string) string {
 func TestBadInput(t *testing.T) {
 	long := strings.Repeat("y", 100<<10) // one SSE line over 64 KiB
 	cases := map[string]struct {
-		reply   llmtest.Reply
+		reply   sim.Reply
 		stream  bool
 		kind    llm.ErrorKind // "" means success
 		check   func(t *testing.T, r *llm.Response)
@@ -125,7 +126,7 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("content = %+v", r.Message.Content)
 				}
 			}},
-		"tool arguments not an object": {reply: llmtest.Reply{ToolCalls: []llmtest.ToolCallReply{{Name: "shell", Arguments: `{"cmd": "ls`}}},
+		"tool arguments not an object": {reply: sim.Reply{ToolCalls: []sim.ToolCallReply{{Name: "shell", Arguments: `{"cmd": "ls`}}},
 			stream: true, check: func(t *testing.T, r *llm.Response) {
 				calls := r.ToolCalls()
 				if len(calls) != 1 || calls[0].ArgumentsError == "" || calls[0].Name != "shell" {
@@ -138,7 +139,7 @@ func TestBadInput(t *testing.T) {
 			stream: true, kind: llm.ErrInvalidResponse, message: "blockReason SAFETY"},
 		"empty candidates without feedback": {reply: rawJSON(`{"candidates":[],"usageMetadata":{"promptTokenCount":9}}`),
 			kind: llm.ErrInvalidResponse, message: "no candidates"},
-		"HTML 502 page": {reply: llmtest.Reply{Failure: &llmtest.Failure{HTML: true}}, stream: true, kind: llm.ErrServer, message: "Bad Gateway"},
+		"HTML 502 page": {reply: sim.Reply{Failure: &sim.Failure{HTML: true}}, stream: true, kind: llm.ErrServer, message: "Bad Gateway"},
 		"SSE line over 64 KiB": {reply: rawStream(chunk(`{"text":"`+long+`"}`, "STOP")), stream: true,
 			check: func(t *testing.T, r *llm.Response) {
 				if r.Text() != long {

@@ -1,31 +1,8 @@
-// Package llmtest is the simulated LLM provider: an HTTP server that speaks
-// the wire formats of the llm adapters (OpenAI Responses, Chat Completions,
-// Anthropic Messages, Gemini generateContent) from a script, so tests run the
-// real adapters over real HTTP without a real provider.
-//
-// # Script
-//
-// Each request consumes the next Reply given to Enqueue, in order. A Reply
-// says what to answer (text, reasoning with its signature, tool calls,
-// usage, finish reason), how (whole or streamed in chunks of ChunkSize
-// bytes; delays before the first byte and between events; a stall; a cut
-// before the final event; an error event mid-stream) or which Failure to
-// answer instead, rendered with each provider's real status, body and
-// headers. Whether to stream follows the request. When the script is empty
-// the server answers SetDefault's reply, or HTTP 500 saying the script is
-// exhausted. Replay serves a recorded go-vcr cassette (LoadCassette)
-// verbatim.
-//
-// # Recording
-//
-// Requests returns every request received (method, path, headers, body) for
-// assertions; WaitRequests waits for a count.
-//
-// # Dialects
-//
-// A Dialect renders replies in one wire format, chosen by request path. Each
-// dialect file registers itself from init. All Server methods are safe for
-// concurrent use; Close releases stalled streams and is safe to call twice.
-//
-// cmd/llmtest runs the server as a standalone process.
+// Package llmtest holds test helpers for code that talks to model
+// providers: Collect and Deltas read a stream, FastRetry makes the retry
+// policy fast and records its sleeps, Exercise runs an adapter through the
+// conformance scenarios against the simulated provider, and
+// BenchmarkStreamDecode measures a stream decoder on recorded traffic. It
+// is for tests only (it imports testing); the simulated provider itself is
+// llm/sim.
 package llmtest

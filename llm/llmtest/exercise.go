@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // Target is an adapter under test with the dialect that simulates its
@@ -40,7 +41,7 @@ func Exercise(t *testing.T, target Target) {
 }
 
 type harness struct {
-	srv    *Server
+	srv    *sim.Server
 	client llm.Client
 	sleeps *Sleeps
 	target Target
@@ -48,7 +49,7 @@ type harness struct {
 
 func newHarness(t *testing.T, target Target, attempts int, idle time.Duration) *harness {
 	t.Helper()
-	srv := NewServer()
+	srv := sim.NewServer()
 	t.Cleanup(srv.Close)
 	policy, sleeps := FastRetry(attempts)
 	policy.IdleTimeout = idle
@@ -80,7 +81,7 @@ func exerciseContent(t *testing.T, target Target) {
 		modes(t, func(t *testing.T, stream bool) {
 			h := newHarness(t, target, 1, 0)
 			text := "Olá! Here is a longer answer, cut into several chunks. ✓"
-			h.srv.Enqueue(Reply{Text: text, Usage: usage, ChunkSize: 7})
+			h.srv.Enqueue(sim.Reply{Text: text, Usage: usage, ChunkSize: 7})
 			events, resp, err := h.call(context.Background(), stream)
 			if err != nil {
 				t.Fatalf("call: %v", err)
@@ -99,7 +100,7 @@ func exerciseContent(t *testing.T, target Target) {
 	t.Run("tool calls", func(t *testing.T) {
 		modes(t, func(t *testing.T, stream bool) {
 			h := newHarness(t, target, 1, 0)
-			h.srv.Enqueue(Reply{ToolCalls: []ToolCallReply{{ID: "call_1", Name: "add", Arguments: `{"a":2,"b":3}`}, {ID: "call_2", Name: "add", Arguments: `{"a":4,"b":5}`}}, ChunkSize: 4})
+			h.srv.Enqueue(sim.Reply{ToolCalls: []sim.ToolCallReply{{ID: "call_1", Name: "add", Arguments: `{"a":2,"b":3}`}, {ID: "call_2", Name: "add", Arguments: `{"a":4,"b":5}`}}, ChunkSize: 4})
 			events, resp, err := h.call(context.Background(), stream)
 			if err != nil {
 				t.Fatalf("call: %v", err)
@@ -125,7 +126,7 @@ func exerciseContent(t *testing.T, target Target) {
 	t.Run("invalid tool arguments", func(t *testing.T) {
 		modes(t, func(t *testing.T, stream bool) {
 			h := newHarness(t, target, 1, 0)
-			h.srv.Enqueue(Reply{ToolCalls: []ToolCallReply{{ID: "call_1", Name: "add", Arguments: `{"a":2,`}}})
+			h.srv.Enqueue(sim.Reply{ToolCalls: []sim.ToolCallReply{{ID: "call_1", Name: "add", Arguments: `{"a":2,`}}})
 			_, resp, err := h.call(context.Background(), stream)
 			if err != nil {
 				t.Fatalf("call: %v", err)
@@ -139,7 +140,7 @@ func exerciseContent(t *testing.T, target Target) {
 	t.Run("reasoning", func(t *testing.T) {
 		modes(t, func(t *testing.T, stream bool) {
 			h := newHarness(t, target, 1, 0)
-			h.srv.Enqueue(Reply{Reasoning: "First I think, then I answer.", ReasoningSignature: "sig-abc123", Text: "42", ChunkSize: 5})
+			h.srv.Enqueue(sim.Reply{Reasoning: "First I think, then I answer.", ReasoningSignature: "sig-abc123", Text: "42", ChunkSize: 5})
 			events, resp, err := h.call(context.Background(), stream)
 			if err != nil {
 				t.Fatalf("call: %v", err)
@@ -190,7 +191,7 @@ func mustJSON(v any) string {
 // failureCase is one failure kind and what the adapter must make of it.
 type failureCase struct {
 	name      string
-	failure   Failure
+	failure   sim.Failure
 	want      llm.ErrorKind
 	retried   bool
 	wantWait  time.Duration // the retry wait the provider asked for, 0: backoff
@@ -198,20 +199,20 @@ type failureCase struct {
 }
 
 var failureCases = []failureCase{
-	{name: "authentication", failure: Failure{Kind: llm.ErrAuthentication}, want: llm.ErrAuthentication},
-	{name: "permission", failure: Failure{Kind: llm.ErrPermission}, want: llm.ErrPermission},
-	{name: "quota", failure: Failure{Kind: llm.ErrQuota}, want: llm.ErrQuota},
-	{name: "context length", failure: Failure{Kind: llm.ErrContextLength}, want: llm.ErrContextLength},
-	{name: "invalid request", failure: Failure{Kind: llm.ErrInvalidRequest}, want: llm.ErrInvalidRequest},
-	{name: "rate limited", failure: Failure{Kind: llm.ErrRateLimited}, want: llm.ErrRateLimited, retried: true},
-	{name: "rate limited retry-after", failure: Failure{Kind: llm.ErrRateLimited, RetryAfter: "3"}, want: llm.ErrRateLimited, retried: true, wantWait: 3 * time.Second},
-	{name: "rate limited retry-after-ms", failure: Failure{Kind: llm.ErrRateLimited, RetryAfterMs: "1250"}, want: llm.ErrRateLimited, retried: true, wantWait: 1250 * time.Millisecond},
-	{name: "overloaded", failure: Failure{Kind: llm.ErrOverloaded}, want: llm.ErrOverloaded, retried: true},
-	{name: "server", failure: Failure{Kind: llm.ErrServer}, want: llm.ErrServer, retried: true},
-	{name: "html 502", failure: Failure{Kind: llm.ErrServer, HTML: true}, want: llm.ErrServer, retried: true},
-	{name: "transport", failure: Failure{Kind: llm.ErrTransport}, want: llm.ErrTransport, retried: true},
-	{name: "stream interrupted", failure: Failure{Kind: llm.ErrStreamInterrupted}, want: llm.ErrStreamInterrupted},
-	{name: "invalid response", failure: Failure{Kind: llm.ErrInvalidResponse}, want: llm.ErrInvalidResponse, onlyWhole: true},
+	{name: "authentication", failure: sim.Failure{Kind: llm.ErrAuthentication}, want: llm.ErrAuthentication},
+	{name: "permission", failure: sim.Failure{Kind: llm.ErrPermission}, want: llm.ErrPermission},
+	{name: "quota", failure: sim.Failure{Kind: llm.ErrQuota}, want: llm.ErrQuota},
+	{name: "context length", failure: sim.Failure{Kind: llm.ErrContextLength}, want: llm.ErrContextLength},
+	{name: "invalid request", failure: sim.Failure{Kind: llm.ErrInvalidRequest}, want: llm.ErrInvalidRequest},
+	{name: "rate limited", failure: sim.Failure{Kind: llm.ErrRateLimited}, want: llm.ErrRateLimited, retried: true},
+	{name: "rate limited retry-after", failure: sim.Failure{Kind: llm.ErrRateLimited, RetryAfter: "3"}, want: llm.ErrRateLimited, retried: true, wantWait: 3 * time.Second},
+	{name: "rate limited retry-after-ms", failure: sim.Failure{Kind: llm.ErrRateLimited, RetryAfterMs: "1250"}, want: llm.ErrRateLimited, retried: true, wantWait: 1250 * time.Millisecond},
+	{name: "overloaded", failure: sim.Failure{Kind: llm.ErrOverloaded}, want: llm.ErrOverloaded, retried: true},
+	{name: "server", failure: sim.Failure{Kind: llm.ErrServer}, want: llm.ErrServer, retried: true},
+	{name: "html 502", failure: sim.Failure{Kind: llm.ErrServer, HTML: true}, want: llm.ErrServer, retried: true},
+	{name: "transport", failure: sim.Failure{Kind: llm.ErrTransport}, want: llm.ErrTransport, retried: true},
+	{name: "stream interrupted", failure: sim.Failure{Kind: llm.ErrStreamInterrupted}, want: llm.ErrStreamInterrupted},
+	{name: "invalid response", failure: sim.Failure{Kind: llm.ErrInvalidResponse}, want: llm.ErrInvalidResponse, onlyWhole: true},
 }
 
 func exerciseFailures(t *testing.T, target Target) {
@@ -226,7 +227,7 @@ func exerciseFailures(t *testing.T, target Target) {
 	}
 	t.Run("retry-after beyond the cap", func(t *testing.T) {
 		h := newHarness(t, target, 4, 0)
-		h.srv.Enqueue(Reply{Failure: &Failure{Kind: llm.ErrRateLimited, RetryAfter: "3600"}}, Text("unused"))
+		h.srv.Enqueue(sim.Reply{Failure: &sim.Failure{Kind: llm.ErrRateLimited, RetryAfter: "3600"}}, sim.Text("unused"))
 		_, _, err := h.call(context.Background(), false)
 		var e *llm.Error
 		if !errors.As(err, &e) || e.Kind != llm.ErrRateLimited || e.RetryAfter != time.Hour {
@@ -239,7 +240,7 @@ func exerciseFailures(t *testing.T, target Target) {
 	t.Run("canceled before the call", func(t *testing.T) {
 		modes(t, func(t *testing.T, stream bool) {
 			h := newHarness(t, target, 2, 0)
-			h.srv.Enqueue(Text("unused"))
+			h.srv.Enqueue(sim.Text("unused"))
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			_, _, err := h.call(ctx, stream)
@@ -253,7 +254,7 @@ func exerciseFailures(t *testing.T, target Target) {
 	})
 	t.Run("canceled while waiting for the answer", func(t *testing.T) {
 		h := newHarness(t, target, 1, 0)
-		h.srv.Enqueue(Fail(llm.ErrCanceled))
+		h.srv.Enqueue(sim.Fail(llm.ErrCanceled))
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -272,7 +273,7 @@ func exerciseFailures(t *testing.T, target Target) {
 // failure must be retried into the good reply, any other returned at once.
 func exerciseFailure(t *testing.T, target Target, fc failureCase, stream bool) {
 	h := newHarness(t, target, 2, 0)
-	h.srv.Enqueue(Reply{Failure: &fc.failure}, Text("recovered"))
+	h.srv.Enqueue(sim.Reply{Failure: &fc.failure}, sim.Text("recovered"))
 	_, resp, err := h.call(context.Background(), stream)
 	if fc.retried {
 		if err != nil || resp.Text() != "recovered" {
@@ -284,7 +285,7 @@ func exerciseFailure(t *testing.T, target Target, fc failureCase, stream bool) {
 		}
 		// Without retries left the same failure is reported with its kind.
 		h = newHarness(t, target, 1, 0)
-		h.srv.Enqueue(Reply{Failure: &fc.failure})
+		h.srv.Enqueue(sim.Reply{Failure: &fc.failure})
 		_, _, err = h.call(context.Background(), stream)
 	}
 	var e *llm.Error
@@ -306,7 +307,7 @@ func exerciseStreams(t *testing.T, target Target) {
 	long := strings.Repeat("streaming text ", 20)
 	t.Run("mid-stream error", func(t *testing.T) {
 		h := newHarness(t, target, 2, 0)
-		h.srv.Enqueue(Reply{Text: long, MidStreamError: &Failure{Kind: llm.ErrServer}, ErrorAfterChunks: 3}, Text("unused"))
+		h.srv.Enqueue(sim.Reply{Text: long, MidStreamError: &sim.Failure{Kind: llm.ErrServer}, ErrorAfterChunks: 3}, sim.Text("unused"))
 		_, _, err := h.call(context.Background(), true)
 		if err == nil || llm.KindOf(err) == "" {
 			t.Fatalf("err = %v, want an *llm.Error", err)
@@ -317,7 +318,7 @@ func exerciseStreams(t *testing.T, target Target) {
 	})
 	t.Run("not an event stream", func(t *testing.T) {
 		h := newHarness(t, target, 2, 0)
-		h.srv.Enqueue(Reply{Raw: &RawResponse{Header: http.Header{"Content-Type": {"application/json"}}, Body: `{"id":"resp_1"}`}}, Text("unused"))
+		h.srv.Enqueue(sim.Reply{Raw: &sim.RawResponse{Header: http.Header{"Content-Type": {"application/json"}}, Body: `{"id":"resp_1"}`}}, sim.Text("unused"))
 		events, _, err := h.call(context.Background(), true)
 		if llm.KindOf(err) != llm.ErrInvalidResponse || !strings.Contains(err.Error(), "application/json") {
 			t.Fatalf("err = %v, want invalid response naming the Content-Type", err)
@@ -328,7 +329,7 @@ func exerciseStreams(t *testing.T, target Target) {
 	})
 	t.Run("cut before the final event", func(t *testing.T) {
 		h := newHarness(t, target, 2, 0)
-		h.srv.Enqueue(Reply{Text: long, CutAfterChunks: 4}, Text("unused"))
+		h.srv.Enqueue(sim.Reply{Text: long, CutAfterChunks: 4}, sim.Text("unused"))
 		events, _, err := h.call(context.Background(), true)
 		if llm.KindOf(err) != llm.ErrStreamInterrupted {
 			t.Fatalf("err = %v, want stream interrupted", err)
@@ -339,7 +340,7 @@ func exerciseStreams(t *testing.T, target Target) {
 	})
 	t.Run("idle watchdog", func(t *testing.T) {
 		h := newHarness(t, target, 1, 100*time.Millisecond)
-		h.srv.Enqueue(Reply{Text: long, StallAfterChunks: 3})
+		h.srv.Enqueue(sim.Reply{Text: long, StallAfterChunks: 3})
 		_, _, err := h.call(context.Background(), true)
 		if llm.KindOf(err) != llm.ErrStreamInterrupted {
 			t.Fatalf("err = %v, want stream interrupted by the idle watchdog", err)
@@ -347,7 +348,7 @@ func exerciseStreams(t *testing.T, target Target) {
 	})
 	t.Run("cancel a stalled stream", func(t *testing.T) {
 		h := newHarness(t, target, 1, 0)
-		h.srv.Enqueue(Reply{Text: long, StallAfterChunks: 3})
+		h.srv.Enqueue(sim.Reply{Text: long, StallAfterChunks: 3})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var err error
@@ -364,7 +365,7 @@ func exerciseStreams(t *testing.T, target Target) {
 	})
 	t.Run("break early then reuse", func(t *testing.T) {
 		h := newHarness(t, target, 1, 0)
-		h.srv.Enqueue(Reply{Text: long, StallAfterChunks: 3}, Text("second"))
+		h.srv.Enqueue(sim.Reply{Text: long, StallAfterChunks: 3}, sim.Text("second"))
 		for range h.client.Stream(context.Background(), h.request()) {
 			break
 		}
@@ -383,13 +384,13 @@ func exerciseRequestIDs(t *testing.T, target Target) {
 	long := strings.Repeat("streaming text ", 20)
 	cases := []struct {
 		name   string
-		reply  Reply
+		reply  sim.Reply
 		stream bool
 	}{
-		{"invalid whole body", Reply{Failure: &Failure{Kind: llm.ErrInvalidResponse}}, false},
-		{"not an event stream", Reply{Raw: &RawResponse{Header: http.Header{"Content-Type": {"text/html"}}, Body: "<html>hi</html>"}}, true},
-		{"cut stream", Reply{Text: long, CutAfterChunks: 3}, true},
-		{"mid-stream error", Reply{Text: long, MidStreamError: &Failure{Kind: llm.ErrServer}, ErrorAfterChunks: 2}, true},
+		{"invalid whole body", sim.Reply{Failure: &sim.Failure{Kind: llm.ErrInvalidResponse}}, false},
+		{"not an event stream", sim.Reply{Raw: &sim.RawResponse{Header: http.Header{"Content-Type": {"text/html"}}, Body: "<html>hi</html>"}}, true},
+		{"cut stream", sim.Reply{Text: long, CutAfterChunks: 3}, true},
+		{"mid-stream error", sim.Reply{Text: long, MidStreamError: &sim.Failure{Kind: llm.ErrServer}, ErrorAfterChunks: 2}, true},
 	}
 	for _, header := range llm.RequestIDHeaders {
 		for _, c := range cases {

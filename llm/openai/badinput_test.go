@@ -11,11 +11,12 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 	"github.com/agentfleet/agentfleet/llm/openai"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
-func setup(t *testing.T) (*llmtest.Server, llm.Client) {
+func setup(t *testing.T) (*sim.Server, llm.Client) {
 	t.Helper()
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	t.Cleanup(srv.Close)
 	policy, _ := llmtest.FastRetry(1)
 	return srv, newClient(t, srv.URL(), policy)
@@ -26,12 +27,12 @@ func request() llm.Request {
 }
 
 // sse renders (event, data) pairs as an SSE body.
-func sse(pairs ...string) llmtest.Reply {
+func sse(pairs ...string) sim.Reply {
 	var b strings.Builder
 	for i := 0; i+1 < len(pairs); i += 2 {
 		b.WriteString("event: " + pairs[i] + "\ndata: " + pairs[i+1] + "\n\n")
 	}
-	return llmtest.Reply{Raw: &llmtest.RawResponse{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: b.String()}}
+	return sim.Reply{Raw: &sim.RawResponse{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: b.String()}}
 }
 
 const completed = `{"type":"response.completed","response":{"id":"resp_1","status":"completed","model":"gpt-5","output":[{"type":"message","id":"msg_1","content":[{"type":"output_text","text":"ok"}]}],"usage":{"input_tokens":3,"output_tokens":1}}}`
@@ -80,7 +81,7 @@ func TestStreamFailedResponse(t *testing.T) {
 func TestStreamLineOver64KiB(t *testing.T) {
 	srv, c := setup(t)
 	text := strings.Repeat("abcdefgh", 20<<10) // 160 KiB in one event
-	srv.Enqueue(llmtest.Reply{Text: text, ChunkSize: len(text)})
+	srv.Enqueue(sim.Reply{Text: text, ChunkSize: len(text)})
 	_, resp, err := llmtest.Collect(c.Stream(context.Background(), request()))
 	if err != nil || resp.Text() != text {
 		t.Fatalf("err %v, got %d bytes of text, want %d", err, len(resp.Text()), len(text))
@@ -89,7 +90,7 @@ func TestStreamLineOver64KiB(t *testing.T) {
 
 func TestWholeResponseNotJSON(t *testing.T) {
 	srv, c := setup(t)
-	srv.Enqueue(llmtest.Reply{Raw: &llmtest.RawResponse{Body: `{"id": "resp_1", "output": [`, Header: http.Header{"X-Request-Id": {"req_42"}}}})
+	srv.Enqueue(sim.Reply{Raw: &sim.RawResponse{Body: `{"id": "resp_1", "output": [`, Header: http.Header{"X-Request-Id": {"req_42"}}}})
 	_, err := c.Complete(context.Background(), request())
 	var e *llm.Error
 	if !errors.As(err, &e) || e.Kind != llm.ErrInvalidResponse || e.RequestID != "req_42" {
@@ -129,8 +130,8 @@ func TestClassifyError(t *testing.T) {
 func TestReasoningRoundTrip(t *testing.T) {
 	for _, store := range []bool{false, true} {
 		srv, c := setup(t)
-		srv.Enqueue(llmtest.Reply{Reasoning: "Need the weather tool.", ReasoningSignature: "enc-XYZ",
-			ToolCalls: []llmtest.ToolCallReply{{ID: "call_1", Name: "weather", Arguments: `{"city":"Rome"}`}}}, llmtest.Text("Sunny."))
+		srv.Enqueue(sim.Reply{Reasoning: "Need the weather tool.", ReasoningSignature: "enc-XYZ",
+			ToolCalls: []sim.ToolCallReply{{ID: "call_1", Name: "weather", Arguments: `{"city":"Rome"}`}}}, sim.Text("Sunny."))
 		req := request()
 		req.ReasoningEffort = "high"
 		req.ProviderOptions = llm.ProviderOptions{"openai": {"store": store}}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // The Messages API recordings: no request field is ignored; the adapter must
@@ -188,7 +189,7 @@ func checkRoundTrip(t *testing.T, prefix string) {
 	}
 	d := cassetteDialects[prefix]
 	for _, path := range files {
-		c, err := llmtest.LoadCassette(path)
+		c, err := sim.LoadCassette(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,9 +206,9 @@ func checkRoundTrip(t *testing.T, prefix string) {
 	}
 }
 
-func replayWithHistory(t *testing.T, d cassetteDialect, in llmtest.Interaction, prev *llm.Response) *llm.Response {
+func replayWithHistory(t *testing.T, d cassetteDialect, in sim.Interaction, prev *llm.Response) *llm.Response {
 	t.Helper()
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	defer srv.Close()
 	srv.Enqueue(in.RawReply())
 	req := d.requestFromRecording(t, []byte(in.Request.Body))

@@ -34,6 +34,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // cassetteExpectation is what a recorded response holds, in adapter-neutral
@@ -143,7 +144,7 @@ func dialectFor(folder string) (cassetteDialect, bool) {
 }
 
 func runCassette(t *testing.T, d cassetteDialect, path string) {
-	c, err := llmtest.LoadCassette(path)
+	c, err := sim.LoadCassette(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +161,8 @@ func runCassette(t *testing.T, d cassetteDialect, path string) {
 	}
 }
 
-func runInteraction(t *testing.T, d cassetteDialect, in llmtest.Interaction) {
-	srv := llmtest.NewServer()
+func runInteraction(t *testing.T, d cassetteDialect, in sim.Interaction) {
+	srv := sim.NewServer()
 	defer srv.Close()
 	srv.Enqueue(in.RawReply())
 	streaming := isStreaming(in.Request)
@@ -198,7 +199,7 @@ func runInteraction(t *testing.T, d cassetteDialect, in llmtest.Interaction) {
 	checkRequest(t, d, in.Request, sent[0])
 }
 
-func isStreaming(r llmtest.CassetteRequest) bool {
+func isStreaming(r sim.CassetteRequest) bool {
 	if strings.Contains(r.URL, "streamGenerateContent") {
 		return true
 	}
@@ -265,7 +266,7 @@ func signatures(m llm.Message) []string {
 // checkRequest compares the request the adapter sent with the recorded one:
 // the same path and query (the key query parameter aside) and the same JSON
 // body, field by field.
-func checkRequest(t *testing.T, d cassetteDialect, recorded llmtest.CassetteRequest, sent llmtest.RecordedRequest) {
+func checkRequest(t *testing.T, d cassetteDialect, recorded sim.CassetteRequest, sent sim.RecordedRequest) {
 	t.Helper()
 	u, err := url.Parse(recorded.URL)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 func TestDetect(t *testing.T) {
@@ -64,7 +64,7 @@ func TestMissingKeyNamesVariable(t *testing.T) {
 // TestNewTalksToEachDialect builds each adapter from the environment and
 // sends one request to llmtest, checking the key arrived.
 func TestNewTalksToEachDialect(t *testing.T) {
-	srv := llmtest.NewServer()
+	srv := sim.NewServer()
 	defer srv.Close()
 	t.Setenv("OPENAI_API_KEY", "sk-openai")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant")
@@ -85,7 +85,7 @@ func TestNewTalksToEachDialect(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New(%+v): %v", tt.cfg, err)
 		}
-		srv.Enqueue(llmtest.Text("hi"))
+		srv.Enqueue(sim.Text("hi"))
 		resp, err := c.Complete(context.Background(), llm.Request{Model: "m-1", Messages: []llm.Message{llm.UserMessage("hello")}})
 		if err != nil || resp.Text() != "hi" {
 			t.Fatalf("%+v: %v, %v", tt.cfg, resp, err)

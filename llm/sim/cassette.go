@@ -1,4 +1,4 @@
-package llmtest
+package sim
 
 import (
 	"errors"
@@ -46,14 +46,14 @@ type CassetteResponse struct {
 func LoadCassette(path string) (*Cassette, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("llmtest: reading cassette: %w", err)
+		return nil, fmt.Errorf("sim: reading cassette: %w", err)
 	}
 	var c Cassette
 	if err := yaml.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("llmtest: cassette %s is not go-vcr YAML: %w", path, err)
+		return nil, fmt.Errorf("sim: cassette %s is not go-vcr YAML: %w", path, err)
 	}
 	if c.Version != 2 {
-		return nil, fmt.Errorf("llmtest: cassette %s has version %d; only go-vcr version 2 is supported", path, c.Version)
+		return nil, fmt.Errorf("sim: cassette %s has version %d; only go-vcr version 2 is supported", path, c.Version)
 	}
 	c.Path = path
 	return &c, nil
@@ -85,7 +85,7 @@ func ConformanceDir() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("llmtest: no go.mod above the working directory")
+			return "", errors.New("sim: no go.mod above the working directory")
 		}
 		dir = parent
 	}
@@ -121,7 +121,7 @@ func LargestStreamedResponse(prefixes ...string) (Interaction, error) {
 		return nil
 	})
 	if err == nil && best.Response.Body == "" {
-		err = fmt.Errorf("llmtest: no streamed response in cassettes under %s starting with %v", root, prefixes)
+		err = fmt.Errorf("sim: no streamed response in cassettes under %s starting with %v", root, prefixes)
 	}
 	return best, err
 }

@@ -4,7 +4,7 @@
 //	llmtest -addr 127.0.0.1:8089 -text "hello"        answer every request with "hello"
 //	llmtest -addr 127.0.0.1:8089 -script replies.json  answer with the replies in order, then -text
 //
-// The script is a JSON array of llmtest.Reply objects (durations in
+// The script is a JSON array of sim.Reply objects (durations in
 // nanoseconds). Point an adapter's base URL at http://ADDR/v1 (or /v1beta for
 // Gemini).
 package main
@@ -18,7 +18,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/agentfleet/agentfleet/llm/llmtest"
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 func main() {
@@ -33,14 +33,14 @@ func main() {
 }
 
 func run(addr, script, text string) error {
-	s := llmtest.New()
-	s.SetDefault(llmtest.Text(text))
+	s := sim.New()
+	s.SetDefault(sim.Text(text))
 	if script != "" {
 		data, err := os.ReadFile(script)
 		if err != nil {
 			return err
 		}
-		var replies []llmtest.Reply
+		var replies []sim.Reply
 		if err := json.Unmarshal(data, &replies); err != nil {
 			return fmt.Errorf("%s must hold a JSON array of replies: %w", script, err)
 		}

@@ -1,0 +1,35 @@
+// Package sim is the simulated LLM provider: an HTTP server that speaks
+// the wire formats of the llm adapters (OpenAI Responses, Chat Completions,
+// Anthropic Messages, Gemini generateContent) from a script, so tests run the
+// real adapters over real HTTP without a real provider.
+//
+// # Script
+//
+// Each request consumes the next Reply given to Enqueue, in order. A Reply
+// says what to answer (text, reasoning with its signature, tool calls,
+// usage, finish reason), how (whole or streamed in chunks of ChunkSize
+// bytes; delays before the first byte and between events; a stall; a cut
+// before the final event; an error event mid-stream) or which Failure to
+// answer instead, rendered with each provider's real status, body and
+// headers. Whether to stream follows the request. When the script is empty
+// the server answers SetDefault's reply, or HTTP 500 saying the script is
+// exhausted. Replay serves a recorded go-vcr cassette (LoadCassette)
+// verbatim.
+//
+// # Recording
+//
+// Requests returns every request received (method, path, headers, body) for
+// assertions; WaitRequests waits for a count.
+//
+// # Dialects
+//
+// A Dialect renders replies in one wire format, chosen by request path. Each
+// dialect file registers itself from init. All Server methods are safe for
+// concurrent use; Close releases stalled streams and is safe to call twice.
+//
+// cmd/simllm runs the server as a standalone process. Dev mode, the demo
+// and the fleet benchmark run on it; it imports no test support, so
+// production binaries may link it. Test helpers built on it (collecting a
+// stream, a conformance exercise of an adapter, fast retries) are in
+// llm/llmtest.
+package sim
