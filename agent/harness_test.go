@@ -22,7 +22,7 @@ import (
 	"github.com/agentfleet/agentfleet/profiles"
 )
 
-// provider is one row of the cross-provider matrix: how to reach llmtest in
+// provider is one row of the cross-provider matrix: how to reach the simulated provider in
 // that provider's wire format through the real adapter, and how that
 // provider's profile spells tool arguments.
 type provider struct {
@@ -71,7 +71,7 @@ func forEachProvider(t *testing.T, f func(t *testing.T, p provider)) {
 	}
 }
 
-// world is one session over llmtest, a real Local environment in a temp
+// world is one session over the simulated provider, a real Local environment in a temp
 // workspace, and the real profile of a provider. Events are collected in
 // the background.
 type world struct {

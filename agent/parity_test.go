@@ -31,7 +31,7 @@ var parityCases = []matrixCase{
 }
 
 // TestParity is the 9.12 matrix: 15 cases for each of openai, anthropic and
-// gemini, each through llmtest in that provider's wire format, the real
+// gemini, each through the simulated provider in that provider's wire format, the real
 // adapter, the provider's real profile and real tools in a temp workspace.
 func TestParity(t *testing.T) { runMatrix(t, parityCases) }
 

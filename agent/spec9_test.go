@@ -82,7 +82,7 @@ var spec9Items = []matrixCase{
 }
 
 // TestSpec9 runs every checklist item of section 9 for each provider through
-// llmtest in its wire format with the real adapter, profile and tools.
+// the simulated provider (llm/sim) in its wire format with the real adapter, profile and tools.
 func TestSpec9(t *testing.T) { runMatrix(t, spec9Items) }
 
 func itemSessionCreated(t *testing.T, w *world) {
@@ -162,20 +162,14 @@ func itemAbort(t *testing.T, w *world) {
 	w.waitFor("SESSION_END", w.kind(agent.EventSessionEnd))
 }
 
-// waitFile waits for a file a command writes (the command, not the test,
-// decides when): polling the filesystem with a deadline.
+// waitFile waits up to 30 s for a command to write a whole line to path
+// (the command, not the test, decides when; no event announces it).
 func waitFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && strings.HasSuffix(string(b), "\n") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, path+" to hold a line", func() bool {
+		b, err := os.ReadFile(path)
+		return err == nil && strings.HasSuffix(string(b), "\n")
+	})
 }
 
 func itemSequentialInputs(t *testing.T, w *world) {

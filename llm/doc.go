@@ -48,6 +48,6 @@
 // package adapterkit) built on these pieces; only the wire formats differ.
 // llmtest.Exercise is the conformance suite every adapter runs.
 //
-// The simulated provider for tests is llm/llmtest; provider choice from
-// configuration is llm/provider.
+// The simulated provider is llm/sim and its test helpers are llm/llmtest;
+// provider choice from configuration is llm/provider.
 package llm

@@ -2,7 +2,7 @@
 // temporary workspace (a Go package with a bug and a failing test) and prints
 // the event stream the way a person wants to watch it.
 //
-// Without a provider key it starts the simulated model (llm/llmtest)
+// Without a provider key it starts the simulated model (llm/sim)
 // in-process with a scripted conversation that performs the fix through the
 // real tools, and says so. With ANTHROPIC_API_KEY, OPENAI_API_KEY or
 // GEMINI_API_KEY set (first found wins, or -provider), or with

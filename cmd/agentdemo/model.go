@@ -67,7 +67,7 @@ func detectProvider(baseURL string) string {
 	return ""
 }
 
-// simulated starts llmtest in-process with the scripted fix: look at the
+// simulated starts llm/sim in-process with the scripted fix: look at the
 // code, run the failing test, edit the bug, run the test again, report.
 // Every tool call is executed for real.
 func simulated() (model, error) {
@@ -94,7 +94,7 @@ func simulated() (model, error) {
 		sim.Reply{Text: "Fixed an off-by-one in Average (stats.go): it divided the sum by len(xs)+1; it now divides by len(xs), and go test passes.", ChunkSize: 6},
 	)
 	return model{client: client, profile: profiles.Anthropic("claude-sonnet-4-5"), close: srv.Close,
-		describe: "SIMULATED model (llm/llmtest, scripted; no provider key found). " +
+		describe: "SIMULATED model (llm/sim in this process, scripted; no provider key found). " +
 			"Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or AGENTFLEET_LLM_BASE_URL and AGENTFLEET_MODEL, to use a real model."}, nil
 }
 

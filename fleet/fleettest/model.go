@@ -69,7 +69,7 @@ func Shell(command string) Call {
 // Model is the simulated provider for fleet tests: an HTTP server speaking
 // the Anthropic Messages API (the profile fleettest tasks use) that answers
 // each request from the script in the conversation's first user message,
-// through a fresh llmtest server per request. A prompt without a script is
+// through a fresh sim server per request. A prompt without a script is
 // answered "done". Safe for concurrent use.
 type Model struct {
 	srv *httptest.Server
@@ -165,7 +165,7 @@ func (m *Model) Total() int {
 }
 
 // ServeHTTP decides the reply from the conversation and lets a one-shot
-// llmtest server render it in the request's wire format.
+// sim server render it in the request's wire format.
 func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {

@@ -34,7 +34,7 @@ type ProviderConfig struct {
 	// APIKey is the provider key; "" means the provider's usual environment
 	// variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY).
 	APIKey string `mapstructure:"api_key"`
-	// BaseURL overrides the provider's API root (a proxy, or llmtest).
+	// BaseURL overrides the provider's API root (a proxy, or the simulated provider of llm/sim).
 	BaseURL string `mapstructure:"base_url"`
 	// DefaultModel is used when a spec names no model; "" means the
 	// profile's default.

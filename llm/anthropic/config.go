@@ -17,7 +17,7 @@ const APIVersion = "2023-06-01"
 // the documented default.
 type Config struct {
 	// BaseURL is the API root without /v1; default DefaultBaseURL. Point it
-	// at a proxy or at llmtest.
+	// at a proxy or at the simulated provider (llm/sim).
 	BaseURL string
 	// APIKey is sent as x-api-key. Required.
 	APIKey string

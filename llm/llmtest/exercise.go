@@ -18,7 +18,7 @@ import (
 type Target struct {
 	// Model is the model named in requests.
 	Model string
-	// New returns the adapter pointed at the llmtest server whose root URL
+	// New returns the adapter pointed at the sim server whose root URL
 	// is serverURL (append the API prefix, e.g. "/v1"), with retry as its
 	// policy.
 	New func(t testing.TB, serverURL string, retry llm.RetryPolicy) llm.Client

@@ -4,7 +4,7 @@ package provider
 // ../shared/conformance/llm-cassettes against the adapter for its wire
 // format. For each interaction it checks two things:
 //
-//  1. Response: the recorded response body, served verbatim by llmtest,
+//  1. Response: the recorded response body, served verbatim by llm/sim,
 //     parses into the text, tool calls (ids, names, parsed arguments),
 //     reasoning (text and signatures), usage and finish reason that the
 //     recording holds. The expectation is extracted from the recorded body by
@@ -61,7 +61,7 @@ type cassetteToolCall struct {
 
 // cassetteDialect adapts the test to one wire format.
 type cassetteDialect struct {
-	// newClient returns the adapter pointed at the llmtest server root.
+	// newClient returns the adapter pointed at the sim server root.
 	newClient func(baseURL string) llm.Client
 	// requestFromRecording decodes a recorded request body into the
 	// conversation and options it expresses.

@@ -62,7 +62,7 @@ func TestMissingKeyNamesVariable(t *testing.T) {
 }
 
 // TestNewTalksToEachDialect builds each adapter from the environment and
-// sends one request to llmtest, checking the key arrived.
+// sends one request to the simulated provider, checking the key arrived.
 func TestNewTalksToEachDialect(t *testing.T) {
 	srv := sim.NewServer()
 	defer srv.Close()

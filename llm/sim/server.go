@@ -54,7 +54,7 @@ func NewServer() *Server {
 }
 
 // ListenAndServe serves the script on addr until ctx ends. It is the
-// standalone mode used by cmd/llmtest.
+// standalone mode used by cmd/simllm.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	hs := &http.Server{Addr: addr, Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	stop := context.AfterFunc(ctx, func() {
@@ -133,7 +133,7 @@ func (s *Server) WaitRequests(ctx context.Context, n int) ([]RecordedRequest, er
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return s.Requests(), fmt.Errorf("llmtest: waited for %d requests, got %d: %w", n, got, ctx.Err())
+			return s.Requests(), fmt.Errorf("sim: waited for %d requests, got %d: %w", n, got, ctx.Err())
 		}
 	}
 }
@@ -142,7 +142,7 @@ func (s *Server) WaitRequests(ctx context.Context, n int) ([]RecordedRequest, er
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := ReadBody(r)
 	if err != nil {
-		http.Error(w, "llmtest: reading the request body: "+err.Error(), http.StatusBadRequest)
+		http.Error(w, "sim: reading the request body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
 	s.ServeBody(w, r, body)
@@ -165,11 +165,11 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 	d := s.match(r)
 	rep, ok := s.record(r, body, d)
 	if d == nil {
-		http.Error(w, fmt.Sprintf("llmtest: no dialect serves %s %s; known paths: /v1/responses (openai), /v1/chat/completions (chatcompat), /v1/messages (anthropic), /v1beta/models/{model}:generateContent or :streamGenerateContent (gemini)", r.Method, r.URL.Path), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("sim: no dialect serves %s %s; known paths: /v1/responses (openai), /v1/chat/completions (chatcompat), /v1/messages (anthropic), /v1beta/models/{model}:generateContent or :streamGenerateContent (gemini)", r.Method, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	if !ok {
-		http.Error(w, "llmtest: script exhausted: no reply was enqueued for this request ("+r.Method+" "+r.URL.Path+"); call Enqueue before sending it, or SetDefault", http.StatusInternalServerError)
+		http.Error(w, "sim: script exhausted: no reply was enqueued for this request ("+r.Method+" "+r.URL.Path+"); call Enqueue before sending it, or SetDefault", http.StatusInternalServerError)
 		return
 	}
 	if rep.FirstByteDelay > 0 && !sleep(r.Context(), s.closing, rep.FirstByteDelay) {

@@ -99,7 +99,7 @@ func (s *StreamWriter) Data(data string) bool { return s.Event("", data) }
 func (s *StreamWriter) JSON(event string, v any) bool {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("llmtest: marshalling a %s event: %v", event, err))
+		panic(fmt.Sprintf("sim: marshalling a %s event: %v", event, err))
 	}
 	return s.Event(event, string(b))
 }
