@@ -10,7 +10,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 )
 
-// SessionConfig holds the spec's per-session knobs. The zero value means the
+// SessionConfig holds a session's limits and switches. The zero value means the
 // documented defaults; WithDefaults fills them in.
 type SessionConfig struct {
 	// MaxTurns bounds assistant turns (model calls) across the whole session;

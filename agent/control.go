@@ -226,8 +226,8 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// shutdown runs the graceful shutdown of Appendix B once. holdingRun is true
-// when the caller is the loop owner.
+// shutdown runs the graceful shutdown once, in the order the package doc
+// gives under Errors. holdingRun is true when the caller is the loop owner.
 func (s *Session) shutdown(holdingRun bool) {
 	s.cancel()
 	if !holdingRun {
@@ -249,7 +249,8 @@ func (s *Session) shutdown(holdingRun bool) {
 	s.emitter.close()
 }
 
-// unrecoverable reports errors that close the session (Appendix B).
+// unrecoverable reports the errors that close the session instead of
+// returning it to IDLE (the package doc lists them under Errors).
 func unrecoverable(err error) bool {
 	var rec *recordError
 	if errors.As(err, &rec) {

@@ -1,6 +1,6 @@
 // Package agent is the coding-agent loop as a library: a Session pairs an
 // llm.Client with a provider Profile (tools and system prompt) and an
-// execenv.Environment, runs the agentic loop of the spec (model call, tool
+// execenv.Environment, runs the agentic loop (model call, tool
 // round, repeat until a text-only answer or a limit), and reports every step
 // as an Event.
 //
@@ -62,7 +62,7 @@
 // Recorder failure, emit ERROR and close the session. Turn and round limits
 // emit TURN_LIMIT and return the session to IDLE with a nil error.
 //
-// Abort and Close shut down in the order of the spec's Appendix B: cancel
+// Abort and Close shut down in this order: cancel
 // the model stream, let the environment kill running commands (SIGTERM,
 // SIGKILL 2 s later), flush, emit SESSION_END, close subagents, CLOSED.
 // They block until done and are safe to call twice.

@@ -7,7 +7,8 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 )
 
-// EventKind names a session event (spec 2.9 plus WARNING, INPUT_DONE and PARKED).
+// EventKind names a session event; the package doc (Events and back-pressure)
+// says when each is emitted and which may be dropped.
 type EventKind string
 
 const (

@@ -52,7 +52,8 @@ func (s *Session) runInputs(ctx context.Context, input *string, out *Outcome) er
 	}
 }
 
-// runInput is the agentic loop of spec 2.5 for one input.
+// runInput runs the agentic loop for one input: model call, tool round,
+// repeat until a text-only answer or a limit.
 func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) error {
 	round := 0
 	if input != nil {

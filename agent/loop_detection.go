@@ -11,7 +11,7 @@ import (
 const loopSourceDetection = "loop_detection"
 
 // detectLoop injects a warning steering turn and emits LOOP_DETECTION when
-// the recent tool calls repeat a pattern (spec 2.10).
+// the last LoopDetectionWindow tool calls repeat a pattern.
 func (s *Session) detectLoop(ctx context.Context) error {
 	cfg := s.cfg.Session
 	if cfg.DisableLoopDetection {

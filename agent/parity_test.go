@@ -11,7 +11,8 @@ import (
 	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
-// parityCases are the rows of the spec's 9.12 cross-provider matrix.
+// parityCases are the cross-provider cases: the same task for every
+// provider, each through its own profile's tools.
 var parityCases = []matrixCase{
 	{name: "simple_file_creation", run: paritySimpleFileCreation},
 	{name: "read_then_edit", run: parityReadThenEdit},
@@ -30,7 +31,7 @@ var parityCases = []matrixCase{
 	{name: "provider_editing_format", run: parityEditingFormat},
 }
 
-// TestParity is the 9.12 matrix: 15 cases for each of openai, anthropic and
+// TestParity is the cross-provider matrix: 15 cases for each of openai, anthropic and
 // gemini, each through the simulated provider in that provider's wire format, the real
 // adapter, the provider's real profile and real tools in a temp workspace.
 func TestParity(t *testing.T) { runMatrix(t, parityCases) }

@@ -14,7 +14,7 @@ import (
 	"github.com/agentfleet/agentfleet/tools"
 )
 
-// Session is one conversation between a model and its tools (spec 2.1).
+// Session is one conversation between a model and its tools.
 // Exactly one input is processed at a time; the goroutine running it (inside
 // Submit or Resume) is the loop owner and the only writer of history. Host
 // control methods are safe from any goroutine.

@@ -11,7 +11,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
-// TestSmoke is the spec's 9.13 end-to-end scenario with a scripted model:
+// TestSmoke is the end-to-end scenario with a scripted model:
 // one session per provider (in parallel, so the three real 10-second
 // timeouts overlap) and real tools in a temp workspace. Step 7 takes 10 s.
 func TestSmoke(t *testing.T) {
@@ -19,7 +19,7 @@ func TestSmoke(t *testing.T) {
 		var cfg agent.Config
 		if p.name == "anthropic" {
 			// The anthropic profile's own default is Claude Code's 120 s; the
-			// smoke test asks for the spec's 10 s session default.
+			// smoke test asks for the 10 s the other profiles default to.
 			cfg.Session.DefaultCommandTimeout = 10 * time.Second
 		}
 		w := newWorld(t, p, cfg)

@@ -2,7 +2,7 @@ package agent
 
 import "context"
 
-// Spawner runs a parent session's subagents (spec 7). The in-process
+// Spawner runs a parent session's subagents. The in-process
 // default runs child sessions in goroutines; the fleet supplies one that
 // turns each child into a job any worker may run.
 //

@@ -21,9 +21,10 @@ import (
 	"github.com/agentfleet/agentfleet/tools"
 )
 
-// spec9Items are the checklist items of the spec's section 9 (Definition
-// of Done), named "<subsection>_<what>" after the checklist. Items of 9.12
-// and 9.13 are TestParity and TestSmoke.
+// spec9Items is the agent's acceptance checklist: one case per behaviour a
+// session must have, named "<group>_<what>", the groups numbered 9.1 to 9.11
+// as the comments below name them. The cross-provider cases are TestParity's
+// and the end-to-end scenario is TestSmoke.
 var spec9Items = []matrixCase{
 	// 9.1 Core agentic loop
 	{name: "9.1_session_created_with_profile_and_env", run: itemSessionCreated},
@@ -81,7 +82,7 @@ var spec9Items = []matrixCase{
 	{name: "9.11_graceful_shutdown_order", run: itemGracefulShutdown},
 }
 
-// TestSpec9 runs every checklist item of section 9 for each provider through
+// TestSpec9 runs every checklist item for each provider through
 // the simulated provider (llm/sim) in its wire format with the real adapter, profile and tools.
 func TestSpec9(t *testing.T) { runMatrix(t, spec9Items) }
 

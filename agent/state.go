@@ -1,6 +1,6 @@
 package agent
 
-// State is the session lifecycle state of spec 2.3.
+// State is a session's lifecycle state.
 type State string
 
 const (

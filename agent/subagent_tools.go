@@ -35,7 +35,8 @@ var (
 		`"required":["agent_id"],"additionalProperties":false}`)
 )
 
-// subagentLimits keeps subagent results within the spec's 20,000 characters.
+// subagentLimits keeps a subagent's result within 20,000 characters, head
+// and tail.
 var subagentLimits = tools.Limits{MaxChars: 20000, Mode: tools.HeadTail}
 
 // registerSubagentTools adds spawn_agent, send_input, wait and close_agent

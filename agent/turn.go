@@ -6,7 +6,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 )
 
-// TurnKind discriminates the turn types of spec 2.4.
+// TurnKind discriminates the kinds of turn in a session's history.
 type TurnKind string
 
 const (

@@ -2,6 +2,7 @@ package execenv_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 // testCleanupKillsRunning starts a long command, calls Cleanup once it runs,
@@ -56,13 +58,7 @@ func testCleanupKillsRunning(t *testing.T, env execenv.Environment, dir string) 
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	deadline := time.Now().Add(30 * time.Second)
-	for processRuns(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d survived Cleanup", pid)
-		}
-		<-time.After(50 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, fmt.Sprintf("process %d to exit after Cleanup", pid), func() bool { return !processRuns(pid) })
 }
 
 // processRuns reports whether pid is alive and not a zombie.

@@ -40,7 +40,7 @@
 // is left of its group (background jobs) is killed, so no process of the
 // command outlives Exec unless it left the group itself (setsid, daemons).
 // A timed-out result has TimedOut set and its Stderr ends with
-// TimeoutMessage, the spec's text; a cancelled one has Canceled set.
+// TimeoutMessage; a cancelled one has Canceled set.
 // ExitCode is -1 when a signal ended the command (over SSH: a signal we
 // sent; other signal deaths report 128+n as the remote shell sees them).
 //

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// TimeoutMessage is the text the spec prescribes for a command that ran out
-// of time. Environments append it to ExecResult.Stderr when TimedOut is set,
-// so that it comes after all output; tools use this function to recognise or
-// reproduce it.
+// TimeoutMessage is the text that tells the model a command ran out of time
+// and how to ask for more. Environments append it to ExecResult.Stderr when
+// TimedOut is set, so that it comes after all output; tools use this
+// function to recognise or reproduce it.
 func TimeoutMessage(timeout time.Duration) string {
 	return fmt.Sprintf("[ERROR: Command timed out after %dms. Partial output is shown above.\n"+
 		"You can retry with a longer timeout by setting the timeout_ms parameter.]", timeout.Milliseconds())

@@ -1,6 +1,6 @@
-// Package profiles holds the provider-aligned profiles of the spec (section
-// 3): for each model family the tools it was trained on, its system prompt
-// and its request options. Each *Profile implements agent.Profile.
+// Package profiles holds the provider-aligned profiles: for each model
+// family the tools it was trained on, its system prompt and its request
+// options. Each *Profile implements agent.Profile.
 //
 // # Profiles
 //
@@ -20,9 +20,10 @@
 //     total_max_matches), glob (dir_path), list_dir (dir_path, depth).
 //     web_fetch needs a network policy: add tools.WebFetch(cfg) WithTools.
 //
-// The tool names are the spec's; parameters follow each native agent (see
-// ../shared/conformance/tool-schemas.md). Every executor is a core executor
-// of package tools (RunShell, RunGrep, ...) behind a provider-shaped schema.
+// A tool has the same name in every profile that offers it; its parameters
+// follow each native agent (testdata/<profile>_tools.golden.json pins every
+// schema). Every executor is a core executor of package tools (RunShell,
+// RunGrep, ...) behind a provider-shaped schema.
 // Sessions add spawn_agent, send_input, wait and close_agent themselves.
 // Custom tools register on a profile's Registry (or WithTools); latest wins.
 //

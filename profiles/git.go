@@ -9,7 +9,8 @@ import (
 	"github.com/agentfleet/agentfleet/execenv"
 )
 
-// GitSnapshot is the repository state at session start (spec 6.4).
+// GitSnapshot is the repository state at session start, as the system
+// prompt shows it.
 type GitSnapshot struct {
 	IsRepo        bool
 	Root          string

@@ -9,7 +9,7 @@ import (
 	"github.com/agentfleet/agentfleet/tools"
 )
 
-// Profile is a provider-aligned profile (spec 3.2): a model, the tools that
+// Profile is a provider-aligned profile: a model, the tools that
 // model was trained on, its system prompt and its request options. It
 // implements agent.Profile. A Profile is safe for concurrent use; sessions
 // clone its registry, so register custom tools on the profile before

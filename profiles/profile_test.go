@@ -15,7 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/tools"
 )
 
-// TestProfileToolsets checks spec 9.2: each profile offers its native tool
+// TestProfileToolsets checks that each profile offers its native tool
 // set (openai apply_patch, anthropic edit_file old_string/new_string,
 // gemini read_many_files and list_dir) with the native parameter names.
 func TestProfileToolsets(t *testing.T) {
@@ -98,7 +98,7 @@ func TestToolSchemasGolden(t *testing.T) {
 	}
 }
 
-// TestCustomToolRegistration covers spec 9.2: custom tools register on top
+// TestCustomToolRegistration checks that custom tools register on top
 // of any profile and a name collision is won by the latest registration.
 func TestCustomToolRegistration(t *testing.T) {
 	custom := tools.Tool{Name: "run_tests", Description: "Run the test suite", Parameters: json.RawMessage(`{"type":"object"}`),

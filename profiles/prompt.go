@@ -74,7 +74,7 @@ type PromptData struct {
 // ToolLine is one tool in the prompt's tool summary.
 type ToolLine struct{ Name, Summary string }
 
-// BuildSystemPrompt renders the layered system prompt of spec 6: the
+// BuildSystemPrompt renders the layered system prompt: the
 // profile's base instructions, the environment block, the git snapshot, the
 // tool summary, the project instruction files, then userInstructions last.
 // model "" means the profile's model.

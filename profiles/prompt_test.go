@@ -83,7 +83,7 @@ func allProfiles() []*profiles.Profile {
 }
 
 // TestSystemPromptGolden renders each profile's full prompt with a fixed
-// clock in a real repository (spec 9.6: base instructions, environment,
+// clock in a real repository (base instructions, environment,
 // tools, project docs, user override last) and compares it to testdata/.
 // The temporary path and the machine's OS version are replaced by
 // placeholders. Run with -update to rewrite.

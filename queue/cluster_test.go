@@ -42,7 +42,7 @@ func TestReplicatedLayoutOnThreeNodeCluster(t *testing.T) {
 	// A replicated consumer answers pull requests once its own leader is elected, shortly
 	// after it is created; until then a pull finds no responders (Serve retries those).
 	for _, name := range []string{"queue-default", "worker-w-1"} {
-		waitFor(t, func() bool {
+		testenv.Eventually(t, waitTimeout, name+" to elect its leader", func() bool {
 			cons, err := js.Consumer(ctx, "TASKS", name)
 			if err != nil {
 				return false

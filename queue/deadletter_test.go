@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -87,7 +88,7 @@ func TestNeverAckedTaskBecomesDeadLetterWithTaskID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
+	testenv.Eventually(t, waitTimeout, "the handled dead letter to leave TASKS", func() bool {
 		_, err := tasks.GetMsg(b.ctx, res.StreamSeq)
 		return errors.Is(err, jetstream.ErrMsgNotFound)
 	})
@@ -123,19 +124,5 @@ func TestTermedCorruptMessageIsDeadLetterWithReason(t *testing.T) {
 	}
 	if fail.Load() >= 0 {
 		t.Fatal("the failing first handling was not exercised")
-	}
-}
-
-// waitFor polls cond until it holds or the test's wait timeout passes.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in time")
-		}
-		<-tick.C
 	}
 }

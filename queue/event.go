@@ -12,7 +12,7 @@ import (
 const EventVersion = 1
 
 // Event is the envelope of one session event on <prefix>.events.<root>.<task>.<kind>
-// (DESIGN.md section 2). Seq is gapless per session, starting at 1, so a consumer can detect
+// (docs/architecture.md, Subjects). Seq is gapless per session, starting at 1, so a consumer can detect
 // loss and reorder.
 type Event struct {
 	// V is the envelope version; Publish sets EventVersion when zero.

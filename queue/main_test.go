@@ -2,12 +2,14 @@ package queue_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 )
@@ -77,7 +79,7 @@ func natsMsg(subject string, data []byte) *nats.Msg {
 // lag reading after deliveries) waits for it first.
 func waitCounted(t *testing.T, lag func(context.Context, string) (queue.Lag, error), name string, n uint64) {
 	t.Helper()
-	waitFor(t, func() bool {
+	testenv.Eventually(t, waitTimeout, fmt.Sprintf("%s to count %d pending", name, n), func() bool {
 		l, err := lag(context.Background(), name)
 		return err == nil && l.Pending == n
 	})

@@ -7,8 +7,8 @@ import (
 )
 
 // Slots is a counting semaphore of session slots. A worker acquires a slot before it pulls, so
-// it never holds a message it has no capacity to run (DESIGN.md section 6). Safe for concurrent
-// use.
+// it never holds a message it has no capacity to run (see Pulling work in the package doc).
+// Safe for concurrent use.
 type Slots struct {
 	sem chan struct{}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -342,7 +343,7 @@ func TestOrphanedWorkMovesToTheSharedQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	var orphaned []string
-	waitFor(t, func() bool { // the core publish above is stored shortly after
+	testenv.Eventually(t, waitTimeout, "one orphaned worker subject", func() bool { // the core publish above is stored shortly after
 		var err error
 		orphaned, err = b.client.OrphanedWorkers(b.ctx)
 		return err == nil && len(orphaned) == 1

@@ -18,9 +18,9 @@
 //
 // # Task lifecycle
 //
-// A task is created queued and moves through the states of DESIGN.md
-// section 3. Every move is a compare-and-set on the expected state, so two
-// workers never both own a task:
+// A task is created queued and moves through the states below (drawn in
+// docs/architecture.md, Task lifecycle). Every move is a compare-and-set on
+// the expected state, so two workers never both own a task:
 //
 //	queued  -> running (ClaimTask) | cancelled | failed (dead letter)
 //	running -> succeeded | failed | cancelled | waiting (parked) |

@@ -1,6 +1,7 @@
 package store
 
-// TaskState is the lifecycle state of a task (DESIGN.md section 3).
+// TaskState is the lifecycle state of a task; the package doc lists the
+// moves between states.
 type TaskState string
 
 // Task states.

@@ -18,10 +18,10 @@
 //  4. execute: the tool's Run; a returned error becomes "Tool error (name):
 //     ..." and a panic is recovered into an error result (the stack goes to
 //     Result.Full only);
-//  5. truncate: characters first, then lines, exactly as the spec's section 5
-//     prescribes (markers, head/tail or tail, counts of what was removed),
-//     never splitting a UTF-8 sequence. Limits come from DefaultLimits(name),
-//     overridden by Tool.Limits, overridden by ExecOptions.Limits[name].
+//  5. truncate: characters first, then lines (markers, head/tail or tail,
+//     counts of what was removed), never splitting a UTF-8 sequence. Limits
+//     come from DefaultLimits(name), overridden by Tool.Limits, overridden by
+//     ExecOptions.Limits[name].
 //
 // Result.Content is what the model sees; Result.Full keeps the whole output
 // for events and storage.

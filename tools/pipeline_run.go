@@ -90,7 +90,7 @@ func run(ctx context.Context, t Tool, call Call) (out Output, full string) {
 	return out, out.Text
 }
 
-// toolError formats a failure in the spec's form.
+// toolError formats a failure as the model sees it: "Tool error (name): msg".
 func toolError(name, msg string) string { return fmt.Sprintf("Tool error (%s): %s", name, msg) }
 
 func errorResult(call llm.ToolCall, text string) Result {

@@ -6,8 +6,8 @@ import (
 	"unicode/utf8"
 )
 
-// defaultLimits are the spec's per-tool defaults (section 5). Tools not
-// listed get fallbackLimits.
+// defaultLimits are the per-tool defaults. Tools not listed get
+// fallbackLimits.
 var defaultLimits = map[string]Limits{
 	"read_file":       {MaxChars: 50_000, Mode: HeadTail},
 	"read_many_files": {MaxChars: 50_000, Mode: HeadTail},
@@ -52,7 +52,7 @@ func (l Limits) Merge(base Limits) Limits {
 	return l
 }
 
-// Truncate applies l to output as the spec prescribes: characters first,
+// Truncate applies l to output: characters first,
 // then lines. It reports whether anything was cut. Characters are counted
 // as runes and cuts fall on rune boundaries.
 func Truncate(output string, l Limits) (string, bool) {
@@ -68,7 +68,7 @@ func Truncate(output string, l Limits) (string, bool) {
 
 // TruncateChars keeps at most maxChars characters of s: the first and last
 // halves (HeadTail, the default) or the last maxChars (Tail), with the
-// spec's warning marker naming how many characters were removed.
+// a warning marker naming how many characters were removed.
 func TruncateChars(s string, maxChars int, mode TruncationMode) string {
 	n := utf8.RuneCountInString(s)
 	if maxChars <= 0 || n <= maxChars {
@@ -102,7 +102,7 @@ func runeOffset(s string, i int) int {
 }
 
 // TruncateLines keeps the first and last halves of s's lines when it has
-// more than maxLines, with the spec's marker counting the omitted lines.
+// more than maxLines, with a marker counting the omitted lines.
 func TruncateLines(s string, maxLines int) string {
 	if maxLines <= 0 || strings.Count(s, "\n")+1 <= maxLines {
 		return s

@@ -272,13 +272,6 @@ func (w *Worker) unregister(r *run) {
 	}
 }
 
-func (w *Worker) running(id uuid.UUID) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	_, ok := w.runs[id]
-	return ok
-}
-
 // backoff is the nak delay of the n-th delivery of a retryable failure.
 func (w *Worker) backoff(delivered uint64) time.Duration {
 	d := w.cfg.RetryBackoff

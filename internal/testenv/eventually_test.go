@@ -28,6 +28,33 @@ func TestEventuallyFailsNamingWhatItWaitedFor(t *testing.T) {
 	}
 }
 
+func TestEventuallyErrWaitsForNil(t *testing.T) {
+	calls := 0
+	EventuallyErr(t, 5*time.Second, "the third call", func() error {
+		if calls++; calls < 3 {
+			return fmt.Errorf("call %d", calls)
+		}
+		return nil
+	})
+	if calls != 3 {
+		t.Fatalf("check called %d times, want 3 (it stops once check returns nil)", calls)
+	}
+}
+
+func TestEventuallyErrFailsWithTheLastError(t *testing.T) {
+	rec := &fatalRecorder{TB: t}
+	calls := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		EventuallyErr(rec, 30*time.Millisecond, "a row", func() error { calls++; return fmt.Errorf("state %d", calls) })
+	}()
+	<-done
+	if want := fmt.Sprintf("waited 30ms for a row: state %d", calls); calls < 2 || rec.msg != want {
+		t.Fatalf("failure %q after %d calls, want %q after at least 2", rec.msg, calls, want)
+	}
+}
+
 // fatalRecorder records Fatalf and ends its goroutine, as testing does.
 type fatalRecorder struct {
 	testing.TB

@@ -1,5 +1,5 @@
 // Package patch parses and applies patches in the v4a format used by the
-// apply_patch tool (spec Appendix A), with the semantics of codex-rs.
+// apply_patch tool, with the semantics of codex-rs's apply_patch.
 //
 // # Format
 //
