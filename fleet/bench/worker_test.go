@@ -2,15 +2,13 @@ package bench
 
 import (
 	"context"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/internal/testenv"
-	"github.com/agentfleet/agentfleet/store"
-	"github.com/agentfleet/agentfleet/store/sqlite"
 )
 
 // TestBenchWorkerArgsRoundTrip: what the bench passes a worker process is
@@ -65,7 +63,7 @@ func TestBenchWorkerProcessDiesEarly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, err := Run(ctx, Config{
-		Tasks: 2, Workers: 1, Store: sqliteStore(t), StoreName: "sqlite", Dir: t.TempDir(),
+		Tasks: 2, Workers: 1, Store: fleettest.SQLiteStore(t), StoreName: "sqlite", Dir: t.TempDir(),
 		WorkerProcesses: true, WorkerCommand: []string{"sh", "-c", "echo boom: no store >&2; exit 3", "bench-worker"},
 		DatabaseURL: "unused",
 	})
@@ -80,7 +78,7 @@ func TestBenchWorkerProcessDiesEarly(t *testing.T) {
 }
 
 func TestConfigWorkerProcesses(t *testing.T) {
-	base := Config{Store: sqliteStore(t), Dir: t.TempDir(), WorkerProcesses: true, WorkerCommand: []string{"x"}, DatabaseURL: "pg"}
+	base := Config{Store: fleettest.SQLiteStore(t), Dir: t.TempDir(), WorkerProcesses: true, WorkerCommand: []string{"x"}, DatabaseURL: "pg"}
 	for _, tc := range []struct {
 		name string
 		edit func(*Config)
@@ -99,14 +97,4 @@ func TestConfigWorkerProcesses(t *testing.T) {
 	if err := base.WithDefaults().Validate(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func sqliteStore(t testing.TB) store.Store {
-	t.Helper()
-	s, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "bench.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
 }

@@ -7,13 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
+	"github.com/agentfleet/agentfleet/fleet/fleettest"
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
@@ -22,9 +22,6 @@ import (
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 	"github.com/agentfleet/agentfleet/store"
-	"github.com/agentfleet/agentfleet/store/pgtest"
-	"github.com/agentfleet/agentfleet/store/postgres"
-	"github.com/agentfleet/agentfleet/store/sqlite"
 )
 
 const testToken = "s3cret-token"
@@ -46,22 +43,11 @@ type apiBundle struct {
 
 type storeMaker func(t testing.TB) store.Store
 
-func sqliteStore(t testing.TB) store.Store {
-	s, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "agentfleet.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
+func sqliteStore(t testing.TB) store.Store { return fleettest.SQLiteStore(t) }
 
 func postgresStore(t testing.TB) store.Store {
-	s, err := postgres.New(context.Background(), postgres.Config{DSN: pgtest.NewDatabase(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	st, _ := fleettest.PostgresStore(t)
+	return st
 }
 
 // bothStores runs f against SQLite and Postgres.

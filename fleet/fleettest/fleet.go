@@ -115,15 +115,34 @@ func Start(t testing.TB, opts Options) *Fleet {
 }
 
 func openStore(t testing.TB, lite bool, dsn *string) store.Store {
-	ctx := context.Background()
-	var st store.Store
-	var err error
 	if lite {
-		st, err = sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(t.TempDir(), "fleet.db")})
-	} else {
-		*dsn = pgtest.NewDatabase(t)
-		st, err = postgres.New(ctx, postgres.Config{DSN: *dsn, MaxConns: 32})
+		return SQLiteStore(t)
 	}
+	st, url := PostgresStore(t)
+	*dsn = url
+	return st
+}
+
+// SQLiteStore opens a SQLite store in a temporary directory; the test's
+// cleanup closes it.
+func SQLiteStore(t testing.TB) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "fleet.db")})
+	return closeAtCleanup(t, st, err)
+}
+
+// PostgresStore opens a store on a fresh database of the test Postgres
+// (store/pgtest) and returns it with the database's DSN; the test's
+// cleanup closes it.
+func PostgresStore(t testing.TB) (store.Store, string) {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	st, err := postgres.New(context.Background(), postgres.Config{DSN: dsn, MaxConns: 32})
+	return closeAtCleanup(t, st, err), dsn
+}
+
+func closeAtCleanup(t testing.TB, st store.Store, err error) store.Store {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -410,3 +410,12 @@ func TestEventsContinueAcrossResume(t *testing.T) {
 		}
 	}
 }
+
+// TestKindSessionEndIsTheAgentsEvent: fleet names the final SESSION_END
+// without importing the agent (so clients do not link it); the names must
+// stay equal, since consumers filter on the subject's kind token.
+func TestKindSessionEndIsTheAgentsEvent(t *testing.T) {
+	if fleet.KindSessionEnd != string(agent.EventSessionEnd) {
+		t.Fatalf("fleet.KindSessionEnd = %q, agent.EventSessionEnd = %q", fleet.KindSessionEnd, agent.EventSessionEnd)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,24 +11,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 	"github.com/agentfleet/agentfleet/store"
-	"github.com/agentfleet/agentfleet/store/sqlite"
 )
 
 const testWait = 30 * time.Second
-
-func openStore(t *testing.T) store.Store {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "taskops.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 func openQueue(t *testing.T) *queue.Client {
 	t.Helper()
@@ -62,7 +51,7 @@ func claim(t *testing.T, st store.Store, id uuid.UUID) {
 }
 
 func TestHandleDeadLetter(t *testing.T) {
-	st := openStore(t)
+	st := fleettest.SQLiteStore(t)
 	ctx := context.Background()
 	var failed int
 	h := taskops.HandleDeadLetter(st, nil, func() { failed++ })
@@ -108,7 +97,7 @@ func TestHandleDeadLetter(t *testing.T) {
 }
 
 func TestFailFromAnyStateLeavesFinalTasks(t *testing.T) {
-	st := openStore(t)
+	st := fleettest.SQLiteStore(t)
 	ctx := context.Background()
 	task := createTask(t, st, uuid.Nil)
 	claim(t, st, task.ID)
@@ -134,7 +123,7 @@ func TestFailFromAnyStateLeavesFinalTasks(t *testing.T) {
 // running tasks of the tree from being aborted. (The spawner's own copy of
 // the cancel returned at the first failed abort, without a timeout.)
 func TestCancelTreeAbortsEveryRunningTask(t *testing.T) {
-	st, q := openStore(t), openQueue(t)
+	st, q := fleettest.SQLiteStore(t), openQueue(t)
 	ctx := context.Background()
 	root := createTask(t, st, uuid.Nil)
 	stuck := createTask(t, st, root.ID)
