@@ -19,7 +19,7 @@ func newPostgres(t *testing.T) store.Store { return openPostgres(t) }
 func newSQLite(t *testing.T) store.Store { return openSQLite(t) }
 
 func openPostgres(t testing.TB) store.Store {
-	s, err := postgres.New(context.Background(), postgres.Config{DSN: pgtest.NewDatabase(t)})
+	s, err := postgres.Open(context.Background(), postgres.Config{DSN: pgtest.NewDatabase(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

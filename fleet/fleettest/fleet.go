@@ -137,7 +137,7 @@ func SQLiteStore(t testing.TB) store.Store {
 func PostgresStore(t testing.TB) (store.Store, string) {
 	t.Helper()
 	dsn := pgtest.NewDatabase(t)
-	st, err := postgres.New(context.Background(), postgres.Config{DSN: dsn, MaxConns: 32})
+	st, err := postgres.Open(context.Background(), postgres.Config{DSN: dsn, MaxConns: 32})
 	return closeAtCleanup(t, st, err), dsn
 }
 

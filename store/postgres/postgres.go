@@ -60,9 +60,9 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// New connects a pool and checks that the server answers. It does not
+// Open connects a pool and checks that the server answers. It does not
 // migrate; run Migrate (or `dispatcher migrate up`) first.
-func New(ctx context.Context, cfg Config) (*Store, error) {
+func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -40,7 +40,7 @@ func setupRestart(t *testing.T) *restartBundle {
 	if err := postgres.Migrate(ctx, c.DSN("app")); err != nil {
 		t.Fatal(err)
 	}
-	s, err := postgres.New(ctx, postgres.Config{DSN: c.DSN("app")})
+	s, err := postgres.Open(ctx, postgres.Config{DSN: c.DSN("app")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func OpenStore(ctx context.Context, url string) (store.Store, error) {
 		}
 		return s, nil
 	}
-	s, err := postgres.New(ctx, postgres.Config{DSN: url})
+	s, err := postgres.Open(ctx, postgres.Config{DSN: url})
 	if err != nil {
 		return nil, fmt.Errorf("open Postgres store: %w (run `dispatcher migrate up` first)", err)
 	}
