@@ -65,7 +65,10 @@
 // Abort and Close shut down in this order: cancel
 // the model stream, let the environment kill running commands (SIGTERM,
 // SIGKILL 2 s later), flush, emit SESSION_END, close subagents, CLOSED.
-// They block until done and are safe to call twice.
+// They block until done and are safe to call twice. A tool round that an
+// abort interrupts is not recorded: its calls stay unanswered in the
+// history, as after a crash, so a session resumed from it runs them again
+// instead of showing the model an abort as a tool failure.
 //
 // # Durability and resume
 //

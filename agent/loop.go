@@ -107,6 +107,12 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 // checks for loops.
 func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int) error {
 	results, parkErr := s.executeTools(ctx, calls, round)
+	if errors.Is(context.Cause(ctx), ErrAborted) {
+		// Left unanswered, as a crash would leave it: the session that
+		// resumes this history runs the round again. The interrupted
+		// calls' outputs describe the abort, not what the tools do.
+		return ErrAborted
+	}
 	if len(results) > 0 {
 		if err := s.appendTurn(ctx, Turn{Kind: TurnToolResults, Results: results}); err != nil {
 			return err

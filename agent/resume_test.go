@@ -169,3 +169,52 @@ func TestParkThenResumeCompletesWait(t *testing.T) {
 		t.Fatalf("wait result = %q (%v)", toolMsg.Content[1].ToolResult.Content, err)
 	}
 }
+
+// blockingTool runs until its context ends, counting its runs; its second
+// and later runs return at once.
+func blockingTool(runs *atomic.Int32) tools.Tool {
+	return tools.Tool{Name: "block", Parameters: []byte(`{"type":"object"}`),
+		Run: func(ctx context.Context, c tools.Call) (tools.Output, error) {
+			if runs.Add(1) > 1 {
+				return tools.Output{Text: "done"}, nil
+			}
+			<-ctx.Done()
+			return tools.Output{Text: "Exit code: -1 (canceled)", IsError: true}, nil
+		}}
+}
+
+func TestAbortLeavesTheInterruptedRoundUnanswered(t *testing.T) {
+	var runs atomic.Int32
+	rec := agent.NewMemoryRecorder()
+	b := setup(t, agent.Config{Recorder: rec},
+		newFakeClient(step{calls: []llm.ToolCall{call("c1", "block", map[string]any{})}}), blockingTool(&runs))
+	done := make(chan error, 1)
+	go func() { _, err := b.s.Submit(ctx30(t), "go"); done <- err }()
+	b.waitEvent(t, agent.EventToolCallStart)
+	b.s.Abort()
+	if err := <-done; !errors.Is(err, agent.ErrAborted) {
+		t.Fatalf("Submit after Abort: %v, want ErrAborted", err)
+	}
+	h, _ := rec.Load(context.Background(), b.s.ID())
+	if want := []agent.TurnKind{agent.TurnUser, agent.TurnAssistant}; !slices.Equal(turnKinds(h), want) {
+		t.Fatalf("recorded %v, want %v (the aborted round unanswered)", turnKinds(h), want)
+	}
+
+	resumed, err := agent.Resume(ctx30(t), agent.Config{ID: b.s.ID(), Recorder: rec,
+		Client:  newFakeClient(step{text: "finished"}),
+		Profile: &testProfile{reg: tools.NewRegistry(blockingTool(&runs)), window: 1 << 20}, Env: dirEnv{dir: b.dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(resumed.Abort)
+	if out, err := resumed.Continue(ctx30(t)); err != nil || out.Text != "finished" {
+		t.Fatalf("Continue: %+v %v", out, err)
+	}
+	if runs.Load() != 2 {
+		t.Fatalf("the interrupted call ran %d times, want 2 (again on resume)", runs.Load())
+	}
+	h, _ = rec.Load(context.Background(), b.s.ID())
+	if res := h[2].Results; len(res) != 1 || res[0].IsError || res[0].Content != "done" {
+		t.Fatalf("recorded result after resume = %+v, want the re-run's", res)
+	}
+}
