@@ -50,6 +50,7 @@ const (
 	ReasonNotAllowed     = "not_allowed"     // the worker's policy refuses its profile or model
 	ReasonEnvironment    = "environment"     // its environment can never be built
 	ReasonModelError     = "model_error"     // a permanent model error
+	ReasonStoreError     = "store_error"     // the store refused its history for good (a temporary failure is waited out)
 	ReasonTurnLimit      = "turn_limit"      // the turn or tool-round limit ended it
 	ReasonAborted        = "aborted"         // aborted over control
 	ReasonCancelled      = "cancelled"       // cancelled in the store

@@ -18,6 +18,10 @@ type PullerConfig struct {
 	// WorkerID, when set, also pulls the worker's own subject; that work is preferred, since a
 	// parent is usually waiting for it.
 	WorkerID string
+	// Gate, when set, is asked before every pull of Serve and holds the pull until it returns
+	// nil, so a worker can stop taking work it could not start (its store is away, say). It
+	// must return ctx's error once ctx ends.
+	Gate func(ctx context.Context) error
 }
 
 // source is one consumer a Puller pulls from.
@@ -33,6 +37,7 @@ type source struct {
 // calls and needs no Close.
 type Puller struct {
 	c       *Client
+	gate    func(ctx context.Context) error // nil: always open
 	sources []*source // the worker source first
 	next    atomic.Uint64
 }
@@ -46,7 +51,7 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 	if len(pc.Queues) == 0 && pc.WorkerID == "" {
 		return nil, errors.New("queue: PullerConfig needs at least one of Queues or WorkerID")
 	}
-	p := &Puller{c: c}
+	p := &Puller{c: c, gate: pc.Gate}
 	if pc.WorkerID != "" {
 		if err := checkToken("PullerConfig.WorkerID", pc.WorkerID); err != nil {
 			return nil, err

@@ -24,6 +24,9 @@ const errorPause = time.Second
 // Config.PollInterval when there are several sources (a waiting request holds a slot another
 // source may need).
 //
+// PullerConfig.Gate, when set, is asked before each pull; a closed gate holds the loop (a pull
+// already in flight still hands over what it gets).
+//
 // handle receives each Delivery, holding its slot (freed when it is settled), on the pulling
 // goroutine: it must return quickly, typically by starting a goroutine. A Delivery taken just
 // as ctx ends is still handed to handle. onError (nil: ignored) receives pull failures (a lost
@@ -41,6 +44,9 @@ func (p *Puller) Serve(ctx context.Context, slots *Slots, handle func(*Delivery)
 func (p *Puller) serveSource(ctx context.Context, s *source, slots *Slots, handle func(*Delivery), onError func(error)) {
 	drained := false
 	for ctx.Err() == nil {
+		if p.gate != nil && p.gate(ctx) != nil {
+			return
+		}
 		r, err := slots.reserve(ctx, maxFetchBatch)
 		if err != nil {
 			return

@@ -117,3 +117,42 @@ func TestServeWaitsOnEverySourceAtOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestServeHoldsPullsWhileTheGateIsClosed(t *testing.T) {
+	b := setup(t, queue.Config{})
+	asked := make(chan struct{}, 1)
+	open := make(chan struct{})
+	gate := func(ctx context.Context) error {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select {
+		case <-open:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"}, Gate: gate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.client.Enqueue(b.ctx, "default", startMsg("t1"), ""); err != nil {
+		t.Fatal(err)
+	}
+	waitCounted(t, b.client.QueueLag, "default", 1)
+	slots, _ := queue.NewSlots(2)
+	got, _ := serving(t, p, slots)
+	<-asked
+	// The loop waits in the gate: nothing was pulled, so the message is still pending.
+	lag, err := b.client.QueueLag(b.ctx, "default")
+	if err != nil || lag.Pending != 1 || lag.AckPending != 0 || len(got) != 0 {
+		t.Fatalf("with the gate closed: lag %+v, %v, %d delivered; want the message pending", lag, err, len(got))
+	}
+	close(open)
+	d := nextDelivery(t, got)
+	if err := d.Ack(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -48,6 +48,11 @@ type Options struct {
 	Worker func(i int, c *worker.Config)
 	// NoWorkers starts none (StartWorker adds them).
 	NoWorkers bool
+	// Store, when set, is the store of the fleet (the caller opened it and
+	// closes it; DSN is its Postgres DSN, "" for SQLite), instead of a
+	// fresh one: a test that stops its own Postgres passes it here.
+	Store store.Store
+	DSN   string
 	// WorkerStore, when set, wraps the store the workers use (to observe
 	// their writes); the harness itself uses Fleet.Store unwrapped.
 	WorkerStore func(store.Store) store.Store
@@ -104,7 +109,9 @@ func Start(t testing.TB, opts Options) *Fleet {
 	if f.Queue, err = queue.Open(ctx, f.NC, opts.Queue); err != nil {
 		t.Fatal(err)
 	}
-	f.Store = openStore(t, opts.SQLite, &f.DSN)
+	if f.Store, f.DSN = opts.Store, opts.DSN; f.Store == nil {
+		f.Store = openStore(t, opts.SQLite, &f.DSN)
+	}
 	t.Cleanup(f.stopAll)
 	if !opts.NoWorkers {
 		for range opts.Workers {

@@ -22,7 +22,9 @@ func (w *Worker) handle(ctx context.Context, d *queue.Delivery) {
 // process decodes the message, claims the task, runs its session and says
 // how to settle the delivery. The claim comes first, without reading the
 // task: a claim that fails says why (claimFailed reads the task then), and
-// the common case costs one store round trip instead of two.
+// the common case costs one store round trip instead of two. While the
+// store is away the claim waits for it, holding the message (see
+// storehealth.go), so an outage spends no delivery.
 func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 	if d.DecodeErr != nil {
 		return w.failCorrupt(ctx, d)

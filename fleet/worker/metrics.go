@@ -28,6 +28,9 @@ type metrics struct {
 	resumes         prometheus.Counter
 	spawns          prometheus.Counter
 	events          prometheus.Counter
+	storeRetries    prometheus.Counter
+	storeUp         prometheus.Gauge
+	deadLetters     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
@@ -62,6 +65,12 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 		resumes: counter("resumes_enqueued_total", "Resumes of parked parents enqueued (duplicates excluded)."),
 		spawns:  counter("spawns_total", "Subagent tasks created and enqueued."),
 		events:  counter("events_total", "Session events handed to the publisher."),
+		storeRetries: counter("store_retries_total",
+			"Store calls retried after a temporary failure (the backend away or restarting)."),
+		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "store_up",
+			Help: "1 while the store answers, 0 while the worker waits for it (and pulls nothing).", ConstLabels: cl}),
+		deadLetters: counter("dead_letters_total",
+			"Task messages this worker's dead-letter watcher handled (tasks failed as dead_letter)."),
 	}
 	qm := w.q.Metrics()
 	fromQueue := func(name, help string, v func() uint64) prometheus.Collector {
@@ -70,9 +79,12 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 	}
 	cs := []prometheus.Collector{m.tasks, m.claimLatency, m.sessionDuration, m.sessionsRunning, m.turns, m.llmRequests,
 		m.llmLatency, m.llmTokens, m.toolCalls, m.toolDuration, m.retries, m.naks, m.parks, m.resumes, m.spawns, m.events,
+		m.storeRetries, m.storeUp, m.deadLetters,
 		fromQueue("redeliveries_total", "Task messages delivered more than once.", qm.Redelivered.Load),
 		fromQueue("events_published_total", "Events the EVENTS stream acknowledged.", qm.EventsPublished.Load),
 		fromQueue("events_dropped_total", "Events dropped because the publish queue was full.", qm.EventsDropped.Load),
+		fromQueue("event_publish_failures_total",
+			"Event publishes the EVENTS stream did not acknowledge (each is retried until it is stored).", qm.EventsFailed.Load),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "slots_in_use",
 			Help: "Session slots held.", ConstLabels: cl}, func() float64 { return float64(w.slots.InUse()) }),
 	}

@@ -42,9 +42,20 @@ func (r *run) settleOutcome(ctx context.Context, out agent.Outcome, err error) s
 	}
 }
 
-// sessionError handles a model or recorder error: retryable ones hand the
-// task back with the provider's delay; the rest fail it.
+// sessionError handles a model or store error: retryable ones hand the
+// task back (with the provider's delay for a model); the rest fail it. A
+// store error is never the model's: a temporary one (the store was still
+// away when a drain ended the wait) hands the task back, a permanent one
+// fails it as store_error.
 func (r *run) sessionError(ctx context.Context, out agent.Outcome, err error) settlement {
+	switch {
+	case store.IsRetryable(err):
+		r.log.Info("the store did not answer; handing the task back", "err", err)
+		return r.giveBack(ctx, r.w.backoff(r.d.NumDelivered))
+	case store.KnownError(err):
+		r.log.Warn("the store refused the session's history", "err", err)
+		return r.finish(ctx, store.TaskFailed, fleet.ReasonStoreError, r.result(out, false, err.Error()))
+	}
 	if ok, delay := isRetryable(err); ok {
 		if delay <= 0 {
 			delay = r.w.backoff(r.d.NumDelivered)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -71,8 +70,9 @@ func (t *turnRecorder) totals() (llm.Usage, float64) {
 	return t.usage, t.cost
 }
 
-// Append records one turn durably (or holds it, see turnRecorder),
-// retrying temporary store failures.
+// Append records one turn durably (or holds it, see turnRecorder). While
+// the store is away it waits for it: the session does not go on without
+// its turn recorded.
 func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.Turn) error {
 	w := t.r.w
 	id, err := uuid.Parse(sessionID)
@@ -171,28 +171,20 @@ func (t *turnRecorder) flush(ctx context.Context) error {
 	return err
 }
 
+// appendWithRetry writes p, waiting out a store outage (retryStore). A
+// conflict after a failed attempt means that attempt committed before its
+// connection broke: the turns are there.
 func (t *turnRecorder) appendWithRetry(ctx context.Context, p store.AppendTurnsParams) error {
-	st := t.r.w.st
-	delay := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		_, err := st.AppendTurns(ctx, p)
-		switch {
-		case err == nil:
+	w := t.r.w
+	attempts := 0
+	return w.retryStore(ctx, w.graceOver, func(ctx context.Context) error {
+		attempts++
+		_, err := w.raw.AppendTurns(ctx, p)
+		if attempts > 1 && errors.Is(err, store.ErrConflict) && !errors.As(err, new(*store.NotOwnerError)) {
 			return nil
-		case errors.As(err, new(*store.NotOwnerError)):
-			return err
-		case errors.Is(err, store.ErrConflict) && attempt > 1:
-			return nil // an earlier attempt committed before its connection broke
-		case !store.IsRetryable(err) || attempt == 5:
-			return err
 		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(delay):
-			delay *= 2
-		}
-	}
+		return err
+	})
 }
 
 // add accumulates usage and checks the spec's token and cost limits; over a

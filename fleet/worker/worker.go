@@ -41,7 +41,8 @@ type Deps struct {
 // (halt). Its exported methods are safe for concurrent use.
 type Worker struct {
 	cfg      Config
-	st       store.Store
+	st       store.Store // waits out store outages (waitingStore)
+	raw      store.Store // the store as given, for calls that must not wait
 	q        *queue.Client
 	log      *slog.Logger
 	clock    agent.Clock
@@ -52,6 +53,13 @@ type Worker struct {
 	slots *queue.Slots
 	pub   *queue.EventPublisher // set by Run before any run starts
 	ready atomic.Bool           // pulling and healthy
+	health *storeHealth
+
+	// graceOver is closed when a drain's grace has run out (as running
+	// sessions are aborted) or the worker halts: calls waiting out a store
+	// outage give up then.
+	graceOver     chan struct{}
+	graceOverOnce sync.Once
 
 	draining     chan struct{} // closed by Shutdown: stop pulling, then drain
 	drainOnce    sync.Once
@@ -77,8 +85,9 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, st: deps.Store, q: deps.Queue, log: deps.Logger, clock: deps.Clock, slots: slots,
-		runs: map[uuid.UUID]*run{}, draining: make(chan struct{}), stopped: make(chan struct{})}
+	w := &Worker{cfg: cfg, raw: deps.Store, q: deps.Queue, log: deps.Logger, clock: deps.Clock, slots: slots,
+		runs: map[uuid.UUID]*run{}, draining: make(chan struct{}), stopped: make(chan struct{}),
+		graceOver: make(chan struct{})}
 	if w.log == nil {
 		w.log = slog.Default()
 	}
@@ -95,6 +104,8 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		return nil, err
 	}
 	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics)
+	w.health = newStoreHealth(w.raw, w.log, w.metrics.storeUp)
+	w.st = waitingStore{Store: w.raw, w: w}
 	return w, nil
 }
 
@@ -104,8 +115,9 @@ func (w *Worker) ID() string { return w.cfg.ID }
 // Config returns the effective configuration.
 func (w *Worker) Config() Config { return w.cfg }
 
-// Ready reports whether the worker is pulling work (for /readyz).
-func (w *Worker) Ready() bool { return w.ready.Load() }
+// Ready reports whether the worker is pulling work: started, not
+// draining, and its store answering (for /readyz).
+func (w *Worker) Ready() bool { return w.ready.Load() && w.health.isUp() }
 
 // Running returns the ids of the tasks whose sessions run here now.
 func (w *Worker) Running() []uuid.UUID {
@@ -130,7 +142,8 @@ func (w *Worker) Running() []uuid.UUID {
 // heartbeat is older than StaleAfter.
 func (w *Worker) Run(ctx context.Context) error {
 	defer close(w.stopped)
-	puller, err := w.q.NewPuller(ctx, queue.PullerConfig{Queues: w.cfg.Queues, WorkerID: w.cfg.ID})
+	puller, err := w.q.NewPuller(ctx, queue.PullerConfig{Queues: w.cfg.Queues, WorkerID: w.cfg.ID,
+		Gate: w.health.wait})
 	if err != nil {
 		return err
 	}
@@ -172,7 +185,7 @@ func (w *Worker) startBackground(ctx context.Context) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var dlw *queue.DeadLetterWatcher
 	if !w.cfg.NoDeadLetterWatch {
-		if dlw, err = w.q.WatchDeadLetters(ctx, taskops.HandleDeadLetter(w.st, w.log, nil)); err != nil {
+		if dlw, err = w.q.WatchDeadLetters(ctx, taskops.HandleDeadLetter(w.st, w.log, w.metrics.deadLetters.Inc)); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -180,6 +193,7 @@ func (w *Worker) startBackground(ctx context.Context) (stop func(), err error) {
 	var background sync.WaitGroup
 	background.Go(func() { w.sweepWorkspaces(ctx) })
 	background.Go(func() { w.moveOrphanedWorkEvery(ctx) })
+	background.Go(func() { w.health.watch(ctx) })
 	return func() {
 		cancel()
 		if dlw != nil {
@@ -228,6 +242,7 @@ func (w *Worker) drain(ctx context.Context) {
 	case <-grace.C:
 		w.log.Info("drain grace over; handing running sessions back", "running", len(w.Running()))
 	}
+	w.graceOverOnce.Do(func() { close(w.graceOver) })
 	w.abortAll(stopShutdown)
 	<-done
 }
