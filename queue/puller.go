@@ -38,7 +38,7 @@ type source struct {
 type Puller struct {
 	c       *Client
 	gate    func(ctx context.Context) error // nil: always open
-	sources []*source // the worker source first
+	sources []*source                       // the worker source first
 	next    atomic.Uint64
 }
 

@@ -50,9 +50,9 @@ type Worker struct {
 	metrics  *metrics
 	gatherer prometheus.Gatherer // nil when the caller passed a Registerer
 
-	slots *queue.Slots
-	pub   *queue.EventPublisher // set by Run before any run starts
-	ready atomic.Bool           // pulling and healthy
+	slots  *queue.Slots
+	pub    *queue.EventPublisher // set by Run before any run starts
+	ready  atomic.Bool           // pulling and healthy
 	health *storeHealth
 
 	// graceOver is closed when a drain's grace has run out (as running
