@@ -102,6 +102,7 @@ func (c *Client) eventsStreamConfig() jetstream.StreamConfig {
 		Replicas:    c.cfg.Replicas,
 		MaxAge:      c.cfg.EventsMaxAge,
 		MaxBytes:    c.cfg.EventsMaxBytes,
+		Duplicates:  c.cfg.DuplicateWindow, // a republished event (see EventPublisher) is stored once
 		MaxMsgSize:  c.cfg.MaxMsgSize,
 	}
 }

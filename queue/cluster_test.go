@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
@@ -64,5 +65,100 @@ func TestReplicatedLayoutOnThreeNodeCluster(t *testing.T) {
 	}
 	if got := cons.CachedInfo().Config.InactiveThreshold; got != queue.DefaultWorkerInactiveThreshold {
 		t.Fatalf("worker consumer InactiveThreshold = %s, want %s", got, queue.DefaultWorkerInactiveThreshold)
+	}
+}
+
+// Killing the EVENTS stream's leader while a session publishes loses no
+// event and stores none twice: publishes the stream did not acknowledge are
+// made again (same message id) until a new leader stores them.
+func TestNoEventLostWhenTheEventsLeaderDies(t *testing.T) {
+	testenv.SkipIfShort(t, "starts a three-node cluster")
+	cl := natstest.StartCluster(t, 3)
+	nc := cl.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*waitTimeout)
+	defer cancel()
+	c, err := queue.Open(ctx, nc, queue.Config{Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.NewEventPublisher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = 600
+	for seq := uint64(1); seq <= total; seq++ {
+		if seq == total/3 {
+			killStreamLeader(t, ctx, cl, js, "EVENTS")
+		}
+		kind := "TOOL_CALL_END"
+		if seq == total {
+			kind = "SESSION_END" // confirmed: returns once stored
+		}
+		if err := p.Publish(ctx, event("s1", seq, kind, `{}`)); err != nil {
+			t.Fatalf("publishing seq %d: %v", seq, err)
+		}
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := readSeqs(t, ctx, js, "EVENTS")
+	for seq := uint64(1); seq <= total; seq++ {
+		if seen[seq] != 1 {
+			t.Errorf("seq %d stored %d times, want once", seq, seen[seq])
+		}
+	}
+	t.Logf("%d publishes failed and were made again", c.Metrics().EventsFailed.Load())
+}
+
+// killStreamLeader shuts the node leading stream down.
+func killStreamLeader(t *testing.T, ctx context.Context, cl *natstest.Cluster, js jetstream.JetStream, stream string) {
+	t.Helper()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil || info.Cluster == nil {
+		t.Fatalf("stream %s info: %v", stream, err)
+	}
+	for _, srv := range cl.Servers {
+		if srv.NATS.Name() == info.Cluster.Leader {
+			srv.Shutdown()
+			return
+		}
+	}
+	t.Fatalf("no node is named %q, the leader of %s", info.Cluster.Leader, stream)
+}
+
+// readSeqs counts how many times each event seq is stored in stream.
+func readSeqs(t *testing.T, ctx context.Context, js jetstream.JetStream, stream string) map[uint64]int {
+	t.Helper()
+	var cons jetstream.Consumer
+	testenv.EventuallyErr(t, waitTimeout, "an ordered consumer on "+stream, func() (err error) {
+		cons, err = js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+		return err
+	})
+	seen := map[uint64]int{}
+	for {
+		batch, err := cons.FetchNoWait(500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			var ev queue.Event
+			if err := json.Unmarshal(m.Data(), &ev); err != nil {
+				t.Fatal(err)
+			}
+			seen[ev.Seq]++
+		}
+		if n == 0 {
+			return seen
+		}
 	}
 }

@@ -62,8 +62,8 @@ type Config struct {
 	// MaxAckPending caps the tasks in flight (pulled, not yet settled) per queue consumer across
 	// the whole fleet (default 10,000). It must exceed the fleet's total session slots.
 	MaxAckPending int
-	// DuplicateWindow is how long TASKS remembers a Nats-Msg-Id to drop a repeated publish
-	// (default 10 min).
+	// DuplicateWindow is how long TASKS, and EVENTS for republished events, remember a
+	// Nats-Msg-Id to drop a repeated publish (default 10 min).
 	DuplicateWindow time.Duration
 	// EventsMaxAge and EventsMaxBytes bound the EVENTS stream (defaults 24 h and 1 GiB); the
 	// oldest events are dropped first.
@@ -84,7 +84,7 @@ type Config struct {
 	// EventPreviewBytes is how much of a large payload the preview keeps (default 4 KiB).
 	EventPreviewBytes int
 	// EventBuffer is the capacity of the asynchronous event queue (default 8192). When it is
-	// full, ordinary events are dropped and counted; terminal events wait.
+	// full, Publish waits for room: the session slows down, no event is dropped.
 	EventBuffer int
 	// TerminalKinds are event kinds published with a confirmation: Publish waits for the
 	// stream's acknowledgement (default ["SESSION_END"]).

@@ -14,9 +14,6 @@ var (
 	// ErrBadMessage wraps the decoding error of a task message whose body is not a valid
 	// TaskMessage (see Delivery.DecodeErr).
 	ErrBadMessage = errors.New("queue: corrupt task message")
-	// ErrEventDropped is returned by EventPublisher.Publish when the publish queue is full and
-	// an ordinary event was dropped (and counted in Metrics.EventsDropped). It is not fatal.
-	ErrEventDropped = errors.New("queue: event dropped, publish queue full")
 	// ErrBadEvent wraps the decoding error of a message on EVENTS that is not an Event.
 	ErrBadEvent = errors.New("queue: corrupt event")
 	// ErrControlRefused wraps the error a session's handler gave for a control request.

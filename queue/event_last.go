@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -36,4 +37,71 @@ func (c *Client) LastEvent(ctx context.Context, rootTaskID, taskID string) (ev R
 	}
 	ev.StreamSeq, ev.Subject = raw.Sequence, raw.Subject
 	return ev, true, nil
+}
+
+// seqSkew widens LastSeq's scan for clock differences between the
+// publishing worker (which stamps Event.Time) and the server.
+const seqSkew = 5 * time.Second
+
+// LastSeq returns the highest Seq stored for a task, 0 when EVENTS holds
+// none: where a resumed session's events continue. Events are stored in
+// Seq order except after a failed publish, which EventPublisher makes
+// again and which then lands after the events that followed it; those were
+// stored after it was created. So LastSeq reads the last stored event, then
+// every event of the task stored since that one's Time (less seqSkew), and
+// keeps the highest Seq: one message to read when nothing failed.
+func (c *Client) LastSeq(ctx context.Context, rootTaskID, taskID string) (uint64, error) {
+	last, ok, err := c.LastEvent(ctx, rootTaskID, taskID)
+	if err != nil || !ok {
+		return 0, err
+	}
+	since := last.Time.Add(-seqSkew)
+	cons, err := c.js.OrderedConsumer(ctx, c.cfg.EventsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{c.subj.Event(rootTaskID, taskID, "*")},
+		DeliverPolicy:  jetstream.DeliverByStartTimePolicy, OptStartTime: &since})
+	if err != nil {
+		return 0, fmt.Errorf("queue: reading the recent events of task %s: %w", taskID, err)
+	}
+	highest := last.Seq
+	for {
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return 0, fmt.Errorf("queue: reading the recent events of task %s: %w", taskID, err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			var ev Event
+			if json.Unmarshal(m.Data(), &ev) == nil && ev.Seq > highest {
+				highest = ev.Seq
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return 0, fmt.Errorf("queue: reading the recent events of task %s: %w", taskID, err)
+		}
+		if n == 0 {
+			return highest, nil
+		}
+	}
+}
+
+// HasEvent reports whether EVENTS holds an event of kind for a task.
+func (c *Client) HasEvent(ctx context.Context, rootTaskID, taskID, kind string) (bool, error) {
+	for _, tok := range [][2]string{{"root task id", rootTaskID}, {"task id", taskID}, {"event kind", kind}} {
+		if err := checkToken(tok[0], tok[1]); err != nil {
+			return false, err
+		}
+	}
+	s, err := c.js.Stream(ctx, c.cfg.EventsStream)
+	if err != nil {
+		return false, fmt.Errorf("queue: stream %s: %w", c.cfg.EventsStream, err)
+	}
+	_, err = s.GetLastMsgForSubject(ctx, c.subj.Event(rootTaskID, taskID, kind))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("queue: %s event of task %s: %w", kind, taskID, err)
+	}
+	return true, nil
 }

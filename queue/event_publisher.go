@@ -11,25 +11,38 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// eventAckTimeout bounds the wait for the stream's acknowledgement of one event; an event not
-// acknowledged in time counts as failed.
+// eventAckTimeout bounds the wait for the stream's acknowledgement of one publish; one not
+// acknowledged in time is published again.
 const eventAckTimeout = 10 * time.Second
 
-// EventPublisher publishes session events without making the session wait for NATS: Publish
-// puts the event on a bounded queue that one goroutine publishes asynchronously, in order. When
-// the queue is full (NATS slow or away), ordinary events are dropped and counted; terminal
-// events (Config.TerminalKinds, or PublishConfirmed) wait for room and for the stream's
-// acknowledgement. Safe for concurrent use; Close it before closing the connection.
+// Backoff between the publishes of an event the stream has not stored: a leader election
+// takes a few seconds, a lost quorum as long as it lasts.
+const (
+	firstRepublishDelay = 100 * time.Millisecond
+	maxRepublishDelay   = 5 * time.Second
+)
+
+// EventPublisher publishes session events without making the session wait for each
+// acknowledgement: Publish puts the event on a bounded queue that one goroutine publishes
+// asynchronously, in order, and another confirms. No event is dropped. An event the stream does
+// not acknowledge (its leader died, it lost quorum, the connection broke) is published again,
+// with the same message id so the stream stores it once, until the stream has it; meanwhile the
+// queue fills and Publish waits for room, which slows the session down instead of losing its
+// events. Terminal events (Config.TerminalKinds, or PublishConfirmed) also wait for the stream's
+// acknowledgement. A republished event lands after later ones in the stream: consumers order a
+// session's events by Seq. Safe for concurrent use; Close it before closing the connection.
 type EventPublisher struct {
 	c        *Client
 	js       jetstream.JetStream
 	terminal map[string]bool
 
-	mu     sync.RWMutex // guards closed and sends on queue against close(queue)
-	closed bool
-	queue  chan *pubItem   // written by Publish, read by the send goroutine
-	acks   chan pendingAck // written by the send goroutine, read by the ack goroutine
-	done   chan struct{}   // closed when both goroutines have ended
+	mu      sync.RWMutex // guards closed and sends on queue against close(queue)
+	closed  bool
+	queue   chan *pubItem   // written by Publish, read by the send goroutine
+	acks    chan pendingAck // written by the send goroutine, read by the ack goroutine
+	done    chan struct{}   // closed when both goroutines have ended
+	abandon chan struct{}   // closed when Close's ctx ends: stop republishing
+	once    sync.Once
 }
 
 type pubItem struct {
@@ -59,6 +72,7 @@ func (c *Client) NewEventPublisher() (*EventPublisher, error) {
 		queue:    make(chan *pubItem, c.cfg.EventBuffer),
 		acks:     make(chan pendingAck, c.cfg.EventBuffer),
 		done:     make(chan struct{}),
+		abandon:  make(chan struct{}),
 	}
 	for _, k := range c.cfg.TerminalKinds {
 		p.terminal[k] = true
@@ -71,10 +85,10 @@ func (c *Client) NewEventPublisher() (*EventPublisher, error) {
 }
 
 // Publish queues ev for publishing on <prefix>.events.<root>.<task>.<kind>. It fills V and Time
-// when zero, RootTaskID with TaskID when empty (a root task), validates the ids and kind, and replaces data larger than
-// Config.EventPayloadLimit with a LargePayload. For a terminal kind it waits until the stream has
-// stored the event (or ctx ends); otherwise it returns at once, with ErrEventDropped when the
-// queue is full.
+// when zero, RootTaskID with TaskID when empty (a root task), validates the ids and kind, and
+// replaces data larger than Config.EventPayloadLimit with a LargePayload. It waits for room in
+// the queue (or for ctx to end); for a terminal kind it also waits until the stream has stored
+// the event.
 func (p *EventPublisher) Publish(ctx context.Context, ev Event) error {
 	return p.publish(ctx, ev, p.terminal[ev.Kind])
 }
@@ -130,25 +144,17 @@ func (p *EventPublisher) item(ev Event) (*pubItem, error) {
 		return nil, fmt.Errorf("queue: encode event %s: %w", ev.ID, err)
 	}
 	msg := nats.NewMsg(p.c.subj.Event(ev.RootTaskID, ev.TaskID, ev.Kind))
+	msg.Header.Set(jetstream.MsgIDHeader, ev.ID) // the stream stores a republished event once
 	msg.Data = body
 	return &pubItem{msg: msg, id: ev.ID}, nil
 }
 
-// put adds it to the queue: waiting for room when it is confirmed, dropping it otherwise.
+// put adds it to the queue, waiting for room.
 func (p *EventPublisher) put(ctx context.Context, it *pubItem) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
 		return ErrClosed
-	}
-	if it.result == nil {
-		select {
-		case p.queue <- it:
-			return nil
-		default:
-			p.c.metrics.EventsDropped.Add(1)
-			return ErrEventDropped
-		}
 	}
 	select {
 	case p.queue <- it:
@@ -163,17 +169,17 @@ func (p *EventPublisher) send() {
 	defer close(p.acks)
 	for it := range p.queue {
 		// Blocking here while too many acknowledgements are outstanding is the
-		// back-pressure: the queue fills and Publish drops ordinary events.
+		// back-pressure: the queue fills and Publish waits.
 		fut, err := p.js.PublishMsgAsync(it.msg, jetstream.WithStallWait(eventAckTimeout))
 		if err != nil {
-			p.finish(it, fmt.Errorf("queue: publish event %s: %w", it.id, err))
+			p.finish(it, p.republish(it, err))
 			continue
 		}
 		p.acks <- pendingAck{fut: fut, it: it}
 	}
 }
 
-// confirm waits for each acknowledgement in publish order and counts the outcome.
+// confirm waits for each acknowledgement in publish order, republishing what failed.
 func (p *EventPublisher) confirm(done chan<- struct{}) {
 	defer close(done)
 	for pa := range p.acks {
@@ -181,15 +187,35 @@ func (p *EventPublisher) confirm(done chan<- struct{}) {
 		case <-pa.fut.Ok():
 			p.finish(pa.it, nil)
 		case err := <-pa.fut.Err():
-			p.finish(pa.it, fmt.Errorf("queue: event %s not stored: %w", pa.it.id, err))
+			p.finish(pa.it, p.republish(pa.it, err))
+		}
+	}
+}
+
+// republish publishes it again, synchronously, at once and then with backoff, until the stream
+// acknowledges it or the publisher is abandoned (Close's ctx ended). Its message id makes the
+// stream drop a copy it already holds (a publish whose acknowledgement was lost).
+func (p *EventPublisher) republish(it *pubItem, err error) error {
+	for delay := firstRepublishDelay; ; delay = min(2*delay, maxRepublishDelay) {
+		p.c.metrics.EventsFailed.Add(1)
+		ctx, cancel := context.WithTimeout(context.Background(), eventAckTimeout)
+		_, err = p.js.PublishMsg(ctx, it.msg)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-p.abandon:
+			t.Stop()
+			return fmt.Errorf("queue: event %s not stored, publisher closed: %w", it.id, err)
+		case <-t.C:
 		}
 	}
 }
 
 func (p *EventPublisher) finish(it *pubItem, err error) {
-	if err != nil {
-		p.c.metrics.EventsFailed.Add(1)
-	} else {
+	if err == nil {
 		p.c.metrics.EventsPublished.Add(1)
 	}
 	if it.result != nil {
@@ -197,8 +223,9 @@ func (p *EventPublisher) finish(it *pubItem, err error) {
 	}
 }
 
-// Close stops accepting events and waits until every queued event is acknowledged or failed, or
-// ctx ends. Safe to call twice.
+// Close stops accepting events and waits until the stream has stored every queued event, or
+// ctx ends: then it stops republishing and returns an error (the events not yet stored are
+// lost). Safe to call twice.
 func (p *EventPublisher) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closed {
@@ -210,6 +237,7 @@ func (p *EventPublisher) Close(ctx context.Context) error {
 	case <-p.done:
 		return nil
 	case <-ctx.Done():
+		p.once.Do(func() { close(p.abandon) })
 		return fmt.Errorf("queue: closing the event publisher with events in flight: %w", ctx.Err())
 	}
 }

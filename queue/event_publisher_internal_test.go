@@ -16,36 +16,22 @@ func stuckPublisher(buffer int) *EventPublisher {
 	}
 }
 
-func TestFullQueueDropsOrdinaryEventsWithoutBlocking(t *testing.T) {
+func TestFullQueueMakesEveryEventWait(t *testing.T) {
 	p := stuckPublisher(1)
 	if err := p.put(context.Background(), &pubItem{id: "1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.put(context.Background(), &pubItem{id: "2"}); !errors.Is(err, ErrEventDropped) {
-		t.Fatalf("put on a full queue = %v, want ErrEventDropped", err)
+	for _, it := range []*pubItem{{id: "delta"}, {id: "end", result: make(chan error, 1)}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := p.put(ctx, it)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("put of %s on a full queue = %v, want it to wait until ctx ends", it.id, err)
+		}
 	}
-	if got := p.c.metrics.EventsDropped.Load(); got != 1 {
-		t.Fatalf("EventsDropped = %d, want 1", got)
-	}
-}
-
-func TestFullQueueMakesTerminalEventsWait(t *testing.T) {
-	p := stuckPublisher(1)
-	if err := p.put(context.Background(), &pubItem{id: "1"}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	err := p.put(ctx, &pubItem{id: "end", result: make(chan error, 1)})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("terminal put on a full queue = %v, want it to wait until ctx ends", err)
-	}
-	if p.c.metrics.EventsDropped.Load() != 0 {
-		t.Fatal("a terminal event was counted as dropped")
-	}
-	// Room frees up: the waiting terminal event goes in.
+	// Room frees up: the waiting event goes in.
 	done := make(chan error, 1)
-	go func() { done <- p.put(context.Background(), &pubItem{id: "end", result: make(chan error, 1)}) }()
+	go func() { done <- p.put(context.Background(), &pubItem{id: "delta"}) }()
 	<-p.queue
 	if err := <-done; err != nil {
 		t.Fatal(err)

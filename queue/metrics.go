@@ -27,11 +27,10 @@ type Metrics struct {
 	HeartbeatErrors atomic.Uint64
 	// DeadLetters counts dead letters handed to a handler successfully.
 	DeadLetters atomic.Uint64
-	// EventsPublished counts events the EVENTS stream acknowledged; EventsDropped those dropped
-	// because the publish queue was full; EventsFailed those NATS refused or never acknowledged;
-	// EventsLarge those whose data was replaced by a preview and a reference.
+	// EventsPublished counts events the EVENTS stream acknowledged; EventsFailed the publishes
+	// NATS refused or never acknowledged (each is published again until stored); EventsLarge
+	// events whose data was replaced by a preview and a reference.
 	EventsPublished atomic.Uint64
-	EventsDropped   atomic.Uint64
 	EventsFailed    atomic.Uint64
 	EventsLarge     atomic.Uint64
 }

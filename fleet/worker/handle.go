@@ -76,7 +76,12 @@ func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, id uuid.UUI
 	case err != nil:
 		return nak(w.backoff(d.NumDelivered))
 	case now.State.Terminal():
-		w.afterEnd(ctx, now) // idempotent: redo what a crash may have cut short
+		// Idempotent: redo what a crash may have cut short.
+		w.afterEnd(ctx, now)
+		if err := w.ensureSessionEnd(ctx, now); err != nil {
+			w.log.Warn("publishing the SESSION_END of an ended task", "task_id", id, "err", err)
+			return nak(w.backoff(d.NumDelivered))
+		}
 		return ack()
 	case now.State == store.TaskWaiting && d.Message.Type == queue.MsgStart:
 		return ack() // parked: its resume will come

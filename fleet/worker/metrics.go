@@ -82,7 +82,6 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 		m.storeRetries, m.storeUp, m.deadLetters,
 		fromQueue("redeliveries_total", "Task messages delivered more than once.", qm.Redelivered.Load),
 		fromQueue("events_published_total", "Events the EVENTS stream acknowledged.", qm.EventsPublished.Load),
-		fromQueue("events_dropped_total", "Events dropped because the publish queue was full.", qm.EventsDropped.Load),
 		fromQueue("event_publish_failures_total",
 			"Event publishes the EVENTS stream did not acknowledge (each is retried until it is stored).", qm.EventsFailed.Load),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "slots_in_use",

@@ -101,8 +101,9 @@ func assistantTurns(h []agent.Turn) int {
 	return n
 }
 
-// finish writes the final state (with the diff artifact first), wakes the
-// parent, cancels live children by policy, publishes SESSION_END and acks.
+// finish writes the final state (with the diff artifact first), publishes
+// SESSION_END, wakes the parent, cancels live children by policy, and acks
+// once SESSION_END is stored.
 func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res fleet.TaskResult) settlement {
 	w := r.w
 	r.writeDiff(ctx)
@@ -123,12 +124,18 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 		return nak(w.backoff(r.d.NumDelivered))
 	}
 	w.metrics.tasks.WithLabelValues(string(t.State)).Inc()
-	if t.State.Terminal() {
-		r.pump.publishEnd(ctx, t, res)
-		if !r.reopenForLateInput(ctx, t) {
-			w.afterEndOf(ctx, t, r.mayHaveChildren())
-			r.cleanupWorkspace(t.State == store.TaskSucceeded)
-		}
+	if !t.State.Terminal() {
+		return ack()
+	}
+	endErr := r.pump.publishEnd(ctx, t, res)
+	if !r.reopenForLateInput(ctx, t) {
+		w.afterEndOf(ctx, t, r.mayHaveChildren())
+		r.cleanupWorkspace(t.State == store.TaskSucceeded)
+	}
+	if endErr != nil {
+		// Settled only once SESSION_END is stored: the redelivery of an
+		// ended task publishes it (claimFailed, ensureSessionEnd).
+		return nak(w.backoff(r.d.NumDelivered))
 	}
 	return ack()
 }

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -34,14 +33,12 @@ type eventPump struct {
 func newEventPump(ctx context.Context, r *run, sess *agent.Session) (*eventPump, error) {
 	p := &eventPump{r: r, sub: sess.Subscribe(), start: map[string]time.Time{}, done: make(chan struct{})}
 	if r.task.Attempts > 1 {
-		last, ok, err := r.w.q.LastEvent(ctx, r.task.RootID.String(), r.task.ID.String())
+		last, err := r.w.q.LastSeq(ctx, r.task.RootID.String(), r.task.ID.String())
 		if err != nil {
 			p.sub.Close()
 			return nil, fmt.Errorf("reading the last event of the session: %w", err)
 		}
-		if ok {
-			p.seq = last.Seq
-		}
+		p.seq = last
 	}
 	go p.loop(ctx)
 	return p, nil
@@ -90,35 +87,87 @@ func (p *eventPump) observe(ctx context.Context, ev agent.Event) {
 	}
 }
 
-// publish sends one envelope with the next seq.
-func (p *eventPump) publish(ctx context.Context, kind string, data json.RawMessage, confirmed bool) {
+// publish sends one envelope with the next seq. Publish waits for room in
+// the publisher's queue; a confirmed one also for the stream to store it.
+func (p *eventPump) publish(ctx context.Context, kind string, data json.RawMessage, confirmed bool) error {
 	r := p.r
 	p.seq++
-	ev := queue.Event{ID: fmt.Sprintf("%s-%d", r.task.ID, p.seq), Kind: kind, SessionID: r.task.ID.String(),
-		TaskID: r.task.ID.String(), RootTaskID: r.task.RootID.String(), Seq: p.seq, Data: data}
-	if r.task.ParentID != uuid.Nil {
-		ev.ParentTaskID = r.task.ParentID.String()
-	}
+	ev := envelope(r.task, p.seq, kind, data)
 	var err error
 	if confirmed {
 		err = r.w.pub.PublishConfirmed(ctx, ev)
 	} else {
 		err = r.w.pub.Publish(ctx, ev)
 	}
-	if err != nil && !errors.Is(err, queue.ErrEventDropped) {
+	if err != nil {
 		r.log.Warn("publishing an event", "kind", kind, "seq", p.seq, "err", err)
 	}
 	r.w.metrics.events.Inc()
+	return err
 }
 
-// publishEnd publishes the confirmed SESSION_END of a task that reached its
-// final state. Call it after wait.
-func (p *eventPump) publishEnd(ctx context.Context, t store.Task, res fleet.TaskResult) {
-	if p == nil || ctx.Err() != nil {
-		return
+// envelope is the queue event of a task's session.
+func envelope(t store.Task, seq uint64, kind string, data json.RawMessage) queue.Event {
+	ev := queue.Event{ID: fmt.Sprintf("%s-%d", t.ID, seq), Kind: kind, SessionID: t.ID.String(),
+		TaskID: t.ID.String(), RootTaskID: t.RootID.String(), Seq: seq, Data: data}
+	if t.ParentID != uuid.Nil {
+		ev.ParentTaskID = t.ParentID.String()
 	}
-	data, _ := json.Marshal(fleet.SessionEndData{State: t.State, Reason: t.Error, Result: res})
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	return ev
+}
+
+// publishEnd publishes the SESSION_END of a task that reached its final
+// state and waits until the stream has stored it, the worker halts, or a
+// drain's grace runs out: the task's message is acked only after (see
+// finish). Call it after wait.
+func (p *eventPump) publishEnd(ctx context.Context, t store.Task, res fleet.TaskResult) error {
+	if p == nil {
+		return nil
+	}
+	ctx, cancel := p.r.w.untilGraceOver(ctx)
 	defer cancel()
-	p.publish(ctx, fleet.KindSessionEnd, data, true)
+	return p.publish(ctx, fleet.KindSessionEnd, sessionEndData(t, res), true)
+}
+
+func sessionEndData(t store.Task, res fleet.TaskResult) json.RawMessage {
+	data, _ := json.Marshal(fleet.SessionEndData{State: t.State, Reason: t.Error, Result: res})
+	return data
+}
+
+// ensureSessionEnd publishes the SESSION_END of an ended task whose run did
+// not get it stored (its worker died between the final transition and the
+// publish, or NATS never confirmed it), after the task's last event. A
+// redelivered message of an ended task comes here before its ack. A task
+// that never ran had no session, so it gets none.
+func (w *Worker) ensureSessionEnd(ctx context.Context, t store.Task) error {
+	if t.Attempts == 0 {
+		return nil
+	}
+	root, id := t.RootID.String(), t.ID.String()
+	has, err := w.q.HasEvent(ctx, root, id, fleet.KindSessionEnd)
+	if err != nil || has {
+		return err
+	}
+	last, err := w.q.LastSeq(ctx, root, id)
+	if err != nil {
+		return err
+	}
+	res, _ := fleet.DecodeResult(t.Result)
+	ctx, cancel := w.untilGraceOver(ctx)
+	defer cancel()
+	return w.pub.PublishConfirmed(ctx, envelope(t, last+1, fleet.KindSessionEnd, sessionEndData(t, res)))
+}
+
+// untilGraceOver derives a context that also ends when a drain's grace runs
+// out (or the worker halts).
+func (w *Worker) untilGraceOver(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-w.graceOver:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
