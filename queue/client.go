@@ -23,11 +23,16 @@ type Client struct {
 
 // Open applies cfg's defaults, validates it, and creates or updates the TASKS, EVENTS and
 // dead-letter streams so that they match it. It is idempotent: every worker and dispatcher calls
-// it at start-up. It fails with a clear error when the connection's server cannot hold
-// cfg.MaxMsgSize or an existing stream cannot be changed to the wanted configuration.
+// it at start-up. While a JetStream cluster is still forming (no meta leader yet, peers not yet
+// seen online) it retries with backoff for up to two minutes or until ctx ends. It fails with a
+// clear error when the server is older than MinServerVersion, cannot hold cfg.MaxMsgSize, or
+// an existing stream cannot be changed to the wanted configuration.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkServerVersion(nc.ConnectedServerVersion()); err != nil {
 		return nil, err
 	}
 	if max := nc.MaxPayload(); max > 0 && int64(cfg.MaxMsgSize) > max {
@@ -38,7 +43,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("queue: JetStream context: %w", err)
 	}
 	c := &Client{cfg: cfg, nc: nc, js: js, subj: Subjects{prefix: cfg.Prefix}, metrics: &Metrics{}}
-	if err := c.ensureStreams(ctx); err != nil {
+	if err := retryWhileForming(ctx, c.ensureStreams); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
 
@@ -160,5 +161,38 @@ func readSeqs(t *testing.T, ctx context.Context, js jetstream.JetStream, stream 
 		if n == 0 {
 			return seen
 		}
+	}
+}
+
+// Open on a cluster that has not formed yet (here: two of three nodes
+// down, so no meta leader) waits for it instead of failing, and creates the
+// replicated streams once the nodes are up.
+func TestOpenWaitsForAFormingCluster(t *testing.T) {
+	testenv.SkipIfShort(t, "starts a three-node cluster and waits out an API timeout")
+	cl := natstest.StartCluster(t, 3)
+	nc := cl.Servers[0].Connect(t)
+	for _, s := range cl.Servers[1:] {
+		s.Shutdown()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*waitTimeout)
+	defer cancel()
+	opened := make(chan error, 1)
+	go func() {
+		_, err := queue.Open(ctx, nc, queue.Config{Replicas: 3})
+		opened <- err
+	}()
+	// Longer than one JetStream API timeout (5 s), after which Open used to give up.
+	select {
+	case err := <-opened:
+		t.Fatalf("Open returned before the cluster formed: %v", err)
+	case <-time.After(6 * time.Second):
+	}
+	for _, s := range cl.Servers[1:] {
+		if err := s.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("Open after the cluster formed: %v", err)
 	}
 }

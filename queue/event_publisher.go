@@ -172,7 +172,8 @@ func (p *EventPublisher) send() {
 		// back-pressure: the queue fills and Publish waits.
 		fut, err := p.js.PublishMsgAsync(it.msg, jetstream.WithStallWait(eventAckTimeout))
 		if err != nil {
-			p.finish(it, p.republish(it, err))
+			// The failure is counted by republish, which publishes the event again.
+			p.finish(it, p.republish(it))
 			continue
 		}
 		p.acks <- pendingAck{fut: fut, it: it}
@@ -186,8 +187,8 @@ func (p *EventPublisher) confirm(done chan<- struct{}) {
 		select {
 		case <-pa.fut.Ok():
 			p.finish(pa.it, nil)
-		case err := <-pa.fut.Err():
-			p.finish(pa.it, p.republish(pa.it, err))
+		case <-pa.fut.Err():
+			p.finish(pa.it, p.republish(pa.it))
 		}
 	}
 }
@@ -195,7 +196,8 @@ func (p *EventPublisher) confirm(done chan<- struct{}) {
 // republish publishes it again, synchronously, at once and then with backoff, until the stream
 // acknowledges it or the publisher is abandoned (Close's ctx ended). Its message id makes the
 // stream drop a copy it already holds (a publish whose acknowledgement was lost).
-func (p *EventPublisher) republish(it *pubItem, err error) error {
+func (p *EventPublisher) republish(it *pubItem) error {
+	var err error
 	for delay := firstRepublishDelay; ; delay = min(2*delay, maxRepublishDelay) {
 		p.c.metrics.EventsFailed.Add(1)
 		ctx, cancel := context.WithTimeout(context.Background(), eventAckTimeout)

@@ -72,7 +72,11 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 		p.sources = append(p.sources, &source{name: q, cfg: c.consumerConfig(queueConsumer(q), c.subj.Tasks(q))})
 	}
 	for _, s := range p.sources {
-		if _, err := p.ensure(ctx, s); err != nil {
+		err := retryWhileForming(ctx, func(ctx context.Context) error {
+			_, err := p.ensure(ctx, s)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

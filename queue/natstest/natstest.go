@@ -8,6 +8,7 @@ package natstest
 
 import (
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -27,6 +28,8 @@ type Server struct {
 	URL string
 	// StoreDir is where JetStream keeps its files.
 	StoreDir string
+
+	opts *server.Options // as started, with the port it got
 }
 
 // Options returns the options [Start] uses: loopback, random port, JetStream in storeDir, no
@@ -71,7 +74,23 @@ func run(opts *server.Options) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("nats-server %s not ready after %s", opts.ServerName, readyTimeout)
 	}
-	return &Server{NATS: ns, URL: ns.ClientURL(), StoreDir: opts.StoreDir}, nil
+	if addr, ok := ns.Addr().(*net.TCPAddr); ok {
+		opts.Port = addr.Port // a restart comes back on the same port
+	}
+	return &Server{NATS: ns, URL: ns.ClientURL(), StoreDir: opts.StoreDir, opts: opts}, nil
+}
+
+// Restart starts a server that was shut down again, with the same options, port and store.
+func (s *Server) Restart() error {
+	if s.NATS.Running() {
+		return fmt.Errorf("natstest: %s is running", s.opts.ServerName)
+	}
+	r, err := run(s.opts.Clone())
+	if err != nil {
+		return err
+	}
+	*s = *r
+	return nil
 }
 
 // Shutdown stops the server and waits until it has stopped. It is safe to call twice.
