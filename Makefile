@@ -56,6 +56,20 @@ fmt: ## Format the code
 deploy-check: ## Validate deploy/: manifests (kubeconform), alert rules (promtool), compose, dashboard, Dockerfiles
 	GO=$(GO) bash deploy/check.sh
 
+.PHONY: chaos
+chaos: ## Break a production-shaped fleet (3 NATS nodes, Postgres, 3 workers) in 11 ways, 300 tasks each; fails on lost work
+	$(GO) run ./cmd/chaos
+
+.PHONY: chaos-short
+chaos-short: ## The chaos run with 45 tasks per scenario (CI runs it)
+	$(GO) run ./cmd/chaos -short
+
+FUZZTIME ?= 20s
+
+.PHONY: fuzz
+fuzz: ## Run every fuzzer for FUZZTIME each (CI runs it)
+	FUZZTIME=$(FUZZTIME) bash .ci/fuzz.sh
+
 DEMO_ADDR ?= 127.0.0.1:8080
 
 .PHONY: demo

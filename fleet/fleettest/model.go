@@ -1,335 +1,40 @@
 package fleettest
 
 import (
-	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/sim"
+	"github.com/agentfleet/agentfleet/llm/sim/scripted"
 )
 
-// scriptMarker starts the script embedded in a task prompt.
-const scriptMarker = "\n#fleettest-script "
+// Step is what the simulated model answers at one turn (scripted.Step).
+type Step = scripted.Step
 
-// Step is what the simulated model answers at one turn of a session whose
-// prompt carries a script (see Prompt). The turn is the number of assistant
-// messages already in the conversation, so any worker, in any order, gives
-// a session the same answers, and a resumed session continues its script.
-type Step struct {
-	// Text is the final answer when Calls is empty. "{{results}}" is
-	// replaced by every tool result of the conversation, one per line;
-	// "{{last_user}}" by the last user or steering message.
-	Text string `json:"text,omitempty"`
-	// Calls are tool calls to make (executed by the session's tools). In
-	// their arguments "{{agent:N}}" becomes the N-th agent id returned by
-	// spawn_agent so far (from 0).
-	Calls []Call `json:"calls,omitempty"`
-	// Gate holds the answer until the test opens it (Model.Open).
-	Gate string `json:"gate,omitempty"`
-	// Delay is waited before answering (a model's latency).
-	Delay time.Duration `json:"delay,omitempty"`
-	// Fail answers the first FailTimes requests of this step with the
-	// failure instead (default once).
-	Fail      *sim.Failure `json:"fail,omitempty"`
-	FailTimes int          `json:"fail_times,omitempty"`
-}
-
-// Call is one tool call of a Step.
-type Call struct {
-	Name string `json:"name"`
-	Args any    `json:"args"`
-}
+// Call is one tool call of a Step (scripted.Call).
+type Call = scripted.Call
 
 // Prompt returns a task prompt: a title the model ignores, then the script.
-func Prompt(title string, steps ...Step) string {
-	b, _ := json.Marshal(steps)
-	return title + scriptMarker + string(b)
-}
+func Prompt(title string, steps ...Step) string { return scripted.Prompt(title, steps...) }
 
 // Spawn is a call to spawn_agent whose child follows steps.
-func Spawn(title string, steps ...Step) Call {
-	return Call{Name: "spawn_agent", Args: map[string]any{"task": Prompt(title, steps...)}}
-}
+func Spawn(title string, steps ...Step) Call { return scripted.Spawn(title, steps...) }
 
 // Shell is a call to the anthropic profile's shell tool.
-func Shell(command string) Call {
-	return Call{Name: "shell", Args: map[string]any{"command": command}}
-}
+func Shell(command string) Call { return scripted.Shell(command) }
 
-// Model is the simulated provider for fleet tests: an HTTP server speaking
-// the Anthropic Messages API (the profile fleettest tasks use) that answers
-// each request from the script in the conversation's first user message,
-// through a fresh sim server per request. A prompt without a script is
-// answered "done". Safe for concurrent use.
+// Model is the simulated provider of fleet tests: the scripted model served
+// over HTTP on loopback for the length of a test.
 type Model struct {
+	*scripted.Model
 	srv *httptest.Server
-
-	mu       sync.Mutex
-	gates    map[string]*gate
-	failed   map[string]int // script hash + step -> failures served
-	requests map[string]int // script hash + step -> requests seen
-	total    int
-	// Latency, when set, is waited before every answer.
-	latency time.Duration
-}
-
-type gate struct {
-	arrived, open chan struct{}
-	arrivedOnce   sync.Once
-	openOnce      sync.Once
-	count         int           // arrivals; guarded by Model.mu
-	changed       chan struct{} // closed and replaced at each arrival; guarded by Model.mu
 }
 
 // NewModel starts the simulated provider; it stops when the test ends.
 func NewModel(t interface{ Cleanup(func()) }) *Model {
-	m := &Model{gates: map[string]*gate{}, failed: map[string]int{}, requests: map[string]int{}}
-	m.srv = httptest.NewServer(m)
+	m := &Model{Model: scripted.New()}
+	m.srv = httptest.NewServer(m.Model)
 	t.Cleanup(m.srv.Close)
 	return m
 }
 
 // URL is the provider base URL to configure (ProviderConfig.BaseURL).
 func (m *Model) URL() string { return m.srv.URL }
-
-// SetLatency makes every answer wait d first (the simulated model latency).
-func (m *Model) SetLatency(d time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.latency = d
-}
-
-func (m *Model) gate(name string) *gate {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	g, ok := m.gates[name]
-	if !ok {
-		g = &gate{arrived: make(chan struct{}), open: make(chan struct{}), changed: make(chan struct{})}
-		m.gates[name] = g
-	}
-	return g
-}
-
-// Open releases every request held at the gate, now and later.
-func (m *Model) Open(name string) {
-	g := m.gate(name)
-	g.openOnce.Do(func() { close(g.open) })
-}
-
-// Arrived is closed once a request reached the gate.
-func (m *Model) Arrived(name string) <-chan struct{} { return m.gate(name).arrived }
-
-// WaitArrivals waits until n requests have reached the gate (held or
-// released) or ctx ends.
-func (m *Model) WaitArrivals(ctx context.Context, name string, n int) error {
-	g := m.gate(name)
-	for {
-		m.mu.Lock()
-		count, ch := g.count, g.changed
-		m.mu.Unlock()
-		if count >= n {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("fleettest: %d of %d requests reached gate %q: %w", count, n, name, ctx.Err())
-		}
-	}
-}
-
-// Requests returns how many requests asked for step n of the script in
-// prompt (more than one means the step was asked again: a retry or a
-// restart).
-func (m *Model) Requests(prompt string, step int) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.requests[stepKey(scriptOf(prompt), step)]
-}
-
-// Total is the number of requests served.
-func (m *Model) Total() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.total
-}
-
-// ServeHTTP decides the reply from the conversation and lets a one-shot
-// sim server render it in the request's wire format.
-func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	conv, err := parseAnthropic(body)
-	if err != nil {
-		http.Error(w, "fleettest: "+err.Error(), http.StatusBadRequest)
-		return
-	}
-	rep, ok := m.reply(r.Context(), conv)
-	if !ok {
-		return // the client went away at a gate
-	}
-	one := sim.New()
-	defer one.Close()
-	one.Enqueue(rep)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	one.ServeHTTP(w, r)
-}
-
-// reply picks the step for the conversation's turn.
-func (m *Model) reply(ctx context.Context, c conversation) (sim.Reply, bool) {
-	script := scriptOf(c.firstUser)
-	var steps []Step
-	if script != "" {
-		_ = json.Unmarshal([]byte(script), &steps)
-	}
-	turn := c.assistantTurns
-	key := stepKey(script, turn)
-	m.mu.Lock()
-	m.total++
-	m.requests[key]++
-	latency := m.latency
-	m.mu.Unlock()
-	if turn >= len(steps) {
-		return sim.Reply{Text: "done", Usage: usage()}, true
-	}
-	st := steps[turn]
-	if st.Gate != "" {
-		g := m.gate(st.Gate)
-		g.arrivedOnce.Do(func() { close(g.arrived) })
-		m.mu.Lock()
-		g.count++
-		close(g.changed)
-		g.changed = make(chan struct{})
-		m.mu.Unlock()
-		select {
-		case <-g.open:
-		case <-ctx.Done():
-			return sim.Reply{}, false
-		}
-	}
-	if d := st.Delay + latency; d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return sim.Reply{}, false
-		}
-	}
-	if st.Fail != nil && m.countFailure(key, st) {
-		return sim.Reply{Failure: st.Fail}, true
-	}
-	return render(st, c), true
-}
-
-// countFailure reports whether this request of the step should fail.
-func (m *Model) countFailure(key string, st Step) bool {
-	times := st.FailTimes
-	if times == 0 {
-		times = 1
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.failed[key] >= times {
-		return false
-	}
-	m.failed[key]++
-	return true
-}
-
-func render(st Step, c conversation) sim.Reply {
-	if len(st.Calls) == 0 {
-		text := strings.ReplaceAll(st.Text, "{{results}}", strings.Join(c.results, "\n"))
-		text = strings.ReplaceAll(text, "{{last_user}}", c.lastUser)
-		return sim.Reply{Text: text, Usage: usage()}
-	}
-	rep := sim.Reply{Usage: usage()}
-	ids := c.agentIDs()
-	for i, call := range st.Calls {
-		args, _ := json.Marshal(call.Args)
-		for j := len(ids) - 1; j >= 0; j-- {
-			args = bytes.ReplaceAll(args, []byte(fmt.Sprintf("{{agent:%d}}", j)), []byte(ids[j]))
-		}
-		rep.ToolCalls = append(rep.ToolCalls, sim.ToolCallReply{
-			ID: fmt.Sprintf("toolu_%d_%d", c.assistantTurns, i), Name: call.Name, Arguments: string(args)})
-	}
-	return rep
-}
-
-func usage() llm.Usage { return llm.Usage{InputTokens: 100, OutputTokens: 20} }
-
-func scriptOf(prompt string) string {
-	_, script, ok := strings.Cut(prompt, scriptMarker)
-	if !ok {
-		return ""
-	}
-	return script
-}
-
-func stepKey(script string, step int) string {
-	h := sha256.Sum256([]byte(script))
-	return fmt.Sprintf("%s/%d", hex.EncodeToString(h[:8]), step)
-}
-
-// conversation is what the model needs to know of a request.
-type conversation struct {
-	firstUser      string
-	lastUser       string
-	assistantTurns int
-	results        []string
-}
-
-// agentIDs lists the agent ids in tool results (spawn_agent's), in order,
-// for the "{{agent:N}}" placeholders of a Step's call arguments.
-func (c conversation) agentIDs() []string {
-	var ids []string
-	seen := map[string]bool{}
-	for _, r := range c.results {
-		var v struct {
-			AgentID string `json:"agent_id"`
-		}
-		if json.Unmarshal([]byte(r), &v) == nil && v.AgentID != "" && !seen[v.AgentID] {
-			seen[v.AgentID] = true
-			ids = append(ids, v.AgentID)
-		}
-	}
-	return ids
-}
-
-// parseAnthropic reads a Messages API request body.
-func parseAnthropic(body []byte) (conversation, error) {
-	msgs, err := sim.AnthropicMessages(body)
-	if err != nil {
-		return conversation{}, err
-	}
-	var c conversation
-	for _, msg := range msgs {
-		if msg.Role == "assistant" {
-			c.assistantTurns++
-			continue
-		}
-		for _, b := range msg.Blocks {
-			switch b.Type {
-			case "text":
-				if c.firstUser == "" {
-					c.firstUser = b.Text
-				}
-				c.lastUser = b.Text
-			case "tool_result":
-				c.results = append(c.results, b.ResultText())
-			}
-		}
-	}
-	return c, nil
-}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/pgcluster"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 
 	"github.com/jackc/pgx/v5"
@@ -115,7 +116,7 @@ func startServer() {
 		}
 		fmt.Fprintf(os.Stderr, "pgtest: Docker answers but the postgres container did not start (%v); trying initdb\n", err)
 	}
-	c, err := StartCluster(ctx)
+	c, err := pgcluster.StartCluster(ctx)
 	if err != nil {
 		server.err = fmt.Errorf("pgtest: no Postgres for tests: %s is unset, no Docker engine answers, and the throwaway cluster failed: %w", EnvDatabaseURL, err)
 		return
@@ -129,8 +130,8 @@ func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := StartCluster(ctx)
-	if err == ErrNoBinaries {
+	c, err := pgcluster.StartCluster(ctx)
+	if err == pgcluster.ErrNoBinaries {
 		testenv.SkipOrFatal(t, err.Error())
 	}
 	if err != nil {
@@ -164,3 +165,6 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Cluster is a throwaway Postgres server (see internal/pgcluster).
+type Cluster = pgcluster.Cluster

@@ -1,4 +1,4 @@
-package pgtest
+package pgcluster
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 
 // ErrNoBinaries means initdb and postgres were found neither on PATH nor
 // under /usr/lib/postgresql/*/bin.
-var ErrNoBinaries = errors.New("pgtest: initdb and postgres not found on PATH or under /usr/lib/postgresql/*/bin; install PostgreSQL (Debian: apt-get install postgresql) or set AGENTFLEET_TEST_DATABASE_URL")
+var ErrNoBinaries = errors.New("pgcluster: initdb and postgres not found on PATH or under /usr/lib/postgresql/*/bin; install PostgreSQL (Debian: apt-get install postgresql) or set AGENTFLEET_TEST_DATABASE_URL")
 
 // Cluster is a throwaway Postgres server: a data directory made by initdb in
 // a temporary directory and a postgres process, a child of this process,
@@ -51,7 +51,7 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	if c.cred, err = unprivilegedCredential(); err != nil {
 		return nil, err
 	}
-	if c.dir, err = os.MkdirTemp("", "agentfleet-pgtest-"); err != nil {
+	if c.dir, err = os.MkdirTemp("", "agentfleet-pg-"); err != nil {
 		return nil, err
 	}
 	if err := c.initdb(ctx); err != nil {
@@ -85,7 +85,7 @@ func (c *Cluster) initdb(ctx context.Context) error {
 	cmd := c.command(ctx, "initdb", "-D", c.dataDir(), "-U", "postgres", "-A", "trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("pgtest: initdb failed: %w\n%s", err, out)
+		return fmt.Errorf("pgcluster: initdb failed: %w\n%s", err, out)
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.proc != nil {
-		return errors.New("pgtest: cluster already running")
+		return errors.New("pgcluster: cluster already running")
 	}
 	logPath := filepath.Join(c.dir, "postgres.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
@@ -123,13 +123,13 @@ func (c *Cluster) Start(ctx context.Context) error {
 		_ = cmd.Wait()
 	}()
 	if err := <-started; err != nil {
-		return fmt.Errorf("pgtest: start postgres: %w", err)
+		return fmt.Errorf("pgcluster: start postgres: %w", err)
 	}
 	c.proc, c.done = cmd, done
 	if err := c.waitReady(ctx, done); err != nil {
 		c.stopLocked(syscall.SIGQUIT)
 		log, _ := os.ReadFile(logPath)
-		return fmt.Errorf("pgtest: postgres did not become ready: %w\n%s", err, tail(log, 2000))
+		return fmt.Errorf("pgcluster: postgres did not become ready: %w\n%s", err, tail(log, 2000))
 	}
 	return nil
 }
@@ -214,7 +214,7 @@ func unprivilegedCredential() (*syscall.Credential, error) {
 		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
 	}
-	return nil, errors.New("pgtest: running as root and found neither a postgres nor a nobody user to run the server as")
+	return nil, errors.New("pgcluster: running as root and found neither a postgres nor a nobody user to run the server as")
 }
 
 // findBinaries returns the directory holding initdb and postgres.

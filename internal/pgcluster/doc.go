@@ -1,0 +1,7 @@
+// Package pgcluster runs a throwaway PostgreSQL server from the initdb and
+// postgres binaries on the machine: a data directory in a temporary
+// directory, a server on a free loopback port that trusts local connections
+// as "postgres", and Stop, Start and Restart to take it away and bring it
+// back. Tests use it through store/pgtest; the chaos run (cmd/chaos) uses
+// it directly, which is why it is not a test-support package.
+package pgcluster
