@@ -134,7 +134,7 @@ func (d *Delivery) Nak(ctx context.Context, delay time.Duration) error {
 			err = d.msg.Nak()
 		}
 		if err == nil {
-			err = d.c.nc.FlushWithContext(ctx)
+			err = d.flush(ctx)
 		}
 		if err != nil {
 			return fmt.Errorf("queue: nak task %s (seq %d): %w", d.TaskID, d.StreamSeq, err)
@@ -152,7 +152,7 @@ func (d *Delivery) Term(ctx context.Context, reason string) error {
 	return d.settle(func() error {
 		err := d.msg.TermWithReason(encodeTermReason(d.TaskID, reason))
 		if err == nil {
-			err = d.c.nc.FlushWithContext(ctx)
+			err = d.flush(ctx)
 		}
 		if err != nil {
 			return fmt.Errorf("queue: term task %s (seq %d): %w", d.TaskID, d.StreamSeq, err)
@@ -160,6 +160,21 @@ func (d *Delivery) Term(ctx context.Context, reason string) error {
 		d.c.metrics.Termed.Add(1)
 		return nil
 	})
+}
+
+// flushTimeout bounds the wait for the server to receive a nak or term
+// when the caller's ctx has no deadline (nats.go refuses a flush without one).
+const flushTimeout = 10 * time.Second
+
+// flush waits until the server has received what was published, within
+// ctx's deadline or flushTimeout.
+func (d *Delivery) flush(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, flushTimeout)
+		defer cancel()
+	}
+	return d.c.nc.FlushWithContext(ctx)
 }
 
 // Abandon stops the heartbeats and frees the slot without settling: the server redelivers the

@@ -378,3 +378,35 @@ func TestOrphanedWorkMovesToTheSharedQueue(t *testing.T) {
 		t.Fatalf("the live worker's lag = %+v, %v; want its message kept", lag, err)
 	}
 }
+
+// A nak or a term with a context that has no deadline (a worker settling
+// after its own context ended uses context.Background()) still reaches the
+// server and returns nil: nats.go refuses to flush without a deadline,
+// which once made every nak and term log "context requires a deadline".
+func TestNakAndTermNeedNoDeadline(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"naked", "termed"} {
+		if _, err := b.client.Enqueue(b.ctx, "default", startMsg(id), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		d := pull(t, p)
+		if d.Message.TaskID == "naked" {
+			err = d.Nak(context.Background(), time.Hour)
+		} else {
+			err = d.Term(context.Background(), "poison")
+		}
+		if err != nil {
+			t.Fatalf("settling %s without a deadline: %v", d.Message.TaskID, err)
+		}
+	}
+	m := b.client.Metrics()
+	if m.Naked.Load() != 1 || m.Termed.Load() != 1 {
+		t.Fatalf("naked %d, termed %d; want 1 each", m.Naked.Load(), m.Termed.Load())
+	}
+}
