@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/agentfleet/agentfleet/internal/pgcluster"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 
@@ -75,11 +77,18 @@ func Source(t testing.TB) string {
 	return server.source
 }
 
-// Main runs the tests of a package and then stops the server pgtest
-// started, if any. Call it from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
+// Main runs the tests of a package, stops the server pgtest started, if
+// any, and then fails the run if a goroutine outlived the tests (goleak).
+// Call it from TestMain: func TestMain(m *testing.M) { pgtest.Main(m) }.
 func Main(m *testing.M) {
 	code := m.Run()
 	Shutdown()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: goroutines outlived the tests: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
