@@ -3,6 +3,7 @@ package dispatcher_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -40,23 +42,17 @@ func apiFleet(t *testing.T, opts fleettest.Options) (*fleettest.Fleet, *client.C
 // waitCounts polls the API until n tasks with the label have finished.
 func waitFinished(t *testing.T, c *client.Client, labels map[string]string, n int64) map[store.TaskState]int64 {
 	t.Helper()
-	deadline := time.Now().Add(fleettest.Wait)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
 	var counts map[store.TaskState]int64
-	for time.Now().Before(deadline) {
-		var err error
-		counts, err = c.CountsFiltered(context.Background(), client.ListFilter{Labels: labels})
-		if err != nil {
-			t.Fatal(err)
+	testenv.EventuallyErr(t, fleettest.Wait, fmt.Sprintf("%d tasks to finish", n), func() (err error) {
+		if counts, err = c.CountsFiltered(context.Background(), client.ListFilter{Labels: labels}); err != nil {
+			return err
 		}
-		if counts[store.TaskSucceeded]+counts[store.TaskFailed]+counts[store.TaskCancelled] >= n {
-			return counts
+		if counts[store.TaskSucceeded]+counts[store.TaskFailed]+counts[store.TaskCancelled] < n {
+			return fmt.Errorf("counts %v", counts)
 		}
-		<-tick.C
-	}
-	t.Fatalf("waited %s for %d tasks to finish; counts %v", fleettest.Wait, n, counts)
-	return nil
+		return nil
+	})
+	return counts
 }
 
 // TestAPIEndToEnd submits a batch through the API to a fleet of workers

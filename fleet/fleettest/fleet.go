@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 	"github.com/agentfleet/agentfleet/store"
@@ -351,17 +352,17 @@ func (f *Fleet) WaitDone(id uuid.UUID) store.Task {
 func (f *Fleet) WaitFor(what string, id uuid.UUID, cond func(store.Task) bool) store.Task {
 	f.t.Helper()
 	var last store.Task
-	ok := poll(func() bool {
+	testenv.EventuallyErr(f.t, Wait, what, func() error {
 		t, err := f.Store.GetTask(context.Background(), store.GetTaskParams{ID: id})
 		if err != nil {
-			return false
+			return err
 		}
 		last = t
-		return cond(t)
+		if !cond(t) {
+			return fmt.Errorf("last state %s (error %q, worker %q)", t.State, t.Error, t.WorkerID)
+		}
+		return nil
 	})
-	if !ok {
-		f.t.Fatalf("waited %s for %s; last state %s (error %q, worker %q)", Wait, what, last.State, last.Error, last.WorkerID)
-	}
 	return last
 }
 
@@ -372,28 +373,13 @@ func (f *Fleet) WaitFor(what string, id uuid.UUID, cond func(store.Task) bool) s
 func (f *Fleet) WaitQueueDrained(name string) queue.Lag {
 	f.t.Helper()
 	var last queue.Lag
-	var lastErr error
-	if !poll(func() bool {
-		last, lastErr = f.Queue.QueueLag(context.Background(), name)
-		return lastErr == nil && last.Total() == 0
-	}) {
-		f.t.Fatalf("waited %s for queue %s to drain; last lag %+v (%v)", Wait, name, last, lastErr)
-	}
-	return last
-}
-
-// poll calls cond every 10 ms until it holds (true) or Wait passes (false).
-func poll(cond func() bool) bool {
-	deadline := time.Now().Add(Wait)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
+	testenv.EventuallyErr(f.t, Wait, "queue "+name+" to drain", func() (err error) {
+		if last, err = f.Queue.QueueLag(context.Background(), name); err == nil && last.Total() != 0 {
+			err = fmt.Errorf("last lag %+v", last)
 		}
-		<-tick.C
-	}
-	return true
+		return err
+	})
+	return last
 }
 
 // Result decodes a task's result.

@@ -289,20 +289,12 @@ func TestFleetSurvivesLosingANATSNode(t *testing.T) {
 // waitTaskDone polls the store until the task is final.
 func waitTaskDone(t *testing.T, st store.Store, id uuid.UUID) store.Task {
 	t.Helper()
-	deadline := time.Now().Add(fleettest.Wait)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
 	var last store.Task
-	for time.Now().Before(deadline) {
-		task, err := st.GetTask(context.Background(), store.GetTaskParams{ID: id})
-		if err == nil {
-			last = task
-			if task.State.Terminal() {
-				return task
-			}
+	testenv.EventuallyErr(t, fleettest.Wait, "task "+id.String()+" final", func() (err error) {
+		if last, err = st.GetTask(context.Background(), store.GetTaskParams{ID: id}); err == nil && !last.State.Terminal() {
+			err = fmt.Errorf("state %s, worker %q, error %q", last.State, last.WorkerID, last.Error)
 		}
-		<-tick.C
-	}
-	t.Fatalf("task %s not final after %s: state %s, worker %q, error %q", id, fleettest.Wait, last.State, last.WorkerID, last.Error)
+		return err
+	})
 	return last
 }
