@@ -18,6 +18,10 @@ type normalized struct {
 	spans []span // one per byte of text
 }
 
+// invalidByteBase is the start of the private-use runes that stand for the
+// bytes of a text that are not UTF-8 (U+F700 + the byte's value).
+const invalidByteBase = 0xF700
+
 // normalize collapses each whitespace run to "\n" when it holds a newline
 // and to " " otherwise, and maps punctuation with textmatch.Rune.
 func normalize(s string) normalized {
@@ -35,6 +39,13 @@ func normalize(s string) normalized {
 	}
 	runStart, newline := -1, false
 	for i, r := range s {
+		width := utf8.RuneLen(r)
+		if r == utf8.RuneError && !strings.HasPrefix(s[i:], string(utf8.RuneError)) {
+			// A byte that is not UTF-8 stands for itself: a private-use rune
+			// per byte value, so that it matches only the same byte and its
+			// span stays one byte long.
+			r, width = invalidByteBase+rune(s[i]), 1
+		}
 		if textmatch.IsSpace(r) {
 			if runStart < 0 {
 				runStart, newline = i, false
@@ -46,7 +57,7 @@ func normalize(s string) normalized {
 			emit(spaceToken(newline), span{runStart, i})
 			runStart = -1
 		}
-		emit(textmatch.Rune(r), span{i, i + utf8.RuneLen(r)})
+		emit(textmatch.Rune(r), span{i, i + width})
 	}
 	if runStart >= 0 {
 		emit(spaceToken(newline), span{runStart, len(s)})

@@ -95,12 +95,26 @@ func ConformanceDir() (string, error) {
 // response among the cassettes in the llm-cassettes folders whose names
 // start with one of prefixes. Benchmarks replay it.
 func LargestStreamedResponse(prefixes ...string) (Interaction, error) {
+	all, err := StreamedResponses(prefixes...)
+	var best Interaction
+	for _, in := range all {
+		if len(in.Response.Body) > len(best.Response.Body) {
+			best = in
+		}
+	}
+	return best, err
+}
+
+// StreamedResponses returns every recorded streamed (SSE) response in the
+// cassettes of the llm-cassettes folders whose names start with one of
+// prefixes, or an error if there is none.
+func StreamedResponses(prefixes ...string) ([]Interaction, error) {
 	conf, err := ConformanceDir()
 	if err != nil {
-		return Interaction{}, err
+		return nil, err
 	}
 	root := filepath.Join(conf, "llm-cassettes")
-	var best Interaction
+	var all []Interaction
 	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
 			return err
@@ -114,16 +128,16 @@ func LargestStreamedResponse(prefixes ...string) (Interaction, error) {
 			return err
 		}
 		for _, in := range c.Interactions {
-			if strings.HasPrefix(in.Response.Headers.Get("Content-Type"), "text/event-stream") && len(in.Response.Body) > len(best.Response.Body) {
-				best = in
+			if strings.HasPrefix(in.Response.Headers.Get("Content-Type"), "text/event-stream") {
+				all = append(all, in)
 			}
 		}
 		return nil
 	})
-	if err == nil && best.Response.Body == "" {
+	if err == nil && len(all) == 0 {
 		err = fmt.Errorf("sim: no streamed response in cassettes under %s starting with %v", root, prefixes)
 	}
-	return best, err
+	return all, err
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {
