@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -72,6 +73,9 @@ func (c *Client) ensureStreams(ctx context.Context) error {
 }
 
 func (c *Client) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (jetstream.Stream, error) {
+	if s, err := c.js.Stream(ctx, sc.Name); err == nil && upToDate(s.CachedInfo().Config, sc) {
+		return s, nil
+	}
 	s, err := c.js.CreateOrUpdateStream(ctx, sc)
 	if err != nil {
 		hint := ""
@@ -81,6 +85,25 @@ func (c *Client) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (j
 		return nil, fmt.Errorf("queue: create or update stream %s (subjects %v): %w%s", sc.Name, sc.Subjects, err, hint)
 	}
 	return s, nil
+}
+
+// upToDate reports whether every field want sets has that value in have.
+// Open sends no update for a stream that is already as wanted: every
+// worker opens the queue at start, and an update of a stream while another
+// process creates a consumer on it is a needless meta-leader proposal (and
+// trips a data race inside nats-server's file store under -race).
+func upToDate(have, want jetstream.StreamConfig) bool {
+	hv, wv := reflect.ValueOf(have), reflect.ValueOf(want)
+	for i := range wv.NumField() {
+		f := wv.Field(i)
+		if !wv.Type().Field(i).IsExported() || f.IsZero() {
+			continue
+		}
+		if !reflect.DeepEqual(f.Interface(), hv.Field(i).Interface()) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Client) tasksStreamConfig() jetstream.StreamConfig {
