@@ -19,8 +19,11 @@ import (
 )
 
 // KnownProfiles are the profile names a spec may name when the caller of
-// Validate passes no list of its own.
-var KnownProfiles = []string{"openai", "anthropic", "gemini"}
+// Validate passes no list of its own. The first is the dispatcher's default
+// profile: anthropic, as in dev mode's order of preference and the README's
+// worker example, so that a task naming no profile runs on the workers a
+// first deployment has.
+var KnownProfiles = []string{"anthropic", "openai", "gemini"}
 
 // Defaults and bounds of a TaskSpec.
 const (

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 	"github.com/agentfleet/agentfleet/store"
@@ -158,12 +160,12 @@ func finishAll(st store.Store, n int) error {
 
 func TestSubmitGetCancelSteer(t *testing.T) {
 	f := startDispatcher(t)
-	code, out := run(t, "submit", "fix the build", "--label", "team=core", "--max-turns", "5", "--key", "k1")
+	code, out := run(t, "submit", "fix the build", "--label", "team=core", "--max-turns", "5", "--key", "k1", "--no-wait")
 	id := strings.TrimSpace(out)
 	if code != 0 || uuid.Validate(id) != nil {
 		t.Fatalf("submit: exit %d, output %q", code, out)
 	}
-	if code, out := run(t, "submit", "fix the build", "--key", "k1"); code != 0 || !strings.Contains(out, id+" (existing") {
+	if code, out := run(t, "submit", "fix the build", "--key", "k1", "--no-wait"); code != 0 || !strings.Contains(out, id+" (existing") {
 		t.Fatalf("repeated key: exit %d, output %q", code, out)
 	}
 	if code, out := run(t, "submit", "p", "--max-turns", "-1"); code != 2 || !strings.Contains(out, "spec.limits.max_turns must be >= 0") {
@@ -191,6 +193,66 @@ func TestSubmitGetCancelSteer(t *testing.T) {
 	}
 	if n := f.taskCount(t); n != 1 {
 		t.Fatalf("%d tasks stored, want 1", n)
+	}
+}
+
+// submit with one prompt follows the task's events until it ends, as the
+// README says, and its exit status says how it ended.
+func TestSubmitFollowsTheTask(t *testing.T) {
+	f := startDispatcher(t)
+	type result struct {
+		code int
+		out  string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out := run(t, "submit", "fix the build", "--profile", "openai")
+		done <- result{code, out}
+	}()
+	var id uuid.UUID
+	testenv.EventuallyErr(t, 30*time.Second, "the submitted task", func() error {
+		list, err := f.st.ListTasks(context.Background(), store.ListTasksParams{Limit: 1})
+		if err == nil && len(list.Tasks) == 0 {
+			err = errors.New("no task yet")
+		}
+		if err == nil {
+			id = list.Tasks[0].ID
+		}
+		return err
+	})
+	publishEvents(t, f, id, `{"text":"Fixed it."}`)
+	if _, err := f.st.ClaimTask(context.Background(), store.ClaimTaskParams{ID: id, WorkerID: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.TransitionTask(context.Background(), store.TransitionTaskParams{ID: id, From: store.TaskRunning, To: store.TaskFailed, Error: "model_error"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.code != 1 || !strings.Contains(r.out, id.String()) || !strings.Contains(r.out, "assistant: Fixed it.") ||
+			!strings.Contains(r.out, "task "+id.String()+" failed") {
+			t.Fatalf("submit: exit %d, output:\n%s", r.code, r.out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("submit did not return once the task ended")
+	}
+}
+
+// publishEvents publishes one text delta per data, in seq order, for task id.
+func publishEvents(t *testing.T, f dispatcherFixture, id uuid.UUID, data ...string) {
+	t.Helper()
+	ctx := context.Background()
+	pub, err := f.q.NewEventPublisher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close(ctx)
+	for i, d := range data {
+		e := queue.Event{ID: uuid.NewString(), Kind: "ASSISTANT_TEXT_DELTA", SessionID: id.String(), TaskID: id.String(),
+			RootTaskID: id.String(), Seq: uint64(i + 1), Data: json.RawMessage(d)}
+		if err := pub.PublishConfirmed(ctx, e); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ type ServeConfig struct {
 	NoAuth         bool           `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
 	DatabaseURL    string         `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
 	Prefix         string         `mapstructure:"prefix"`          // subject prefix, default "agentfleet"
-	Profiles       []string       `mapstructure:"profiles"`        // default openai, anthropic, gemini
+	Profiles       []string       `mapstructure:"profiles"`        // default anthropic, openai, gemini
 	DefaultProfile string         `mapstructure:"default_profile"` // default: the first profile
 	Queues         []string       `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
 	LogFormat      string         `mapstructure:"log_format"`      // "json" (default) or "text"
@@ -116,7 +116,7 @@ AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, f
 	f.String("token", "", "bearer token clients must send (default $AGENTFLEET_TOKEN)")
 	f.Bool("no-auth", false, "serve the API without a token (trusted networks only)")
 	cli.CommonFlags(f)
-	f.StringSlice("profiles", nil, "profiles tasks may use (default openai,anthropic,gemini)")
+	f.StringSlice("profiles", nil, "profiles tasks may use (default anthropic,openai,gemini)")
 	f.String("default-profile", "", "profile of a task that names none (default: the first profile)")
 	f.StringSlice("queues", nil, "queues whose lag /v1/stats and /metrics report (default: default)")
 	cli.BindFlags(v, f)

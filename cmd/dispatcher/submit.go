@@ -48,6 +48,9 @@ func newSubmitCmd() *cobra.Command {
 		Long: `Submit one task from PROMPT and flags, or a backlog: a JSONL file (--file, "-" for stdin)
 with one task spec per line (see docs/api.md; blank lines and lines starting with # are skipped).
 
+One task: submit prints its id, then follows its events as tail does until it ends (--no-wait
+or --json: print and return at once). Exit status 1 when it failed or was cancelled.
+
 The whole backlog is checked first: a malformed or invalid line is reported with its line
 number and nothing is submitted, unless --skip-invalid (then the bad lines are reported and
 skipped). Tasks go in batches of --batch, each labelled backlog=<id>; submit then shows
@@ -125,6 +128,27 @@ func submitOne(c *cobra.Command, f *submitFlags) error {
 		note = " (existing: the idempotency key was used before)"
 	}
 	fmt.Fprintf(c.OutOrStdout(), "%s%s\n", res.Task.ID, note)
+	if f.noWait {
+		return nil
+	}
+	return followTask(c, cl, res.Task.ID)
+}
+
+// followTask prints the task's events until it ends; a task that did not
+// succeed makes the exit status 1.
+func followTask(c *cobra.Command, cl *client.Client, id uuid.UUID) error {
+	s, err := cl.Events(c.Context(), id, client.StreamOptions{})
+	if err != nil {
+		return apiFail(err)
+	}
+	defer s.Close()
+	end, err := tail(c, s, false)
+	if err != nil {
+		return err
+	}
+	if end != nil && end.State != store.TaskSucceeded {
+		return &exitError{code: 1}
+	}
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/queue"
 )
@@ -40,7 +41,8 @@ event id N; --from new skips the history. The command ends when the task has fin
 				return apiFail(err)
 			}
 			defer s.Close()
-			return tail(c, s, asJSON)
+			_, err = tail(c, s, asJSON)
+			return err
 		},
 	}
 	cf.register(cmd)
@@ -52,16 +54,18 @@ event id N; --from new skips the history. The command ends when the task has fin
 	return cmd
 }
 
-func tail(c *cobra.Command, s *client.EventStream, asJSON bool) error {
+// tail prints the stream's events until the task's end, which it returns
+// (nil when the stream ended without one: --follow, or the context ended).
+func tail(c *cobra.Command, s *client.EventStream, asJSON bool) (*api.StreamEnd, error) {
 	out := c.OutOrStdout()
 	p := &eventPrinter{w: out}
 	for {
 		ev, err := s.Next()
 		switch {
 		case errors.Is(err, io.EOF) || c.Context().Err() != nil:
-			return nil
+			return nil, nil
 		case err != nil:
-			return failf("event stream: %v", err)
+			return nil, failf("event stream: %v", err)
 		case ev.End != nil:
 			p.endLine()
 			fmt.Fprintf(out, "task %s %s", ev.End.TaskID, ev.End.State)
@@ -69,7 +73,7 @@ func tail(c *cobra.Command, s *client.EventStream, asJSON bool) error {
 				fmt.Fprintf(out, ": %s", ev.End.Error)
 			}
 			fmt.Fprintln(out)
-			return nil
+			return ev.End, nil
 		case asJSON:
 			b, _ := json.Marshal(struct {
 				ID uint64 `json:"id"`

@@ -101,7 +101,7 @@ back to the queue, and the command exits 0.`,
   worker run --config worker.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := cli.Load[runConfig](v, cfgFile)
+			cfg, err := loadRunConfig(v, cfgFile, os.Getenv)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -118,6 +118,19 @@ back to the queue, and the command exits 0.`,
 	fl.String("listen", "", "address of /healthz, /readyz, /metrics, or off (listen, default :9090)")
 	cli.BindFlags(v, fl)
 	return cmd
+}
+
+// loadRunConfig reads the configuration (file, AGENTFLEET_* variables,
+// flags), then fills the providers the configuration leaves unset from the
+// model variables dev mode reads too (worker.ApplyProviderEnv:
+// AGENTFLEET_LLM_BASE_URL, AGENTFLEET_MODEL, AGENTFLEET_LLM_API_KEY).
+func loadRunConfig(v *viper.Viper, file string, getenv func(string) string) (runConfig, error) {
+	cfg, err := cli.Load[runConfig](v, file)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Providers, err = worker.ApplyProviderEnv(cfg.Providers, getenv)
+	return cfg, err
 }
 
 // runWorker wires the worker and runs it until ctx ends.

@@ -113,3 +113,39 @@ func TestRunConfigErrorsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// `worker run` takes the model server and model from the same variables
+// as dev mode, where its configuration leaves them unset; a configured
+// provider wins.
+func TestRunConfigProvidersFromModelEnv(t *testing.T) {
+	env := map[string]string{"AGENTFLEET_LLM_BASE_URL": "http://localhost:11434/v1", "AGENTFLEET_MODEL": "qwen2.5-coder:7b",
+		"AGENTFLEET_LLM_API_KEY": "local-key", "ANTHROPIC_API_KEY": "sk-ant", "AGENTFLEET_DATABASE_URL": "w.db"}
+	t.Setenv("AGENTFLEET_DATABASE_URL", "w.db")
+	cfg, err := loadRunConfig(viper.New(), "", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	openai, anthropic := cfg.Providers["openai"], cfg.Providers["anthropic"]
+	if openai.BaseURL != env["AGENTFLEET_LLM_BASE_URL"] || openai.Provider != "chatcompat" || openai.APIKey != "local-key" ||
+		openai.DefaultModel != "qwen2.5-coder:7b" || anthropic.DefaultModel != "qwen2.5-coder:7b" {
+		t.Fatalf("providers from the environment: %+v", cfg.Providers)
+	}
+
+	file := filepath.Join(t.TempDir(), "w.yaml")
+	if err := os.WriteFile(file, []byte("providers: {openai: {base_url: http://configured/v1, default_model: m1}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = loadRunConfig(viper.New(), file, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Providers["openai"]; p.BaseURL != "http://configured/v1" || p.DefaultModel != "m1" {
+		t.Fatalf("the environment overrode a configured provider: %+v", p)
+	}
+
+	delete(env, "AGENTFLEET_MODEL")
+	if _, err := loadRunConfig(viper.New(), "", func(k string) string { return env[k] }); err == nil ||
+		!strings.Contains(err.Error(), "AGENTFLEET_MODEL") {
+		t.Fatalf("a base URL without a model: %v, want an error naming AGENTFLEET_MODEL", err)
+	}
+}

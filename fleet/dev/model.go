@@ -23,11 +23,12 @@ type devModel struct {
 	close     func()
 }
 
-// fleet.Environment variables dev mode reads to choose a model.
+// The environment variables dev mode reads to choose a model (the same as
+// `worker run`'s, see worker.ApplyProviderEnv).
 const (
-	EnvLLMBaseURL = "AGENTFLEET_LLM_BASE_URL" // an OpenAI-compatible server (Ollama, vLLM...)
-	EnvLLMAPIKey  = "AGENTFLEET_LLM_API_KEY"  // its key, if it wants one
-	EnvModel      = "AGENTFLEET_MODEL"        // the model to ask for
+	EnvLLMBaseURL = worker.EnvLLMBaseURL
+	EnvLLMAPIKey  = worker.EnvLLMAPIKey
+	EnvModel      = worker.EnvModel
 )
 
 // providerKeys lists, in order of preference, the profiles dev mode serves
@@ -42,14 +43,12 @@ var providerKeys = []struct{ profile, provider string }{
 func chooseDevModel(getenv func(string) string, forceSim bool, plan SimPlan) (devModel, error) {
 	if !forceSim {
 		if base := getenv(EnvLLMBaseURL); base != "" {
-			model := getenv(EnvModel)
-			if model == "" {
-				return devModel{}, fmt.Errorf("%s is set (%s) but %s is not: name the model the server serves, e.g. %s=qwen2.5-coder:7b",
-					EnvLLMBaseURL, base, EnvModel, EnvModel)
+			providers, err := worker.ApplyProviderEnv(nil, getenv)
+			if err != nil {
+				return devModel{}, err
 			}
-			return devModel{profiles: []string{"openai"}, close: func() {},
-				providers: map[string]worker.ProviderConfig{"openai": {Provider: provider.ChatCompat, BaseURL: base, APIKey: getenv(EnvLLMAPIKey), DefaultModel: model}},
-				describe:  fmt.Sprintf("real model %s from the OpenAI-compatible server at %s (profile openai)", model, base)}, nil
+			return devModel{profiles: []string{"openai"}, close: func() {}, providers: providers,
+				describe: fmt.Sprintf("real model %s from the OpenAI-compatible server at %s (profile openai)", getenv(EnvModel), base)}, nil
 		}
 		m := devModel{providers: map[string]worker.ProviderConfig{}, close: func() {}}
 		for _, pk := range providerKeys {
@@ -71,17 +70,7 @@ func chooseDevModel(getenv func(string) string, forceSim bool, plan SimPlan) (de
 	return startSimModel(plan)
 }
 
-func hasKey(getenv func(string) string, name string) bool {
-	switch name {
-	case provider.Anthropic:
-		return getenv("ANTHROPIC_API_KEY") != ""
-	case provider.OpenAI:
-		return getenv("OPENAI_API_KEY") != ""
-	case provider.Gemini:
-		return getenv("GEMINI_API_KEY") != "" || getenv("GOOGLE_API_KEY") != ""
-	}
-	return false
-}
+func hasKey(getenv func(string) string, name string) bool { return provider.HasKey(name, getenv) }
 
 // startSimModel serves the simulated model on a loopback port.
 func startSimModel(plan SimPlan) (devModel, error) {

@@ -32,6 +32,9 @@ func PrintTable(out io.Writer, cfg Config, results []Result) {
 			fmt.Fprintf(out, "; failures by reason %v", r.FailureReasons)
 		}
 		fmt.Fprintln(out)
+		for _, finding := range r.Findings {
+			fmt.Fprintf(out, "    %s\n", finding)
+		}
 	}
 }
 

@@ -34,6 +34,10 @@ type Result struct {
 	// Stall is the longest time after the fault without a task ending;
 	// Drain is the fault to the last task's end.
 	Stall, Drain time.Duration
+
+	// Findings name the first tasks whose turns were wrong, with their
+	// turn kinds in seq order, for the log.
+	Findings []string
 }
 
 // Lost reports work lost: a task that did not succeed or never ended, a
@@ -204,35 +208,59 @@ func recovery(tasks []taskRow, faultStart time.Time, r *Result) {
 }
 
 // checkTurns compares each task's stored turns with its script: one
-// assistant turn per step, one tool-results turn per step with calls, and
-// every session's seqs gapless from 1.
+// assistant turn per step, every tool call answered exactly once (a round
+// cut by a park or a crash may be answered over two turns, but no call
+// twice), and every session's seqs gapless from 1.
 func checkTurns(ctx context.Context, f *fleetProcs, tasks []taskRow, r *Result) error {
 	for _, t := range tasks {
-		var assistant, results, gaps int
-		err := f.db.QueryRow(ctx, `SELECT
-				count(*) FILTER (WHERE tu.kind = 'assistant'),
-				count(*) FILTER (WHERE tu.kind = 'tool_results'),
-				(SELECT count(*) FROM (SELECT session_id FROM turns WHERE session_id IN
-					(SELECT id FROM sessions WHERE task_id = $1) GROUP BY session_id HAVING max(seq) <> count(*)) g)
-			FROM sessions s JOIN turns tu ON tu.session_id = s.id WHERE s.task_id = $1`, t.id).Scan(&assistant, &results, &gaps)
-		if err != nil {
-			return fmt.Errorf("chaos: read the turns of %s: %w", t.id, err)
-		}
-		steps := scripted.Steps(t.prompt)
-		wantAssistant, wantResults := len(steps), 0
-		for _, s := range steps {
-			if len(s.Calls) > 0 {
-				wantResults++
-			}
-		}
 		if t.state != "succeeded" {
 			continue // counted as not succeeded; its turns end early by design
 		}
-		r.MissingTurns += max(0, wantAssistant-assistant) + max(0, wantResults-results)
-		r.DuplicateTurns += max(0, assistant-wantAssistant) + max(0, results-wantResults)
+		var assistant, unanswered, doubled, gaps int
+		err := f.db.QueryRow(ctx, turnCheckSQL, t.id).Scan(&assistant, &unanswered, &doubled, &gaps)
+		if err != nil {
+			return fmt.Errorf("chaos: read the turns of %s: %w", t.id, err)
+		}
+		want := len(scripted.Steps(t.prompt))
+		r.MissingTurns += max(0, want-assistant) + unanswered
+		r.DuplicateTurns += max(0, assistant-want) + doubled
 		r.TurnSeqGaps += gaps
+		if (assistant != want || unanswered+doubled+gaps > 0) && len(r.Findings) < 5 {
+			r.Findings = append(r.Findings, describeTurns(ctx, f, t.id))
+		}
 	}
 	return nil
+}
+
+// turnCheckSQL counts, for the task $1: its assistant turns; the tool
+// calls with no result; the results beyond one per call; and the sessions
+// whose seqs have a gap.
+const turnCheckSQL = `
+WITH t AS (
+	SELECT tu.session_id, tu.seq, tu.kind, tu.payload::jsonb AS p
+	FROM sessions s JOIN turns tu ON tu.session_id = s.id WHERE s.task_id = $1
+), calls AS (
+	SELECT c->>'id' AS id FROM t, jsonb_array_elements(coalesce(t.p->'tool_calls', '[]')) c
+	WHERE t.kind = 'assistant'
+), answers AS (
+	SELECT a->>'tool_call_id' AS id, count(*) AS n FROM t, jsonb_array_elements(coalesce(t.p->'results', '[]')) a
+	WHERE t.kind = 'tool_results' GROUP BY 1
+)
+SELECT
+	(SELECT count(*) FROM t WHERE kind = 'assistant'),
+	(SELECT count(*) FROM calls WHERE id NOT IN (SELECT id FROM answers)),
+	(SELECT coalesce(sum(n - 1), 0)::int FROM answers),
+	(SELECT count(*) FROM (SELECT session_id FROM t GROUP BY session_id HAVING max(seq) <> count(*)) g)`
+
+// describeTurns lists a task's turns as "seq:kind" in order, per session.
+func describeTurns(ctx context.Context, f *fleetProcs, id uuid.UUID) string {
+	var kinds string
+	err := f.db.QueryRow(ctx, `SELECT string_agg(tu.session_id::text || '/' || tu.seq || ':' || tu.kind, ' ' ORDER BY s.created_at, tu.seq)
+		FROM sessions s JOIN turns tu ON tu.session_id = s.id WHERE s.task_id = $1`, id).Scan(&kinds)
+	if err != nil {
+		kinds = err.Error()
+	}
+	return fmt.Sprintf("task %s: %s", id, kinds)
 }
 
 // stats are the model server's request counters.

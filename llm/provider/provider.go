@@ -76,6 +76,17 @@ var keyEnv = map[string][]string{
 	Gemini:    {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 }
 
+// HasKey reports whether getenv finds a key for the provider in one of
+// the variables it is read from (ANTHROPIC_API_KEY, ...).
+func HasKey(name string, getenv func(string) string) bool {
+	for _, v := range keyEnv[name] {
+		if getenv(v) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Detect returns the provider cfg selects: Provider when set; else the
 // provider owning BaseURL's host, any other host meaning chatcompat; else the
 // model name's family (claude: anthropic; gemini: gemini; gpt-, o1, o3, o4,
