@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentfleet/agentfleet/internal/tiedproc"
 )
 
 // proc is one child process of the run (a NATS node, the model, the
@@ -24,7 +25,7 @@ type proc struct {
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd exits
+	done <-chan struct{} // closed when cmd exits
 }
 
 // start runs the command; it fails if the process is already running.
@@ -41,22 +42,9 @@ func (p *proc) start() error {
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	started, done := make(chan error, 1), make(chan struct{})
-	// The parent-death signal fires when the forking thread exits: fork
-	// from a locked thread that lives as long as the child.
-	go func() {
-		runtime.LockOSThread()
-		defer logFile.Close()
-		defer close(done)
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-	}()
-	if err := <-started; err != nil {
+	done, err := tiedproc.Start(cmd, syscall.SIGKILL, logFile)
+	if err != nil {
+		logFile.Close()
 		return fmt.Errorf("chaos: start %s: %w", p.name, err)
 	}
 	p.cmd, p.done = cmd, done

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentfleet/agentfleet/internal/tiedproc"
 )
 
 // ErrNoBinaries means initdb and postgres were found neither on PATH nor
@@ -38,7 +39,7 @@ type Cluster struct {
 
 	mu   sync.Mutex
 	proc *exec.Cmd
-	done chan struct{} // closed when proc exits
+	done <-chan struct{} // closed when proc exits
 }
 
 // StartCluster runs initdb and starts the server.
@@ -107,22 +108,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 		"-k", c.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=300", "-c", "shared_buffers=64MB")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
-	started, done := make(chan error, 1), make(chan struct{})
-	// The parent-death signal fires when the thread that forked exits, so
-	// fork from a locked thread that lives as long as the server.
-	go func() {
-		runtime.LockOSThread()
-		defer logFile.Close()
-		defer close(done)
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-	}()
-	if err := <-started; err != nil {
+	done, err := tiedproc.Start(cmd, syscall.SIGQUIT, logFile)
+	if err != nil {
+		logFile.Close()
 		return fmt.Errorf("pgcluster: start postgres: %w", err)
 	}
 	c.proc, c.done = cmd, done
