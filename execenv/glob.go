@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentfleet/agentfleet/execenv/internal/pathmatch"
 )
 
 // DefaultGlobLimit is GlobRequest.Limit when zero.
@@ -37,14 +39,14 @@ func planGlob(req GlobRequest, base string) (globPlan, error) {
 		return p, fmt.Errorf("execenv: glob pattern is empty; give one such as \"**/*.go\"")
 	}
 	if path.IsAbs(pat) {
-		rel, ok := relUnder(base, path.Clean(pat))
+		rel, ok := pathmatch.RelUnder(base, path.Clean(pat))
 		if !ok {
 			return p, fmt.Errorf("execenv: glob pattern %q is absolute but not under the search directory %q; make it relative", pat, base)
 		}
 		pat = rel
 	}
 	pat = strings.TrimPrefix(pat, "./")
-	re, err := compileGlob(pat)
+	re, err := pathmatch.CompileGlob(pat)
 	if err != nil {
 		return p, fmt.Errorf("execenv: glob pattern %q is invalid: %v", req.Pattern, err)
 	}
@@ -52,7 +54,7 @@ func planGlob(req GlobRequest, base string) (globPlan, error) {
 	segs := strings.Split(pat, "/")
 	var lit []string
 	for _, s := range segs[:len(segs)-1] {
-		if s == "" || s == "." || s == ".." || hasGlobMeta(s) {
+		if s == "" || s == "." || s == ".." || pathmatch.HasGlobMeta(s) {
 			break
 		}
 		lit = append(lit, s)
@@ -83,7 +85,7 @@ func globTree(ctx context.Context, fsys walkFS, base string, p globPlan) (GlobRe
 	var mu sync.Mutex // guards hits: walk calls visit concurrently
 	w := &walker{fsys: fsys, root: start}
 	err := w.walk(ctx, func(abs string, d fs.DirEntry) error {
-		rel, ok := relUnder(base, abs)
+		rel, ok := pathmatch.RelUnder(base, abs)
 		if !ok || !p.re.MatchString(rel) {
 			return nil
 		}

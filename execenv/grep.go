@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/agentfleet/agentfleet/execenv/internal/pathmatch"
 )
 
 // DefaultGrepMaxResults is GrepRequest.MaxResults when zero.
@@ -65,7 +67,7 @@ func planGrep(req GrepRequest) (grepPlan, error) {
 		// latter fails has no matching line.
 		p.pre, _ = regexp.Compile("(?m)" + expr)
 	}
-	if _, err := newOverrideSet("/", req.Glob); err != nil {
+	if _, err := pathmatch.NewOverrideSet("/", req.Glob); err != nil {
 		return p, fmt.Errorf("execenv: grep glob %q is invalid: %v", req.Glob, err)
 	}
 	return p, nil
@@ -137,7 +139,7 @@ func cleanLine(b []byte) string {
 // grepTree is the pure-Go search of a directory: the walker feeds files to
 // GOMAXPROCS searchers.
 func grepTree(ctx context.Context, fsys walkFS, root string, p grepPlan, c *grepCollector) error {
-	ov, err := newOverrideSet(root, p.glob, "!.git")
+	ov, err := pathmatch.NewOverrideSet(root, p.glob, "!.git")
 	if err != nil {
 		return err
 	}
@@ -149,7 +151,7 @@ func grepTree(ctx context.Context, fsys walkFS, root string, p grepPlan, c *grep
 		go func() {
 			defer wg.Done()
 			for abs := range files {
-				rel, _ := relUnder(root, abs)
+				rel, _ := pathmatch.RelUnder(root, abs)
 				_ = grepFile(fsys, abs, rel, p, c)
 			}
 		}()

@@ -6,6 +6,8 @@ import (
 	"path"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/agentfleet/agentfleet/execenv/internal/pathmatch"
 )
 
 // walker visits the files of a tree the way ripgrep does with our flags:
@@ -14,8 +16,8 @@ import (
 // non-regular files skipped, and (for grep) --glob overrides applied.
 type walker struct {
 	fsys      walkFS
-	root      string       // absolute directory where the walk starts
-	overrides *overrideSet // nil: none
+	root      string                 // absolute directory where the walk starts
+	overrides *pathmatch.OverrideSet // nil: none
 }
 
 // visitFunc receives each regular file: its absolute path and its entry.
@@ -37,7 +39,7 @@ func (w *walker) walk(ctx context.Context, visit visitFunc) error {
 }
 
 // ancestorIgnores loads the .gitignore files of the root's parents, outermost first.
-func (w *walker) ancestorIgnores() ignoreStack {
+func (w *walker) ancestorIgnores() pathmatch.IgnoreStack {
 	var dirs []string
 	for dir := path.Dir(w.root); ; dir = path.Dir(dir) {
 		dirs = append(dirs, dir)
@@ -45,25 +47,25 @@ func (w *walker) ancestorIgnores() ignoreStack {
 			break
 		}
 	}
-	var stack ignoreStack
+	var stack pathmatch.IgnoreStack
 	for i := len(dirs) - 1; i >= 0; i-- {
-		stack = stack.push(w.loadIgnore(dirs[i]))
+		stack = stack.Push(w.loadIgnore(dirs[i]))
 	}
 	return stack
 }
 
 // loadIgnore parses dir/.gitignore, or returns nil.
-func (w *walker) loadIgnore(dir string) *ignoreFile {
-	data, err := readAllLimited(w.fsys, w.fsys.join(dir, ".gitignore"), maxIgnoreFileSize)
+func (w *walker) loadIgnore(dir string) *pathmatch.IgnoreFile {
+	data, err := readAllLimited(w.fsys, w.fsys.join(dir, ".gitignore"), pathmatch.MaxIgnoreFileSize)
 	if err != nil {
 		return nil
 	}
-	return parseIgnoreFile(dir, data)
+	return pathmatch.ParseIgnoreFile(dir, data)
 }
 
 // walkDir visits one directory. Subdirectories go to new goroutines of g
 // while it has room, and are walked inline otherwise.
-func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, stack ignoreStack, visit visitFunc) error {
+func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, stack pathmatch.IgnoreStack, visit visitFunc) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -73,7 +75,7 @@ func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, sta
 	}
 	for _, e := range entries {
 		if e.Name() == ".gitignore" && e.Type().IsRegular() {
-			stack = stack.push(w.loadIgnore(dir))
+			stack = stack.Push(w.loadIgnore(dir))
 			break
 		}
 	}
@@ -98,7 +100,7 @@ func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, sta
 }
 
 // keep applies type, .git, override and .gitignore rules to one entry.
-func (w *walker) keep(abs string, e fs.DirEntry, stack ignoreStack) bool {
+func (w *walker) keep(abs string, e fs.DirEntry, stack pathmatch.IgnoreStack) bool {
 	if e.Name() == ".git" {
 		return false
 	}
@@ -107,9 +109,9 @@ func (w *walker) keep(abs string, e fs.DirEntry, stack ignoreStack) bool {
 		return false
 	}
 	if w.overrides != nil {
-		if decided, ign := w.overrides.decide(abs, isDir); decided {
+		if decided, ign := w.overrides.Decide(abs, isDir); decided {
 			return !ign
 		}
 	}
-	return !stack.ignored(abs, isDir)
+	return !stack.Ignored(abs, isDir)
 }

@@ -1,4 +1,4 @@
-package execenv
+package pathmatch
 
 import (
 	"bufio"
@@ -16,21 +16,21 @@ type ignoreRule struct {
 	anchored bool // contains '/': matched against the path relative to the file's directory
 }
 
-// ignoreFile is one parsed .gitignore and the directory it applies to.
-type ignoreFile struct {
+// IgnoreFile is one parsed .gitignore and the directory it applies to.
+type IgnoreFile struct {
 	base  string // absolute directory
 	rules []ignoreRule
 }
 
-// maxIgnoreFileSize bounds how much of a .gitignore is read.
-const maxIgnoreFileSize = 1 << 20
+// MaxIgnoreFileSize bounds how much of a .gitignore is read.
+const MaxIgnoreFileSize = 1 << 20
 
-// parseIgnoreFile parses gitignore syntax. Lines that do not compile are
+// ParseIgnoreFile parses gitignore syntax. Lines that do not compile are
 // skipped, as git does.
-func parseIgnoreFile(base string, data []byte) *ignoreFile {
-	f := &ignoreFile{base: base}
+func ParseIgnoreFile(base string, data []byte) *IgnoreFile {
+	f := &IgnoreFile{base: base}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), maxIgnoreFileSize)
+	sc.Buffer(make([]byte, 0, 4096), MaxIgnoreFileSize)
 	for sc.Scan() {
 		if r, ok := parseIgnoreLine(sc.Text()); ok {
 			f.rules = append(f.rules, r)
@@ -61,7 +61,7 @@ func parseIgnoreLine(line string) (ignoreRule, bool) {
 	}
 	r.anchored = strings.Contains(line, "/")
 	line = strings.TrimPrefix(line, "/")
-	re, err := compileGlob(line)
+	re, err := CompileGlob(line)
 	if err != nil {
 		return ignoreRule{}, false
 	}
@@ -79,8 +79,8 @@ func trimUnescapedTrailingSpaces(s string) string {
 
 // match reports whether a rule of f decides about abs (the last matching rule
 // wins) and whether that decision is "ignored".
-func (f *ignoreFile) match(abs string, isDir bool) (decided, ignored bool) {
-	rel, ok := relUnder(f.base, abs)
+func (f *IgnoreFile) Match(abs string, isDir bool) (decided, ignored bool) {
+	rel, ok := RelUnder(f.base, abs)
 	if !ok {
 		return false, false
 	}
@@ -101,8 +101,8 @@ func (f *ignoreFile) match(abs string, isDir bool) (decided, ignored bool) {
 	return false, false
 }
 
-// relUnder returns abs relative to base when abs is below base.
-func relUnder(base, abs string) (string, bool) {
+// RelUnder returns abs relative to base when abs is below base.
+func RelUnder(base, abs string) (string, bool) {
 	if base == "/" {
 		return strings.TrimPrefix(abs, "/"), abs != "/"
 	}
@@ -112,44 +112,44 @@ func relUnder(base, abs string) (string, bool) {
 	return abs[len(base)+1:], true
 }
 
-// ignoreStack is the .gitignore files in force for a directory, outermost
+// IgnoreStack is the .gitignore files in force for a directory, outermost
 // first. It is shared read-only by the walk; push returns a new stack.
-type ignoreStack []*ignoreFile
+type IgnoreStack []*IgnoreFile
 
 // push adds a deeper file.
-func (s ignoreStack) push(f *ignoreFile) ignoreStack {
+func (s IgnoreStack) Push(f *IgnoreFile) IgnoreStack {
 	if f == nil || len(f.rules) == 0 {
 		return s
 	}
-	out := make(ignoreStack, len(s), len(s)+1)
+	out := make(IgnoreStack, len(s), len(s)+1)
 	copy(out, s)
 	return append(out, f)
 }
 
 // ignored reports whether abs is ignored: the deepest file with a matching
 // rule decides.
-func (s ignoreStack) ignored(abs string, isDir bool) bool {
+func (s IgnoreStack) Ignored(abs string, isDir bool) bool {
 	for i := len(s) - 1; i >= 0; i-- {
-		if decided, ign := s[i].match(abs, isDir); decided {
+		if decided, ign := s[i].Match(abs, isDir); decided {
 			return ign
 		}
 	}
 	return false
 }
 
-// overrideSet is ripgrep's --glob semantics for the grep filter: globs in
+// OverrideSet is ripgrep's --glob semantics for the grep filter: globs in
 // gitignore syntax relative to the search root; a plain glob whitelists
 // (files matching no whitelist glob are skipped, directories are not), a
 // "!glob" excludes; the last matching glob wins and beats .gitignore.
-type overrideSet struct {
+type OverrideSet struct {
 	root      string
 	rules     []ignoreRule // negate=true means whitelist here
 	whitelist bool         // at least one whitelist glob
 }
 
-// newOverrideSet builds the filter for globs (in order).
-func newOverrideSet(root string, globs ...string) (*overrideSet, error) {
-	o := &overrideSet{root: root}
+// NewOverrideSet builds the filter for globs (in order).
+func NewOverrideSet(root string, globs ...string) (*OverrideSet, error) {
+	o := &OverrideSet{root: root}
 	for _, g := range globs {
 		if g == "" {
 			continue
@@ -158,7 +158,7 @@ func newOverrideSet(root string, globs ...string) (*overrideSet, error) {
 		body := strings.TrimPrefix(g, "!")
 		r, ok := parseIgnoreLine(body)
 		if !ok {
-			if _, err := compileGlob(strings.TrimPrefix(strings.TrimRight(body, "/"), "/")); err != nil {
+			if _, err := CompileGlob(strings.TrimPrefix(strings.TrimRight(body, "/"), "/")); err != nil {
 				return nil, err
 			}
 			continue
@@ -173,9 +173,9 @@ func newOverrideSet(root string, globs ...string) (*overrideSet, error) {
 }
 
 // decide returns (decided, ignored) for abs.
-func (o *overrideSet) decide(abs string, isDir bool) (bool, bool) {
-	f := ignoreFile{base: o.root, rules: o.rules}
-	if decided, ign := f.match(abs, isDir); decided {
+func (o *OverrideSet) Decide(abs string, isDir bool) (bool, bool) {
+	f := IgnoreFile{base: o.root, rules: o.rules}
+	if decided, ign := f.Match(abs, isDir); decided {
 		return true, ign
 	}
 	if o.whitelist && !isDir {

@@ -1,4 +1,4 @@
-package execenv
+package pathmatch
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"unicode/utf8"
 )
 
-// compileGlob turns a slash-separated glob into an anchored regular
+// CompileGlob turns a slash-separated glob into an anchored regular
 // expression: '*' and '?' stay within one path segment, "[...]" is a
 // character class ("[!...]" negated), '\' escapes, and a whole segment "**"
 // matches any number of segments (zero or more when followed by '/').
-func compileGlob(pattern string) (*regexp.Regexp, error) {
+func CompileGlob(pattern string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString("^")
 	segs := strings.Split(pattern, "/")
@@ -102,5 +102,5 @@ func charClass(seg string, start int) (int, string, error) {
 	return 0, "", fmt.Errorf("unterminated character class at offset %d", start)
 }
 
-// hasGlobMeta reports whether a segment needs matching rather than a literal compare.
-func hasGlobMeta(seg string) bool { return strings.ContainsAny(seg, `*?[\`) }
+// HasGlobMeta reports whether a segment needs matching rather than a literal compare.
+func HasGlobMeta(seg string) bool { return strings.ContainsAny(seg, `*?[\`) }
