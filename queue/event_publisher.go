@@ -42,6 +42,8 @@ type EventPublisher struct {
 	acks    chan pendingAck // written by the send goroutine, read by the ack goroutine
 	done    chan struct{}   // closed when both goroutines have ended
 	abandon chan struct{}   // closed when Close's ctx ends: stop republishing
+	stopCtx context.Context // cancelled with abandon: ends a republish in flight
+	stop    context.CancelFunc
 	once    sync.Once
 }
 
@@ -74,6 +76,7 @@ func (c *Client) NewEventPublisher() (*EventPublisher, error) {
 		done:     make(chan struct{}),
 		abandon:  make(chan struct{}),
 	}
+	p.stopCtx, p.stop = context.WithCancel(context.Background())
 	for _, k := range c.cfg.TerminalKinds {
 		p.terminal[k] = true
 	}
@@ -168,6 +171,10 @@ func (p *EventPublisher) put(ctx context.Context, it *pubItem) error {
 func (p *EventPublisher) send() {
 	defer close(p.acks)
 	for it := range p.queue {
+		if p.abandoned() {
+			p.finish(it, fmt.Errorf("queue: event %s not stored, publisher closed", it.id))
+			continue
+		}
 		// Blocking here while too many acknowledgements are outstanding is the
 		// back-pressure: the queue fills and Publish waits.
 		fut, err := p.js.PublishMsgAsync(it.msg, jetstream.WithStallWait(eventAckTimeout))
@@ -189,6 +196,8 @@ func (p *EventPublisher) confirm(done chan<- struct{}) {
 			p.finish(pa.it, nil)
 		case <-pa.fut.Err():
 			p.finish(pa.it, p.republish(pa.it))
+		case <-p.abandon:
+			p.finish(pa.it, fmt.Errorf("queue: event %s not confirmed, publisher closed", pa.it.id))
 		}
 	}
 }
@@ -200,7 +209,7 @@ func (p *EventPublisher) republish(it *pubItem) error {
 	var err error
 	for delay := firstRepublishDelay; ; delay = min(2*delay, maxRepublishDelay) {
 		p.c.metrics.EventsFailed.Add(1)
-		ctx, cancel := context.WithTimeout(context.Background(), eventAckTimeout)
+		ctx, cancel := context.WithTimeout(p.stopCtx, eventAckTimeout)
 		_, err = p.js.PublishMsg(ctx, it.msg)
 		cancel()
 		if err == nil {
@@ -216,6 +225,16 @@ func (p *EventPublisher) republish(it *pubItem) error {
 	}
 }
 
+// abandoned reports whether Close gave up on the events in flight.
+func (p *EventPublisher) abandoned() bool {
+	select {
+	case <-p.abandon:
+		return true
+	default:
+		return false
+	}
+}
+
 func (p *EventPublisher) finish(it *pubItem, err error) {
 	if err == nil {
 		p.c.metrics.EventsPublished.Add(1)
@@ -226,8 +245,9 @@ func (p *EventPublisher) finish(it *pubItem, err error) {
 }
 
 // Close stops accepting events and waits until the stream has stored every queued event, or
-// ctx ends: then it stops republishing and returns an error (the events not yet stored are
-// lost). Safe to call twice.
+// ctx ends: then it stops republishing and waiting for acknowledgements, returns once its
+// goroutines have ended (at most the 10 s a stalled publish may wait), with an error: the
+// events not yet stored are lost. Safe to call twice.
 func (p *EventPublisher) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closed {
@@ -237,9 +257,11 @@ func (p *EventPublisher) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	select {
 	case <-p.done:
+		p.stop()
 		return nil
 	case <-ctx.Done():
-		p.once.Do(func() { close(p.abandon) })
+		p.once.Do(func() { close(p.abandon); p.stop() })
+		<-p.done
 		return fmt.Errorf("queue: closing the event publisher with events in flight: %w", ctx.Err())
 	}
 }

@@ -8,10 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 func newPublisher(t *testing.T, c *queue.Client) *queue.EventPublisher {
@@ -320,5 +323,49 @@ func TestLastSeqSeesPastARepublishedEvent(t *testing.T) {
 	}
 	if seq, err := b.client.LastSeq(b.ctx, "root", "task-s1"); seq != 4 || err != nil {
 		t.Fatalf("LastSeq = %d, %v; want 4", seq, err)
+	}
+}
+
+// Close that gives up (its ctx ended) on events the stream never
+// acknowledges returns an error and leaves no goroutine behind: here a
+// plain subscriber takes the events' subject in place of the deleted
+// stream, so a publish is received but never acknowledged.
+func TestClosedPublisherLeavesNoGoroutine(t *testing.T) {
+	b := setup(t, queue.Config{})
+	js, err := jetstream.New(b.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(b.ctx, "EVENTS"); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := b.nc.SubscribeSync("agentfleet.events.>") // answers nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	before := goleak.IgnoreCurrent()
+	p, err := b.client.NewEventPublisher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := p.Publish(b.ctx, event("s1", seq, "TOOL_CALL_END", `{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sub.NextMsg(waitTimeout); err != nil {
+		t.Fatalf("no publish reached the subject: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := p.Close(ctx); err == nil {
+		t.Fatal("Close reported every event stored, though none was acknowledged")
+	}
+	// The connection's own goroutines (the JetStream context's reply
+	// subscription) live until the connection closes; only ours must end.
+	if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/nats-io/nats%2ego.(*Conn).waitForMsgs"),
+		goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect")); err != nil {
+		t.Fatalf("the closed publisher left goroutines: %v", err)
 	}
 }
