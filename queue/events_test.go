@@ -264,13 +264,7 @@ func TestEventValidation(t *testing.T) {
 // stores it; nothing is dropped and nothing is stored twice.
 func TestUnacknowledgedEventsArePublishedAgainUntilStored(t *testing.T) {
 	b := setup(t, queue.Config{})
-	js, err := jetstream.New(b.nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := js.DeleteStream(b.ctx, "EVENTS"); err != nil {
-		t.Fatal(err)
-	}
+	js := deleteEventsStream(t, b)
 	p, err := b.client.NewEventPublisher()
 	if err != nil {
 		t.Fatal(err)
@@ -332,13 +326,7 @@ func TestLastSeqSeesPastARepublishedEvent(t *testing.T) {
 // stream, so a publish is received but never acknowledged.
 func TestClosedPublisherLeavesNoGoroutine(t *testing.T) {
 	b := setup(t, queue.Config{})
-	js, err := jetstream.New(b.nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := js.DeleteStream(b.ctx, "EVENTS"); err != nil {
-		t.Fatal(err)
-	}
+	deleteEventsStream(t, b)
 	sub, err := b.nc.SubscribeSync("agentfleet.events.>") // answers nothing
 	if err != nil {
 		t.Fatal(err)
@@ -368,4 +356,18 @@ func TestClosedPublisherLeavesNoGoroutine(t *testing.T) {
 		goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect")); err != nil {
 		t.Fatalf("the closed publisher left goroutines: %v", err)
 	}
+}
+
+// deleteEventsStream deletes the EVENTS stream under b's client, as when a
+// replicated stream has no leader, and returns a JetStream context.
+func deleteEventsStream(t *testing.T, b *bundle) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(b.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(b.ctx, "EVENTS"); err != nil {
+		t.Fatal(err)
+	}
+	return js
 }
