@@ -1,0 +1,154 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Policy says what a sandboxed command sees and reaches. The zero value
+// of every field is the strictest setting.
+type Policy struct {
+	// Workspace is the only directory the command may write (absolute).
+	// It is also the working directory.
+	Workspace string
+	// ReadOnly are further directories or files it may read (absolute):
+	// a shared cache, a toolchain outside /usr.
+	ReadOnly []string
+	// Network gives the command the host's network; false gives it a
+	// network namespace of its own with only a loopback interface.
+	Network bool
+	// Env is the whole environment of the command ("KEY=value"); nothing
+	// of the caller's environment reaches it otherwise. HOME and TMPDIR are
+	// set to the private home and /tmp unless Env sets them.
+	Env []string
+}
+
+// Home is the private, empty home directory of a sandboxed command.
+const Home = "/home/agent"
+
+// systemDirs are the parts of the host a command may read: the system's
+// programs and libraries (and the symbolic links a merged /usr has at the
+// root), never /home, /root, /var, /run or the rest of /etc.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"}
+
+// etcFiles are the files of /etc that programs need to run and to resolve
+// names; the rest of /etc (where a worker's configuration may live) stays
+// hidden.
+var etcFiles = []string{
+	"alternatives", "ca-certificates", "ca-certificates.conf", "gai.conf", "gitconfig", "group", "host.conf",
+	"hosts", "inputrc", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "mime.types", "nsswitch.conf",
+	"passwd", "profile", "protocols", "resolv.conf", "services", "ssl", "timezone",
+}
+
+// ErrUnavailable means bubblewrap is not installed or cannot create the
+// namespaces it needs on this machine.
+var ErrUnavailable = errors.New("sandbox: bubblewrap (bwrap) is not available: install it (Debian: apt-get install bubblewrap) or run the worker where user namespaces are allowed")
+
+// Available reports whether bwrap is installed and can run a command here.
+func Available() error {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return ErrUnavailable
+	}
+	out, err := exec.Command(path, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnavailable, strings.TrimSpace(string(out)), err)
+	}
+	return nil
+}
+
+// Command returns argv run under p: bwrap's own arguments, then argv.
+// The command gets the workspace read-write, the system read-only, a
+// private /tmp and home, its own /proc, /dev and PID, IPC and UTS
+// namespaces, no network unless p.Network, and exactly p.Env. It dies
+// with its parent and cannot reach the terminal of the worker.
+func (p Policy) Command(argv []string) ([]string, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("sandbox: no command to run")
+	}
+	args := []string{"bwrap", "--die-with-parent", "--new-session",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", Home}
+	if !p.Network {
+		args = append(args, "--unshare-net")
+	}
+	args = append(args, systemArgs()...)
+	for _, ro := range p.ReadOnly {
+		args = append(args, "--ro-bind", ro, ro)
+	}
+	args = append(args, "--bind", p.Workspace, p.Workspace, "--chdir", p.Workspace, "--clearenv")
+	for _, kv := range p.environment() {
+		k, v, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", k, v)
+	}
+	return append(append(args, "--"), argv...), nil
+}
+
+func (p Policy) validate() error {
+	var errs []error
+	if !filepath.IsAbs(p.Workspace) {
+		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q must be an absolute directory", p.Workspace))
+	} else if fi, err := os.Stat(p.Workspace); err != nil || !fi.IsDir() {
+		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q is not a directory", p.Workspace))
+	}
+	for _, ro := range p.ReadOnly {
+		if !filepath.IsAbs(ro) {
+			errs = append(errs, fmt.Errorf("sandbox: Policy.ReadOnly entry %q must be absolute", ro))
+		}
+	}
+	for _, kv := range p.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			errs = append(errs, fmt.Errorf("sandbox: Policy.Env entry %q must be KEY=value", kv))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// environment is p.Env with HOME and TMPDIR defaulted, sorted by key.
+func (p Policy) environment() []string {
+	env := map[string]string{"HOME": Home, "TMPDIR": "/tmp"}
+	for _, kv := range p.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// systemArgs binds the system directories read-only, keeping a symbolic
+// link at the root (merged /usr) a link, and the needed files of /etc.
+func systemArgs() []string {
+	var args []string
+	for _, dir := range systemDirs {
+		fi, err := os.Lstat(dir)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(dir); err == nil {
+				args = append(args, "--symlink", target, dir)
+			}
+		default:
+			args = append(args, "--ro-bind", dir, dir)
+		}
+	}
+	for _, name := range etcFiles {
+		path := filepath.Join("/etc", name)
+		if _, err := os.Stat(path); err == nil {
+			args = append(args, "--ro-bind", path, path)
+		}
+	}
+	return args
+}
