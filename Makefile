@@ -35,6 +35,16 @@ lint: ## gofmt check, go vet and golangci-lint (.golangci.yml: staticcheck, unus
 	$(GO) vet $(PKGS)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run $(PKGS)
 
+CROSS_TARGETS ?= darwin/amd64 darwin/arm64 windows/amd64
+
+.PHONY: cross
+cross: ## Cross-compile the dispatcher and the worker for macOS and Windows (CI runs it)
+	@for t in $(CROSS_TARGETS); do \
+		echo "cross: $$t"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/dispatcher || exit 1; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/worker || exit 1; \
+	done
+
 .PHONY: bench
 bench: ## Run the Go benchmarks (figures, not pass/fail)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)

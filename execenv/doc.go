@@ -44,6 +44,14 @@
 // ExitCode is -1 when a signal ended the command (over SSH: a signal we
 // sent; other signal deaths report 128+n as the remote shell sees them).
 //
+// Local commands run on Linux and macOS: the shell's exit is watched
+// without reaping it (waitid WNOWAIT on Linux, a kqueue NOTE_EXIT event on
+// macOS), so its group id cannot be reused before the leftovers are killed.
+// On Windows, which has neither bash nor process groups, Local.Exec
+// answers ErrNoLocalCommands (its file operations work); the dispatcher,
+// the CLI and SSH environments work there. `make cross` builds both
+// commands for macOS and Windows in CI.
+//
 // Output is streamed to ExecRequest.OnOutput (one call at a time, chunks
 // the callback may keep) and retained up to MaxOutputBytes per stream (16
 // MiB by default): the first and last halves are kept, with a marker line

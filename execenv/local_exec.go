@@ -12,6 +12,12 @@ import (
 	"time"
 )
 
+// ErrNoLocalCommands is what Local.Exec answers on Windows: the local
+// environment runs commands with bash in a process group, which Windows
+// has neither of. Its file operations work; run commands through an SSH
+// environment, or run the worker on Linux or macOS.
+var ErrNoLocalCommands = errors.New("execenv: the local environment runs commands only on Linux and macOS; use an SSH environment, or run the worker on Linux or macOS")
+
 // drainTimeout bounds how long Exec waits for output after the process
 // group is gone: a process that left the group (setsid) may keep the pipes
 // open, and its output is then cut off.
@@ -94,7 +100,13 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 	cmd.Dir = dir
 	cmd.Env = mergeEnv(FilterEnv(os.Environ(), l.cfg.EnvPolicy, l.cfg.KeepSecrets), req.Env)
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := ownGroup(cmd); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return nil, err
+	}
 	run := &localRun{
 		cmd: cmd, stdout: newHeadTail(l.cfg.MaxOutputBytes), stderr: newHeadTail(l.cfg.MaxOutputBytes),
 		pipes: []*os.File{outR, errR}, exited: make(chan struct{}),
@@ -163,22 +175,6 @@ func (l *Local) forget(pgid int) {
 	delete(l.running, pgid)
 	l.mu.Unlock()
 }
-
-// terminateGroup sends SIGTERM to the group, and SIGKILL if the shell has
-// not exited after KillGrace.
-func terminateGroup(pgid int, exited <-chan struct{}) {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	grace := time.NewTimer(KillGrace)
-	defer grace.Stop()
-	select {
-	case <-exited:
-	case <-grace.C:
-	}
-	killGroup(pgid)
-}
-
-// killGroup sends SIGKILL to every process of the group.
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // exitCode is the status, or -1 when a signal ended the process.
 func exitCode(ps *os.ProcessState, waitErr error) int {
