@@ -50,7 +50,8 @@ func anthropicShell() tools.Tool {
 			`"description":{"type":"string","description":"Five to ten words on what the command does."}},` +
 			`"required":["command"],"additionalProperties":false}`),
 	}, func(ctx context.Context, call tools.Call, p anthropicShellParams) (tools.Output, error) {
-		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, TimeoutMs: p.Timeout, Description: p.Description})
+		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, TimeoutMs: p.Timeout, Description: p.Description,
+			TimeoutHint: anthropicTimeoutHint})
 	})
 }
 
@@ -82,3 +83,6 @@ func anthropicGrep() tools.Tool {
 			CaseInsensitive: p.CaseInsensitive, MaxResults: p.HeadLimit, OutputMode: p.OutputMode})
 	})
 }
+
+// anthropicTimeoutHint names this shell's own timeout parameter.
+const anthropicTimeoutHint = "You can retry with a longer timeout by setting the timeout parameter (milliseconds, at most 600000)."

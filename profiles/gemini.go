@@ -119,7 +119,8 @@ func geminiShell() tools.Tool {
 			`"dir_path":{"type":"string","description":"Directory to run in, relative to the working directory."}},` +
 			`"required":["command"],"additionalProperties":false}`),
 	}, func(ctx context.Context, call tools.Call, p geminiShellParams) (tools.Output, error) {
-		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, Description: p.Description, Workdir: p.DirPath})
+		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, Description: p.Description, Workdir: p.DirPath,
+			TimeoutHint: geminiTimeoutHint})
 	})
 }
 
@@ -184,3 +185,8 @@ func geminiListDir() tools.Tool {
 		return tools.RunListDir(ctx, call, tools.ListDirParams{Path: p.DirPath, Depth: p.Depth})
 	})
 }
+
+// geminiTimeoutHint: this shell has no timeout parameter, so the advice is
+// how to run long work within the session's command timeout.
+const geminiTimeoutHint = "This shell has no timeout parameter. Run a long command in the background with its output in a file " +
+	"(for example: make test > test.log 2>&1 &) and read the file in a later call, or split the work into shorter commands."

@@ -20,6 +20,10 @@ type ShellParams struct {
 	TimeoutMs   int    `json:"timeout_ms,omitempty"`
 	Description string `json:"description,omitempty"`
 	Workdir     string `json:"workdir,omitempty"`
+	// TimeoutHint, when set, replaces the timeout message's advice to
+	// retry with timeout_ms (execenv.TimeoutRetryHint): for a shell whose
+	// timeout parameter has another name, or that has none. Not an argument.
+	TimeoutHint string `json:"-"`
 }
 
 const shellSchema = `{
@@ -49,7 +53,20 @@ func RunShell(ctx context.Context, call Call, p ShellParams) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
+	if res.TimedOut && p.TimeoutHint != "" {
+		res.Stderr = replaceLast(res.Stderr, execenv.TimeoutRetryHint, p.TimeoutHint)
+	}
 	return Output{Text: FormatExec(res), IsError: res.ExitCode != 0 || res.TimedOut || res.Canceled}, nil
+}
+
+// replaceLast replaces the last occurrence of old in s (the timeout
+// message comes after whatever the command printed).
+func replaceLast(s, old, new string) string {
+	i := strings.LastIndex(s, old)
+	if i < 0 {
+		return s
+	}
+	return s[:i] + new + s[i+len(old):]
 }
 
 // ExecShell runs the command as RunShell does and returns the raw result,
