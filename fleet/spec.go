@@ -95,7 +95,9 @@ type TaskSpec struct {
 }
 
 // Limits bound a session. Zero means no limit of the fleet's own (the
-// session's defaults apply to turns and tool rounds).
+// session's defaults apply to turns and tool rounds); a dispatcher fills
+// the zero fields of a submitted task from its default limits
+// (DefaultLimits unless configured), so no task runs without bound.
 type Limits struct {
 	MaxTurns      int      `json:"max_turns,omitempty"`       // assistant turns over the session
 	MaxToolRounds int      `json:"max_tool_rounds,omitempty"` // tool rounds per input
@@ -122,6 +124,32 @@ type Environment struct {
 	// Without it, a local task's children run on the worker holding its
 	// files. Set by the system for child tasks (added by the worker side).
 	Shared bool `json:"shared,omitempty"`
+}
+
+// DefaultLimits are the limits a dispatcher gives a submitted task's zero
+// fields unless its operator configures others: generous for a real
+// coding task, but a bound. Cost has no default (prices are the
+// operator's); tokens stand in for it.
+var DefaultLimits = Limits{MaxTurns: 200, WallTime: Duration(2 * time.Hour), MaxTokens: 20_000_000}
+
+// Within returns l with each zero field taken from def.
+func (l Limits) Within(def Limits) Limits {
+	if l.MaxTurns == 0 {
+		l.MaxTurns = def.MaxTurns
+	}
+	if l.MaxToolRounds == 0 {
+		l.MaxToolRounds = def.MaxToolRounds
+	}
+	if l.WallTime == 0 {
+		l.WallTime = def.WallTime
+	}
+	if l.MaxTokens == 0 {
+		l.MaxTokens = def.MaxTokens
+	}
+	if l.MaxCostUSD == 0 {
+		l.MaxCostUSD = def.MaxCostUSD
+	}
+	return l
 }
 
 // Duration is a time.Duration that reads a Go duration string ("90s",

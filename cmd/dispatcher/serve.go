@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/queue"
@@ -29,18 +30,36 @@ func init() { addCommand(newServeCmd) }
 // log_level, queues and nats.* are the same keys `worker run` reads.
 // The zero value of every field means the default named next to it.
 type ServeConfig struct {
-	Listen         string         `mapstructure:"listen"`          // default ":8080"
-	Token          string         `mapstructure:"token"`           // required unless NoAuth
-	NoAuth         bool           `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
-	DatabaseURL    string         `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
-	Prefix         string         `mapstructure:"prefix"`          // subject prefix, default "agentfleet"
-	Profiles       []string       `mapstructure:"profiles"`        // default anthropic, openai, gemini
-	DefaultProfile string         `mapstructure:"default_profile"` // default: the first profile
-	Queues         []string       `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
-	LogFormat      string         `mapstructure:"log_format"`      // "json" (default) or "text"
-	LogLevel       string         `mapstructure:"log_level"`       // debug, info (default), warn, error
-	ShutdownGrace  time.Duration  `mapstructure:"shutdown_grace"`  // default 10 s
-	NATS           cli.NATSConfig `mapstructure:"nats"`
+	Listen         string        `mapstructure:"listen"`          // default ":8080"
+	Token          string        `mapstructure:"token"`           // required unless NoAuth
+	NoAuth         bool          `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
+	DatabaseURL    string        `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
+	Prefix         string        `mapstructure:"prefix"`          // subject prefix, default "agentfleet"
+	Profiles       []string      `mapstructure:"profiles"`        // default anthropic, openai, gemini
+	DefaultProfile string        `mapstructure:"default_profile"` // default: the first profile
+	Queues         []string      `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
+	LogFormat      string        `mapstructure:"log_format"`      // "json" (default) or "text"
+	LogLevel       string        `mapstructure:"log_level"`       // debug, info (default), warn, error
+	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
+	// Limits given to a submitted task's zero limits (default fleet.DefaultLimits:
+	// 200 turns, 2h, 20M tokens, no cost bound); no_default_limits leaves them unbounded.
+	DefaultMaxTurns   int            `mapstructure:"default_max_turns"`
+	DefaultWallTime   time.Duration  `mapstructure:"default_wall_time"`
+	DefaultMaxTokens  int64          `mapstructure:"default_max_tokens"`
+	DefaultMaxCostUSD float64        `mapstructure:"default_max_cost_usd"`
+	NoDefaultLimits   bool           `mapstructure:"no_default_limits"`
+	NATS              cli.NATSConfig `mapstructure:"nats"`
+}
+
+// defaultLimits are the configured default limits, each zero key taking
+// fleet.DefaultLimits' value (none at all with no_default_limits).
+func (c ServeConfig) defaultLimits() fleet.Limits {
+	l := fleet.Limits{MaxTurns: c.DefaultMaxTurns, WallTime: fleet.Duration(c.DefaultWallTime),
+		MaxTokens: c.DefaultMaxTokens, MaxCostUSD: c.DefaultMaxCostUSD}
+	if c.NoDefaultLimits {
+		return l
+	}
+	return l.Within(fleet.DefaultLimits)
 }
 
 // WithDefaults fills the zero fields.
@@ -140,7 +159,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		return failf("%v", err)
 	}
 	defer st.Close()
-	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues, Logger: log})
+	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
+		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+	"github.com/agentfleet/agentfleet/fleet"
 )
 
 // TestServeConfigEveryKeyFromEnv sets top-level and nested keys only
@@ -79,5 +80,26 @@ func TestServeConfigRejectsBadReplicas(t *testing.T) {
 	code, out := run(t, "serve", "--database-url", "x.db", "--token", "t")
 	if code != 2 || !strings.Contains(out, "nats.replicas must be between 1 and 5") {
 		t.Fatalf("serve with 6 replicas: exit %d, output %q", code, out)
+	}
+}
+
+// The default limits come from their keys, each unset one from
+// fleet.DefaultLimits; no_default_limits drops the built-in ones.
+func TestServeConfigDefaultLimits(t *testing.T) {
+	t.Setenv("AGENTFLEET_TOKEN", "tk")
+	t.Setenv("AGENTFLEET_DATABASE_URL", "d.db")
+	t.Setenv("AGENTFLEET_DEFAULT_MAX_TURNS", "50")
+	t.Setenv("AGENTFLEET_DEFAULT_MAX_COST_USD", "2.5")
+	cfg, err := cli.Load[ServeConfig](viper.New(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fleet.Limits{MaxTurns: 50, MaxCostUSD: 2.5, WallTime: fleet.DefaultLimits.WallTime, MaxTokens: fleet.DefaultLimits.MaxTokens}
+	if got := cfg.defaultLimits(); got != want {
+		t.Fatalf("default limits %+v, want %+v", got, want)
+	}
+	cfg.NoDefaultLimits = true
+	if got := cfg.defaultLimits(); got != (fleet.Limits{MaxTurns: 50, MaxCostUSD: 2.5}) {
+		t.Fatalf("with no_default_limits: %+v, want only the configured ones", got)
 	}
 }

@@ -38,6 +38,10 @@ type Config struct {
 	// (default 5 s); StatsWindow how far back the throughput looks (default 1 min).
 	StatsInterval time.Duration
 	StatsWindow   time.Duration
+	// DefaultLimits fill the zero limits of a submitted task (default
+	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
+	DefaultLimits   fleet.Limits
+	NoDefaultLimits bool
 	// ControlTimeout bounds a control request to a session (default 5 s).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
@@ -54,6 +58,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if len(c.Queues) == 0 {
 		c.Queues = []string{fleet.DefaultQueue}
+	}
+	if c.DefaultLimits == (fleet.Limits{}) && !c.NoDefaultLimits {
+		c.DefaultLimits = fleet.DefaultLimits
 	}
 	if c.StatsInterval == 0 {
 		c.StatsInterval = 5 * time.Second
@@ -197,6 +204,7 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTask
 	if s.Profile == "" {
 		s.Profile = d.cfg.DefaultProfile
 	}
+	s.Limits = s.Limits.Within(d.cfg.DefaultLimits)
 	s = s.WithDefaults()
 	if err := s.ValidateSubmission(d.cfg.Profiles...); err != nil {
 		var fe *fleet.FieldError

@@ -235,3 +235,32 @@ func TestAPIMetrics(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// A task submitted without limits gets the dispatcher's default limits,
+// and a limit the spec sets is kept: no task runs without bound.
+func TestSubmittedTasksGetDefaultLimits(t *testing.T) {
+	b := setupAPI(t, sqliteStore)
+	ctx := context.Background()
+	bounded := validSpec("bounded")
+	bounded.Limits.MaxTurns = 5
+	for _, tt := range []struct {
+		spec fleet.TaskSpec
+		want fleet.Limits
+	}{
+		{validSpec("unbounded"), fleet.DefaultLimits},
+		{bounded, fleet.Limits{MaxTurns: 5, WallTime: fleet.DefaultLimits.WallTime, MaxTokens: fleet.DefaultLimits.MaxTokens}},
+	} {
+		got, err := b.client.Submit(ctx, tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		view, err := b.client.Get(ctx, got.Task.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored fleet.TaskSpec
+		if err := json.Unmarshal(view.Spec, &stored); err != nil || stored.Limits != tt.want {
+			t.Fatalf("%q stored limits %+v (%v), want %+v", tt.spec.Prompt, stored.Limits, err, tt.want)
+		}
+	}
+}

@@ -113,7 +113,9 @@ func (s *spawner) checkLive(ctx context.Context, doing string) error {
 
 // childSpec derives the child's spec: the parent's profile, effort, tree
 // limits, queue and environment (a subdirectory of it with working_dir),
-// the requested or the parent's current model, and its own turn limit.
+// the requested or the parent's current model, its own turn limit, and the
+// parent's limits for the rest (wall time, tokens, cost: each child is
+// bounded as its parent is).
 func (s *spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 	r := s.r
 	p := r.spec
@@ -140,7 +142,7 @@ func (s *spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 	}
 	return fleet.TaskSpec{
 		Prompt: req.Task, Profile: p.Profile, Model: model, ReasoningEffort: effort,
-		Limits:      fleet.Limits{MaxTurns: req.MaxTurns},
+		Limits:      fleet.Limits{MaxTurns: req.MaxTurns}.Within(p.Limits),
 		Environment: env,
 		ParentID:    r.task.ID, RootID: r.task.RootID, Depth: r.task.Depth + 1,
 		MaxSubagentDepth: p.MaxSubagentDepth, MaxLiveChildren: p.MaxLiveChildren, ChildPolicy: p.ChildPolicy,

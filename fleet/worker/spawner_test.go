@@ -685,3 +685,26 @@ func TestReopenRespectsTheLiveChildrenCap(t *testing.T) {
 		t.Fatalf("send_input over the cap was not refused:\n%s", res.FinalText)
 	}
 }
+
+// A child takes its parent's limits for those its spawn call leaves unset,
+// so a spawned tree is as bounded as the task that started it.
+func TestChildInheritsItsParentsLimits(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 2})
+	kid := []fleettest.Step{{Text: "child done"}}
+	spec := fleettest.Spec("limited parent", fanOut([][]fleettest.Step{kid})...)
+	spec.Limits = fleet.Limits{MaxTurns: 9, WallTime: fleet.Duration(time.Hour), MaxTokens: 123456}
+	id := f.Submit(spec)
+	succeeded(t, f.WaitDone(id))
+	kids := children(t, f, id)
+	if len(kids) != 1 {
+		t.Fatalf("%d children, want 1", len(kids))
+	}
+	got, err := fleet.DecodeSpec(kids[0].Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Limits != spec.Limits {
+		t.Fatalf("child limits %+v, want the parent's %+v", got.Limits, spec.Limits)
+	}
+}
