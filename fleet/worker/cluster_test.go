@@ -119,6 +119,14 @@ func (cf *clusterFleet) startWorker(i, slots int) (stop func()) {
 			return
 		}
 		stopped = true
+		// A drain, not a halt: a halted worker may leave the SESSION_END of
+		// a task it just finished unpublished (its redelivery would publish
+		// it), and the test counts them once the workers are gone.
+		sctx, scancel := context.WithTimeout(context.Background(), fleettest.Wait)
+		defer scancel()
+		if err := w.Shutdown(sctx); err != nil {
+			t.Errorf("draining worker %s: %v", cfg.ID, err)
+		}
 		cancel()
 		select {
 		case err := <-done:
@@ -271,7 +279,7 @@ func TestFleetSurvivesLosingANATSNode(t *testing.T) {
 		t.Errorf("TASKS leader after the loss is %q, want another node than %s", leader, victim)
 	}
 
-	// Stop the workers so that nothing more is published, then count.
+	// Drain the workers so that nothing more is published, then count.
 	for _, stop := range stops {
 		stop()
 	}
