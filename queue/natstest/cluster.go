@@ -26,15 +26,39 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	if n < 1 {
 		t.Fatalf("natstest: StartCluster needs n >= 1, got %d", n)
 	}
+	base := t.TempDir()
+	var err error
+	for attempt := range clusterStartAttempts {
+		var c *Cluster
+		c, err = startCluster(filepath.Join(base, fmt.Sprintf("try%d", attempt)), n)
+		if err == nil {
+			t.Cleanup(c.Shutdown)
+			if err := c.WaitForLeader(readyTimeout); err != nil {
+				t.Fatalf("natstest: %v", err)
+			}
+			return c
+		}
+	}
+	t.Fatalf("natstest: %v (after %d attempts)", err, clusterStartAttempts)
+	return nil
+}
+
+// clusterStartAttempts bounds the starts of a cluster. The route ports are reserved and
+// released before the nodes listen on them, so under a loaded test run another socket can take
+// one in between; a fresh set of ports nearly always does.
+const clusterStartAttempts = 4
+
+// startCluster starts n nodes routed to each other on freshly reserved ports, with their
+// stores under base; on an error, the nodes already started are shut down.
+func startCluster(base string, n int) (*Cluster, error) {
 	ports, err := freePorts(n)
 	if err != nil {
-		t.Fatalf("natstest: %v", err)
+		return nil, err
 	}
 	routes := make([]*url.URL, n)
 	for i, p := range ports {
 		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)}
 	}
-	base := t.TempDir()
 	c := &Cluster{}
 	for i := range n {
 		opts := Options(filepath.Join(base, fmt.Sprintf("n%d", i)))
@@ -44,15 +68,11 @@ func StartCluster(t testing.TB, n int) *Cluster {
 		s, err := run(opts)
 		if err != nil {
 			c.Shutdown()
-			t.Fatalf("natstest: cluster node %d: %v", i, err)
+			return nil, fmt.Errorf("cluster node %d: %w", i, err)
 		}
 		c.Servers = append(c.Servers, s)
 	}
-	t.Cleanup(c.Shutdown)
-	if err := c.WaitForLeader(readyTimeout); err != nil {
-		t.Fatalf("natstest: %v", err)
-	}
-	return c
+	return c, nil
 }
 
 // URLs returns the client URLs of every node, comma separated, the form nats.Connect accepts.

@@ -20,6 +20,9 @@ import (
 // because tests run on loaded two-core machines.
 const readyTimeout = 30 * time.Second
 
+// readyPoll is how often a starting server is checked for a fatal error.
+const readyPoll = 100 * time.Millisecond
+
 // Server is one running in-process NATS server.
 type Server struct {
 	// NATS is the running server; tests may use it to shut the node down.
@@ -68,16 +71,32 @@ func run(opts *server.Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configure nats-server: %w", err)
 	}
+	logs := &fatalCatcher{}
+	ns.SetLoggerV2(logs, false, false, false)
 	ns.Start()
-	if !ns.ReadyForConnections(readyTimeout) {
+	if err := waitReady(ns, logs); err != nil {
 		ns.Shutdown()
 		ns.WaitForShutdown()
-		return nil, fmt.Errorf("nats-server %s not ready after %s", opts.ServerName, readyTimeout)
+		return nil, fmt.Errorf("nats-server %s: %w", opts.ServerName, err)
 	}
 	if addr, ok := ns.Addr().(*net.TCPAddr); ok {
 		opts.Port = addr.Port // a restart comes back on the same port
 	}
 	return &Server{NATS: ns, URL: ns.ClientURL(), StoreDir: opts.StoreDir, opts: opts}, nil
+}
+
+// waitReady waits until ns accepts connections, failing at once when it logs a fatal error.
+func waitReady(ns *server.Server, logs *fatalCatcher) error {
+	deadline := time.Now().Add(readyTimeout)
+	for !ns.ReadyForConnections(readyPoll) {
+		if err := logs.err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %s", readyTimeout)
+		}
+	}
+	return nil
 }
 
 // Restart starts a server that was shut down again, with the same options, port and store.
