@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +35,13 @@ type dispatcherFixture struct {
 
 func startDispatcher(t *testing.T) dispatcherFixture {
 	t.Helper()
+	return startDispatcherWrapped(t, nil)
+}
+
+// startDispatcherWrapped is startDispatcher with wrap, when not nil, around
+// the API's handler.
+func startDispatcherWrapped(t *testing.T, wrap func(http.Handler) http.Handler) dispatcherFixture {
+	t.Helper()
 	ns := natstest.Start(t)
 	nc := ns.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -50,7 +60,11 @@ func startDispatcher(t *testing.T) dispatcherFixture {
 		t.Fatal(err)
 	}
 	// A finished task's stream sends its stored events before the idle wait counts.
-	srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{Token: "tk", SSEDrainIdle: 100 * time.Millisecond, SSEDonePoll: 20 * time.Millisecond}))
+	h := d.Handler(dispatcher.APIOptions{Token: "tk", SSEDrainIdle: 100 * time.Millisecond, SSEDonePoll: 20 * time.Millisecond})
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	t.Setenv(EnvServer, srv.URL)
 	t.Setenv(EnvToken, "tk")
@@ -200,10 +214,6 @@ func TestSubmitGetCancelSteer(t *testing.T) {
 // README says, and its exit status says how it ended.
 func TestSubmitFollowsTheTask(t *testing.T) {
 	f := startDispatcher(t)
-	type result struct {
-		code int
-		out  string
-	}
 	done := make(chan result, 1)
 	go func() {
 		code, out := run(t, "submit", "fix the build", "--profile", "openai")
@@ -237,6 +247,146 @@ func TestSubmitFollowsTheTask(t *testing.T) {
 		t.Fatal("submit did not return once the task ended")
 	}
 }
+
+// submit says when it stops following before the task ends, and how to go
+// on: a stream that ended early (a dispatcher restarted) is exit status 1,
+// since how the task ends is unknown; an interrupt is 0, as for a backlog.
+func TestSubmitSaysWhenFollowingStopsEarly(t *testing.T) {
+	t.Run("the stream ends", func(t *testing.T) {
+		sc := newStreamCutter()
+		startDispatcherWrapped(t, sc.wrap)
+		done := make(chan result, 1)
+		go func() { done <- runResult(run(t, "submit", "fix the build")) }()
+		sc.waitOpened(t)
+		close(sc.cut)
+		r := waitResult(t, done)
+		id := firstLine(r.out)
+		if r.code != 1 || uuid.Validate(id) != nil || !strings.Contains(r.out, "ended before the task did") ||
+			!strings.Contains(r.out, "dispatcher tail "+id) {
+			t.Fatalf("submit: exit %d, output:\n%s\nwant exit 1 and the advice to tail the task", r.code, r.out)
+		}
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		sc := newStreamCutter()
+		startDispatcherWrapped(t, sc.wrap)
+		ctx, interrupt := context.WithCancel(context.Background())
+		defer interrupt()
+		done := make(chan result, 1)
+		go func() {
+			var out bytes.Buffer
+			code := execute(ctx, []string{"submit", "fix the build"}, strings.NewReader(""), &out, &out)
+			done <- result{code, out.String()}
+		}()
+		sc.waitOpened(t)
+		interrupt()
+		r := waitResult(t, done)
+		id := firstLine(r.out)
+		if r.code != 0 || !strings.Contains(r.out, "stopped following; task "+id+" goes on (dispatcher tail "+id+")") {
+			t.Fatalf("submit: exit %d, output:\n%s\nwant exit 0 and a note that the task goes on", r.code, r.out)
+		}
+	})
+}
+
+// A task submitted without a profile gets the dispatcher's default,
+// anthropic: the profile of the README's worker example (ANTHROPIC_API_KEY).
+func TestSubmitWithoutProfileIsAnthropic(t *testing.T) {
+	f := startDispatcher(t)
+	code, out := run(t, "submit", "fix the build", "--no-wait")
+	id, err := uuid.Parse(strings.TrimSpace(out))
+	if code != 0 || err != nil {
+		t.Fatalf("submit: exit %d, output %q", code, out)
+	}
+	task, err := f.st.GetTask(context.Background(), store.GetTaskParams{ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct{ Profile string }
+	if err := json.Unmarshal(task.Spec, &spec); err != nil || spec.Profile != "anthropic" {
+		t.Fatalf("stored spec %s (%v): want the profile anthropic", task.Spec, err)
+	}
+}
+
+type result struct {
+	code int
+	out  string
+}
+
+func runResult(code int, out string) result { return result{code, out} }
+
+// waitResult waits for a command running in the background to return.
+func waitResult(t *testing.T, done <-chan result) result {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not return")
+		return result{}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}
+
+// streamCutter ends the API's event streams on demand without the task's
+// end, as a restarting dispatcher or a proxy would.
+type streamCutter struct {
+	opened chan struct{} // a stream has sent its first bytes
+	cut    chan struct{} // closed: every stream ends
+}
+
+func newStreamCutter() *streamCutter {
+	return &streamCutter{opened: make(chan struct{}, 1), cut: make(chan struct{})}
+}
+
+func (sc *streamCutter) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/events") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		go func() {
+			select {
+			case <-sc.cut:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		h.ServeHTTP(&flushSignal{ResponseWriter: w, flushed: sc.opened}, r.WithContext(ctx))
+	})
+}
+
+func (sc *streamCutter) waitOpened(t *testing.T) {
+	t.Helper()
+	select {
+	case <-sc.opened:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event stream was opened")
+	}
+}
+
+// flushSignal signals flushed (without blocking) at its first flush.
+type flushSignal struct {
+	http.ResponseWriter
+	flushed chan<- struct{}
+	once    sync.Once
+}
+
+func (f *flushSignal) Flush() {
+	_ = http.NewResponseController(f.ResponseWriter).Flush()
+	f.once.Do(func() {
+		select {
+		case f.flushed <- struct{}{}:
+		default:
+		}
+	})
+}
+
+func (f *flushSignal) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
 // publishEvents publishes one text delta per data, in seq order, for task id.
 func publishEvents(t *testing.T, f dispatcherFixture, id uuid.UUID, data ...string) {

@@ -135,21 +135,38 @@ func submitOne(c *cobra.Command, f *submitFlags) error {
 }
 
 // followTask prints the task's events until it ends; a task that did not
-// succeed makes the exit status 1.
+// succeed makes the exit status 1. When following stops before the task
+// ends, it says so and how to go on following: an interrupt (the context
+// ended) leaves the exit status 0, as for a backlog; a stream that broke or
+// ended early (a dispatcher restarted, a proxy closed it) makes it 1, since
+// how the task ends is unknown.
 func followTask(c *cobra.Command, cl *client.Client, id uuid.UUID) error {
+	end, err := tailTask(c, cl, id)
+	switch {
+	case end != nil && end.State == store.TaskSucceeded:
+		return nil
+	case end != nil:
+		return &exitError{code: 1}
+	case c.Context().Err() != nil:
+		fmt.Fprintf(c.ErrOrStderr(), "stopped following; task %s goes on (dispatcher tail %s)\n", id, id)
+		return nil
+	case err != nil:
+		return failf("%v; task %s is submitted and may be running: follow it with `dispatcher tail %s`", err, id, id)
+	default:
+		return failf("the event stream of task %s ended before the task did (a dispatcher restarted, or a proxy "+
+			"closed the connection); it may still be running: follow it with `dispatcher tail %s`", id, id)
+	}
+}
+
+// tailTask prints the task's events until its end, which it returns; the
+// end is nil when the stream or the context ended first.
+func tailTask(c *cobra.Command, cl *client.Client, id uuid.UUID) (*api.StreamEnd, error) {
 	s, err := cl.Events(c.Context(), id, client.StreamOptions{})
 	if err != nil {
-		return apiFail(err)
+		return nil, err
 	}
 	defer s.Close()
-	end, err := tail(c, s, false)
-	if err != nil {
-		return err
-	}
-	if end != nil && end.State != store.TaskSucceeded {
-		return &exitError{code: 1}
-	}
-	return nil
+	return tail(c, s, false)
 }
 
 // precheck validates a spec locally; the profile is left to the dispatcher,
