@@ -39,6 +39,12 @@ type LocalConfig struct {
 	// NoRipgrep forces the pure-Go search even when rg is on PATH. rg is
 	// looked up once per process and value of PATH (ripgrepOnPath).
 	NoRipgrep bool
+	// Wrap, when set, turns every command into the program actually
+	// started: it gets the command's directory, bash's argv and the
+	// environment the policy let through, and returns the argv and
+	// environment to run. execenv/sandbox confines commands this way; an
+	// error fails Exec without running anything.
+	Wrap func(dir string, argv, env []string) ([]string, []string, error)
 }
 
 // WithDefaults returns a copy with zero fields set to their defaults.

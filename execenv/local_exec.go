@@ -86,6 +86,10 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("execenv: working directory %q for the command is not a directory: %v", dir, err)
 	}
+	argv, env, err := l.command(dir, req)
+	if err != nil {
+		return nil, err
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -96,9 +100,9 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 		outW.Close()
 		return nil, err
 	}
-	cmd := exec.Command("/bin/bash", "-c", req.Command)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = mergeEnv(FilterEnv(os.Environ(), l.cfg.EnvPolicy, l.cfg.KeepSecrets), req.Env)
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if err := ownGroup(cmd); err != nil {
 		outR.Close()
@@ -118,7 +122,7 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("execenv: start /bin/bash: %w", err)
+		return nil, fmt.Errorf("execenv: start %s: %w", argv[0], err)
 	}
 	run.pgid = cmd.Process.Pid
 	l.remember(run.pgid)
@@ -131,6 +135,17 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 		close(run.exited)
 	}()
 	return run, nil
+}
+
+// command is the argv and environment of req: bash -c in the filtered
+// environment, passed through Wrap when one is configured.
+func (l *Local) command(dir string, req ExecRequest) ([]string, []string, error) {
+	argv := []string{"/bin/bash", "-c", req.Command}
+	env := mergeEnv(FilterEnv(os.Environ(), l.cfg.EnvPolicy, l.cfg.KeepSecrets), req.Env)
+	if l.cfg.Wrap == nil {
+		return argv, env, nil
+	}
+	return l.cfg.Wrap(dir, argv, env)
 }
 
 // copy reads one pipe until EOF or until drain closes it.

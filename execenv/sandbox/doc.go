@@ -8,8 +8,27 @@
 // /root and /home, /var and /run (the worker's sockets), and /etc but for
 // the files programs need to run and resolve names (passwd, hosts,
 // resolv.conf, certificates...), since a worker's configuration and
-// credentials may live there.
+// credentials may live there. The worker's processes are not visible
+// (own /proc), so neither is their environment.
 //
-// This is the first part of issue 16: the local environment does not use
-// it yet. Available tells whether bwrap can run here.
+// # Wiring
+//
+// Every process a local task starts goes through execenv.Local's Exec;
+// Confine sets that environment's Wrap so each command becomes its bwrap
+// command line, and NewLocal builds such an environment (with the egress
+// proxy its Settings need). Checks, hooks and MCP servers that start
+// processes must use the same environment's Exec, or Confine, to be
+// confined the same way. A command whose sandbox cannot start fails with
+// bwrap's message on its stderr; nothing is ever run unconfined.
+//
+// Network: NetworkNone (the default) leaves the sandbox a loopback of its
+// own; NetworkFull shares the worker's network; NetworkAllowlist keeps the
+// network namespace closed and adds the egress proxy of
+// execenv/sandbox/egress as the only way out.
+//
+// File operations (read_file, write_file...) run in the worker process,
+// not in the sandbox: wrap the environment with execenv.Scoped to keep
+// them inside the workspace.
+//
+// Available tells whether bwrap can run here.
 package sandbox

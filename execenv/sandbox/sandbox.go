@@ -8,20 +8,30 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
 )
 
 // Policy says what a sandboxed command sees and reaches. The zero value
 // of every field is the strictest setting.
 type Policy struct {
 	// Workspace is the only directory the command may write (absolute).
-	// It is also the working directory.
+	// It is also the working directory unless Dir says otherwise.
 	Workspace string
+	// Dir is the command's working directory (absolute); "" means
+	// Workspace.
+	Dir string
 	// ReadOnly are further directories or files it may read (absolute):
 	// a shared cache, a toolchain outside /usr.
 	ReadOnly []string
 	// Network gives the command the host's network; false gives it a
 	// network namespace of its own with only a loopback interface.
 	Network bool
+	// Egress, when set, is the unix socket of an egress proxy
+	// (execenv/sandbox/egress): it is bound into the sandbox, the command
+	// runs under the proxy's forwarder and its environment points at it.
+	// It needs Network false: the proxy is then the only way out.
+	Egress string
 	// Env is the whole environment of the command ("KEY=value"); nothing
 	// of the caller's environment reaches it otherwise. HOME and TMPDIR are
 	// set to the private home and /tmp unless Env sets them.
@@ -84,8 +94,22 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	for _, ro := range p.ReadOnly {
 		args = append(args, "--ro-bind", ro, ro)
 	}
-	args = append(args, "--bind", p.Workspace, p.Workspace, "--chdir", p.Workspace, "--clearenv")
-	for _, kv := range p.environment() {
+	env := p.environment()
+	if p.Egress != "" {
+		exe, err := egress.Executable()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--ro-bind", exe, egress.InnerForwarder, "--bind", p.Egress, egress.InnerSocket)
+		argv = egress.Wrap(argv)
+		env = append(env, egress.ProxyEnv()...)
+	}
+	dir := p.Dir
+	if dir == "" {
+		dir = p.Workspace
+	}
+	args = append(args, "--bind", p.Workspace, p.Workspace, "--chdir", dir, "--clearenv")
+	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
 	}
@@ -98,6 +122,12 @@ func (p Policy) validate() error {
 		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q must be an absolute directory", p.Workspace))
 	} else if fi, err := os.Stat(p.Workspace); err != nil || !fi.IsDir() {
 		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q is not a directory", p.Workspace))
+	}
+	if p.Dir != "" && !filepath.IsAbs(p.Dir) {
+		errs = append(errs, fmt.Errorf("sandbox: Policy.Dir %q must be absolute", p.Dir))
+	}
+	if p.Egress != "" && p.Network {
+		errs = append(errs, errors.New("sandbox: Policy.Egress needs Network false: the proxy must be the only way out"))
 	}
 	for _, ro := range p.ReadOnly {
 		if !filepath.IsAbs(ro) {

@@ -1,0 +1,80 @@
+package egress
+
+import (
+	"fmt"
+	"net"
+	"strings"
+)
+
+// Allowlist is the set of hosts a sandbox may reach through the proxy.
+// The zero value admits nothing.
+type Allowlist struct {
+	entries []entry
+}
+
+type entry struct {
+	host     string // lower case, no trailing dot; without "*." for a wildcard
+	wildcard bool   // "*.host": names strictly below host
+	port     string // "" = any port
+}
+
+// ParseAllowlist reads entries "host", "host:port" and "*.domain"
+// (optionally with a port). A bad entry is an error naming it.
+func ParseAllowlist(hosts []string) (Allowlist, error) {
+	var a Allowlist
+	for i, h := range hosts {
+		e, err := parseEntry(h)
+		if err != nil {
+			return Allowlist{}, fmt.Errorf("allow_hosts[%d] %q: %v", i, h, err)
+		}
+		a.entries = append(a.entries, e)
+	}
+	return a, nil
+}
+
+// CheckHosts reports the first entry of hosts ParseAllowlist would refuse.
+func CheckHosts(hosts []string) error {
+	_, err := ParseAllowlist(hosts)
+	return err
+}
+
+func parseEntry(h string) (entry, error) {
+	var e entry
+	h = strings.ToLower(strings.TrimSpace(h))
+	if host, port, err := net.SplitHostPort(h); err == nil {
+		if port == "" || strings.Trim(port, "0123456789") != "" {
+			return e, fmt.Errorf("the port must be a number")
+		}
+		h, e.port = host, port
+	}
+	if rest, ok := strings.CutPrefix(h, "*."); ok {
+		h, e.wildcard = rest, true
+	}
+	h = strings.TrimSuffix(h, ".")
+	if h == "" || strings.ContainsAny(h, "*/@ ") {
+		return e, fmt.Errorf("want a host name, host:port or *.domain")
+	}
+	e.host = h
+	return e, nil
+}
+
+// Admits reports whether hostport ("host:port") may be reached.
+func (a Allowlist) Admits(hostport string) bool {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	for _, e := range a.entries {
+		if e.port != "" && e.port != port {
+			continue
+		}
+		if e.wildcard && strings.HasSuffix(host, "."+e.host) || !e.wildcard && host == e.host {
+			return true
+		}
+	}
+	return false
+}
+
+// Len is the number of entries.
+func (a Allowlist) Len() int { return len(a.entries) }

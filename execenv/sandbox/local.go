@@ -1,0 +1,163 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
+)
+
+// Network is how far a sandboxed command reaches.
+type Network string
+
+const (
+	// NetworkNone gives the sandbox a network namespace with only a
+	// loopback interface of its own (the default; the zero value).
+	NetworkNone Network = "none"
+	// NetworkAllowlist adds an egress proxy that admits the allowlisted
+	// host names, and nothing else.
+	NetworkAllowlist Network = "allowlist"
+	// NetworkFull shares the worker's network.
+	NetworkFull Network = "full"
+)
+
+// Settings say how the commands of one local environment are confined.
+type Settings struct {
+	// Network is NetworkNone ("" too), NetworkAllowlist or NetworkFull.
+	Network Network
+	// AllowHosts are the hosts of NetworkAllowlist (see egress.Allowlist).
+	AllowHosts []string
+	// ReadOnly are further paths the commands may read (absolute).
+	ReadOnly []string
+	// Logger receives the egress proxy's refusals; nil discards them.
+	Logger *slog.Logger
+}
+
+// Label is a short description of s for events and results:
+// "bwrap, network none", "bwrap, network allowlist (2 hosts)".
+func (s Settings) Label() string {
+	switch s.Network {
+	case NetworkAllowlist:
+		return fmt.Sprintf("bwrap, network allowlist (%d hosts)", len(s.AllowHosts))
+	case NetworkFull:
+		return "bwrap, network full"
+	}
+	return "bwrap, network none"
+}
+
+// Local is a local environment whose every command runs under bubblewrap
+// as Settings say (see Confine); its file operations are the local
+// environment's (wrap it with execenv.Scoped to keep them in the
+// workspace). Cleanup also stops its egress proxy.
+type Local struct {
+	*execenv.Local
+	proxy  *egress.Proxy
+	tmpDir string // holds the proxy's socket
+}
+
+// NewLocal returns a local environment for cfg whose commands are
+// confined by s. Commands that cannot be confined fail; none runs
+// unconfined.
+func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
+	cfg = cfg.WithDefaults()
+	l := &Local{}
+	if s.Network == NetworkAllowlist {
+		if err := l.startProxy(s); err != nil {
+			return nil, err
+		}
+	}
+	cfg = Confine(cfg, s, l.socket())
+	local, err := execenv.NewLocal(cfg)
+	if err != nil {
+		l.stopProxy()
+		return nil, err
+	}
+	l.Local = local
+	return l, nil
+}
+
+// Confine returns cfg with every command run under bubblewrap: the
+// working directory is the writable workspace, the environment is only
+// the command's own variables plus PATH, LANG, LC_* and TZ of the worker,
+// and egressSocket, when not "", is the proxy that is the only way out.
+// It is the one entry point for every process a local task starts.
+func Confine(cfg execenv.LocalConfig, s Settings, egressSocket string) execenv.LocalConfig {
+	cfg = cfg.WithDefaults()
+	cfg.EnvPolicy = execenv.EnvNone
+	workspace := cfg.WorkingDir
+	cfg.Wrap = func(dir string, argv, env []string) ([]string, []string, error) {
+		p := Policy{Workspace: workspace, Dir: dir, ReadOnly: s.ReadOnly, Network: s.Network == NetworkFull,
+			Egress: egressSocket, Env: append(hostEnv(), env...)}
+		full, err := p.Command(argv)
+		return full, []string{}, err
+	}
+	return cfg
+}
+
+// hostEnv is the part of the worker's environment a sandboxed command
+// gets: where programs are and the locale.
+func hostEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "PATH" || k == "LANG" || k == "LANGUAGE" || k == "TZ" || strings.HasPrefix(k, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func (l *Local) startProxy(s Settings) error {
+	allow, err := egress.ParseAllowlist(s.AllowHosts)
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if l.tmpDir, err = os.MkdirTemp("", "agentfleet-egress-"); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	l.proxy, err = egress.Listen(filepath.Join(l.tmpDir, "egress.sock"), allow, s.Logger)
+	if err != nil {
+		os.RemoveAll(l.tmpDir)
+	}
+	return err
+}
+
+func (l *Local) socket() string {
+	if l.proxy == nil {
+		return ""
+	}
+	return l.proxy.Addr()
+}
+
+func (l *Local) stopProxy() {
+	if l.proxy != nil {
+		l.proxy.Close()
+		os.RemoveAll(l.tmpDir)
+	}
+}
+
+// Cleanup kills the commands still running, then stops the egress proxy.
+func (l *Local) Cleanup(ctx context.Context) error {
+	err := l.Local.Cleanup(ctx)
+	l.stopProxy()
+	return err
+}
+
+// CheckSettings reports a bad Network or AllowHosts entry.
+func CheckSettings(s Settings) error {
+	switch s.Network {
+	case "", NetworkNone, NetworkAllowlist, NetworkFull:
+	default:
+		return fmt.Errorf("sandbox: network %q must be %q, %q or %q", s.Network, NetworkNone, NetworkAllowlist, NetworkFull)
+	}
+	if s.Network != NetworkAllowlist && len(s.AllowHosts) > 0 {
+		return errors.New("sandbox: allow_hosts needs network \"allowlist\"")
+	}
+	return egress.CheckHosts(s.AllowHosts)
+}

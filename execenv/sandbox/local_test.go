@@ -1,0 +1,168 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/execenv/sandbox"
+	"github.com/agentfleet/agentfleet/internal/testenv"
+)
+
+// newLocal returns a sandboxed local environment on a fresh workspace.
+func newLocal(t *testing.T, ws string, s sandbox.Settings) *sandbox.Local {
+	t.Helper()
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, err.Error())
+	}
+	l, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: ws}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Cleanup(context.Background()) })
+	if err := l.Initialize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// sh runs script through the environment and returns its output
+// (stdout then stderr) and exit code.
+func sh(t *testing.T, env execenv.Environment, script string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := env.Exec(ctx, execenv.ExecRequest{Command: script, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("exec %q: %v", script, err)
+	}
+	return strings.TrimSpace(res.Stdout + res.Stderr), res.ExitCode
+}
+
+// Through the local environment, a command works in its workspace (and a
+// subdirectory of it) but reaches nothing of the worker: not its
+// environment, not a sibling workspace, not a file outside.
+func TestLocalCommandsAreConfined(t *testing.T) {
+	t.Setenv("AGENTFLEET_WORKER_SECRET", "leaked")
+	parent := t.TempDir()
+	ws, other := filepath.Join(parent, "task-a"), filepath.Join(parent, "task-b")
+	for _, d := range []string{filepath.Join(ws, "sub"), other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(other, "notes"), []byte("other task"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := newLocal(t, ws, sandbox.Settings{})
+	ctx := context.Background()
+	res, err := l.Exec(ctx, execenv.ExecRequest{Command: `pwd; echo "$GREETING"; echo x > made`, Dir: "sub",
+		Env: map[string]string{"GREETING": "hi"}})
+	if err != nil || res.ExitCode != 0 || res.Stdout != filepath.Join(ws, "sub")+"\nhi\n" {
+		t.Fatalf("a command in a subdirectory: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "sub", "made")); err != nil {
+		t.Fatalf("the command's file is not in the workspace: %v", err)
+	}
+	for _, script := range []string{
+		`cat ` + filepath.Join(other, "notes"),
+		`env | grep AGENTFLEET_WORKER_SECRET`,
+		`echo x > /usr/agentfleet-outside`,
+	} {
+		if out, code := sh(t, l, script); code == 0 {
+			t.Errorf("%q succeeded in the sandbox: %s", script, out)
+		}
+	}
+	// The workspace's parent is in the sandbox's private /tmp: a write
+	// there succeeds and lands nowhere on the host.
+	sh(t, l, `echo x > `+filepath.Join(parent, "outside"))
+	if _, err := os.Stat(filepath.Join(parent, "outside")); err == nil {
+		t.Fatal("the sandbox wrote outside its workspace")
+	}
+}
+
+// A sandbox that cannot start fails the command with bubblewrap's own
+// message, and the command does not run.
+func TestSandboxThatCannotStartRunsNothing(t *testing.T) {
+	ws := t.TempDir()
+	l := newLocal(t, ws, sandbox.Settings{ReadOnly: []string{filepath.Join(ws, "..", "absent-cache")}})
+	out, code := sh(t, l, `touch ran`)
+	if code == 0 || !strings.Contains(out, "bwrap:") {
+		t.Fatalf("want bubblewrap's error, got exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Fatal("the command ran although its sandbox did not start")
+	}
+}
+
+// serve starts an HTTP server on the loopback answering name, and
+// returns its port.
+func serve(t *testing.T, name string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "hello from %s", name)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// viaProxy is a script that sends request to the proxy the sandbox's
+// environment names, with bash alone, and prints the reply.
+func viaProxy(request string) string {
+	return `addr=${HTTP_PROXY#http://}; exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}" || exit 1; ` +
+		`printf '` + request + `' >&3; cat <&3`
+}
+
+// With an allowlist, the proxy is the only way out: a server named in it
+// answers (plain HTTP and through CONNECT), one not named is refused, and
+// connecting to the host directly fails.
+func TestEgressAllowlist(t *testing.T) {
+	named, unnamed := serve(t, "named"), serve(t, "unnamed")
+	l := newLocal(t, t.TempDir(), sandbox.Settings{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"localhost:" + named}})
+	get := func(port string) string {
+		return `GET http://localhost:` + port + `/ HTTP/1.0\r\nHost: localhost:` + port + `\r\n\r\n`
+	}
+	if out, code := sh(t, l, viaProxy(get(named))); code != 0 || !strings.Contains(out, "hello from named") {
+		t.Fatalf("the named server through the proxy: exit %d: %s", code, out)
+	}
+	connect := `CONNECT localhost:` + named + ` HTTP/1.1\r\nHost: localhost:` + named + `\r\n\r\nGET / HTTP/1.0\r\n\r\n`
+	if out, code := sh(t, l, viaProxy(connect)); code != 0 || !strings.Contains(out, "hello from named") {
+		t.Fatalf("the named server through CONNECT: exit %d: %s", code, out)
+	}
+	out, _ := sh(t, l, viaProxy(get(unnamed)))
+	if !strings.Contains(out, "403") || strings.Contains(out, "hello") {
+		t.Fatalf("the server not named answered: %s", out)
+	}
+	out, code := sh(t, l, `exec 3<>/dev/tcp/127.0.0.1/`+named+` && echo connected`)
+	if code == 0 || strings.Contains(out, "connected") {
+		t.Fatalf("reached the host without the proxy: %s", out)
+	}
+	if out, _ := sh(t, l, `env | grep -i ^https_proxy=`); !strings.Contains(out, "127.0.0.1:3128") {
+		t.Fatalf("the proxy variables are not set: %s", out)
+	}
+}
+
+// With network off, nothing outside the sandbox is reachable, even a
+// server on the host's loopback (where NATS and Postgres listen).
+func TestNoNetworkReachesNothing(t *testing.T) {
+	port := serve(t, "host")
+	l := newLocal(t, t.TempDir(), sandbox.Settings{})
+	if out, code := sh(t, l, `exec 3<>/dev/tcp/127.0.0.1/`+port+` && echo connected`); code == 0 || strings.Contains(out, "connected") {
+		t.Fatalf("reached the host's loopback: %s", out)
+	}
+	if out, _ := sh(t, l, `env | grep -i _proxy=`); out != "" {
+		t.Fatalf("proxy variables without an allowlist: %s", out)
+	}
+}
