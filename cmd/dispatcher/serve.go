@@ -49,6 +49,18 @@ type ServeConfig struct {
 	DefaultMaxCostUSD float64        `mapstructure:"default_max_cost_usd"`
 	NoDefaultLimits   bool           `mapstructure:"no_default_limits"`
 	NATS              cli.NATSConfig `mapstructure:"nats"`
+	// Sandbox, when sandbox_network or sandbox_allow_hosts is set, bounds
+	// the sandbox field of submitted specs (a wider one is a 400); workers
+	// check their own bound too.
+	Sandbox fleet.SandboxBound `mapstructure:",squash"`
+}
+
+// sandboxBound is the configured bound, nil when none is.
+func (c ServeConfig) sandboxBound() *fleet.SandboxBound {
+	if c.Sandbox.Network == "" && len(c.Sandbox.AllowHosts) == 0 {
+		return nil
+	}
+	return &c.Sandbox
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -100,6 +112,9 @@ func (c ServeConfig) Validate() error {
 		return fmt.Errorf("shutdown_grace must be >= 0, got %s", c.ShutdownGrace)
 	}
 	if err := c.NATS.Validate(); err != nil {
+		return err
+	}
+	if err := c.Sandbox.Validate(); err != nil {
 		return err
 	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
@@ -160,7 +175,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	}
 	defer st.Close()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
-		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log})
+		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits,
+		SandboxBound: cfg.sandboxBound(), Logger: log})
 	if err != nil {
 		return failf("%v", err)
 	}

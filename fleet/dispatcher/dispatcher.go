@@ -42,6 +42,9 @@ type Config struct {
 	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
 	DefaultLimits   fleet.Limits
 	NoDefaultLimits bool
+	// SandboxBound, when set, is the widest sandbox a submitted spec may
+	// ask for (its sandbox field); a wider one is refused with a FieldError.
+	SandboxBound *fleet.SandboxBound
 	// ControlTimeout bounds a control request to a session (default 5 s).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
@@ -210,6 +213,11 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTask
 		var fe *fleet.FieldError
 		errors.As(err, &fe)
 		return s, store.CreateTaskParams{}, fe
+	}
+	if d.cfg.SandboxBound != nil {
+		if fe := d.cfg.SandboxBound.Permits(s.Sandbox); fe != nil {
+			return s, store.CreateTaskParams{}, fe
+		}
 	}
 	raw, err := json.Marshal(s)
 	if err != nil { // a fleet.TaskSpec always encodes; keep the error visible anyway

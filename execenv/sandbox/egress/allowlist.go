@@ -78,3 +78,26 @@ func (a Allowlist) Admits(hostport string) bool {
 
 // Len is the number of entries.
 func (a Allowlist) Len() int { return len(a.entries) }
+
+// Covers reports whether every host:port entry admits is also admitted
+// by a (entry must parse): the test of an allowlist that may only narrow
+// another. A wildcard is covered by an equal or wider wildcard, a name
+// without a port by an entry without a port.
+func (a Allowlist) Covers(entryText string) bool {
+	e, err := parseEntry(entryText)
+	if err != nil {
+		return false
+	}
+	for _, b := range a.entries {
+		if b.port != "" && b.port != e.port {
+			continue
+		}
+		switch {
+		case !b.wildcard && !e.wildcard && b.host == e.host,
+			b.wildcard && strings.HasSuffix(e.host, "."+b.host),
+			b.wildcard && e.wildcard && b.host == e.host:
+			return true
+		}
+	}
+	return false
+}

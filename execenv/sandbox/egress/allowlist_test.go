@@ -42,3 +42,26 @@ func TestBadAllowlistEntryIsNamed(t *testing.T) {
 		}
 	}
 }
+
+func TestCoversOnlyNarrowerEntries(t *testing.T) {
+	bound, err := egress.ParseAllowlist([]string{"github.com", "*.golang.org", "api.test:443"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for entry, want := range map[string]bool{
+		"github.com":       true,
+		"GitHub.com:443":   true,
+		"proxy.golang.org": true,
+		"*.golang.org":     true,
+		"*.x.golang.org":   true,
+		"golang.org":       false,
+		"api.test:443":     true,
+		"api.test":         false,
+		"api.test:80":      false,
+		"gitlab.com":       false,
+	} {
+		if got := bound.Covers(entry); got != want {
+			t.Errorf("Covers(%q) = %v, want %v", entry, got, want)
+		}
+	}
+}
