@@ -26,8 +26,12 @@ type RealPathResolver interface {
 // directory, the grep and glob roots) must lie inside one of roots after
 // resolving "..", and symlinks when env implements RealPathResolver. Other
 // paths fail with ErrOutsideScope naming the path. No roots means the
-// working directory. Commands themselves are not confined: a command can
-// still `cat /etc/passwd`.
+// working directory. Links through /proc (/proc/self/root, /proc/self/fd)
+// are read like any other link, so they resolve where they point.
+// Commands themselves are not confined: a command can still `cat
+// /etc/passwd` (execenv/sandbox confines them, and adds checks of what a
+// file operation really opened, against links swapped in after the check
+// and hard links).
 func Scoped(env Environment, roots ...string) Environment {
 	return &scoped{Environment: env, roots: roots}
 }

@@ -57,8 +57,9 @@ func (s Settings) Label() string {
 // workspace). Cleanup also stops its egress proxy.
 type Local struct {
 	*execenv.Local
-	proxy  *egress.Proxy
-	tmpDir string // holds the proxy's socket
+	proxy    *egress.Proxy
+	tmpDir   string   // holds the proxy's socket
+	readOnly []string // Settings.ReadOnly
 }
 
 // NewLocal returns a local environment for cfg whose commands are
@@ -66,7 +67,7 @@ type Local struct {
 // unconfined.
 func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 	cfg = cfg.WithDefaults()
-	l := &Local{}
+	l := &Local{readOnly: s.ReadOnly}
 	if s.Network == NetworkAllowlist {
 		if err := l.startProxy(s); err != nil {
 			return nil, err
