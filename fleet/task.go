@@ -18,6 +18,9 @@ type TaskResult struct {
 	Usage     llm.Usage `json:"usage"`
 	CostUSD   float64   `json:"cost_usd"`
 	Error     string    `json:"error,omitempty"`
+	// Sandbox is what confined a local task's commands ("bwrap, network
+	// none", "off"); "" for SSH tasks.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // DecodeSpec is the one way to read a stored task spec (store.Task.Spec):

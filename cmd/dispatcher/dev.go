@@ -123,6 +123,7 @@ func printDevBanner(out io.Writer, fl *dev.Fleet, token bool) {
   store      SQLite %[4]s
   workers    %[5]d in this process, %[6]d sessions each
   model      %[7]s
+  sandbox    %[9]s
 
 submit a task:
   dispatcher submit --server %[1]s%[8]s 'Fix the failing test in stats/'
@@ -131,7 +132,7 @@ or POST a spec to %[1]s/v1/tasks; watch it in the dashboard or with dispatcher t
 Ctrl-C stops dev mode.
 
 `, fl.URL(), fl.NATSURL(), filepath.Join(fl.DataDir(), "nats"), filepath.Join(fl.DataDir(), "agentfleet.db"),
-		workers, sessions, fl.Model(), tokenArg)
+		workers, sessions, fl.Model(), tokenArg, fl.Sandbox())
 }
 
 // runDevDemo runs the backlog of the demo directory and returns the exit

@@ -53,7 +53,8 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7", "NATS_WORKER_GONE_AFTER": "10m", "WORKER_ID": "w-1", "QUEUES": "a,b",
 		"SESSIONS": "8", "WORKSPACE_ROOT": "/var/ws", "DRAIN_GRACE": "1m", "KEEP_FAILED": "1h", "ALLOWED_PROFILES": "openai",
 		"KNOWN_HOSTS_FILE": "/etc/kh", "HEARTBEAT_INTERVAL": "5s", "STALE_AFTER": "20s", "MAX_LIVE_CHILDREN": "3",
-		"NO_DEAD_LETTER_WATCH": "true",
+		"NO_DEAD_LETTER_WATCH": "true", "SANDBOX": "off", "SANDBOX_NETWORK": "allowlist", "SANDBOX_ALLOW_HOSTS": "github.com,*.golang.org",
+		"SANDBOX_READ_ONLY": "/opt/cache",
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
 	}
@@ -90,6 +91,10 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		{"stale_after", cfg.StaleAfter, 20 * time.Second},
 		{"max_live_children", cfg.MaxLiveChildren, 3},
 		{"no_dead_letter_watch", cfg.NoDeadLetterWatch, true},
+		{"sandbox", cfg.Sandbox, "off"},
+		{"sandbox_network", cfg.SandboxBound.Network, "allowlist"},
+		{"sandbox_allow_hosts", strings.Join(cfg.SandboxBound.AllowHosts, " "), "github.com *.golang.org"},
+		{"sandbox_read_only", strings.Join(cfg.SandboxReadOnly, " "), "/opt/cache"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)
@@ -101,13 +106,15 @@ func TestRunConfigErrorsNameTheField(t *testing.T) {
 	t.Setenv("AGENTFLEET_SESSIONS", "-2")
 	t.Setenv("AGENTFLEET_NATS_REPLICAS", "7")
 	t.Setenv("AGENTFLEET_NATS_WORKER_GONE_AFTER", "10ms")
+	t.Setenv("AGENTFLEET_SANDBOX", "maybe")
+	t.Setenv("AGENTFLEET_SANDBOX_NETWORK", "everything")
 	var stderr bytes.Buffer
 	code := execute(context.Background(), []string{"run", "--listen", "off", "--log-level", "loud"}, nil, &bytes.Buffer{}, &stderr)
 	if code != 2 {
 		t.Fatalf("exit %d, want 2 (bad usage)", code)
 	}
 	for _, want := range []string{"database_url is required", "sessions must be >= 1", "nats.replicas must be between 1 and 5",
-		"nats.worker_gone_after must be at least 1s", "log_level must be"} {
+		"nats.worker_gone_after must be at least 1s", "log_level must be", `sandbox must be "on", "off" or "auto"`} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q lacks %q", stderr.String(), want)
 		}

@@ -35,6 +35,12 @@ type Settings struct {
 	AllowHosts []string
 	// ReadOnly are further paths the commands may read (absolute).
 	ReadOnly []string
+	// Writable are further directories the commands may write (absolute),
+	// shared by every sandbox that names them: a build cache. The file
+	// tools do not reach them.
+	Writable []string
+	// Env are variables ("KEY=value") every command gets, before its own.
+	Env []string
 	// Logger receives the egress proxy's refusals; nil discards them.
 	Logger *slog.Logger
 }
@@ -58,7 +64,7 @@ func (s Settings) Label() string {
 type Local struct {
 	*execenv.Local
 	proxy    *egress.Proxy
-	tmpDir   string   // holds the proxy's socket
+	tmpDir   string   // the sandbox's home and /tmp, and the proxy's socket
 	readOnly []string // Settings.ReadOnly
 }
 
@@ -68,18 +74,26 @@ type Local struct {
 func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 	cfg = cfg.WithDefaults()
 	l := &Local{readOnly: s.ReadOnly}
-	if s.Network == NetworkAllowlist {
-		if err := l.startProxy(s); err != nil {
-			return nil, err
+	var err error
+	if l.tmpDir, err = os.MkdirTemp("", "agentfleet-sandbox-"); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	for _, d := range []string{"home", "tmp"} {
+		if err = os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
+			break
 		}
 	}
-	cfg = Confine(cfg, s, l.socket())
-	local, err := execenv.NewLocal(cfg)
+	if err == nil && s.Network == NetworkAllowlist {
+		err = l.startProxy(s)
+	}
+	if err == nil {
+		cfg = confine(cfg, s, Policy{Home: filepath.Join(l.tmpDir, "home"), Tmp: filepath.Join(l.tmpDir, "tmp"), Egress: l.socket()})
+		l.Local, err = execenv.NewLocal(cfg)
+	}
 	if err != nil {
-		l.stopProxy()
+		l.release()
 		return nil, err
 	}
-	l.Local = local
 	return l, nil
 }
 
@@ -89,12 +103,18 @@ func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 // and egressSocket, when not "", is the proxy that is the only way out.
 // It is the one entry point for every process a local task starts.
 func Confine(cfg execenv.LocalConfig, s Settings, egressSocket string) execenv.LocalConfig {
+	return confine(cfg, s, Policy{Egress: egressSocket})
+}
+
+// confine is Confine with base's Home, Tmp and Egress.
+func confine(cfg execenv.LocalConfig, s Settings, base Policy) execenv.LocalConfig {
 	cfg = cfg.WithDefaults()
 	cfg.EnvPolicy = execenv.EnvNone
-	workspace := cfg.WorkingDir
+	base.Workspace, base.ReadOnly, base.Writable, base.Network = cfg.WorkingDir, s.ReadOnly, s.Writable, s.Network == NetworkFull
+	fixed := append(hostEnv(), s.Env...)
 	cfg.Wrap = func(dir string, argv, env []string) ([]string, []string, error) {
-		p := Policy{Workspace: workspace, Dir: dir, ReadOnly: s.ReadOnly, Network: s.Network == NetworkFull,
-			Egress: egressSocket, Env: append(hostEnv(), env...)}
+		p := base
+		p.Dir, p.Env = dir, append(append([]string{}, fixed...), env...)
 		full, err := p.Command(argv)
 		return full, []string{}, err
 	}
@@ -119,13 +139,7 @@ func (l *Local) startProxy(s Settings) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	if l.tmpDir, err = os.MkdirTemp("", "agentfleet-egress-"); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
 	l.proxy, err = egress.Listen(filepath.Join(l.tmpDir, "egress.sock"), allow, s.Logger)
-	if err != nil {
-		os.RemoveAll(l.tmpDir)
-	}
 	return err
 }
 
@@ -136,17 +150,19 @@ func (l *Local) socket() string {
 	return l.proxy.Addr()
 }
 
-func (l *Local) stopProxy() {
+// release stops the proxy and removes the home, /tmp and socket.
+func (l *Local) release() {
 	if l.proxy != nil {
 		l.proxy.Close()
-		os.RemoveAll(l.tmpDir)
 	}
+	os.RemoveAll(l.tmpDir)
 }
 
-// Cleanup kills the commands still running, then stops the egress proxy.
+// Cleanup kills the commands still running, then stops the egress proxy
+// and removes the sandbox's home and /tmp.
 func (l *Local) Cleanup(ctx context.Context) error {
 	err := l.Local.Cleanup(ctx)
-	l.stopProxy()
+	l.release()
 	return err
 }
 

@@ -166,3 +166,15 @@ func TestNoNetworkReachesNothing(t *testing.T) {
 		t.Fatalf("proxy variables without an allowlist: %s", out)
 	}
 }
+
+// The sandbox's home and /tmp last from one command to the next (a build
+// cache stays warm).
+func TestHomeAndTmpLastForTheEnvironment(t *testing.T) {
+	l := newLocal(t, t.TempDir(), sandbox.Settings{})
+	if out, code := sh(t, l, `echo kept > /tmp/note && mkdir -p ~/.cache && echo warm > ~/.cache/c`); code != 0 {
+		t.Fatalf("writing: %s", out)
+	}
+	if out, code := sh(t, l, `cat /tmp/note ~/.cache/c; echo "$HOME"`); code != 0 || out != "kept\nwarm\n"+sandbox.Home {
+		t.Fatalf("the next command: exit %d: %q", code, out)
+	}
+}

@@ -21,9 +21,16 @@ type Policy struct {
 	// Dir is the command's working directory (absolute); "" means
 	// Workspace.
 	Dir string
+	// Home and Tmp are host directories that hold the sandbox's home and
+	// /tmp, so that files there last from one command to the next (build
+	// caches); "" gives each command an empty in-memory one.
+	Home, Tmp string
 	// ReadOnly are further directories or files it may read (absolute):
 	// a shared cache, a toolchain outside /usr.
 	ReadOnly []string
+	// Writable are further directories it may write (absolute), shared
+	// with whoever else binds them: a build cache the operator trusts.
+	Writable []string
 	// Network gives the command the host's network; false gives it a
 	// network namespace of its own with only a loopback interface.
 	Network bool
@@ -86,13 +93,19 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	}
 	args := []string{"bwrap", "--die-with-parent", "--new-session",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/home", "--dir", Home}
+		"--proc", "/proc", "--dev", "/dev"}
+	args = append(args, privateDir(p.Tmp, "/tmp")...)
+	args = append(args, "--tmpfs", "/home")
+	args = append(args, privateDir(p.Home, Home)...)
 	if !p.Network {
 		args = append(args, "--unshare-net")
 	}
 	args = append(args, systemArgs()...)
 	for _, ro := range p.ReadOnly {
 		args = append(args, "--ro-bind", ro, ro)
+	}
+	for _, rw := range p.Writable {
+		args = append(args, "--bind", rw, rw)
 	}
 	env := p.environment()
 	if p.Egress != "" {
@@ -116,6 +129,14 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	return append(append(args, "--"), argv...), nil
 }
 
+// privateDir binds host at dir, or mounts an empty tmpfs there.
+func privateDir(host, dir string) []string {
+	if host == "" {
+		return []string{"--tmpfs", dir}
+	}
+	return []string{"--bind", host, dir}
+}
+
 func (p Policy) validate() error {
 	var errs []error
 	if !filepath.IsAbs(p.Workspace) {
@@ -123,15 +144,17 @@ func (p Policy) validate() error {
 	} else if fi, err := os.Stat(p.Workspace); err != nil || !fi.IsDir() {
 		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q is not a directory", p.Workspace))
 	}
-	if p.Dir != "" && !filepath.IsAbs(p.Dir) {
-		errs = append(errs, fmt.Errorf("sandbox: Policy.Dir %q must be absolute", p.Dir))
+	for name, d := range map[string]string{"Dir": p.Dir, "Home": p.Home, "Tmp": p.Tmp} {
+		if d != "" && !filepath.IsAbs(d) {
+			errs = append(errs, fmt.Errorf("sandbox: Policy.%s %q must be absolute", name, d))
+		}
 	}
 	if p.Egress != "" && p.Network {
 		errs = append(errs, errors.New("sandbox: Policy.Egress needs Network false: the proxy must be the only way out"))
 	}
-	for _, ro := range p.ReadOnly {
+	for _, ro := range append(p.ReadOnly, p.Writable...) {
 		if !filepath.IsAbs(ro) {
-			errs = append(errs, fmt.Errorf("sandbox: Policy.ReadOnly entry %q must be absolute", ro))
+			errs = append(errs, fmt.Errorf("sandbox: Policy.ReadOnly and Writable entry %q must be absolute", ro))
 		}
 	}
 	for _, kv := range p.Env {

@@ -58,6 +58,7 @@ func (a benchWorkerArgs) workerConfig() worker.Config {
 		Providers:      map[string]worker.ProviderConfig{"anthropic": {APIKey: "bench", BaseURL: a.ModelURL, DefaultModel: "bench-model"}},
 		LLMConcurrency: map[string]int{"anthropic": a.Slots},
 		KeepFailed:     -1,
+		Sandbox:        worker.SandboxAuto, // confined where bubblewrap runs
 	}
 	wc.Retry.MaxAttempts = 1
 	return wc

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentfleet/agentfleet/execenv/sandbox"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
@@ -112,8 +113,9 @@ func isLoopback(host string) bool {
 // store, the dispatcher with its API and dashboard, and in-process workers.
 // Close stops it; Close is safe to call twice.
 type Fleet struct {
-	cfg   Config
-	model devModel
+	cfg      Config
+	model    devModel
+	goCaches goCaches // the user's, for the sandboxes
 
 	nats       *embedded.Server
 	store      store.Store
@@ -161,6 +163,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		ln.Close()
 		return nil, fmt.Errorf("dev mode: opening the SQLite store: %w", err)
 	}
+	d.goCaches = findGoCaches()
 	if d.model, err = chooseDevModel(cfg.Getenv, cfg.Simulated, cfg.Plan); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("dev mode: %w", err)
@@ -250,6 +253,9 @@ func (d *Fleet) startWorker(ctx context.Context, i int, q *queue.Client) error {
 		WorkspaceRoot: filepath.Join(d.cfg.DataDir, "workspaces"),
 		Providers:     d.model.providers,
 		DrainGrace:    5 * time.Second,
+		Sandbox:       worker.SandboxAuto, // see Sandbox
+		// Your Go caches, so go test in a sandbox is as quick as outside.
+		SandboxWritable: d.goCaches.writable, SandboxReadOnly: d.goCaches.readOnly, SandboxEnv: d.goCaches.env,
 		// One watcher of dead letters is enough in one process.
 		NoDeadLetterWatch: i > 0,
 	}, worker.Deps{Store: d.store, Queue: q, Logger: d.cfg.Logger.With("component", "worker")})
@@ -296,6 +302,16 @@ func (d *Fleet) DataDir() string { return d.cfg.DataDir }
 
 // Model says which model the sessions use, in a sentence for the user.
 func (d *Fleet) Model() string { return d.model.describe }
+
+// Sandbox says what confines the tasks' commands, in a sentence for the
+// user: bubblewrap where it runs; elsewhere (a Mac, a laptop without it)
+// nothing, and dev mode says so.
+func (d *Fleet) Sandbox() string {
+	if err := sandbox.Available(); err != nil {
+		return "NONE: bubblewrap cannot run here, so tasks' commands run unsandboxed as you (install bubblewrap on Linux to confine them)"
+	}
+	return "bubblewrap: each task's commands see only its workspace and the system, without network"
+}
 
 // Simulated reports whether the sessions use the simulated model.
 func (d *Fleet) Simulated() bool { return d.model.simulated }

@@ -159,7 +159,8 @@ func closeAtCleanup(t testing.TB, st store.Store, err error) store.Store {
 }
 
 // WorkerConfig returns the configuration the harness gives worker i: its
-// id, slots, a workspace root, the model and short timings.
+// id, slots, a workspace root, the model, short timings and sandbox
+// "auto".
 func (f *Fleet) WorkerConfig(i int) worker.Config {
 	c := worker.Config{
 		ID:                fmt.Sprintf("w%d", i),
@@ -171,6 +172,9 @@ func (f *Fleet) WorkerConfig(i int) worker.Config {
 		DrainGrace:        5 * time.Second,
 		RetryBackoff:      100 * time.Millisecond,
 		MaxRetryBackoff:   time.Second,
+		// Local tasks run under bubblewrap where it runs, unconfined
+		// elsewhere, so the fleet tests pass on either machine.
+		Sandbox: worker.SandboxAuto,
 	}
 	c.Retry.MaxAttempts = 1
 	if f.opts.Worker != nil {

@@ -116,6 +116,22 @@ type Config struct {
 	// MaxLiveChildren caps the unfinished children of one task when its spec
 	// says nothing (default 32).
 	MaxLiveChildren int `mapstructure:"max_live_children"`
+	// Sandbox says how local tasks' commands run (see sandbox.go and
+	// docs/operations.md): "on" (the default) under bubblewrap, local
+	// tasks being refused where it cannot run; "off" unconfined, as the
+	// worker's user; "auto" on where bubblewrap runs, else off (dev mode).
+	Sandbox string `mapstructure:"sandbox"`
+	// SandboxBound is the widest sandbox a task may ask for
+	// (sandbox_network, sandbox_allow_hosts).
+	SandboxBound fleet.SandboxBound `mapstructure:",squash"`
+	// SandboxReadOnly are further paths sandboxed commands and file tools
+	// may read (absolute): a shared toolchain or cache.
+	SandboxReadOnly []string `mapstructure:"sandbox_read_only"`
+	// SandboxWritable are directories every sandbox may write, shared by
+	// all tasks (a build cache you trust them with); SandboxEnv are
+	// variables every sandboxed command gets (GOCACHE pointing there).
+	SandboxWritable []string          `mapstructure:"sandbox_writable"`
+	SandboxEnv      map[string]string `mapstructure:"sandbox_env"`
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
@@ -206,6 +222,7 @@ func (c Config) Validate() error {
 			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
 		}
 	}
+	errs = append(errs, c.validateSandbox())
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

@@ -70,7 +70,7 @@ func (r *run) sessionError(ctx context.Context, out agent.Outcome, err error) se
 
 // result builds the task result from the session's history and totals.
 func (r *run) result(out agent.Outcome, success bool, errText string) fleet.TaskResult {
-	res := fleet.TaskResult{Success: success, Error: errText}
+	res := fleet.TaskResult{Success: success, Error: errText, Sandbox: r.sandbox}
 	if r.sess != nil {
 		h := r.sess.History()
 		for i := len(h) - 1; i >= 0; i-- {

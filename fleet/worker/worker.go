@@ -50,10 +50,11 @@ type Worker struct {
 	metrics  *metrics
 	gatherer prometheus.Gatherer // nil when the caller passed a Registerer
 
-	slots  *queue.Slots
-	pub    *queue.EventPublisher // set by Run before any run starts
-	ready  atomic.Bool           // pulling and healthy
-	health *storeHealth
+	slots   *queue.Slots
+	pub     *queue.EventPublisher // set by Run before any run starts
+	ready   atomic.Bool           // pulling and healthy
+	health  *storeHealth
+	sandbox sandboxState // how local tasks' commands run
 
 	// graceOver is closed when a drain's grace has run out (as running
 	// sessions are aborted) or the worker halts: calls waiting out a store
@@ -105,6 +106,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	}
 	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics)
 	w.health = newStoreHealth(w.raw, w.log, w.metrics.storeUp)
+	w.sandbox = newSandboxState(cfg.Sandbox, w.log)
 	w.st = waitingStore{Store: w.raw, w: w}
 	return w, nil
 }

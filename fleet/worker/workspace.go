@@ -48,7 +48,7 @@ func (r *run) buildEnv(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.env, err = execenv.NewLocal(execenv.LocalConfig{WorkingDir: r.ws.dir, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy})
+		r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy})
 	}
 	if err != nil {
 		return err
