@@ -116,8 +116,8 @@ type Config struct {
 	// MaxLiveChildren caps the unfinished children of one task when its spec
 	// says nothing (default 32).
 	MaxLiveChildren int `mapstructure:"max_live_children"`
-	// Sandbox says how local tasks' commands run (see sandbox.go and
-	// docs/operations.md): "on" (the default) under bubblewrap, local
+	// Sandbox says how local tasks' commands run (see
+	// fleet/internal/tasksandbox and docs/operations.md): "on" (the default) under bubblewrap, local
 	// tasks being refused where it cannot run; "off" unconfined, as the
 	// worker's user; "auto" on where bubblewrap runs, else off (dev mode).
 	Sandbox string `mapstructure:"sandbox"`
@@ -222,7 +222,7 @@ func (c Config) Validate() error {
 			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
 		}
 	}
-	errs = append(errs, c.validateSandbox())
+	errs = append(errs, c.sandboxOperator().Validate())
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -54,7 +55,7 @@ type Worker struct {
 	pub     *queue.EventPublisher // set by Run before any run starts
 	ready   atomic.Bool           // pulling and healthy
 	health  *storeHealth
-	sandbox sandboxState // how local tasks' commands run
+	sandbox tasksandbox.State // how local tasks' commands run
 
 	// graceOver is closed when a drain's grace has run out (as running
 	// sessions are aborted) or the worker halts: calls waiting out a store
@@ -106,7 +107,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	}
 	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics)
 	w.health = newStoreHealth(w.raw, w.log, w.metrics.storeUp)
-	w.sandbox = newSandboxState(cfg.Sandbox, w.log)
+	w.sandbox = tasksandbox.Start(cfg.sandboxOperator(), w.log)
 	w.st = waitingStore{Store: w.raw, w: w}
 	return w, nil
 }

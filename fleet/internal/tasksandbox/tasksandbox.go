@@ -1,0 +1,118 @@
+// Package tasksandbox decides, for a worker, what confines the commands
+// of a local task: bubblewrap (execenv/sandbox) with the task's sandbox
+// spec within the operator's bound, or nothing when the operator turned
+// the sandbox off. `worker run` and `worker tool --sandbox` share it, so
+// a tool tried from a terminal runs as a fleet task's would.
+package tasksandbox
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/execenv/sandbox"
+	"github.com/agentfleet/agentfleet/fleet"
+)
+
+// Modes of Operator.Mode.
+const (
+	On   = "on"   // the default: bubblewrap, local tasks refused where it cannot run
+	Off  = "off"  // unconfined, as the worker's user
+	Auto = "auto" // on where bubblewrap runs, else off (dev mode, tests)
+)
+
+// Label is TaskResult.Sandbox of a task that ran unconfined.
+const Label = "off"
+
+// RefusedError is a local task this worker will not run: its sandbox
+// cannot start here, or the spec asks for more than the operator allows.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string { return e.Reason }
+
+// Operator is the sandbox part of a worker's configuration.
+type Operator struct {
+	Mode     string             // "" means On
+	Bound    fleet.SandboxBound // the widest sandbox a spec may ask for
+	ReadOnly []string           // further paths commands and file tools may read
+	Writable []string           // directories every sandbox may write (shared caches)
+	Env      map[string]string  // variables every sandboxed command gets
+}
+
+// Validate names a bad key of the worker's configuration.
+func (o Operator) Validate() error {
+	switch o.Mode {
+	case "", On, Off, Auto:
+	default:
+		return fmt.Errorf("sandbox must be %q, %q or %q, got %q", On, Off, Auto, o.Mode)
+	}
+	for key, paths := range map[string][]string{"sandbox_read_only": o.ReadOnly, "sandbox_writable": o.Writable} {
+		for _, p := range paths {
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("%s entry %q must be an absolute path", key, p)
+			}
+		}
+	}
+	return o.Bound.Validate()
+}
+
+// State is what a worker found at start: whether local tasks' commands
+// run under bubblewrap, or why local tasks are refused.
+type State struct {
+	op      Operator
+	on      bool
+	missing error // sandbox on but bubblewrap cannot run
+}
+
+// Start checks bubblewrap once and logs what local tasks will run in.
+func Start(op Operator, log *slog.Logger) State {
+	st := State{op: op}
+	if op.Mode == Off {
+		log.Warn("sandbox: off: local tasks run unconfined, as this worker's user, with its files and network")
+		return st
+	}
+	err := sandbox.Available()
+	switch {
+	case err == nil:
+		log.Info("sandbox: local tasks run under bubblewrap")
+		st.on = true
+	case op.Mode == Auto:
+		log.Warn("sandbox: bubblewrap cannot run here, so local tasks run UNSANDBOXED, as this worker's user", "reason", err)
+	default:
+		log.Error("sandbox: bubblewrap cannot run here: local tasks will be refused (set sandbox: off to run them unconfined)", "err", err)
+		st.missing = err
+	}
+	return st
+}
+
+// Env builds a local task's environment for cfg: under bubblewrap with
+// spec (within the operator's bound), its file tools kept in the
+// workspace and the read-only paths; or unconfined when the sandbox is
+// off. label names what confines it (TaskResult.Sandbox). A refusal is a
+// *RefusedError.
+func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, log *slog.Logger) (env execenv.Environment, label string, err error) {
+	if s.missing != nil {
+		return nil, "", &RefusedError{fmt.Sprintf("local tasks run in a sandbox and %v; or set sandbox: off in this worker's configuration to run them unconfined",
+			s.missing)}
+	}
+	if !s.on {
+		env, err := execenv.NewLocal(cfg)
+		return env, Label, err
+	}
+	if fe := s.op.Bound.Permits(spec); fe != nil {
+		return nil, "", &RefusedError{fe.Error()}
+	}
+	set := sandbox.Settings{Network: sandbox.Network(spec.Network), AllowHosts: spec.AllowHosts,
+		ReadOnly: s.op.ReadOnly, Writable: s.op.Writable, Logger: log}
+	for _, k := range slices.Sorted(maps.Keys(s.op.Env)) {
+		set.Env = append(set.Env, k+"="+s.op.Env[k])
+	}
+	l, err := sandbox.NewLocal(cfg, set)
+	if err != nil {
+		return nil, "", err
+	}
+	return sandbox.Scope(l), set.Label(), nil
+}
