@@ -115,3 +115,12 @@ func (b SandboxBound) Permits(s SandboxSpec) *FieldError {
 	}
 	return nil
 }
+
+// Validate reports, as a *FieldError, a sandbox spec that is not valid on
+// its own (TaskSpec.Validate checks it too).
+func (s SandboxSpec) Validate() error {
+	if fe := s.check(); fe != nil {
+		return fe
+	}
+	return nil
+}

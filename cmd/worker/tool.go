@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools"
 )
@@ -21,6 +20,7 @@ type toolFlags struct {
 	dir  string
 	args string
 	web  bool
+	sandboxFlags
 }
 
 func newToolCmd() *cobra.Command {
@@ -31,9 +31,14 @@ func newToolCmd() *cobra.Command {
 		Long: `Run one core tool (read_file, shell, apply_patch, ...) in a local environment
 rooted at --dir and print its model-facing result. --args is the JSON object of
 arguments ("-" reads it from stdin). For apply_patch the raw patch may come on
-stdin instead. Exit status: 0 success, 1 error result, 2 bad usage.`,
+stdin instead. With --sandbox the tool runs exactly as a fleet task's would:
+commands under bubblewrap, file tools kept in --dir, within the sandbox
+settings of the worker configuration (--config, AGENTFLEET_SANDBOX_*), the
+task's sandbox spec given by --network and --allow-host. Exit status: 0
+success, 1 error result, 2 bad usage.`,
 		Example: `  worker tool read_file --dir . --args '{"file_path":"go.mod"}'
-  worker tool apply_patch --dir . < change.patch`,
+  worker tool apply_patch --dir . < change.patch
+  worker tool shell --sandbox --dir . --args '{"command":"cat /etc/shadow; ls ~"}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErrorf("tool takes exactly one tool name, got %d arguments; run `worker tool --help`", len(args))
@@ -45,6 +50,7 @@ stdin instead. Exit status: 0 success, 1 error result, 2 bad usage.`,
 	cmd.Flags().StringVar(&f.dir, "dir", ".", "directory the tool works in")
 	cmd.Flags().StringVar(&f.args, "args", "", `tool arguments as a JSON object ("-" reads them from stdin)`)
 	cmd.Flags().BoolVar(&f.web, "web", false, "also offer web_fetch (network access)")
+	f.sandboxFlags.add(cmd)
 	return cmd
 }
 
@@ -71,9 +77,9 @@ func runTool(cmd *cobra.Command, name string, f toolFlags) error {
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return usageErrorf("--dir %q is not a directory", f.dir)
 	}
-	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: dir})
+	env, err := f.environment(dir, cmd.ErrOrStderr())
 	if err != nil {
-		return usageErrorf("%v", err)
+		return err
 	}
 	ctx := cmd.Context()
 	if err := env.Initialize(ctx); err != nil {

@@ -46,10 +46,14 @@ type Settings struct {
 }
 
 // Label is a short description of s for events and results:
-// "bwrap, network none", "bwrap, network allowlist (2 hosts)".
+// "bwrap, network none", "bwrap, network allowlist (2 hosts)",
+// "bwrap, network full".
 func (s Settings) Label() string {
 	switch s.Network {
 	case NetworkAllowlist:
+		if len(s.AllowHosts) == 1 {
+			return "bwrap, network allowlist (1 host)"
+		}
 		return fmt.Sprintf("bwrap, network allowlist (%d hosts)", len(s.AllowHosts))
 	case NetworkFull:
 		return "bwrap, network full"

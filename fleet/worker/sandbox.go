@@ -3,8 +3,10 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
 )
 
@@ -35,4 +37,15 @@ func (r *run) localEnv(cfg execenv.LocalConfig) (execenv.Environment, error) {
 	}
 	r.sandbox = label
 	return env, nil
+}
+
+// LocalEnvironment builds the environment a local task with spec would
+// get on a worker configured with cfg, in dir: the same sandbox, bound and
+// file-tool scope (`worker tool --sandbox`). label names the sandbox.
+// The caller cleans the environment up.
+func LocalEnvironment(cfg Config, dir string, spec fleet.SandboxSpec, log *slog.Logger) (env execenv.Environment, label string, err error) {
+	if err := cfg.sandboxOperator().Validate(); err != nil {
+		return nil, "", err
+	}
+	return tasksandbox.Start(cfg.sandboxOperator(), log).Env(execenv.LocalConfig{WorkingDir: dir}, spec, log)
 }
