@@ -2,6 +2,8 @@ package worker_test
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -152,4 +154,45 @@ func TestWorkerWithoutBubblewrapRefusesLocalTasks(t *testing.T) {
 	if task.State != store.TaskFailed || !strings.Contains(res.Error, "apt-get install bubblewrap") || !strings.Contains(res.Error, "sandbox: off") {
 		t.Fatalf("state %s, error %q; want a refusal saying what to install", task.State, res.Error)
 	}
+}
+
+// A task whose spec names a local server in its allowlist reaches it
+// through the worker's egress proxy; a server it does not name is
+// refused, and the sandbox keeps no other way out.
+func TestTaskAllowlistReachesOnlyNamedHosts(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, err.Error())
+	}
+	t.Parallel()
+	named, unnamed := httpServer(t, "named"), httpServer(t, "unnamed")
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
+		c.Sandbox = worker.SandboxOn
+		c.SandboxBound = fleet.SandboxBound{AllowHosts: []string{"localhost"}}
+	}})
+	get := func(port string) string {
+		return `addr=${HTTP_PROXY#http://}; exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}" && ` +
+			`printf 'GET http://localhost:` + port + `/ HTTP/1.0\r\n\r\n' >&3 && cat <&3; echo`
+	}
+	spec := fleettest.Spec("allowlist", fleettest.Step{Calls: []fleettest.Call{
+		fleettest.Shell(get(named) + "; " + get(unnamed) + "; (exec 3<>/dev/tcp/127.0.0.1/" + unnamed + ") 2>/dev/null && echo DIRECT"),
+	}}, fleettest.Step{Text: "report: {{results}}"})
+	spec.Sandbox = fleet.SandboxSpec{Network: fleet.SandboxNetworkAllowlist, AllowHosts: []string{"localhost:" + named}}
+	res := succeeded(t, f.WaitDone(f.Submit(spec)))
+	if res.Sandbox != "bwrap, network allowlist (1 host)" || !strings.Contains(res.FinalText, "hello from named") ||
+		strings.Contains(res.FinalText, "hello from unnamed") || !strings.Contains(res.FinalText, "403 Forbidden") ||
+		strings.Contains(res.FinalText, "DIRECT") {
+		t.Fatalf("sandbox %q:\n%s", res.Sandbox, res.FinalText)
+	}
+}
+
+// httpServer serves "hello from <name>" on the host's loopback and
+// returns its port.
+func httpServer(t *testing.T, name string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("hello from " + name))
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	return u.Port()
 }

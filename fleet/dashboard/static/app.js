@@ -303,6 +303,7 @@ function renderDetail(t) {
   add("attempts", t.attempts || undefined);
   add("labels", Object.entries(t.labels || {}).map(([k, v]) => k + "=" + v).join(", "));
   add("repo", spec.environment && (spec.environment.repo || spec.environment.host || spec.environment.working_dir));
+  add("sandbox", (t.result && t.result.sandbox) || (spec.sandbox && spec.sandbox.network ? "asks network " + spec.sandbox.network : undefined));
   add("created", t.created_at && new Date(t.created_at).toLocaleString());
   add("finished", t.finished_at && new Date(t.finished_at).toLocaleString());
   const res = $("detail-result");
