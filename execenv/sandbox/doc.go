@@ -15,8 +15,9 @@
 //
 // Every process a local task starts goes through execenv.Local's Exec;
 // Confine sets that environment's Wrap so each command becomes its bwrap
-// command line, and NewLocal builds such an environment (with the egress
-// proxy its Settings need). Checks, hooks and MCP servers that start
+// command line, and NewLocal builds such an environment, with a private
+// home and /tmp that last from one command to the next (host directories
+// removed by Cleanup) and the egress proxy its Settings need. Checks, hooks and MCP servers that start
 // processes must use the same environment's Exec, or Confine, to be
 // confined the same way. A command whose sandbox cannot start fails with
 // bwrap's message on its stderr; nothing is ever run unconfined.
@@ -27,8 +28,12 @@
 // execenv/sandbox/egress as the only way out.
 //
 // File operations (read_file, write_file...) run in the worker process,
-// not in the sandbox: wrap the environment with execenv.Scoped to keep
-// them inside the workspace.
+// not in the sandbox: Scope keeps them inside the workspace and the
+// read-only paths (execenv.Scoped's path check, then checks of what was
+// really opened; see files.go). Grep and glob walk the workspace from the
+// worker too; they skip symbolic links, but a command that swaps a
+// directory for a link while a search walks it could lead that search
+// outside: running the searches inside the sandbox is left to do.
 //
 // Available tells whether bwrap can run here.
 package sandbox

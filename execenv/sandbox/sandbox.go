@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -68,6 +69,9 @@ var ErrUnavailable = errors.New("sandbox: bubblewrap (bwrap) is not available: i
 
 // Available reports whether bwrap is installed and can run a command here.
 func Available() error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("%w: bubblewrap runs on Linux only, and this is %s", ErrUnavailable, runtime.GOOS)
+	}
 	path, err := exec.LookPath("bwrap")
 	if err != nil {
 		return ErrUnavailable
