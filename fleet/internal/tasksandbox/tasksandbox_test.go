@@ -1,0 +1,66 @@
+package tasksandbox_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/execenv/sandbox"
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
+	"github.com/agentfleet/agentfleet/internal/testenv"
+)
+
+var discard = slog.New(slog.DiscardHandler)
+
+func TestOperatorValidateNamesTheKey(t *testing.T) {
+	for _, c := range []struct {
+		op   tasksandbox.Operator
+		want string
+	}{
+		{tasksandbox.Operator{Mode: "sometimes"}, `sandbox must be "on", "off" or "auto"`},
+		{tasksandbox.Operator{ReadOnly: []string{"cache"}}, `sandbox_read_only entry "cache"`},
+		{tasksandbox.Operator{Writable: []string{"gocache"}}, `sandbox_writable entry "gocache"`},
+		{tasksandbox.Operator{Bound: fleet.SandboxBound{Network: "wide"}}, "sandbox_network must be"},
+		{tasksandbox.Operator{Bound: fleet.SandboxBound{AllowHosts: []string{"ok.com", "http://x"}}}, "sandbox_allow_hosts[1]"},
+	} {
+		if err := c.op.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error containing %q", c.op, err, c.want)
+		}
+	}
+	if err := (tasksandbox.Operator{Mode: tasksandbox.Auto, ReadOnly: []string{"/opt/x"}}).Validate(); err != nil {
+		t.Errorf("a valid operator: %v", err)
+	}
+}
+
+// Off builds the plain local environment and says so; on, a spec wider
+// than the bound is refused before anything is built.
+func TestEnvFollowsTheMode(t *testing.T) {
+	env, label, err := tasksandbox.Start(tasksandbox.Operator{Mode: tasksandbox.Off}, discard).Env(execenv.LocalConfig{WorkingDir: t.TempDir()}, fleet.SandboxSpec{}, discard)
+	if err != nil || label != tasksandbox.Label {
+		t.Fatalf("off: label %q, %v", label, err)
+	}
+	if _, ok := env.(*execenv.Local); !ok {
+		t.Fatalf("off built a %T, want the plain local environment", env)
+	}
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, err.Error())
+	}
+	st := tasksandbox.Start(tasksandbox.Operator{}, discard)
+	_, _, err = st.Env(execenv.LocalConfig{WorkingDir: t.TempDir()}, fleet.SandboxSpec{Network: fleet.SandboxNetworkFull}, discard)
+	var refused *tasksandbox.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "spec.sandbox.network") {
+		t.Fatalf("a wider spec: %v, want a refusal naming spec.sandbox.network", err)
+	}
+	env, label, err = st.Env(execenv.LocalConfig{WorkingDir: t.TempDir()}, fleet.SandboxSpec{}, discard)
+	if err != nil || label != "bwrap, network none" {
+		t.Fatalf("on: label %q, %v", label, err)
+	}
+	defer env.Cleanup(context.Background())
+	if res, err := env.Exec(context.Background(), execenv.ExecRequest{Command: "test -e /root"}); err != nil || res.ExitCode == 0 {
+		t.Fatalf("the command saw /root: %+v, %v", res, err)
+	}
+}
