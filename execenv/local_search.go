@@ -40,10 +40,18 @@ func (l *Local) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
 	return c.result(), nil
 }
 
-// ripgrep runs rg in root and parses its output.
+// ripgrep runs rg in root (through Wrap when one is configured: in the
+// sandbox of the commands) and parses its output.
 func (l *Local) ripgrep(ctx context.Context, root string, p grepPlan, c *grepCollector) error {
-	cmd := exec.CommandContext(ctx, l.rgPath, ripgrepArgs(p)...)
-	cmd.Dir = root
+	argv, env := append([]string{l.rgPath}, ripgrepArgs(p)...), []string(nil)
+	if l.cfg.Wrap != nil {
+		var err error
+		if argv, env, err = l.cfg.Wrap(root, argv, []string{}); err != nil {
+			return err
+		}
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env = root, env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -65,10 +73,12 @@ func (l *Local) ripgrep(ctx context.Context, root string, p grepPlan, c *grepCol
 }
 
 // ripgrepExitError maps rg's status: 0 and 1 are fine; 2 is an error only
-// when rg refused the pattern (per-file errors are skipped, as in Go).
+// when rg refused the pattern (per-file errors are skipped, as in Go). A
+// 1 with a message is not rg's (it prints none with --no-messages): a
+// wrapper that failed.
 func ripgrepExitError(code int, waitErr error, stderr string) error {
 	switch {
-	case code == 0 || code == 1:
+	case code == 0 || code == 1 && strings.TrimSpace(stderr) == "":
 		return nil
 	case code == 2 && !strings.Contains(stderr, "regex"):
 		return nil

@@ -30,10 +30,12 @@
 // File operations (read_file, write_file...) run in the worker process,
 // not in the sandbox: Scope keeps them inside the workspace and the
 // read-only paths (execenv.Scoped's path check, then checks of what was
-// really opened; see files.go). Grep and glob walk the workspace from the
-// worker too; they skip symbolic links, but a command that swaps a
-// directory for a link while a search walks it could lead that search
-// outside: running the searches inside the sandbox is left to do.
+// really opened; see files.go). Grep runs ripgrep inside the sandbox
+// (through the same Wrap) when rg is in a directory the sandbox sees.
+// Without such an rg, grep, and glob always, walk the workspace from the
+// worker; they skip symbolic links, but a command that swaps a directory
+// for a link while such a walk runs could lead it outside (glob reveals
+// names only): a gap left open.
 //
 // Available tells whether bwrap can run here.
 package sandbox

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 // plant makes a workspace next to a secret file and a secret directory,
@@ -94,5 +97,35 @@ func TestOpenedFilesAreCheckedWhereTheyReallyAre(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(secret); string(data) != "provider key" {
 		t.Fatalf("the secret was changed: %q", data)
+	}
+}
+
+// Grep runs ripgrep inside the sandbox: even without Scope's path check,
+// a search sees only what the sandbox has, and a directory it lacks fails
+// with bubblewrap's reason.
+func TestGrepRunsInTheSandbox(t *testing.T) {
+	if _, err := exec.LookPath("rg"); err != nil {
+		testenv.SkipOrFatal(t, "rg is not on PATH")
+	}
+	ws, secret := plant(t)
+	l := newLocal(t, ws, sandbox.Settings{})
+	if !l.UsesRipgrep() {
+		t.Fatalf("rg at a system path is not used in the sandbox")
+	}
+	// The workspace's parent holds the secret on the host; in the sandbox
+	// it holds only the workspace (where "hard" is the same file).
+	res, err := l.Grep(context.Background(), execenv.GrepRequest{Pattern: "provider", Path: filepath.Dir(secret), Mode: execenv.GrepFilesWithMatches})
+	if err != nil || slices.Contains(res.Files, "secret.txt") || !slices.Equal(res.Files, []string{"ws/hard"}) {
+		t.Fatalf("grep of the workspace's parent: %+v, %v; want only the workspace's files", res, err)
+	}
+	if _, err := l.Grep(context.Background(), execenv.GrepRequest{Pattern: "x", Path: "/root"}); err == nil || !strings.Contains(err.Error(), "bwrap") {
+		t.Fatalf("grep of a directory the sandbox lacks: %v; want bubblewrap's reason", err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "in.txt"), []byte("provider inside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = l.Grep(context.Background(), execenv.GrepRequest{Pattern: "provider", Mode: execenv.GrepFilesWithMatches})
+	if err != nil || !slices.Equal(res.Files, []string{"hard", "in.txt"}) {
+		t.Fatalf("grep in the workspace: %+v, %v", res, err)
 	}
 }

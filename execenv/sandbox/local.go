@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -62,9 +63,10 @@ func (s Settings) Label() string {
 }
 
 // Local is a local environment whose every command runs under bubblewrap
-// as Settings say (see Confine); its file operations are the local
-// environment's (wrap it with execenv.Scoped to keep them in the
-// workspace). Cleanup also stops its egress proxy.
+// as Settings say (see Confine), and so does grep's ripgrep when the
+// sandbox can see it; its file operations are checked as files.go says
+// (wrap it with Scope to keep them in the workspace). Cleanup also stops
+// its egress proxy.
 type Local struct {
 	*execenv.Local
 	proxy    *egress.Proxy
@@ -91,6 +93,7 @@ func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 		err = l.startProxy(s)
 	}
 	if err == nil {
+		cfg.NoRipgrep = cfg.NoRipgrep || !ripgrepVisible(s.ReadOnly)
 		cfg = confine(cfg, s, Policy{Home: filepath.Join(l.tmpDir, "home"), Tmp: filepath.Join(l.tmpDir, "tmp"), Egress: l.socket()})
 		l.Local, err = execenv.NewLocal(cfg)
 	}
@@ -123,6 +126,23 @@ func confine(cfg execenv.LocalConfig, s Settings, base Policy) execenv.LocalConf
 		return full, []string{}, err
 	}
 	return cfg
+}
+
+// ripgrepVisible reports whether the rg on PATH is one a sandbox can run
+// (under the system directories or readOnly), so that grep runs it inside
+// the sandbox; otherwise grep uses execenv's search in the worker.
+func ripgrepVisible(readOnly []string) bool {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		return false
+	}
+	real := realPath(rg)
+	for _, dir := range append(append([]string{}, systemDirs...), readOnly...) {
+		if under(real, realPath(dir)) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostEnv is the part of the worker's environment a sandboxed command
