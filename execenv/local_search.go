@@ -74,11 +74,11 @@ func (l *Local) ripgrep(ctx context.Context, root string, p grepPlan, c *grepCol
 
 // ripgrepExitError maps rg's status: 0 and 1 are fine; 2 is an error only
 // when rg refused the pattern (per-file errors are skipped, as in Go). A
-// 1 with a message is not rg's (it prints none with --no-messages): a
-// wrapper that failed.
+// 1 with a message other than rg's "No files were searched" is a wrapper
+// that failed (bubblewrap's exit status is 1).
 func ripgrepExitError(code int, waitErr error, stderr string) error {
 	switch {
-	case code == 0 || code == 1 && strings.TrimSpace(stderr) == "":
+	case code == 0 || code == 1 && (strings.TrimSpace(stderr) == "" || strings.Contains(stderr, "No files were searched")):
 		return nil
 	case code == 2 && !strings.Contains(stderr, "regex"):
 		return nil
