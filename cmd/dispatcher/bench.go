@@ -34,7 +34,8 @@ writes per second. In process the store is the Postgres of $` + EnvDatabaseURL +
 up first), else a temporary SQLite file. --worker-processes runs each worker in a process of
 its own (this program, re-executed) and reports each one's peak RSS; it needs the Postgres
 of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the last line
-(throughput as throughput_tasks_per_s).`,
+(throughput as throughput_tasks_per_s). --submit-only starts no workers and measures
+submission alone through the API (submit_tasks_per_s), --submit-concurrency requests at a time.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if cf.server != "" { // only an explicit --server leaves the process
@@ -93,6 +94,8 @@ of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the l
 	f.DurationVar(&cfg.Latency, "latency", 0, "simulated model latency per call, e.g. 2s")
 	f.IntVar(&cfg.Rounds, "rounds", 1, "model calls per task (rounds-1 tool rounds, then the answer)")
 	f.IntVar(&cfg.Batch, "batch", 1000, "tasks per submit request")
+	f.IntVar(&cfg.SubmitConcurrency, "submit-concurrency", 1, "submit requests in flight at once")
+	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "start no workers and measure submission alone (submit_tasks_per_s; the tasks stay queued)")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/store"
@@ -28,6 +27,12 @@ type Config struct {
 	Latency time.Duration // simulated model latency per call
 	Rounds  int           // model calls per task: Rounds-1 tool rounds, then the answer (default 1)
 	Batch   int           // tasks per submit request (default 1000)
+	// SubmitConcurrency is how many submit requests are in flight at once
+	// (default 1).
+	SubmitConcurrency int
+	// SubmitOnly starts no workers and measures submission alone: the
+	// report's submit_tasks_per_s (the tasks stay queued).
+	SubmitOnly bool
 
 	// Server targets a running dispatcher (with Token) instead of starting
 	// a fleet in the process; its workers and model do the work.
@@ -79,6 +84,9 @@ func (c Config) WithDefaults() Config {
 	if c.Batch == 0 {
 		c.Batch = 1000
 	}
+	if c.SubmitConcurrency == 0 {
+		c.SubmitConcurrency = 1
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -98,6 +106,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --rounds must be >= 1, got %d", c.Rounds)
 	case c.Latency < 0:
 		return fmt.Errorf("bench: --latency must be >= 0, got %s", c.Latency)
+	case c.SubmitConcurrency < 1:
+		return fmt.Errorf("bench: --submit-concurrency must be >= 1, got %d", c.SubmitConcurrency)
+	case c.SubmitOnly && c.WorkerProcesses:
+		return errors.New("bench: --submit-only starts no workers; drop --worker-processes")
 	case c.Batch < 1 || c.Batch > api.MaxBatch:
 		return fmt.Errorf("bench: --batch must be between 1 and %d, got %d", api.MaxBatch, c.Batch)
 	case c.Server == "" && (c.Store == nil || c.Dir == ""):
@@ -145,6 +157,7 @@ type Report struct {
 	Succeeded       int         `json:"succeeded"`
 	Failed          int         `json:"failed"` // failed or cancelled
 	SubmitSeconds   float64     `json:"submit_s"`
+	SubmitTasksPerS float64     `json:"submit_tasks_per_s"`
 	Seconds         float64     `json:"duration_s"` // first submit to last finish
 	Throughput      float64     `json:"throughput_tasks_per_s"`
 	SubmitToStart   Percentiles `json:"submit_to_start"`
@@ -186,6 +199,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	run.profile, run.died = "anthropic", f.died
 	rep.Mode, rep.Store, rep.Workers, rep.Slots = "in-process", cfg.StoreName, cfg.Workers, cfg.Slots
+	if cfg.SubmitOnly {
+		rep.Mode, rep.Workers, rep.Slots = "submit-only", 0, 0
+	}
 	if cfg.WorkerProcesses {
 		rep.Mode = "worker-processes"
 	}
@@ -222,6 +238,9 @@ type benchRun struct {
 }
 
 func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
+	if b.cfg.SubmitOnly {
+		return b.runSubmitOnly(ctx, rep)
+	}
 	evCtx, stopEvents := context.WithCancel(ctx)
 	defer stopEvents()
 	stream, err := b.cl.AllEvents(evCtx, client.StreamOptions{From: "new"})
@@ -237,6 +256,7 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 		return rep, err
 	}
 	rep.SubmitSeconds = time.Since(start).Seconds()
+	rep.SubmitTasksPerS = float64(b.cfg.Tasks) / rep.SubmitSeconds
 	fmt.Fprintf(b.cfg.Progress, "submitted %d tasks in %.2fs\n", b.cfg.Tasks, rep.SubmitSeconds)
 	if err := b.wait(ctx); err != nil {
 		return rep, err
@@ -267,21 +287,6 @@ func (b *benchRun) collectEvents(s *client.EventStream) {
 		b.events = append(b.events, d)
 		b.mu.Unlock()
 	}
-}
-
-func (b *benchRun) submit(ctx context.Context) error {
-	for done := 0; done < b.cfg.Tasks; {
-		n := min(b.cfg.Batch, b.cfg.Tasks-done)
-		specs := make([]fleet.TaskSpec, n)
-		for i := range specs {
-			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label}}
-		}
-		if _, err := b.cl.SubmitBatch(ctx, specs); err != nil {
-			return fmt.Errorf("bench: submit: %w", err)
-		}
-		done += n
-	}
-	return nil
 }
 
 // wait polls the counts of the bench's tasks until all have finished.
@@ -363,11 +368,15 @@ func (r Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, ", %s store, %d workers x %d slots", r.Store, r.Workers, r.Slots)
 	}
 	fmt.Fprintf(w, ", %d rounds, model latency %.0f ms\n", r.Rounds, r.LatencyMS)
+	if r.Mode == "submit-only" {
+		fmt.Fprintf(w, "  submitted    %d tasks in %.2f s: %.0f tasks/s\n", r.Tasks, r.SubmitSeconds, r.SubmitTasksPerS)
+		return
+	}
 	fmt.Fprintf(w, "  tasks        %d (%d succeeded, %d failed)\n", r.Tasks, r.Succeeded, r.Failed)
 	if r.FirstError != "" {
 		fmt.Fprintf(w, "  first error  %s\n", r.FirstError)
 	}
-	fmt.Fprintf(w, "  submit       %.2f s\n", r.SubmitSeconds)
+	fmt.Fprintf(w, "  submit       %.2f s (%.0f tasks/s)\n", r.SubmitSeconds, r.SubmitTasksPerS)
 	fmt.Fprintf(w, "  duration     %.2f s (first submit to last finish)\n", r.Seconds)
 	fmt.Fprintf(w, "  throughput   %.1f tasks/s\n", r.Throughput)
 	for _, p := range []struct {

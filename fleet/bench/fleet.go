@@ -70,7 +70,11 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 	if err != nil {
 		return nil, err
 	}
-	for i := range cfg.Workers {
+	workers := cfg.Workers
+	if cfg.SubmitOnly {
+		workers = 0
+	}
+	for i := range workers {
 		a := newBenchWorkerArgs(cfg, i, ns.ClientURL(), modelURL)
 		if cfg.WorkerProcesses {
 			err = f.startProcess(cfg.WorkerCommand, a)
