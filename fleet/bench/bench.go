@@ -30,6 +30,14 @@ type Config struct {
 	// SubmitConcurrency is how many submit requests are in flight at once
 	// (default 1).
 	SubmitConcurrency int
+	// StreamTokens, when > 0, makes each task's answer that many tokens
+	// streamed one per delta, TokenInterval apart (default 10 ms: 100
+	// tokens/s); the report then gives events and EVENTS bytes per task.
+	StreamTokens  int
+	TokenInterval time.Duration
+	// DeltaWindow is the workers' worker.Config.DeltaWindow (0: its
+	// default; negative: every text delta is an event).
+	DeltaWindow time.Duration
 	// SubmitOnly starts no workers and measures submission alone: the
 	// report's submit_tasks_per_s (the tasks stay queued).
 	SubmitOnly bool
@@ -84,6 +92,9 @@ func (c Config) WithDefaults() Config {
 	if c.Batch == 0 {
 		c.Batch = 1000
 	}
+	if c.TokenInterval == 0 {
+		c.TokenInterval = 10 * time.Millisecond
+	}
 	if c.SubmitConcurrency == 0 {
 		c.SubmitConcurrency = 1
 	}
@@ -106,6 +117,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --rounds must be >= 1, got %d", c.Rounds)
 	case c.Latency < 0:
 		return fmt.Errorf("bench: --latency must be >= 0, got %s", c.Latency)
+	case c.StreamTokens < 0:
+		return fmt.Errorf("bench: --stream-tokens must be >= 0, got %d", c.StreamTokens)
 	case c.SubmitConcurrency < 1:
 		return fmt.Errorf("bench: --submit-concurrency must be >= 1, got %d", c.SubmitConcurrency)
 	case c.SubmitOnly && c.WorkerProcesses:
@@ -164,11 +177,16 @@ type Report struct {
 	SubmitToDone    Percentiles `json:"submit_to_done"`
 	EventDelivery   Percentiles `json:"event_delivery"`
 	Events          int         `json:"events"`
-	StoreWrites     int64       `json:"store_writes,omitempty"`
-	StoreWritesPerS float64     `json:"store_writes_per_s,omitempty"`
-	PeakRSSMB       float64     `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
-	WorkerPeakRSSMB []float64   `json:"worker_peak_rss_mb,omitempty"` // of each worker process
-	FirstError      string      `json:"first_error,omitempty"`
+	// EventsPerTask and EventBytesPerTask are what the EVENTS stream
+	// stored per task during the run (in process only).
+	EventsPerTask     float64   `json:"events_per_task,omitempty"`
+	EventBytesPerTask float64   `json:"jetstream_event_bytes_per_task,omitempty"`
+	StreamTokens      int       `json:"stream_tokens,omitempty"`
+	StoreWrites       int64     `json:"store_writes,omitempty"`
+	StoreWritesPerS   float64   `json:"store_writes_per_s,omitempty"`
+	PeakRSSMB         float64   `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
+	WorkerPeakRSSMB   []float64 `json:"worker_peak_rss_mb,omitempty"` // of each worker process
+	FirstError        string    `json:"first_error,omitempty"`
 }
 
 // RunBench runs a benchmark: it starts a fleet in the process (or uses
@@ -189,6 +207,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		run.cl = cl
 		return run.run(ctx, rep)
 	}
+	defer startHeapProfile("")()
 	f, err := startBenchFleet(ctx, cfg)
 	if err != nil {
 		return rep, err
@@ -206,10 +225,21 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		rep.Mode = "worker-processes"
 	}
 	w0 := f.store.writes.Load()
+	e0, err := f.eventsStored(ctx)
+	if err != nil {
+		return rep, err
+	}
 	if rep, err = run.run(ctx, rep); err != nil {
 		return rep, err
 	}
 	rep.StoreWrites = f.store.writes.Load() - w0
+	e1, err := f.eventsStored(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.StreamTokens = cfg.StreamTokens
+	rep.EventsPerTask = float64(e1.msgs-e0.msgs) / float64(cfg.Tasks)
+	rep.EventBytesPerTask = float64(e1.bytes-e0.bytes) / float64(cfg.Tasks)
 	if cfg.WorkerProcesses {
 		rss, writes, err := f.stopProcesses()
 		if err != nil {
@@ -384,6 +414,9 @@ func (r Report) WriteText(w io.Writer) {
 		p    Percentiles
 	}{{"submit->start", r.SubmitToStart}, {"submit->done ", r.SubmitToDone}, {"event deliv. ", r.EventDelivery}} {
 		fmt.Fprintf(w, "  %s p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms  (n=%d)\n", p.name, p.p.P50, p.p.P95, p.p.P99, p.p.Max, p.p.Count)
+	}
+	if r.EventsPerTask > 0 {
+		fmt.Fprintf(w, "  EVENTS       %.1f events, %.0f bytes per task (%d streamed tokens per answer)\n", r.EventsPerTask, r.EventBytesPerTask, r.StreamTokens)
 	}
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/queue"
@@ -28,6 +29,31 @@ type benchFleet struct {
 	stops []func()
 	procs []*benchProcess // the worker processes, if any
 	died  chan error      // a worker process that exited before stopProcesses
+	js    jetstream.JetStream
+}
+
+// streamUse is what a stream holds.
+type streamUse struct{ msgs, bytes uint64 }
+
+// watchEvents opens the connection eventsStored reads the stream through.
+func (f *benchFleet) watchEvents(url string) error {
+	nc, err := nats.Connect(url, nats.MaxReconnects(0))
+	if err != nil {
+		return fmt.Errorf("bench: connect to NATS: %w", err)
+	}
+	f.onStop(nc.Close)
+	f.js, err = jetstream.New(nc)
+	return err
+}
+
+// eventsStored reads what the EVENTS stream holds.
+func (f *benchFleet) eventsStored(ctx context.Context) (streamUse, error) {
+	s, err := f.js.Stream(ctx, queue.DefaultEventsStream)
+	if err != nil {
+		return streamUse{}, fmt.Errorf("bench: EVENTS stream: %w", err)
+	}
+	st := s.CachedInfo().State
+	return streamUse{msgs: st.Msgs, bytes: st.Bytes}, nil
 }
 
 func (f *benchFleet) stop() {
@@ -66,7 +92,10 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 	if f.url, err = f.listen(d.Handler(dispatcher.APIOptions{})); err != nil {
 		return nil, err
 	}
-	modelURL, err := f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds})
+	if err := f.watchEvents(ns.ClientURL()); err != nil {
+		return nil, err
+	}
+	modelURL, err := f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds, tokens: cfg.StreamTokens, tokenInterval: cfg.TokenInterval})
 	if err != nil {
 		return nil, err
 	}
