@@ -186,7 +186,12 @@ type Report struct {
 	StoreWritesPerS   float64   `json:"store_writes_per_s,omitempty"`
 	PeakRSSMB         float64   `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
 	WorkerPeakRSSMB   []float64 `json:"worker_peak_rss_mb,omitempty"` // of each worker process
-	FirstError        string    `json:"first_error,omitempty"`
+	// CPUSeconds is the CPU time of this process during the run (with
+	// worker processes: NATS, dispatcher, model and the bench's client);
+	// WorkerCPUSeconds that of each worker process, start to exit.
+	CPUSeconds       float64   `json:"cpu_s,omitempty"`
+	WorkerCPUSeconds []float64 `json:"worker_cpu_s,omitempty"`
+	FirstError       string    `json:"first_error,omitempty"`
 }
 
 // RunBench runs a benchmark: it starts a fleet in the process (or uses
@@ -229,9 +234,12 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	if rep, err = run.run(ctx, rep); err != nil {
+	cpu0 := cpuSeconds()
+	labelled(ctx, "client", func() { rep, err = run.run(ctx, rep) })
+	if err != nil {
 		return rep, err
 	}
+	rep.CPUSeconds = cpuSeconds() - cpu0
 	rep.StoreWrites = f.store.writes.Load() - w0
 	e1, err := f.eventsStored(ctx)
 	if err != nil {
@@ -241,11 +249,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	rep.EventsPerTask = float64(e1.msgs-e0.msgs) / float64(cfg.Tasks)
 	rep.EventBytesPerTask = float64(e1.bytes-e0.bytes) / float64(cfg.Tasks)
 	if cfg.WorkerProcesses {
-		rss, writes, err := f.stopProcesses()
+		rss, cpu, writes, err := f.stopProcesses()
 		if err != nil {
 			return rep, err
 		}
-		rep.WorkerPeakRSSMB, rep.StoreWrites = rss, rep.StoreWrites+writes
+		rep.WorkerPeakRSSMB, rep.WorkerCPUSeconds, rep.StoreWrites = rss, cpu, rep.StoreWrites+writes
 	}
 	if rep.Seconds > 0 {
 		rep.StoreWritesPerS = float64(rep.StoreWrites) / rep.Seconds
@@ -319,9 +327,15 @@ func (b *benchRun) collectEvents(s *client.EventStream) {
 	}
 }
 
+// waitPoll is how often wait counts the bench's tasks. The durations come
+// from the tasks' own timestamps, so it only bounds how long the bench
+// lingers after the last task; each count is a label query on the store,
+// which at 50 ms made most of the store's CPU in a trivial-task run.
+const waitPoll = 500 * time.Millisecond
+
 // wait polls the counts of the bench's tasks until all have finished.
 func (b *benchRun) wait(ctx context.Context) error {
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
 	last := time.Now()
 	for {
@@ -420,6 +434,13 @@ func (r Report) WriteText(w io.Writer) {
 	}
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)
+	}
+	if r.CPUSeconds > 0 {
+		fmt.Fprintf(w, "  CPU          %.2f ms per task in this process", 1000*r.CPUSeconds/float64(r.Tasks))
+		for i, s := range r.WorkerCPUSeconds {
+			fmt.Fprintf(w, ", %.2f ms in worker process %d", 1000*s/float64(r.Tasks), i)
+		}
+		fmt.Fprintln(w)
 	}
 	switch {
 	case len(r.WorkerPeakRSSMB) > 0:

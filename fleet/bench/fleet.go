@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -71,31 +72,25 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 			f.stop()
 		}
 	}()
-	ns, err := embedded.Start(embedded.Config{Port: embedded.RandomPort, DataDir: filepath.Join(cfg.Dir, "nats")})
+	var ns *embedded.Server
+	labelled(ctx, "nats", func() {
+		ns, err = embedded.Start(embedded.Config{Port: embedded.RandomPort, DataDir: filepath.Join(cfg.Dir, "nats")})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: start NATS: %w", err)
 	}
 	f.onStop(func() { _ = ns.Shutdown() })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	q, err := f.connect(ctx, ns.ClientURL(), "bench-dispatcher")
-	if err != nil {
-		return nil, err
-	}
-	d, err := dispatcher.New(f.store, q, dispatcher.Config{Logger: quiet})
-	if err != nil {
-		return nil, err
-	}
-	runCtx, stopRun := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); _ = d.Run(runCtx) }()
-	f.onStop(func() { stopRun(); <-ran })
-	if f.url, err = f.listen(d.Handler(dispatcher.APIOptions{})); err != nil {
+	if labelled(ctx, "dispatcher", func() { err = f.startDispatcher(ctx, ns.ClientURL(), quiet) }); err != nil {
 		return nil, err
 	}
 	if err := f.watchEvents(ns.ClientURL()); err != nil {
 		return nil, err
 	}
-	modelURL, err := f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds, tokens: cfg.StreamTokens, tokenInterval: cfg.TokenInterval})
+	var modelURL string
+	labelled(ctx, "model", func() {
+		modelURL, err = f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds, tokens: cfg.StreamTokens, tokenInterval: cfg.TokenInterval})
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -108,13 +103,38 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 		if cfg.WorkerProcesses {
 			err = f.startProcess(cfg.WorkerCommand, a)
 		} else {
-			f.startWorker(a, quiet)
+			labelled(ctx, "worker", func() { f.startWorker(a, quiet) })
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return f, nil
+}
+
+// labelled runs fn with the pprof label part=<part>, which the goroutines
+// it starts inherit: a CPU profile of the bench (--cpuprofile) splits by
+// part with `go tool pprof -tags`.
+func labelled(ctx context.Context, part string, fn func()) {
+	pprof.Do(ctx, pprof.Labels("part", part), func(context.Context) { fn() })
+}
+
+// startDispatcher runs the dispatcher and its API on a loopback port.
+func (f *benchFleet) startDispatcher(ctx context.Context, natsURL string, log *slog.Logger) error {
+	q, err := f.connect(ctx, natsURL, "bench-dispatcher")
+	if err != nil {
+		return err
+	}
+	d, err := dispatcher.New(f.store, q, dispatcher.Config{Logger: log})
+	if err != nil {
+		return err
+	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = d.Run(runCtx) }()
+	f.onStop(func() { stopRun(); <-ran })
+	f.url, err = f.listen(d.Handler(dispatcher.APIOptions{}))
+	return err
 }
 
 // connect opens a NATS connection and a queue client, closed on stop.
@@ -173,14 +193,17 @@ func (f *benchFleet) startProcess(command []string, a benchWorkerArgs) error {
 }
 
 // stopProcesses stops the worker processes and returns each one's peak RSS
-// and the store writes of them all.
-func (f *benchFleet) stopProcesses() (rssMB []float64, writes int64, err error) {
+// and CPU seconds, and the store writes of them all.
+func (f *benchFleet) stopProcesses() (rssMB, cpu []float64, writes int64, err error) {
 	var errs []error
 	for _, p := range f.procs {
 		res, rss, err := p.stop()
 		errs = append(errs, err)
 		rssMB = append(rssMB, rss)
+		if ps := p.cmd.ProcessState; ps != nil {
+			cpu = append(cpu, (ps.UserTime() + ps.SystemTime()).Seconds())
+		}
 		writes += res.StoreWrites
 	}
-	return rssMB, writes, errors.Join(errs...)
+	return rssMB, cpu, writes, errors.Join(errs...)
 }
