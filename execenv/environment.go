@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/agentfleet/agentfleet/execenv/internal/search"
 )
 
 // Environment is where tools run: the files they read and write and the
@@ -127,62 +129,46 @@ type ExecResult struct {
 	OmittedBytes int64         `json:"omitted_bytes,omitempty"`
 }
 
-// GrepMode selects what Grep reports.
-type GrepMode string
-
-const (
-	GrepContent          GrepMode = "content"            // matching lines (the default)
-	GrepFilesWithMatches GrepMode = "files_with_matches" // one path per matching file
-	GrepCount            GrepMode = "count"              // matches per file
+// The search types are defined with the search engines they feed
+// (execenv/internal/search); these names are the public ones.
+type (
+	// GrepMode selects what Grep reports: GrepContent (matching lines, the
+	// default), GrepFilesWithMatches (one path per matching file) or
+	// GrepCount (matches per file).
+	GrepMode = search.Mode
+	// GrepRequest is a content search. Pattern is a regular expression in the
+	// syntax shared by ripgrep and Go's regexp (RE2); Path is a file or
+	// directory ("" means WorkingDir); Glob keeps only files whose name or
+	// relative path match; MaxResults 0 means 100 rows of the mode.
+	GrepRequest = search.GrepRequest
+	// GrepMatch is one matching line; Path is as given or relative to the search root.
+	GrepMatch = search.GrepMatch
+	// GrepCountRow is the number of matching lines in one file.
+	GrepCountRow = search.GrepCountRow
+	// GrepResult holds the rows of the requested mode, sorted by path then
+	// line, and whether MaxResults cut them.
+	GrepResult = search.GrepResult
+	// GlobRequest is a file-name search: Pattern such as "**/*.go" ('**'
+	// matches any number of directories), Path the base directory ("" means
+	// WorkingDir), Limit 0 means 1000.
+	GlobRequest = search.GlobRequest
+	// GlobResult lists matching files, newest first, as paths relative to the
+	// base directory, and whether Limit cut them (Total counts all matches seen).
+	GlobResult = search.GlobResult
 )
 
-// GrepRequest is a content search. Pattern is a regular expression in the
-// syntax shared by ripgrep and Go's regexp (RE2).
-type GrepRequest struct {
-	Pattern         string
-	Path            string // file or directory; "" means WorkingDir
-	Glob            string // only files whose name or relative path match, e.g. "*.go"
-	CaseInsensitive bool
-	Mode            GrepMode
-	MaxResults      int // 0 means 100; counts lines, files or count rows by mode
-}
+// Grep modes.
+const (
+	GrepContent          = search.Content
+	GrepFilesWithMatches = search.FilesWithMatches
+	GrepCount            = search.Count
+)
 
-// GrepMatch is one matching line. Path is as given or relative to the search root.
-type GrepMatch struct {
-	Path string `json:"path"`
-	Line int    `json:"line"`
-	Text string `json:"text"`
-}
-
-// GrepCountRow is the number of matching lines in one file.
-type GrepCountRow struct {
-	Path  string `json:"path"`
-	Count int    `json:"count"`
-}
-
-// GrepResult holds the rows of the requested mode, sorted by path then line,
-// and whether MaxResults cut them.
-type GrepResult struct {
-	Matches   []GrepMatch    `json:"matches,omitempty"`
-	Files     []string       `json:"files,omitempty"`
-	Counts    []GrepCountRow `json:"counts,omitempty"`
-	Truncated bool           `json:"truncated,omitempty"`
-}
-
-// GlobRequest is a file-name search.
-type GlobRequest struct {
-	Pattern string // e.g. "**/*.go"; '**' matches any number of directories
-	Path    string // base directory; "" means WorkingDir
-	Limit   int    // 0 means 1000
-}
-
-// GlobResult lists matching files, newest first, as paths relative to the
-// base directory, and whether Limit cut them (Total counts all matches seen).
-type GlobResult struct {
-	Paths     []string `json:"paths"`
-	Truncated bool     `json:"truncated,omitempty"`
-	Total     int      `json:"total"`
-}
+// Defaults of the search requests.
+const (
+	DefaultGrepMaxResults = search.DefaultGrepMaxResults // GrepRequest.MaxResults when zero
+	DefaultGlobLimit      = search.DefaultGlobLimit      // GlobRequest.Limit when zero
+)
 
 // Kind names an environment implementation.
 type Kind string

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/agentfleet/agentfleet/execenv/internal/search"
 )
 
 // ReadFile returns the whole file.
@@ -86,7 +88,7 @@ func (l *Local) List(ctx context.Context, dir string, depth int) ([]DirEntry, er
 	if err := l.ready(ctx); err != nil {
 		return nil, err
 	}
-	return listTree(ctx, osWalkFS{}, l.resolve(dir), depth)
+	return listTree(ctx, search.OS{}, l.resolve(dir), depth)
 }
 
 // Remove deletes a file or an empty directory.
@@ -110,7 +112,7 @@ func (l *Local) Rename(ctx context.Context, from, to string) error {
 }
 
 // listTree lists dir through fsys down to depth levels (at least 1).
-func listTree(ctx context.Context, fsys walkFS, dir string, depth int) ([]DirEntry, error) {
+func listTree(ctx context.Context, fsys search.FS, dir string, depth int) ([]DirEntry, error) {
 	if depth < 1 {
 		depth = 1
 	}
@@ -120,7 +122,7 @@ func listTree(ctx context.Context, fsys walkFS, dir string, depth int) ([]DirEnt
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		entries, err := fsys.readDir(abs)
+		entries, err := fsys.ReadDir(abs)
 		if err != nil {
 			return err
 		}
@@ -135,7 +137,7 @@ func listTree(ctx context.Context, fsys walkFS, dir string, depth int) ([]DirEnt
 			}
 			out = append(out, de)
 			if e.IsDir() && level < depth {
-				if err := walk(fsys.join(abs, e.Name()), name, level+1); err != nil && !isNotExist(err) {
+				if err := walk(fsys.Join(abs, e.Name()), name, level+1); err != nil && !isNotExist(err) {
 					return err
 				}
 			}

@@ -7,13 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/agentfleet/agentfleet/execenv/internal/search"
 )
 
 // Grep searches with ripgrep when it is on PATH (and not disabled), else
 // with the pure-Go search; both give the same result on the same tree. A
 // single file is always searched in Go.
 func (l *Local) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
-	p, err := planGrep(req)
+	p, err := search.PlanGrep(req)
 	if err != nil {
 		return GrepResult{}, err
 	}
@@ -25,25 +27,25 @@ func (l *Local) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
 	if err != nil {
 		return GrepResult{}, err
 	}
-	c := newGrepCollector(p)
+	c := search.NewCollector(p)
 	switch {
 	case !fi.IsDir():
-		err = grepFile(osWalkFS{}, root, req.Path, p, c)
+		err = search.GrepFile(search.OS{}, root, req.Path, p, c)
 	case l.rgPath != "":
 		err = l.ripgrep(ctx, root, p, c)
 	default:
-		err = grepTree(ctx, osWalkFS{}, root, p, c)
+		err = search.GrepTree(ctx, search.OS{}, root, p, c)
 	}
 	if err != nil {
 		return GrepResult{}, err
 	}
-	return c.result(), nil
+	return c.Result(), nil
 }
 
 // ripgrep runs rg in root (through Wrap when one is configured: in the
 // sandbox of the commands) and parses its output.
-func (l *Local) ripgrep(ctx context.Context, root string, p grepPlan, c *grepCollector) error {
-	argv, env := append([]string{l.rgPath}, ripgrepArgs(p)...), []string(nil)
+func (l *Local) ripgrep(ctx context.Context, root string, p search.GrepPlan, c *search.Collector) error {
+	argv, env := append([]string{l.rgPath}, search.RipgrepArgs(p)...), []string(nil)
 	if l.cfg.Wrap != nil {
 		var err error
 		if argv, env, err = l.cfg.Wrap(root, argv, []string{}); err != nil {
@@ -61,7 +63,7 @@ func (l *Local) ripgrep(ctx context.Context, root string, p grepPlan, c *grepCol
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("execenv: start rg: %w", err)
 	}
-	parseErr := parseRipgrep(out, p.mode, c)
+	parseErr := search.ParseRipgrep(out, c)
 	waitErr := cmd.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -89,7 +91,7 @@ func ripgrepExitError(code int, waitErr error, stderr string) error {
 // Glob finds files by pattern, newest first.
 func (l *Local) Glob(ctx context.Context, req GlobRequest) (GlobResult, error) {
 	base := l.resolve(req.Path)
-	p, err := planGlob(req, base)
+	p, err := search.PlanGlob(req, base)
 	if err != nil {
 		return GlobResult{}, err
 	}
@@ -103,5 +105,5 @@ func (l *Local) Glob(ctx context.Context, req GlobRequest) (GlobResult, error) {
 	if !fi.IsDir() {
 		return GlobResult{}, fmt.Errorf("execenv: glob path %q is not a directory", base)
 	}
-	return globTree(ctx, osWalkFS{}, base, p)
+	return search.GlobTree(ctx, search.OS{}, base, p)
 }

@@ -127,7 +127,7 @@ func (s *SSH) files(ctx context.Context, fn func(c *sshConn) error) error {
 // sftpWalkFS walks a remote tree over SFTP.
 type sftpWalkFS struct{ c *sftp.Client }
 
-func (f sftpWalkFS) readDir(dir string) ([]fs.DirEntry, error) {
+func (f sftpWalkFS) ReadDir(dir string) ([]fs.DirEntry, error) {
 	infos, err := f.c.ReadDir(dir)
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: dir, Err: err}
@@ -140,5 +140,5 @@ func (f sftpWalkFS) readDir(dir string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
-func (f sftpWalkFS) open(name string) (io.ReadCloser, error) { return f.c.Open(name) }
-func (sftpWalkFS) join(dir, name string) string              { return path.Join(dir, name) }
+func (f sftpWalkFS) Open(name string) (io.ReadCloser, error) { return f.c.Open(name) }
+func (sftpWalkFS) Join(dir, name string) string              { return path.Join(dir, name) }

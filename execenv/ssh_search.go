@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/agentfleet/agentfleet/execenv/internal/search"
 )
 
 // Grep runs rg on the remote host when it is installed there, with the
@@ -15,7 +17,7 @@ import (
 // over SFTP. A single file is always searched over SFTP. Either way the
 // result equals Local's on the same tree.
 func (s *SSH) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
-	p, err := planGrep(req)
+	p, err := search.PlanGrep(req)
 	if err != nil {
 		return GrepResult{}, err
 	}
@@ -26,17 +28,17 @@ func (s *SSH) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
 	}
 	var res GrepResult
 	err = s.withConn(ctx, func(c *sshConn) error {
-		col := newGrepCollector(p)
+		col := search.NewCollector(p)
 		var err error
 		switch {
 		case !fi.IsDir:
-			err = grepFile(sftpWalkFS{c.sftp}, root, req.Path, p, col)
+			err = search.GrepFile(sftpWalkFS{c.sftp}, root, req.Path, p, col)
 		case s.UsesRipgrep():
 			err = remoteRipgrep(ctx, c, root, p, col)
 		default:
-			err = grepTree(ctx, sftpWalkFS{c.sftp}, root, p, col)
+			err = search.GrepTree(ctx, sftpWalkFS{c.sftp}, root, p, col)
 		}
-		res = col.result()
+		res = col.Result()
 		return err
 	})
 	if err != nil {
@@ -46,7 +48,7 @@ func (s *SSH) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
 }
 
 // remoteRipgrep runs rg in root on the remote host and parses its output.
-func remoteRipgrep(ctx context.Context, c *sshConn, root string, p grepPlan, col *grepCollector) error {
+func remoteRipgrep(ctx context.Context, c *sshConn, root string, p search.GrepPlan, col *search.Collector) error {
 	sess, err := c.client.NewSession()
 	if err != nil {
 		return err
@@ -64,13 +66,13 @@ func remoteRipgrep(ctx context.Context, c *sshConn, root string, p grepPlan, col
 		return err
 	}
 	quoted := make([]string, 0, 24)
-	for _, a := range ripgrepArgs(p) {
+	for _, a := range search.RipgrepArgs(p) {
 		quoted = append(quoted, shQuote(a))
 	}
 	if err := sess.Start("cd -- " + shQuote(root) + " && exec rg " + strings.Join(quoted, " ")); err != nil {
 		return err
 	}
-	parseErr := parseRipgrep(out, p.mode, col)
+	parseErr := search.ParseRipgrep(out, col)
 	waitErr := sess.Wait()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -95,7 +97,7 @@ func (s *SSH) Glob(ctx context.Context, req GlobRequest) (GlobResult, error) {
 		return GlobResult{}, err
 	}
 	base := s.resolve(req.Path)
-	p, err := planGlob(req, base)
+	p, err := search.PlanGlob(req, base)
 	if err != nil {
 		return GlobResult{}, err
 	}
@@ -109,7 +111,7 @@ func (s *SSH) Glob(ctx context.Context, req GlobRequest) (GlobResult, error) {
 	var res GlobResult
 	err = s.withConn(ctx, func(c *sshConn) error {
 		var err error
-		res, err = globTree(ctx, sftpWalkFS{c.sftp}, base, p)
+		res, err = search.GlobTree(ctx, sftpWalkFS{c.sftp}, base, p)
 		return err
 	})
 	return res, err

@@ -128,3 +128,23 @@ func BenchmarkEventPublishConfirmed(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkSendBatch: batches of 1000 deduplicated start messages published
+// asynchronously and confirmed together, as the dispatcher enqueues a batch.
+func BenchmarkSendBatch(b *testing.B) {
+	c, ctx := benchClient(b)
+	b.ResetTimer()
+	for n := range b.N {
+		msgs := make([]queue.Outgoing, 1000)
+		for i := range msgs {
+			id := fmt.Sprintf("t%d-%d", n, i)
+			msgs[i] = queue.Outgoing{To: queue.ToQueue("default"), Msg: startMsg(id), MsgID: "start:" + id}
+		}
+		for _, r := range c.SendBatch(ctx, msgs) {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "msgs/s")
+}

@@ -20,6 +20,7 @@ type Client struct {
 	subj    Subjects
 	tasks   jetstream.Stream
 	metrics *Metrics
+	batchState
 }
 
 // Open applies cfg's defaults, validates it, and creates or updates the TASKS, EVENTS and

@@ -80,19 +80,32 @@ func (c *Client) EnqueueResume(ctx context.Context, to Target, msg TaskMessage) 
 
 // Send publishes msg to a target; Enqueue, EnqueueToWorker and EnqueueResume call it.
 func (c *Client) Send(ctx context.Context, to Target, msg TaskMessage, msgID string) (EnqueueResult, error) {
-	subject, err := to.subject(c.subj)
+	m, opts, err := c.taskMsg(to, msg, msgID)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
+	ack, err := c.js.PublishMsg(ctx, m, opts...)
+	if err != nil {
+		return EnqueueResult{}, fmt.Errorf("queue: enqueue task %s to %s: %w", msg.TaskID, to, err)
+	}
+	return c.acked(ack), nil
+}
+
+// taskMsg validates msg and builds its NATS message and publish options.
+func (c *Client) taskMsg(to Target, msg TaskMessage, msgID string) (*nats.Msg, []jetstream.PublishOpt, error) {
+	subject, err := to.subject(c.subj)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := msg.Validate(); err != nil {
-		return EnqueueResult{}, err
+		return nil, nil, err
 	}
 	if msg.EnqueuedAt.IsZero() {
 		msg.EnqueuedAt = time.Now().UTC()
 	}
 	body, err := json.Marshal(msg)
 	if err != nil {
-		return EnqueueResult{}, fmt.Errorf("queue: encode task message: %w", err)
+		return nil, nil, fmt.Errorf("queue: encode task message: %w", err)
 	}
 	m := nats.NewMsg(subject)
 	m.Data = body
@@ -102,14 +115,15 @@ func (c *Client) Send(ctx context.Context, to Target, msg TaskMessage, msgID str
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))
 	}
-	ack, err := c.js.PublishMsg(ctx, m, opts...)
-	if err != nil {
-		return EnqueueResult{}, fmt.Errorf("queue: enqueue task %s to %s: %w", msg.TaskID, to, err)
-	}
+	return m, opts, nil
+}
+
+// acked counts a stored message and reports it.
+func (c *Client) acked(ack *jetstream.PubAck) EnqueueResult {
 	if ack.Duplicate {
 		c.metrics.EnqueueDuplicates.Add(1)
 	} else {
 		c.metrics.Enqueued.Add(1)
 	}
-	return EnqueueResult{StreamSeq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+	return EnqueueResult{StreamSeq: ack.Sequence, Duplicate: ack.Duplicate}
 }

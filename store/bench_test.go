@@ -153,3 +153,25 @@ func BenchmarkClaimContention(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCreateTasks: batches of 1000 tasks with idempotency keys, as the
+// dispatcher stores a submitted batch; reports tasks/s.
+func BenchmarkCreateTasks(b *testing.B) {
+	for _, d := range drivers {
+		b.Run(d.name, func(b *testing.B) {
+			s := d.open(b)
+			b.ResetTimer()
+			for n := range b.N {
+				batch := make([]store.CreateTaskParams, 1000)
+				for i := range batch {
+					batch[i] = store.CreateTaskParams{Spec: json.RawMessage(`{"prompt":"bench task","profile":"anthropic"}`),
+						IdempotencyKey: fmt.Sprintf("k-%d-%d", n, i), Labels: map[string]string{"bench": "b"}}
+				}
+				if _, err := s.CreateTasks(context.Background(), store.CreateTasksParams{Tasks: batch}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "tasks/s")
+		})
+	}
+}

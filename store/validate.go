@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,6 +35,9 @@ func (l Limits) PrepareCreateTask(p CreateTaskParams, field string) (CreateTaskP
 	}
 	if err := checkName(field+"Queue", p.Queue); err != nil {
 		return p, err
+	}
+	if p.Priority < math.MinInt32 || p.Priority > math.MaxInt32 {
+		return p, invalidf(field+"Priority", "%d does not fit the column (a 32-bit integer)", p.Priority)
 	}
 	if err := l.checkJSON(field+"Spec", p.Spec, true); err != nil {
 		return p, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"time"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet/bench"
@@ -22,7 +23,7 @@ func newBenchCmd() *cobra.Command {
 	var cfg bench.Config
 	var cf clientFlags
 	var asJSON bool
-	var cpuProfile string
+	var cpuProfile, heapProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Benchmark a fleet: throughput and latencies of N simulated tasks",
@@ -34,7 +35,10 @@ writes per second. In process the store is the Postgres of $` + EnvDatabaseURL +
 up first), else a temporary SQLite file. --worker-processes runs each worker in a process of
 its own (this program, re-executed) and reports each one's peak RSS; it needs the Postgres
 of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the last line
-(throughput as throughput_tasks_per_s).`,
+(throughput as throughput_tasks_per_s). --submit-only starts no workers and measures
+submission alone through the API (submit_tasks_per_s), --submit-concurrency requests at a time.
+--stream-tokens N streams each answer as N tokens, one delta each, --token-interval apart, and
+reports the events and EVENTS stream bytes per task (--delta-window -1 turns merging off).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if cf.server != "" { // only an explicit --server leaves the process
@@ -62,6 +66,9 @@ of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the l
 				}
 			}
 			cfg.Progress = c.ErrOrStderr()
+			if heapProfile != "" { // worker processes inherit it
+				os.Setenv(bench.HeapProfileEnv, heapProfile)
+			}
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
@@ -93,10 +100,16 @@ of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the l
 	f.DurationVar(&cfg.Latency, "latency", 0, "simulated model latency per call, e.g. 2s")
 	f.IntVar(&cfg.Rounds, "rounds", 1, "model calls per task (rounds-1 tool rounds, then the answer)")
 	f.IntVar(&cfg.Batch, "batch", 1000, "tasks per submit request")
+	f.IntVar(&cfg.StreamTokens, "stream-tokens", 0, "stream each answer as this many tokens, one per delta (reports events and EVENTS bytes per task)")
+	f.DurationVar(&cfg.TokenInterval, "token-interval", 10*time.Millisecond, "time between streamed tokens")
+	f.DurationVar(&cfg.DeltaWindow, "delta-window", 0, "the workers' event_delta_window (0: default 50ms; negative: one event per delta)")
+	f.IntVar(&cfg.SubmitConcurrency, "submit-concurrency", 1, "submit requests in flight at once")
+	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "start no workers and measure submission alone (submit_tasks_per_s; the tasks stay queued)")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	f.StringVar(&heapProfile, "heap-profile", "", "write a heap profile near the peak heap to this file, and each worker process's to FILE.w<index>")
 	return cmd
 }
 

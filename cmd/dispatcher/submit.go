@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +31,7 @@ type submitFlags struct {
 	file        string
 	skipInvalid bool
 	batch       int
+	parallel    int
 	noWait      bool
 	asJSON      bool
 	poll        time.Duration
@@ -53,7 +53,7 @@ or --json: print and return at once). Exit status 1 when it failed or was cancel
 
 The whole backlog is checked first: a malformed or invalid line is reported with its line
 number and nothing is submitted, unless --skip-invalid (then the bad lines are reported and
-skipped). Tasks go in batches of --batch, each labelled backlog=<id>; submit then shows
+skipped). Tasks go in batches of --batch, --parallel requests at a time, each labelled backlog=<id>; submit then shows
 submitted, running, done and failed until every task has finished (--no-wait returns at
 once) and prints a summary. Exit status 1 when a task failed or was cancelled.`,
 		Args: cobra.MaximumNArgs(1),
@@ -76,6 +76,7 @@ once) and prints a summary. Exit status 1 when a task failed or was cancelled.`,
 	fl.StringVarP(&f.file, "file", "f", "", "JSONL backlog of task specs (- for stdin)")
 	fl.BoolVar(&f.skipInvalid, "skip-invalid", false, "skip invalid backlog lines instead of submitting nothing")
 	fl.IntVar(&f.batch, "batch", 1000, "tasks per request (at most 10000)")
+	fl.IntVar(&f.parallel, "parallel", 4, "backlog requests in flight at once")
 	fl.BoolVar(&f.noWait, "no-wait", false, "return once submitted instead of following progress")
 	fl.BoolVar(&f.asJSON, "json", false, "print the submitted task(s) as JSON")
 	fl.DurationVar(&f.poll, "poll", time.Second, "how often progress is refreshed")
@@ -226,6 +227,9 @@ func submitBacklog(c *cobra.Command, f *submitFlags) error {
 	if f.batch < 1 || f.batch > api.MaxBatch {
 		return usageErrorf("--batch must be between 1 and %d, got %d", api.MaxBatch, f.batch)
 	}
+	if f.parallel < 1 {
+		return usageErrorf("--parallel must be >= 1, got %d", f.parallel)
+	}
 	r, err := openBacklog(c, f.file)
 	if err != nil {
 		return failf("backlog: %v", err)
@@ -258,7 +262,7 @@ func submitBacklog(c *cobra.Command, f *submitFlags) error {
 		s.Labels[BacklogLabel] = backlog
 	}
 	prog := newProgress(errOut, len(good))
-	ids, err := sendBatches(c.Context(), cl, good, f.batch, prog)
+	ids, err := sendBatches(c.Context(), cl, good, f.batch, f.parallel, prog)
 	if err != nil {
 		return err
 	}
@@ -271,33 +275,6 @@ func submitBacklog(c *cobra.Command, f *submitFlags) error {
 		return nil
 	}
 	return follow(c.Context(), cl, backlog, f.poll, prog, c.OutOrStdout())
-}
-
-// sendBatches submits the backlog in batches; a batch refused by the
-// dispatcher names the backlog line.
-func sendBatches(ctx context.Context, cl *client.Client, lines []backlogLine, size int, prog *progress) ([]uuid.UUID, error) {
-	var ids []uuid.UUID
-	for start := 0; start < len(lines); start += size {
-		chunk := lines[start:min(start+size, len(lines))]
-		specs := make([]fleet.TaskSpec, len(chunk))
-		for i, l := range chunk {
-			specs[i] = l.spec
-		}
-		res, err := cl.SubmitBatch(ctx, specs)
-		if err != nil {
-			var ae *client.APIError
-			if errors.As(err, &ae) && ae.Index != nil && *ae.Index < len(chunk) {
-				return ids, failf("line %d: %s (%d task(s) of earlier batches were submitted)", chunk[*ae.Index].line, ae.Message, len(ids))
-			}
-			return ids, failf("submit: %v (%d task(s) were submitted before)", err, len(ids))
-		}
-		for _, t := range res.Tasks {
-			ids = append(ids, t.ID)
-		}
-		prog.submitted = len(ids)
-		prog.draw(false)
-	}
-	return ids, nil
 }
 
 // follow polls the backlog's counts until every task has finished.

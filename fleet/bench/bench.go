@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/store"
@@ -28,6 +27,20 @@ type Config struct {
 	Latency time.Duration // simulated model latency per call
 	Rounds  int           // model calls per task: Rounds-1 tool rounds, then the answer (default 1)
 	Batch   int           // tasks per submit request (default 1000)
+	// SubmitConcurrency is how many submit requests are in flight at once
+	// (default 1).
+	SubmitConcurrency int
+	// StreamTokens, when > 0, makes each task's answer that many tokens
+	// streamed one per delta, TokenInterval apart (default 10 ms: 100
+	// tokens/s); the report then gives events and EVENTS bytes per task.
+	StreamTokens  int
+	TokenInterval time.Duration
+	// DeltaWindow is the workers' worker.Config.DeltaWindow (0: its
+	// default; negative: every text delta is an event).
+	DeltaWindow time.Duration
+	// SubmitOnly starts no workers and measures submission alone: the
+	// report's submit_tasks_per_s (the tasks stay queued).
+	SubmitOnly bool
 
 	// Server targets a running dispatcher (with Token) instead of starting
 	// a fleet in the process; its workers and model do the work.
@@ -79,6 +92,12 @@ func (c Config) WithDefaults() Config {
 	if c.Batch == 0 {
 		c.Batch = 1000
 	}
+	if c.TokenInterval == 0 {
+		c.TokenInterval = 10 * time.Millisecond
+	}
+	if c.SubmitConcurrency == 0 {
+		c.SubmitConcurrency = 1
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -98,6 +117,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --rounds must be >= 1, got %d", c.Rounds)
 	case c.Latency < 0:
 		return fmt.Errorf("bench: --latency must be >= 0, got %s", c.Latency)
+	case c.StreamTokens < 0:
+		return fmt.Errorf("bench: --stream-tokens must be >= 0, got %d", c.StreamTokens)
+	case c.SubmitConcurrency < 1:
+		return fmt.Errorf("bench: --submit-concurrency must be >= 1, got %d", c.SubmitConcurrency)
+	case c.SubmitOnly && c.WorkerProcesses:
+		return errors.New("bench: --submit-only starts no workers; drop --worker-processes")
 	case c.Batch < 1 || c.Batch > api.MaxBatch:
 		return fmt.Errorf("bench: --batch must be between 1 and %d, got %d", api.MaxBatch, c.Batch)
 	case c.Server == "" && (c.Store == nil || c.Dir == ""):
@@ -145,17 +170,28 @@ type Report struct {
 	Succeeded       int         `json:"succeeded"`
 	Failed          int         `json:"failed"` // failed or cancelled
 	SubmitSeconds   float64     `json:"submit_s"`
+	SubmitTasksPerS float64     `json:"submit_tasks_per_s"`
 	Seconds         float64     `json:"duration_s"` // first submit to last finish
 	Throughput      float64     `json:"throughput_tasks_per_s"`
 	SubmitToStart   Percentiles `json:"submit_to_start"`
 	SubmitToDone    Percentiles `json:"submit_to_done"`
 	EventDelivery   Percentiles `json:"event_delivery"`
 	Events          int         `json:"events"`
-	StoreWrites     int64       `json:"store_writes,omitempty"`
-	StoreWritesPerS float64     `json:"store_writes_per_s,omitempty"`
-	PeakRSSMB       float64     `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
-	WorkerPeakRSSMB []float64   `json:"worker_peak_rss_mb,omitempty"` // of each worker process
-	FirstError      string      `json:"first_error,omitempty"`
+	// EventsPerTask and EventBytesPerTask are what the EVENTS stream
+	// stored per task during the run (in process only).
+	EventsPerTask     float64   `json:"events_per_task,omitempty"`
+	EventBytesPerTask float64   `json:"jetstream_event_bytes_per_task,omitempty"`
+	StreamTokens      int       `json:"stream_tokens,omitempty"`
+	StoreWrites       int64     `json:"store_writes,omitempty"`
+	StoreWritesPerS   float64   `json:"store_writes_per_s,omitempty"`
+	PeakRSSMB         float64   `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
+	WorkerPeakRSSMB   []float64 `json:"worker_peak_rss_mb,omitempty"` // of each worker process
+	// CPUSeconds is the CPU time of this process during the run (with
+	// worker processes: NATS, dispatcher, model and the bench's client);
+	// WorkerCPUSeconds that of each worker process, start to exit.
+	CPUSeconds       float64   `json:"cpu_s,omitempty"`
+	WorkerCPUSeconds []float64 `json:"worker_cpu_s,omitempty"`
+	FirstError       string    `json:"first_error,omitempty"`
 }
 
 // RunBench runs a benchmark: it starts a fleet in the process (or uses
@@ -176,6 +212,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		run.cl = cl
 		return run.run(ctx, rep)
 	}
+	defer startHeapProfile("")()
 	f, err := startBenchFleet(ctx, cfg)
 	if err != nil {
 		return rep, err
@@ -186,20 +223,37 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	run.profile, run.died = "anthropic", f.died
 	rep.Mode, rep.Store, rep.Workers, rep.Slots = "in-process", cfg.StoreName, cfg.Workers, cfg.Slots
+	if cfg.SubmitOnly {
+		rep.Mode, rep.Workers, rep.Slots = "submit-only", 0, 0
+	}
 	if cfg.WorkerProcesses {
 		rep.Mode = "worker-processes"
 	}
 	w0 := f.store.writes.Load()
-	if rep, err = run.run(ctx, rep); err != nil {
+	e0, err := f.eventsStored(ctx)
+	if err != nil {
 		return rep, err
 	}
+	cpu0 := cpuSeconds()
+	labelled(ctx, "client", func() { rep, err = run.run(ctx, rep) })
+	if err != nil {
+		return rep, err
+	}
+	rep.CPUSeconds = cpuSeconds() - cpu0
 	rep.StoreWrites = f.store.writes.Load() - w0
+	e1, err := f.eventsStored(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.StreamTokens = cfg.StreamTokens
+	rep.EventsPerTask = float64(e1.msgs-e0.msgs) / float64(cfg.Tasks)
+	rep.EventBytesPerTask = float64(e1.bytes-e0.bytes) / float64(cfg.Tasks)
 	if cfg.WorkerProcesses {
-		rss, writes, err := f.stopProcesses()
+		rss, cpu, writes, err := f.stopProcesses()
 		if err != nil {
 			return rep, err
 		}
-		rep.WorkerPeakRSSMB, rep.StoreWrites = rss, rep.StoreWrites+writes
+		rep.WorkerPeakRSSMB, rep.WorkerCPUSeconds, rep.StoreWrites = rss, cpu, rep.StoreWrites+writes
 	}
 	if rep.Seconds > 0 {
 		rep.StoreWritesPerS = float64(rep.StoreWrites) / rep.Seconds
@@ -222,6 +276,9 @@ type benchRun struct {
 }
 
 func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
+	if b.cfg.SubmitOnly {
+		return b.runSubmitOnly(ctx, rep)
+	}
 	evCtx, stopEvents := context.WithCancel(ctx)
 	defer stopEvents()
 	stream, err := b.cl.AllEvents(evCtx, client.StreamOptions{From: "new"})
@@ -237,6 +294,7 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 		return rep, err
 	}
 	rep.SubmitSeconds = time.Since(start).Seconds()
+	rep.SubmitTasksPerS = float64(b.cfg.Tasks) / rep.SubmitSeconds
 	fmt.Fprintf(b.cfg.Progress, "submitted %d tasks in %.2fs\n", b.cfg.Tasks, rep.SubmitSeconds)
 	if err := b.wait(ctx); err != nil {
 		return rep, err
@@ -269,24 +327,15 @@ func (b *benchRun) collectEvents(s *client.EventStream) {
 	}
 }
 
-func (b *benchRun) submit(ctx context.Context) error {
-	for done := 0; done < b.cfg.Tasks; {
-		n := min(b.cfg.Batch, b.cfg.Tasks-done)
-		specs := make([]fleet.TaskSpec, n)
-		for i := range specs {
-			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label}}
-		}
-		if _, err := b.cl.SubmitBatch(ctx, specs); err != nil {
-			return fmt.Errorf("bench: submit: %w", err)
-		}
-		done += n
-	}
-	return nil
-}
+// waitPoll is how often wait counts the bench's tasks. The durations come
+// from the tasks' own timestamps, so it only bounds how long the bench
+// lingers after the last task; each count is a label query on the store,
+// which at 50 ms made most of the store's CPU in a trivial-task run.
+const waitPoll = 500 * time.Millisecond
 
 // wait polls the counts of the bench's tasks until all have finished.
 func (b *benchRun) wait(ctx context.Context) error {
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
 	last := time.Now()
 	for {
@@ -363,11 +412,15 @@ func (r Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, ", %s store, %d workers x %d slots", r.Store, r.Workers, r.Slots)
 	}
 	fmt.Fprintf(w, ", %d rounds, model latency %.0f ms\n", r.Rounds, r.LatencyMS)
+	if r.Mode == "submit-only" {
+		fmt.Fprintf(w, "  submitted    %d tasks in %.2f s: %.0f tasks/s\n", r.Tasks, r.SubmitSeconds, r.SubmitTasksPerS)
+		return
+	}
 	fmt.Fprintf(w, "  tasks        %d (%d succeeded, %d failed)\n", r.Tasks, r.Succeeded, r.Failed)
 	if r.FirstError != "" {
 		fmt.Fprintf(w, "  first error  %s\n", r.FirstError)
 	}
-	fmt.Fprintf(w, "  submit       %.2f s\n", r.SubmitSeconds)
+	fmt.Fprintf(w, "  submit       %.2f s (%.0f tasks/s)\n", r.SubmitSeconds, r.SubmitTasksPerS)
 	fmt.Fprintf(w, "  duration     %.2f s (first submit to last finish)\n", r.Seconds)
 	fmt.Fprintf(w, "  throughput   %.1f tasks/s\n", r.Throughput)
 	for _, p := range []struct {
@@ -376,8 +429,18 @@ func (r Report) WriteText(w io.Writer) {
 	}{{"submit->start", r.SubmitToStart}, {"submit->done ", r.SubmitToDone}, {"event deliv. ", r.EventDelivery}} {
 		fmt.Fprintf(w, "  %s p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms  (n=%d)\n", p.name, p.p.P50, p.p.P95, p.p.P99, p.p.Max, p.p.Count)
 	}
+	if r.EventsPerTask > 0 {
+		fmt.Fprintf(w, "  EVENTS       %.1f events, %.0f bytes per task (%d streamed tokens per answer)\n", r.EventsPerTask, r.EventBytesPerTask, r.StreamTokens)
+	}
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)
+	}
+	if r.CPUSeconds > 0 {
+		fmt.Fprintf(w, "  CPU          %.2f ms per task in this process", 1000*r.CPUSeconds/float64(r.Tasks))
+		for i, s := range r.WorkerCPUSeconds {
+			fmt.Fprintf(w, ", %.2f ms in worker process %d", 1000*s/float64(r.Tasks), i)
+		}
+		fmt.Fprintln(w)
 	}
 	switch {
 	case len(r.WorkerPeakRSSMB) > 0:

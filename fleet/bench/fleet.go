@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/queue"
@@ -28,6 +30,31 @@ type benchFleet struct {
 	stops []func()
 	procs []*benchProcess // the worker processes, if any
 	died  chan error      // a worker process that exited before stopProcesses
+	js    jetstream.JetStream
+}
+
+// streamUse is what a stream holds.
+type streamUse struct{ msgs, bytes uint64 }
+
+// watchEvents opens the connection eventsStored reads the stream through.
+func (f *benchFleet) watchEvents(url string) error {
+	nc, err := nats.Connect(url, nats.MaxReconnects(0))
+	if err != nil {
+		return fmt.Errorf("bench: connect to NATS: %w", err)
+	}
+	f.onStop(nc.Close)
+	f.js, err = jetstream.New(nc)
+	return err
+}
+
+// eventsStored reads what the EVENTS stream holds.
+func (f *benchFleet) eventsStored(ctx context.Context) (streamUse, error) {
+	s, err := f.js.Stream(ctx, queue.DefaultEventsStream)
+	if err != nil {
+		return streamUse{}, fmt.Errorf("bench: EVENTS stream: %w", err)
+	}
+	st := s.CachedInfo().State
+	return streamUse{msgs: st.Msgs, bytes: st.Bytes}, nil
 }
 
 func (f *benchFleet) stop() {
@@ -45,43 +72,69 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 			f.stop()
 		}
 	}()
-	ns, err := embedded.Start(embedded.Config{Port: embedded.RandomPort, DataDir: filepath.Join(cfg.Dir, "nats")})
+	var ns *embedded.Server
+	labelled(ctx, "nats", func() {
+		ns, err = embedded.Start(embedded.Config{Port: embedded.RandomPort, DataDir: filepath.Join(cfg.Dir, "nats")})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: start NATS: %w", err)
 	}
 	f.onStop(func() { _ = ns.Shutdown() })
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	q, err := f.connect(ctx, ns.ClientURL(), "bench-dispatcher")
+	if labelled(ctx, "dispatcher", func() { err = f.startDispatcher(ctx, ns.ClientURL(), quiet) }); err != nil {
+		return nil, err
+	}
+	if err := f.watchEvents(ns.ClientURL()); err != nil {
+		return nil, err
+	}
+	var modelURL string
+	labelled(ctx, "model", func() {
+		modelURL, err = f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds, tokens: cfg.StreamTokens, tokenInterval: cfg.TokenInterval})
+	})
 	if err != nil {
 		return nil, err
 	}
-	d, err := dispatcher.New(f.store, q, dispatcher.Config{Logger: quiet})
-	if err != nil {
-		return nil, err
+	workers := cfg.Workers
+	if cfg.SubmitOnly {
+		workers = 0
 	}
-	runCtx, stopRun := context.WithCancel(context.Background())
-	ran := make(chan struct{})
-	go func() { defer close(ran); _ = d.Run(runCtx) }()
-	f.onStop(func() { stopRun(); <-ran })
-	if f.url, err = f.listen(d.Handler(dispatcher.APIOptions{})); err != nil {
-		return nil, err
-	}
-	modelURL, err := f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds})
-	if err != nil {
-		return nil, err
-	}
-	for i := range cfg.Workers {
+	for i := range workers {
 		a := newBenchWorkerArgs(cfg, i, ns.ClientURL(), modelURL)
 		if cfg.WorkerProcesses {
 			err = f.startProcess(cfg.WorkerCommand, a)
 		} else {
-			f.startWorker(a, quiet)
+			labelled(ctx, "worker", func() { f.startWorker(a, quiet) })
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return f, nil
+}
+
+// labelled runs fn with the pprof label part=<part>, which the goroutines
+// it starts inherit: a CPU profile of the bench (--cpuprofile) splits by
+// part with `go tool pprof -tags`.
+func labelled(ctx context.Context, part string, fn func()) {
+	pprof.Do(ctx, pprof.Labels("part", part), func(context.Context) { fn() })
+}
+
+// startDispatcher runs the dispatcher and its API on a loopback port.
+func (f *benchFleet) startDispatcher(ctx context.Context, natsURL string, log *slog.Logger) error {
+	q, err := f.connect(ctx, natsURL, "bench-dispatcher")
+	if err != nil {
+		return err
+	}
+	d, err := dispatcher.New(f.store, q, dispatcher.Config{Logger: log})
+	if err != nil {
+		return err
+	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = d.Run(runCtx) }()
+	f.onStop(func() { stopRun(); <-ran })
+	f.url, err = f.listen(d.Handler(dispatcher.APIOptions{}))
+	return err
 }
 
 // connect opens a NATS connection and a queue client, closed on stop.
@@ -140,14 +193,17 @@ func (f *benchFleet) startProcess(command []string, a benchWorkerArgs) error {
 }
 
 // stopProcesses stops the worker processes and returns each one's peak RSS
-// and the store writes of them all.
-func (f *benchFleet) stopProcesses() (rssMB []float64, writes int64, err error) {
+// and CPU seconds, and the store writes of them all.
+func (f *benchFleet) stopProcesses() (rssMB, cpu []float64, writes int64, err error) {
 	var errs []error
 	for _, p := range f.procs {
 		res, rss, err := p.stop()
 		errs = append(errs, err)
 		rssMB = append(rssMB, rss)
+		if ps := p.cmd.ProcessState; ps != nil {
+			cpu = append(cpu, (ps.UserTime() + ps.SystemTime()).Seconds())
+		}
 		writes += res.StoreWrites
 	}
-	return rssMB, writes, errors.Join(errs...)
+	return rssMB, cpu, writes, errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentfleet/agentfleet/llm"
@@ -17,6 +18,10 @@ import (
 type benchModel struct {
 	latency time.Duration
 	rounds  int
+	// tokens, when > 0, makes the answer that many 5-byte tokens streamed
+	// one per delta, tokenInterval apart (Config.StreamTokens).
+	tokens        int
+	tokenInterval time.Duration
 }
 
 func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +48,9 @@ func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rep := sim.Reply{Text: "done", Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}}
+	if m.tokens > 0 {
+		rep.Text, rep.ChunkSize, rep.ChunkDelay = streamedAnswer(m.tokens), streamTokenBytes, m.tokenInterval
+	}
 	if turn < m.rounds-1 {
 		rep = sim.Reply{Usage: rep.Usage, ToolCalls: []sim.ToolCallReply{{
 			ID: fmt.Sprintf("toolu_bench_%d", turn), Name: "glob", Arguments: `{"pattern":"*.none"}`}}}
@@ -51,4 +59,16 @@ func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer one.Close()
 	one.Enqueue(rep)
 	one.ServeBody(w, r, body)
+}
+
+// streamTokenBytes is the size of one streamed token of the bench model.
+const streamTokenBytes = 5
+
+// streamedAnswer is n tokens of streamTokenBytes bytes each ("t0001 ").
+func streamedAnswer(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "t%03d ", i%1000)
+	}
+	return b.String()
 }

@@ -9,3 +9,6 @@ func peakRSSMB() float64 { return 0 }
 
 // childPeakRSSMB is not measured on this platform.
 func childPeakRSSMB(*os.ProcessState) float64 { return 0 }
+
+// cpuSeconds is not measured on this platform.
+func cpuSeconds() float64 { return 0 }

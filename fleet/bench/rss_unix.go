@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 // peakRSSMB is the peak resident set size of this process.
@@ -33,4 +34,13 @@ func maxrssMB(maxrss int64) float64 {
 		return float64(maxrss) / (1 << 20)
 	}
 	return float64(maxrss) / 1024
+}
+
+// cpuSeconds is the CPU time (user and system) this process has used.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

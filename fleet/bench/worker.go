@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -35,6 +36,7 @@ type benchWorkerArgs struct {
 	WorkspaceRoot string // the parent of the worker's own workspace directory
 	Index         int    // the worker's number: its id is bench-w<Index>
 	Slots         int    // sessions
+	DeltaWindow   time.Duration
 }
 
 func newBenchWorkerArgs(cfg Config, i int, natsURL, modelURL string) benchWorkerArgs {
@@ -45,6 +47,7 @@ func newBenchWorkerArgs(cfg Config, i int, natsURL, modelURL string) benchWorker
 		WorkspaceRoot: cmp.Or(cfg.WorkspaceRoot, cfg.Dir),
 		Index:         i,
 		Slots:         cfg.Slots,
+		DeltaWindow:   cfg.DeltaWindow,
 	}
 }
 
@@ -58,6 +61,7 @@ func (a benchWorkerArgs) workerConfig() worker.Config {
 		Providers:      map[string]worker.ProviderConfig{"anthropic": {APIKey: "bench", BaseURL: a.ModelURL, DefaultModel: "bench-model"}},
 		LLMConcurrency: map[string]int{"anthropic": a.Slots},
 		KeepFailed:     -1,
+		DeltaWindow:    a.DeltaWindow,
 		Sandbox:        worker.SandboxAuto, // confined where bubblewrap runs
 	}
 	wc.Retry.MaxAttempts = 1
@@ -73,6 +77,7 @@ func (a benchWorkerArgs) args() []string {
 		"--workspace-root=" + a.WorkspaceRoot,
 		"--index=" + strconv.Itoa(a.Index),
 		"--slots=" + strconv.Itoa(a.Slots),
+		"--delta-window=" + a.DeltaWindow.String(),
 	}
 }
 
@@ -85,6 +90,7 @@ func parseBenchWorkerArgs(args []string) (benchWorkerArgs, error) {
 	fs.StringVar(&a.WorkspaceRoot, "workspace-root", "", "")
 	fs.IntVar(&a.Index, "index", 0, "")
 	fs.IntVar(&a.Slots, "slots", 0, "")
+	fs.DurationVar(&a.DeltaWindow, "delta-window", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return a, fmt.Errorf("bench-worker: %w", err)
 	}
@@ -161,6 +167,7 @@ func WorkerMain(ctx context.Context, args []string, open func(context.Context, s
 	}
 	defer st.Close()
 	counted := &countingStore{Store: st}
+	defer startHeapProfile(fmt.Sprintf(".w%d", a.Index))()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if err := runBenchWorker(ctx, a, counted, log); err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 // what the process reads, so both build the same worker.Config.
 func TestBenchWorkerArgsRoundTrip(t *testing.T) {
 	want := benchWorkerArgs{NATSURL: "nats://127.0.0.1:4222", DatabaseURL: "postgres://db/bench", ModelURL: "http://127.0.0.1:9",
-		WorkspaceRoot: "/tmp/ws", Index: 1, Slots: 500}
+		WorkspaceRoot: "/tmp/ws", Index: 1, Slots: 500, DeltaWindow: -1}
 	t.Setenv(benchDatabaseEnv, want.DatabaseURL)
 	got, err := parseBenchWorkerArgs(want.args())
 	if err != nil {

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
@@ -19,9 +17,6 @@ import (
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
-
-// enqueueParallelism bounds the concurrent publishes of one submission.
-const enqueueParallelism = 32
 
 // Config configures a Dispatcher. The zero value of every field
 // means the default named next to it.
@@ -293,33 +288,32 @@ func checkDuplicateKeys(params []store.CreateTaskParams) error {
 }
 
 // enqueue publishes a start message for every new task and for every
-// existing one still queued (its first enqueue may have failed). The message
-// id "start:<task>" makes a repeated publish a duplicate.
+// existing one still queued (its first enqueue may have failed), all
+// asynchronously and confirmed together (queue.Client.SendBatch). The
+// message id "start:<task>" makes a repeated publish a duplicate.
 func (d *Dispatcher) enqueue(ctx context.Context, subs []Submission) error {
-	var mu sync.Mutex
-	var failed []uuid.UUID
-	var firstErr error
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(enqueueParallelism)
+	msgs := make([]queue.Outgoing, 0, len(subs))
 	for _, s := range subs {
 		if s.Existing && s.Task.State != store.TaskQueued {
 			continue
 		}
-		g.Go(func() error {
-			msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: s.Task.ID.String(), EnqueuedAt: s.Task.CreatedAt}
-			_, err := d.queue.Enqueue(gctx, s.Task.Queue, msg, fleet.StartMsgID(s.Task.ID))
-			if err != nil {
-				mu.Lock()
-				failed = append(failed, s.Task.ID)
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-			}
-			return nil
+		msgs = append(msgs, queue.Outgoing{
+			To:    queue.ToQueue(s.Task.Queue),
+			Msg:   queue.TaskMessage{Type: queue.MsgStart, TaskID: s.Task.ID.String(), EnqueuedAt: s.Task.CreatedAt},
+			MsgID: fleet.StartMsgID(s.Task.ID),
 		})
 	}
-	_ = g.Wait() // the goroutines report through failed
+	var failed []uuid.UUID
+	var firstErr error
+	for i, r := range d.queue.SendBatch(ctx, msgs) {
+		if r.Err != nil {
+			id, _ := uuid.Parse(msgs[i].Msg.TaskID)
+			failed = append(failed, id)
+			if firstErr == nil {
+				firstErr = r.Err
+			}
+		}
+	}
 	if len(failed) > 0 {
 		d.metrics.enqueueErrors.Add(float64(len(failed)))
 		return &EnqueueError{TaskIDs: failed, Err: firstErr}

@@ -132,6 +132,13 @@ type Config struct {
 	// variables every sandboxed command gets (GOCACHE pointing there).
 	SandboxWritable []string          `mapstructure:"sandbox_writable"`
 	SandboxEnv      map[string]string `mapstructure:"sandbox_env"`
+	// DeltaWindow and DeltaMaxBytes merge a session's text deltas before
+	// they are published: one event per window or per that much text,
+	// whichever comes first, the first delta of an answer at once (defaults
+	// 50 ms and 1024 bytes; a negative window publishes every delta; see
+	// fleet/internal/coalesce).
+	DeltaWindow   time.Duration `mapstructure:"event_delta_window"`
+	DeltaMaxBytes int           `mapstructure:"event_delta_max_bytes"`
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
@@ -207,6 +214,7 @@ func (c Config) Validate() error {
 	check(c.DrainGrace >= 0, "drain_grace must be >= 0, got %s", c.DrainGrace)
 	check(c.RetryBackoff > 0 && c.MaxRetryBackoff >= c.RetryBackoff, "retry_backoff (%s) must be > 0 and <= max_retry_backoff (%s)", c.RetryBackoff, c.MaxRetryBackoff)
 	check(c.MaxLiveChildren >= 1, "max_live_children must be >= 1, got %d", c.MaxLiveChildren)
+	check(c.DeltaMaxBytes >= 0, "event_delta_max_bytes must be >= 0 (0: 1024), got %d", c.DeltaMaxBytes)
 	for _, p := range c.AllowedProfiles {
 		check(slices.Contains(fleet.KnownProfiles, p), "allowed_profiles entry %q is unknown, want one of %v", p, fleet.KnownProfiles)
 	}

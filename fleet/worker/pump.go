@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/coalesce"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -49,11 +50,13 @@ func newEventPump(ctx context.Context, r *run, sess *agent.Session) (*eventPump,
 func (p *eventPump) wait() { <-p.done }
 
 // loop forwards the session's events until its subscription closes (the
-// session closed). Once ctx has ended (the worker halted) it drains the
-// subscription without storing or publishing anything.
+// session closed), with runs of text deltas merged (coalesce.Events). Once
+// ctx has ended (the worker halted) it drains the subscription without
+// storing or publishing anything.
 func (p *eventPump) loop(ctx context.Context) {
 	defer close(p.done)
-	for ev := range p.sub.All(context.Background()) {
+	merge := coalesce.Config{Window: p.r.w.cfg.DeltaWindow, MaxBytes: p.r.w.cfg.DeltaMaxBytes}
+	for ev := range coalesce.Events(context.Background(), p.sub, merge) {
 		if ev.Kind == agent.EventSessionEnd || ctx.Err() != nil {
 			continue
 		}

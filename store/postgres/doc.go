@@ -22,8 +22,11 @@
 // wins. AppendTurns is one statement (a CTE that advances sessions.last_seq
 // only when the batch continues it, then inserts the batch from arrays with
 // unnest): atomic, one round trip per batch, and the session row lock
-// serializes appenders of one session. CreateTasks pipelines its inserts in
-// one pgx batch inside one transaction.
+// serializes appenders of one session. CreateTasks inserts a whole batch
+// with one statement (the columns sent as arrays and unnested, see
+// insertTasks), so a batch of 10,000 tasks is two round trips; a batch in
+// which a task's parent is another task of the batch pipelines one insert
+// per task instead.
 //
 // # Hundreds of millions of turns
 //

@@ -45,8 +45,10 @@ func (s *Store) CreateTask(ctx context.Context, p store.CreateTaskParams) (store
 	return res[0], nil
 }
 
-// CreateTasks implements store.Store: one transaction, the inserts pipelined
-// in one batch.
+// CreateTasks implements store.Store: one transaction holding one INSERT of
+// the whole batch (insertTasks). A batch in which a task's parent is another
+// task of the same batch takes the pipelined path instead, which inserts the
+// tasks one statement after the other so that each sees the ones before it.
 func (s *Store) CreateTasks(ctx context.Context, p store.CreateTasksParams) ([]store.CreateTaskResult, error) {
 	const op = "CreateTasks"
 	p, err := s.limits.PrepareCreateTasks(p)
@@ -55,39 +57,64 @@ func (s *Store) CreateTasks(ctx context.Context, p store.CreateTasksParams) ([]s
 	}
 	now := s.stamp()
 	out := make([]store.CreateTaskResult, len(p.Tasks))
+	insert := s.insertBatch
+	if parentInBatch(p.Tasks) {
+		insert = s.insertPipelined
+	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		batch := &pgx.Batch{}
-		for _, t := range p.Tasks {
-			batch.Queue(insertTask, insertTaskArgs(t, now)...)
-		}
-		br := tx.SendBatch(ctx, batch)
-		var missing []int
-		for i := range p.Tasks {
-			t, err := scanTask(br.QueryRow())
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				missing = append(missing, i)
-			case err != nil:
-				br.Close()
-				return err
-			default:
-				out[i] = store.CreateTaskResult{Task: t}
-			}
-		}
-		if err := br.Close(); err != nil {
-			return err
-		}
-		for _, i := range missing {
-			if out[i], err = s.existingTask(ctx, tx, p.Tasks[i], i); err != nil {
-				return err
-			}
-		}
-		return nil
+		return insert(ctx, tx, p.Tasks, now, out)
 	})
 	if err != nil {
 		return nil, translateKeep(op, err)
 	}
 	return out, nil
+}
+
+// parentInBatch reports whether a task's parent is a task of the batch.
+func parentInBatch(tasks []store.CreateTaskParams) bool {
+	ids := make(map[uuid.UUID]struct{}, len(tasks))
+	for _, t := range tasks {
+		ids[t.ID] = struct{}{}
+	}
+	for _, t := range tasks {
+		if _, ok := ids[t.ParentID]; ok && t.ParentID != uuid.Nil {
+			return true
+		}
+	}
+	return false
+}
+
+// insertPipelined inserts the tasks with one statement each, pipelined in
+// one pgx batch, then explains the tasks that returned no row.
+func (s *Store) insertPipelined(ctx context.Context, tx pgx.Tx, tasks []store.CreateTaskParams, now time.Time, out []store.CreateTaskResult) error {
+	batch := &pgx.Batch{}
+	for _, t := range tasks {
+		batch.Queue(insertTask, insertTaskArgs(t, now)...)
+	}
+	br := tx.SendBatch(ctx, batch)
+	var missing []int
+	for i := range tasks {
+		t, err := scanTask(br.QueryRow())
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			missing = append(missing, i)
+		case err != nil:
+			br.Close()
+			return err
+		default:
+			out[i] = store.CreateTaskResult{Task: t}
+		}
+	}
+	if err := br.Close(); err != nil {
+		return err
+	}
+	for _, i := range missing {
+		var err error
+		if out[i], err = s.existingTask(ctx, tx, tasks[i], i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // existingTask explains an insert that returned no row: the key exists (the

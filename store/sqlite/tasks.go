@@ -25,7 +25,9 @@ func (s *Store) CreateTask(ctx context.Context, p store.CreateTaskParams) (store
 	return res[0], nil
 }
 
-// CreateTasks implements store.Store in one write transaction.
+// CreateTasks implements store.Store in one write transaction: prepared
+// multi-row inserts of up to insertChunk tasks each (insertBatch), or, when
+// a task's parent is another task of the batch, one task after the other.
 func (s *Store) CreateTasks(ctx context.Context, p store.CreateTasksParams) ([]store.CreateTaskResult, error) {
 	p, err := s.limits.PrepareCreateTasks(p)
 	if err != nil {
@@ -34,6 +36,9 @@ func (s *Store) CreateTasks(ctx context.Context, p store.CreateTasksParams) ([]s
 	out := make([]store.CreateTaskResult, len(p.Tasks))
 	now := s.stamp()
 	err = s.tx(ctx, "CreateTasks", func(tx *sql.Tx) error {
+		if !parentInBatch(p.Tasks) {
+			return insertBatch(ctx, tx, p.Tasks, now, out)
+		}
 		for i, t := range p.Tasks {
 			if out[i], err = createTask(ctx, tx, t, i, now); err != nil {
 				return err

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,6 +22,15 @@ func invalid(t *testing.T, err error, field string) {
 }
 
 var badInputTests = map[string]func(*testing.T, *bundle){
+	"PriorityOutOfRange": func(t *testing.T, b *bundle) {
+		if strconv.IntSize == 32 {
+			t.Skip("an int cannot exceed the column on this platform")
+		}
+		big := int64(1) << 40
+		_, err := b.s.CreateTasks(b.ctx, store.CreateTasksParams{Tasks: []store.CreateTaskParams{
+			{Spec: []byte(`{}`)}, {Spec: []byte(`{}`), Priority: int(big)}}})
+		invalid(t, err, "Tasks[1].Priority")
+	},
 	"SpecNotJSON": func(t *testing.T, b *bundle) {
 		_, err := b.s.CreateTask(b.ctx, store.CreateTaskParams{Spec: json.RawMessage(`{"prompt": "x"`)})
 		invalid(t, err, "Spec")

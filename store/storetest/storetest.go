@@ -28,6 +28,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		tests map[string]func(*testing.T, *bundle)
 	}{
 		{"Task", taskTests},
+		{"Batch", batchTests},
 		{"Transition", transitionTests},
 		{"Reopen", reopenTests},
 		{"Tree", treeTests},

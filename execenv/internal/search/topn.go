@@ -1,4 +1,4 @@
-package execenv
+package search
 
 import (
 	"container/heap"

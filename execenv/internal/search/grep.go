@@ -1,4 +1,4 @@
-package execenv
+package search
 
 import (
 	"bufio"
@@ -23,28 +23,28 @@ const DefaultGrepMaxResults = 100
 // skipped as binary; a NUL later stops the search of that file.
 const binaryProbeSize = 64 << 10
 
-// grepPlan is a validated GrepRequest.
-type grepPlan struct {
+// GrepPlan is a validated GrepRequest.
+type GrepPlan struct {
 	pattern string
 	re      *regexp.Regexp
 	pre     *regexp.Regexp // multi-line form run on a whole file to skip files without a match; nil: none
 	glob    string
 	fold    bool
-	mode    GrepMode
+	mode    Mode
 	max     int
 }
 
-// planGrep validates req; the regular expression is compiled with Go's RE2
+// PlanGrep validates req; the regular expression is compiled with Go's RE2
 // so every implementation rejects the same patterns with the same message.
-func planGrep(req GrepRequest) (grepPlan, error) {
-	p := grepPlan{pattern: req.Pattern, glob: req.Glob, fold: req.CaseInsensitive, mode: req.Mode, max: req.MaxResults}
+func PlanGrep(req GrepRequest) (GrepPlan, error) {
+	p := GrepPlan{pattern: req.Pattern, glob: req.Glob, fold: req.CaseInsensitive, mode: req.Mode, max: req.MaxResults}
 	if p.mode == "" {
-		p.mode = GrepContent
+		p.mode = Content
 	}
 	switch p.mode {
-	case GrepContent, GrepFilesWithMatches, GrepCount:
+	case Content, FilesWithMatches, Count:
 	default:
-		return p, fmt.Errorf("execenv: grep mode must be %q, %q or %q, got %q", GrepContent, GrepFilesWithMatches, GrepCount, string(p.mode))
+		return p, fmt.Errorf("execenv: grep mode must be %q, %q or %q, got %q", Content, FilesWithMatches, Count, string(p.mode))
 	}
 	if p.max == 0 {
 		p.max = DefaultGrepMaxResults
@@ -73,18 +73,18 @@ func planGrep(req GrepRequest) (grepPlan, error) {
 	return p, nil
 }
 
-// grepCollector gathers rows from any search and keeps the first max by
+// Collector gathers rows from any search and keeps the first max by
 // path then line. Safe for concurrent use.
-type grepCollector struct {
+type Collector struct {
 	mu      sync.Mutex
-	mode    GrepMode
+	mode    Mode
 	matches *topN[GrepMatch]
 	files   *topN[string]
 	counts  *topN[GrepCountRow]
 }
 
-func newGrepCollector(p grepPlan) *grepCollector {
-	return &grepCollector{
+func NewCollector(p GrepPlan) *Collector {
+	return &Collector{
 		mode: p.mode,
 		matches: newTopN(p.max, func(a, b GrepMatch) bool {
 			if a.Path != b.Path {
@@ -97,33 +97,33 @@ func newGrepCollector(p grepPlan) *grepCollector {
 	}
 }
 
-func (c *grepCollector) addMatch(path string, line int, text []byte) {
+func (c *Collector) addMatch(path string, line int, text []byte) {
 	m := GrepMatch{Path: path, Line: line, Text: cleanLine(text)}
 	c.mu.Lock()
 	c.matches.add(m)
 	c.mu.Unlock()
 }
 
-func (c *grepCollector) addFile(path string) {
+func (c *Collector) addFile(path string) {
 	c.mu.Lock()
 	c.files.add(path)
 	c.mu.Unlock()
 }
 
-func (c *grepCollector) addCount(path string, n int) {
+func (c *Collector) addCount(path string, n int) {
 	c.mu.Lock()
 	c.counts.add(GrepCountRow{Path: path, Count: n})
 	c.mu.Unlock()
 }
 
-// result returns the rows of the mode, sorted.
-func (c *grepCollector) result() GrepResult {
+// Result returns the rows of the mode, sorted.
+func (c *Collector) Result() GrepResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch c.mode {
-	case GrepFilesWithMatches:
+	case FilesWithMatches:
 		return GrepResult{Files: c.files.sorted(), Truncated: c.files.truncated()}
-	case GrepCount:
+	case Count:
 		return GrepResult{Counts: c.counts.sorted(), Truncated: c.counts.truncated()}
 	}
 	return GrepResult{Matches: c.matches.sorted(), Truncated: c.matches.truncated()}
@@ -136,9 +136,9 @@ func cleanLine(b []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-// grepTree is the pure-Go search of a directory: the walker feeds files to
+// GrepTree is the pure-Go search of a directory: the walker feeds files to
 // GOMAXPROCS searchers.
-func grepTree(ctx context.Context, fsys walkFS, root string, p grepPlan, c *grepCollector) error {
+func GrepTree(ctx context.Context, fsys FS, root string, p GrepPlan, c *Collector) error {
 	ov, err := pathmatch.NewOverrideSet(root, p.glob, "!.git")
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func grepTree(ctx context.Context, fsys walkFS, root string, p grepPlan, c *grep
 			defer wg.Done()
 			for abs := range files {
 				rel, _ := pathmatch.RelUnder(root, abs)
-				_ = grepFile(fsys, abs, rel, p, c)
+				_ = GrepFile(fsys, abs, rel, p, c)
 			}
 		}()
 	}
@@ -173,9 +173,9 @@ func grepTree(ctx context.Context, fsys walkFS, root string, p grepPlan, c *grep
 // files are streamed line by line.
 const prefilterMax = 64 << 20
 
-// grepFile searches one file line by line, reporting rows under display.
-func grepFile(fsys walkFS, abs, display string, p grepPlan, c *grepCollector) error {
-	f, err := fsys.open(abs)
+// GrepFile searches one file line by line, reporting rows under display.
+func GrepFile(fsys FS, abs, display string, p GrepPlan, c *Collector) error {
+	f, err := fsys.Open(abs)
 	if err != nil {
 		return err
 	}
@@ -196,9 +196,9 @@ func grepFile(fsys walkFS, abs, display string, p grepPlan, c *grepCollector) er
 	count := grepLines(bufio.NewReaderSize(src, binaryProbeSize), display, p, c)
 	switch {
 	case count == 0:
-	case p.mode == GrepFilesWithMatches:
+	case p.mode == FilesWithMatches:
 		c.addFile(display)
-	case p.mode == GrepCount:
+	case p.mode == Count:
 		c.addCount(display, count)
 	}
 	return nil
@@ -206,7 +206,7 @@ func grepFile(fsys walkFS, abs, display string, p grepPlan, c *grepCollector) er
 
 // grepLines matches line by line and returns the number of matching lines
 // (stopping at the first for files_with_matches, and at a NUL byte).
-func grepLines(r *bufio.Reader, display string, p grepPlan, c *grepCollector) int {
+func grepLines(r *bufio.Reader, display string, p GrepPlan, c *Collector) int {
 	count := 0
 	for lineNo := 1; ; lineNo++ {
 		line, err := readLine(r)
@@ -217,9 +217,9 @@ func grepLines(r *bufio.Reader, display string, p grepPlan, c *grepCollector) in
 			if p.re.Match(bytes.TrimSuffix(line, []byte("\n"))) {
 				count++
 				switch p.mode {
-				case GrepFilesWithMatches:
+				case FilesWithMatches:
 					return count
-				case GrepContent:
+				case Content:
 					c.addMatch(display, lineNo, line)
 				}
 			}

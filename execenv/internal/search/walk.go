@@ -1,4 +1,4 @@
-package execenv
+package search
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // the root's ancestors and of every directory honoured, symlinks and other
 // non-regular files skipped, and (for grep) --glob overrides applied.
 type walker struct {
-	fsys      walkFS
+	fsys      FS
 	root      string                 // absolute directory where the walk starts
 	overrides *pathmatch.OverrideSet // nil: none
 }
@@ -56,7 +56,7 @@ func (w *walker) ancestorIgnores() pathmatch.IgnoreStack {
 
 // loadIgnore parses dir/.gitignore, or returns nil.
 func (w *walker) loadIgnore(dir string) *pathmatch.IgnoreFile {
-	data, err := readAllLimited(w.fsys, w.fsys.join(dir, ".gitignore"), pathmatch.MaxIgnoreFileSize)
+	data, err := readAllLimited(w.fsys, w.fsys.Join(dir, ".gitignore"), pathmatch.MaxIgnoreFileSize)
 	if err != nil {
 		return nil
 	}
@@ -69,7 +69,7 @@ func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, sta
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := w.fsys.readDir(dir)
+	entries, err := w.fsys.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -80,7 +80,7 @@ func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, sta
 		}
 	}
 	for _, e := range entries {
-		abs := w.fsys.join(dir, e.Name())
+		abs := w.fsys.Join(dir, e.Name())
 		if !w.keep(abs, e, stack) {
 			continue
 		}

@@ -1,4 +1,4 @@
-package execenv
+package search
 
 import (
 	"bufio"
@@ -8,12 +8,12 @@ import (
 	"strings"
 )
 
-// ripgrepArgs are the rg arguments that make ripgrep select the same files
+// RipgrepArgs are the rg arguments that make ripgrep select the same files
 // as the pure-Go walker (hidden files searched, .git skipped, .gitignore
 // honoured with or without a git repository, no other ignore files) and
-// print a format parseRipgrep reads. The search root is ".", run from the
+// print a format ParseRipgrep reads. The search root is ".", run from the
 // root directory.
-func ripgrepArgs(p grepPlan) []string {
+func RipgrepArgs(p GrepPlan) []string {
 	args := []string{
 		"--no-config", "--color=never", "--no-messages",
 		"--hidden", "--no-require-git", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global",
@@ -28,9 +28,9 @@ func ripgrepArgs(p grepPlan) []string {
 		args = append(args, "--case-sensitive")
 	}
 	switch p.mode {
-	case GrepFilesWithMatches:
+	case FilesWithMatches:
 		args = append(args, "--files-with-matches", "--null")
-	case GrepCount:
+	case Count:
 		args = append(args, "--count", "--with-filename", "--null")
 	default:
 		args = append(args, "--line-number", "--with-filename", "--no-heading", "--null")
@@ -38,9 +38,10 @@ func ripgrepArgs(p grepPlan) []string {
 	return append(args, "--regexp", p.pattern, "--", ".")
 }
 
-// parseRipgrep reads rg's output (as requested by ripgrepArgs) into c.
+// ParseRipgrep reads rg's output (as requested by RipgrepArgs) into c.
 // Lines it cannot parse are skipped.
-func parseRipgrep(out io.Reader, mode GrepMode, c *grepCollector) error {
+func ParseRipgrep(out io.Reader, c *Collector) error {
+	mode := c.mode
 	r := bufio.NewReaderSize(out, 256<<10)
 	defer drainTo(r)
 	for {
@@ -53,12 +54,12 @@ func parseRipgrep(out io.Reader, mode GrepMode, c *grepCollector) error {
 		}
 		path = bytes.TrimLeft(path, "\n")
 		rel := strings.TrimPrefix(string(path), "./")
-		if mode == GrepFilesWithMatches {
+		if mode == FilesWithMatches {
 			c.addFile(rel)
 			continue
 		}
 		rest, err := readLine(r)
-		if mode == GrepCount {
+		if mode == Count {
 			if n, convErr := strconv.Atoi(strings.TrimSpace(string(rest))); convErr == nil {
 				c.addCount(rel, n)
 			}

@@ -1,4 +1,4 @@
-package execenv
+package search
 
 import (
 	"context"
@@ -16,18 +16,18 @@ import (
 // DefaultGlobLimit is GlobRequest.Limit when zero.
 const DefaultGlobLimit = 1000
 
-// globPlan is a validated GlobRequest.
-type globPlan struct {
+// GlobPlan is a validated GlobRequest.
+type GlobPlan struct {
 	re     *regexp.Regexp
 	prefix string // leading literal directories of the pattern, where the walk starts
 	limit  int
 }
 
-// planGlob validates req against the base directory. Patterns are matched
+// PlanGlob validates req against the base directory. Patterns are matched
 // against paths relative to base: "*.go" matches files directly in base,
 // "**/*.go" at any depth. An absolute pattern must lie under base.
-func planGlob(req GlobRequest, base string) (globPlan, error) {
-	p := globPlan{limit: req.Limit}
+func PlanGlob(req GlobRequest, base string) (GlobPlan, error) {
+	p := GlobPlan{limit: req.Limit}
 	if p.limit == 0 {
 		p.limit = DefaultGlobLimit
 	}
@@ -69,12 +69,12 @@ type globHit struct {
 	mtime time.Time
 }
 
-// globTree walks base (honouring .gitignore, skipping .git, as grep does)
+// GlobTree walks base (honouring .gitignore, skipping .git, as grep does)
 // and keeps the newest limit matches.
-func globTree(ctx context.Context, fsys walkFS, base string, p globPlan) (GlobResult, error) {
+func GlobTree(ctx context.Context, fsys FS, base string, p GlobPlan) (GlobResult, error) {
 	start := base
 	if p.prefix != "" {
-		start = fsys.join(base, p.prefix)
+		start = fsys.Join(base, p.prefix)
 	}
 	hits := newTopN(p.limit, func(a, b globHit) bool {
 		if !a.mtime.Equal(b.mtime) {

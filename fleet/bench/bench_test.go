@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentfleet/agentfleet/store"
+	"github.com/agentfleet/agentfleet/store/sqlite"
+)
+
+func benchSQLite(t *testing.T) (store.Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := sqlite.Open(context.Background(), sqlite.Config{Path: filepath.Join(dir, "bench.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, dir
+}
+
+// TestSubmitOnly: --submit-only stores and enqueues every task, starts no
+// worker (the tasks stay queued) and reports a rate.
+func TestSubmitOnly(t *testing.T) {
+	st, dir := benchSQLite(t)
+	rep, err := Run(context.Background(), Config{Tasks: 250, Batch: 100, SubmitConcurrency: 2, SubmitOnly: true, Store: st, StoreName: "sqlite", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mode != "submit-only" || rep.SubmitTasksPerS <= 0 || rep.Workers != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	counts, err := st.CountTasks(context.Background(), store.CountTasksParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[store.TaskQueued] != 250 || len(counts) != 1 {
+		t.Fatalf("counts %v, want 250 queued tasks", counts)
+	}
+}
+
+// TestStreamTokens: with streamed answers the report counts the events
+// stored per task, and merging keeps them well below one per token.
+func TestStreamTokens(t *testing.T) {
+	st, dir := benchSQLite(t)
+	const tokens = 300
+	rep, err := Run(context.Background(), Config{Tasks: 2, Workers: 1, StreamTokens: tokens, TokenInterval: time.Millisecond,
+		DeltaWindow: time.Hour, Store: st, StoreName: "sqlite", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Succeeded != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	t.Logf("%.1f events, %.0f EVENTS bytes per task", rep.EventsPerTask, rep.EventBytesPerTask)
+	// 300 tokens of 5 bytes merge into the first delta and 1 KB runs: 3 deltas, plus the other events.
+	if rep.EventsPerTask < 3 || rep.EventsPerTask > 20 || rep.EventBytesPerTask <= 0 {
+		t.Fatalf("%.1f events and %.0f bytes per task for %d streamed tokens", rep.EventsPerTask, rep.EventBytesPerTask, tokens)
+	}
+}

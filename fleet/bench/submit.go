@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentfleet/agentfleet/fleet"
+)
+
+// runSubmitOnly measures submission alone (Config.SubmitOnly): the fleet
+// has no workers, so every task stays queued, and the figure is tasks
+// stored and enqueued per second through the HTTP API.
+func (b *benchRun) runSubmitOnly(ctx context.Context, rep Report) (Report, error) {
+	start := time.Now()
+	if err := b.submit(ctx); err != nil {
+		return rep, err
+	}
+	rep.SubmitSeconds = time.Since(start).Seconds()
+	rep.SubmitTasksPerS = float64(b.cfg.Tasks) / rep.SubmitSeconds
+	fmt.Fprintf(b.cfg.Progress, "submitted %d tasks in %.2fs\n", b.cfg.Tasks, rep.SubmitSeconds)
+	return rep, nil
+}
+
+// submit sends the bench's tasks in batches of Config.Batch, up to
+// Config.SubmitConcurrency requests at a time.
+func (b *benchRun) submit(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(b.cfg.SubmitConcurrency)
+	for done := 0; done < b.cfg.Tasks; done += b.cfg.Batch {
+		n := min(b.cfg.Batch, b.cfg.Tasks-done)
+		specs := make([]fleet.TaskSpec, n)
+		for i := range specs {
+			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label}}
+		}
+		g.Go(func() error {
+			if _, err := b.cl.SubmitBatch(gctx, specs); err != nil {
+				return fmt.Errorf("bench: submit: %w", err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
