@@ -103,3 +103,23 @@ func TestServeConfigDefaultLimits(t *testing.T) {
 		t.Fatalf("with no_default_limits: %+v, want only the configured ones", got)
 	}
 }
+
+// The sandbox bound comes from sandbox_network and sandbox_allow_hosts;
+// none is set when neither is, and a bad one is named.
+func TestServeConfigSandboxBound(t *testing.T) {
+	t.Setenv("AGENTFLEET_TOKEN", "tk")
+	t.Setenv("AGENTFLEET_DATABASE_URL", "d.db")
+	cfg, err := cli.Load[ServeConfig](viper.New(), "")
+	if err != nil || cfg.sandboxBound() != nil {
+		t.Fatalf("no keys: bound %+v, %v; want none", cfg.sandboxBound(), err)
+	}
+	t.Setenv("AGENTFLEET_SANDBOX_ALLOW_HOSTS", "github.com,*.golang.org")
+	cfg, err = cli.Load[ServeConfig](viper.New(), "")
+	if b := cfg.sandboxBound(); err != nil || b == nil || b.Widest() != fleet.SandboxNetworkAllowlist || len(b.AllowHosts) != 2 {
+		t.Fatalf("bound %+v, %v; want an allowlist of 2 hosts", b, err)
+	}
+	t.Setenv("AGENTFLEET_SANDBOX_NETWORK", "everything")
+	if _, err := cli.Load[ServeConfig](viper.New(), ""); err == nil || !strings.Contains(err.Error(), "sandbox_network must be") {
+		t.Fatalf("a bad sandbox_network: %v", err)
+	}
+}
