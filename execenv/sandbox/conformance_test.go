@@ -40,6 +40,9 @@ func TestConformance(t *testing.T) {
 // A sandboxed command that ignores SIGTERM and times out is killed at
 // once, with everything it started.
 func TestTimeoutKillsTheSandboxAtOnce(t *testing.T) {
+	if _, err := exec.LookPath("pgrep"); err != nil {
+		testenv.SkipOrFatal(t, "pgrep is not on PATH (Debian: procps)")
+	}
 	l := newLocal(t, t.TempDir(), sandbox.Settings{})
 	marker := fmt.Sprintf("agentfleet-sandbox-probe-%d", time.Now().UnixNano())
 	res, err := l.Exec(context.Background(), execenv.ExecRequest{
