@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
+	"github.com/agentfleet/agentfleet/execenv/sandbox/allowlist"
 )
 
 // Sandbox networks, narrowest first.
@@ -58,7 +58,7 @@ func (s SandboxSpec) check() *FieldError {
 		return fieldErr("sandbox.allow_hosts", "needs sandbox.network %q, got %q", SandboxNetworkAllowlist, s.network())
 	}
 	for i, h := range s.AllowHosts {
-		if err := egress.CheckHosts([]string{h}); err != nil {
+		if err := allowlist.Check([]string{h}); err != nil {
 			return fieldErr(fmt.Sprintf("sandbox.allow_hosts[%d]", i), "%q: want a host name, host:port or *.domain", h)
 		}
 	}
@@ -89,7 +89,7 @@ func (b SandboxBound) Validate() error {
 	if rank(b.Widest()) < 0 {
 		return fmt.Errorf("sandbox_network must be %q, %q or %q, got %q", SandboxNetworkNone, SandboxNetworkAllowlist, SandboxNetworkFull, b.Network)
 	}
-	if err := egress.CheckHosts(b.AllowHosts); err != nil {
+	if err := allowlist.Check(b.AllowHosts); err != nil {
 		return fmt.Errorf("sandbox_%w", err)
 	}
 	return nil
@@ -106,7 +106,7 @@ func (b SandboxBound) Permits(s SandboxSpec) *FieldError {
 	if widest == SandboxNetworkFull {
 		return nil
 	}
-	allow, _ := egress.ParseAllowlist(b.AllowHosts)
+	allow, _ := allowlist.Parse(b.AllowHosts)
 	for i, h := range s.AllowHosts {
 		if !allow.Covers(h) {
 			return fieldErr(fmt.Sprintf("sandbox.allow_hosts[%d]", i), "%q is not among the hosts the operator allows (sandbox_allow_hosts: %s)",

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/execenv/sandbox/allowlist"
 	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
 )
 
@@ -32,7 +33,7 @@ const (
 type Settings struct {
 	// Network is NetworkNone ("" too), NetworkAllowlist or NetworkFull.
 	Network Network
-	// AllowHosts are the hosts of NetworkAllowlist (see egress.Allowlist).
+	// AllowHosts are the hosts of NetworkAllowlist (see allowlist.List).
 	AllowHosts []string
 	// ReadOnly are further paths the commands may read (absolute).
 	ReadOnly []string
@@ -159,7 +160,7 @@ func hostEnv() []string {
 }
 
 func (l *Local) startProxy(s Settings) error {
-	allow, err := egress.ParseAllowlist(s.AllowHosts)
+	allow, err := allowlist.Parse(s.AllowHosts)
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
@@ -200,5 +201,5 @@ func CheckSettings(s Settings) error {
 	if s.Network != NetworkAllowlist && len(s.AllowHosts) > 0 {
 		return errors.New("sandbox: allow_hosts needs network \"allowlist\"")
 	}
-	return egress.CheckHosts(s.AllowHosts)
+	return allowlist.Check(s.AllowHosts)
 }

@@ -25,10 +25,11 @@
 // The proxy (Proxy, from Listen) understands CONNECT host:port (HTTPS and
 // any other TCP protocol a client tunnels) and plain HTTP requests with an
 // absolute URI. It admits a request when the host matches the allowlist
-// (Allowlist): an entry "example.com" admits that host on any port,
-// "example.com:443" that port only, "*.example.com" every name below
-// example.com (not example.com itself). Names are matched as the client
-// wrote them and resolved by the worker; an IP address is admitted only
-// when the allowlist names it. Anything else is answered 403 with the
-// reason, which the model sees in its tool output.
+// (allowlist.List of execenv/sandbox/allowlist): an entry "example.com"
+// admits that host on any port, "example.com:443" that port only,
+// "*.example.com" every name below example.com (not example.com itself).
+// Names are matched as the client wrote them and resolved by the worker;
+// an IP address is admitted only when the allowlist names it. Anything
+// else is answered 403 with the reason, which the model sees in its tool
+// output.
 package egress

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/agentfleet/agentfleet/execenv/sandbox/allowlist"
 )
 
 // dialTimeout bounds the connection to an admitted host.
@@ -18,7 +20,7 @@ const dialTimeout = 15 * time.Second
 // Proxy is an HTTP proxy on a unix socket that admits only the hosts of
 // its allowlist. Close stops it and ends the tunnels it opened.
 type Proxy struct {
-	allow  Allowlist
+	allow  allowlist.List
 	log    *slog.Logger
 	ln     net.Listener
 	srv    *http.Server
@@ -35,7 +37,7 @@ type Proxy struct {
 // (mode 0600 in effect: only the worker's user, and the sandboxes it binds
 // the socket into, can connect). log receives one line per refusal; nil
 // discards.
-func Listen(socketPath string, allow Allowlist, log *slog.Logger) (*Proxy, error) {
+func Listen(socketPath string, allow allowlist.List, log *slog.Logger) (*Proxy, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

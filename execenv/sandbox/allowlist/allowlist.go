@@ -1,4 +1,8 @@
-package egress
+// Package allowlist reads the host allowlists of task sandboxes ("host",
+// "host:port", "*.domain") and answers whether a host is admitted, or an
+// entry covered by another list. It is a leaf: the task spec's validation
+// (fleet) and the egress proxy (execenv/sandbox/egress) both use it.
+package allowlist
 
 import (
 	"fmt"
@@ -6,9 +10,9 @@ import (
 	"strings"
 )
 
-// Allowlist is the set of hosts a sandbox may reach through the proxy.
+// List is the set of hosts a sandbox may reach through the proxy.
 // The zero value admits nothing.
-type Allowlist struct {
+type List struct {
 	entries []entry
 }
 
@@ -18,23 +22,23 @@ type entry struct {
 	port     string // "" = any port
 }
 
-// ParseAllowlist reads entries "host", "host:port" and "*.domain"
+// Parse reads entries "host", "host:port" and "*.domain"
 // (optionally with a port). A bad entry is an error naming it.
-func ParseAllowlist(hosts []string) (Allowlist, error) {
-	var a Allowlist
+func Parse(hosts []string) (List, error) {
+	var a List
 	for i, h := range hosts {
 		e, err := parseEntry(h)
 		if err != nil {
-			return Allowlist{}, fmt.Errorf("allow_hosts[%d] %q: %v", i, h, err)
+			return List{}, fmt.Errorf("allow_hosts[%d] %q: %v", i, h, err)
 		}
 		a.entries = append(a.entries, e)
 	}
 	return a, nil
 }
 
-// CheckHosts reports the first entry of hosts ParseAllowlist would refuse.
-func CheckHosts(hosts []string) error {
-	_, err := ParseAllowlist(hosts)
+// Check reports the first entry of hosts Parse would refuse.
+func Check(hosts []string) error {
+	_, err := Parse(hosts)
 	return err
 }
 
@@ -59,7 +63,7 @@ func parseEntry(h string) (entry, error) {
 }
 
 // Admits reports whether hostport ("host:port") may be reached.
-func (a Allowlist) Admits(hostport string) bool {
+func (a List) Admits(hostport string) bool {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return false
@@ -77,13 +81,13 @@ func (a Allowlist) Admits(hostport string) bool {
 }
 
 // Len is the number of entries.
-func (a Allowlist) Len() int { return len(a.entries) }
+func (a List) Len() int { return len(a.entries) }
 
 // Covers reports whether every host:port entry admits is also admitted
 // by a (entry must parse): the test of an allowlist that may only narrow
 // another. A wildcard is covered by an equal or wider wildcard, a name
 // without a port by an entry without a port.
-func (a Allowlist) Covers(entryText string) bool {
+func (a List) Covers(entryText string) bool {
 	e, err := parseEntry(entryText)
 	if err != nil {
 		return false

@@ -1,14 +1,14 @@
-package egress_test
+package allowlist_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
+	"github.com/agentfleet/agentfleet/execenv/sandbox/allowlist"
 )
 
 func TestAllowlistMatchesNamesPortsAndWildcards(t *testing.T) {
-	a, err := egress.ParseAllowlist([]string{"Example.com", "api.test:8443", "*.pkg.dev"})
+	a, err := allowlist.Parse([]string{"Example.com", "api.test:8443", "*.pkg.dev"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,14 +29,14 @@ func TestAllowlistMatchesNamesPortsAndWildcards(t *testing.T) {
 			t.Errorf("Admits(%q) = %v, want %v", hostport, got, want)
 		}
 	}
-	if (egress.Allowlist{}).Admits("example.com:443") {
+	if (allowlist.List{}).Admits("example.com:443") {
 		t.Error("the empty allowlist admitted a host")
 	}
 }
 
 func TestBadAllowlistEntryIsNamed(t *testing.T) {
 	for _, bad := range []string{"", "http://x.com", "x.com:https", "*", "a b"} {
-		_, err := egress.ParseAllowlist([]string{"ok.com", bad})
+		_, err := allowlist.Parse([]string{"ok.com", bad})
 		if err == nil || !strings.Contains(err.Error(), "allow_hosts[1]") {
 			t.Errorf("entry %q: got %v, want an error naming allow_hosts[1]", bad, err)
 		}
@@ -44,7 +44,7 @@ func TestBadAllowlistEntryIsNamed(t *testing.T) {
 }
 
 func TestCoversOnlyNarrowerEntries(t *testing.T) {
-	bound, err := egress.ParseAllowlist([]string{"github.com", "*.golang.org", "api.test:443"})
+	bound, err := allowlist.Parse([]string{"github.com", "*.golang.org", "api.test:443"})
 	if err != nil {
 		t.Fatal(err)
 	}
