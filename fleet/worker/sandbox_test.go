@@ -185,6 +185,36 @@ func TestTaskAllowlistReachesOnlyNamedHosts(t *testing.T) {
 	}
 }
 
+// A subagent working in its parent's workspace runs in the same sandbox:
+// its shell reaches the parent's allowlisted server, and its result
+// names the parent's sandbox.
+func TestSubagentSharesItsParentsSandbox(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, err.Error())
+	}
+	t.Parallel()
+	named := httpServer(t, "named")
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
+		c.Sandbox = worker.SandboxOn
+		c.SandboxBound = fleet.SandboxBound{AllowHosts: []string{"localhost"}}
+	}})
+	get := `addr=${HTTP_PROXY#http://}; exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}" && ` +
+		`printf 'GET http://localhost:` + named + `/ HTTP/1.0\r\n\r\n' >&3 && cat <&3; echo`
+	spec := fleettest.Spec("parent", fanOut([][]fleettest.Step{{
+		{Calls: []fleettest.Call{fleettest.Shell(get)}}, {Text: "child: {{results}}"},
+	}})...)
+	spec.Sandbox = fleet.SandboxSpec{Network: fleet.SandboxNetworkAllowlist, AllowHosts: []string{"localhost:" + named}}
+	id := f.Submit(spec)
+	res := succeeded(t, f.WaitDone(id))
+	kids := children(t, f, id)
+	if len(kids) != 1 || !strings.Contains(res.FinalText, "hello from named") {
+		t.Fatalf("%d children; parent result:\n%s", len(kids), res.FinalText)
+	}
+	if kid := fleettest.Result(t, kids[0]); kid.Sandbox != res.Sandbox || res.Sandbox != "bwrap, network allowlist (1 host)" {
+		t.Fatalf("child sandbox %q, parent %q; want both the parent's allowlist", kid.Sandbox, res.Sandbox)
+	}
+}
+
 // httpServer serves "hello from <name>" on the host's loopback and
 // returns its port.
 func httpServer(t *testing.T, name string) string {
