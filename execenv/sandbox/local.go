@@ -79,6 +79,9 @@ type Local struct {
 // confined by s. Commands that cannot be confined fail; none runs
 // unconfined.
 func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
+	if err := CheckSettings(s); err != nil {
+		return nil, err
+	}
 	cfg = cfg.WithDefaults()
 	l := &Local{readOnly: s.ReadOnly}
 	var err error
@@ -108,8 +111,10 @@ func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 // Confine returns cfg with every command run under bubblewrap: the
 // working directory is the writable workspace, the environment is only
 // the command's own variables plus PATH, LANG, LC_* and TZ of the worker,
-// and egressSocket, when not "", is the proxy that is the only way out.
-// It is the one entry point for every process a local task starts.
+// and egressSocket, when not "", is the proxy that is the only way out
+// (NetworkAllowlist without one has no way out at all). It is the one
+// entry point for every process a local task starts; NewLocal adds a
+// home and /tmp that last and the proxy.
 func Confine(cfg execenv.LocalConfig, s Settings, egressSocket string) execenv.LocalConfig {
 	return confine(cfg, s, Policy{Egress: egressSocket})
 }

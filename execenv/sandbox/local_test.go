@@ -178,3 +178,17 @@ func TestHomeAndTmpLastForTheEnvironment(t *testing.T) {
 		t.Fatalf("the next command: exit %d: %q", code, out)
 	}
 }
+
+// Settings that are not valid are refused before anything is made.
+func TestBadSettingsAreRefused(t *testing.T) {
+	for _, s := range []sandbox.Settings{
+		{Network: "some"},
+		{AllowHosts: []string{"example.com"}},
+		{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"http://example.com"}},
+	} {
+		if l, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: t.TempDir()}, s); err == nil {
+			l.Cleanup(context.Background())
+			t.Errorf("settings %+v accepted", s)
+		}
+	}
+}
