@@ -116,6 +116,11 @@ type Config struct {
 	// MaxLiveChildren caps the unfinished children of one task when its spec
 	// says nothing (default 32).
 	MaxLiveChildren int `mapstructure:"max_live_children"`
+	// Policy bounds what a task spec may ask of this worker (limits, command
+	// timeouts, environment policy, web_fetch and its hosts); a spec beyond
+	// it fails with not_allowed. The dispatcher has its own (checked at
+	// submission); this one is the worker operator's.
+	Policy fleet.Policy `mapstructure:"policy"`
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
@@ -205,6 +210,9 @@ func (c Config) Validate() error {
 			_, err := os.Stat(k.KeyFile)
 			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
 		}
+	}
+	if err := c.Policy.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("policy.%w", err))
 	}
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
