@@ -40,7 +40,9 @@ func (e *Encoder) Encode(req llm.Request, stream bool) (body []byte, betas []str
 func ParseResponse(body []byte) (*llm.Response, error) { return parseResponse(body) }
 
 // ClassifyError reads a Messages API error body; nil when it is not one.
-func ClassifyError(status int, h http.Header, body []byte) *llm.Error { return classify(status, h, body) }
+func ClassifyError(status int, h http.Header, body []byte) *llm.Error {
+	return classify(status, h, body)
+}
 
 // DecodeSSE reads a Messages API server-sent event stream to message_stop,
 // yielding unified events and ending with EventFinish or an error.

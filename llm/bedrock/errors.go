@@ -11,19 +11,19 @@ import (
 // errorKinds maps Bedrock's error and exception types (compared without
 // case) to unified kinds.
 var errorKinds = map[string]llm.ErrorKind{
-	"throttlingexception":          llm.ErrRateLimited,
+	"throttlingexception":           llm.ErrRateLimited,
 	"servicequotaexceededexception": llm.ErrQuota,
-	"serviceunavailableexception":  llm.ErrOverloaded,
-	"modelnotreadyexception":       llm.ErrOverloaded,
-	"internalserverexception":      llm.ErrServer,
-	"modelstreamerrorexception":    llm.ErrServer,
-	"modeltimeoutexception":        llm.ErrServer,
-	"validationexception":          llm.ErrInvalidRequest,
-	"resourcenotfoundexception":    llm.ErrInvalidRequest,
-	"accessdeniedexception":        llm.ErrPermission,
-	"unrecognizedclientexception":  llm.ErrAuthentication,
-	"invalidsignatureexception":    llm.ErrAuthentication,
-	"expiredtokenexception":        llm.ErrAuthentication,
+	"serviceunavailableexception":   llm.ErrOverloaded,
+	"modelnotreadyexception":        llm.ErrOverloaded,
+	"internalserverexception":       llm.ErrServer,
+	"modelstreamerrorexception":     llm.ErrServer,
+	"modeltimeoutexception":         llm.ErrServer,
+	"validationexception":           llm.ErrInvalidRequest,
+	"resourcenotfoundexception":     llm.ErrInvalidRequest,
+	"accessdeniedexception":         llm.ErrPermission,
+	"unrecognizedclientexception":   llm.ErrAuthentication,
+	"invalidsignatureexception":     llm.ErrAuthentication,
+	"expiredtokenexception":         llm.ErrAuthentication,
 }
 
 type errorBody struct {

@@ -26,12 +26,12 @@ import (
 
 // Limits of a message, as the format defines them.
 const (
-	preludeLen     = 12
-	minMessageLen  = 16
-	maxMessageLen  = 16 << 20
-	maxHeadersLen  = 128 << 10
-	headerString   = 7
-	headerBytes    = 6
+	preludeLen    = 12
+	minMessageLen = 16
+	maxMessageLen = 16 << 20
+	maxHeadersLen = 128 << 10
+	headerString  = 7
+	headerBytes   = 6
 )
 
 // Message is one event stream message.

@@ -18,7 +18,9 @@ func EncodeBody(req llm.Request) ([]byte, error) { return encode(req) }
 func ParseResponse(body []byte) (*llm.Response, error) { return parseResponse(body) }
 
 // ClassifyError reads a Google API error body; nil when it is not one.
-func ClassifyError(status int, h http.Header, body []byte) *llm.Error { return classify(status, h, body) }
+func ClassifyError(status int, h http.Header, body []byte) *llm.Error {
+	return classify(status, h, body)
+}
 
 // DecodeSSE reads a streamGenerateContent?alt=sse stream, yielding unified
 // events and ending with EventFinish or an error.
