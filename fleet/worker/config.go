@@ -43,6 +43,19 @@ type ProviderConfig struct {
 	// cost of a task and the max_cost_usd limit; 0 means unknown (cost 0).
 	InputPerMTok  float64 `mapstructure:"input_per_mtok"`
 	OutputPerMTok float64 `mapstructure:"output_per_mtok"`
+	// Region and Project locate a cloud provider (bedrock: region; vertex:
+	// project and region).
+	Region  string `mapstructure:"region"`
+	Project string `mapstructure:"project"`
+	// CredentialsFile names a cloud provider's credentials on this worker
+	// (bedrock: a JSON file with AccessKeyId and SecretAccessKey, default
+	// the AWS_* variables; vertex: a service account key, default
+	// Application Default Credentials, which include workload identity).
+	CredentialsFile string `mapstructure:"credentials_file"`
+	// Choices are more providers for this profile, by name (for example
+	// "bedrock" and "vertex" next to anthropic's own API); a task picks one
+	// with session.provider, the profile's own config serving the rest.
+	Choices map[string]ProviderConfig `mapstructure:"choices"`
 }
 
 // SSHKeyConfig is what a key reference in a task spec resolves to.
@@ -202,6 +215,10 @@ func (c Config) Validate() error {
 	for name, p := range c.Providers {
 		check(slices.Contains(fleet.KnownProfiles, name), "providers.%s: the key must be a profile name, one of %v", name, fleet.KnownProfiles)
 		check(p.InputPerMTok >= 0 && p.OutputPerMTok >= 0, "providers.%s prices must be >= 0", name)
+		for choice, cp := range p.Choices {
+			check(choice != "" && len(cp.Choices) == 0, "providers.%s.choices.%s must be named and have no choices of its own", name, choice)
+			check(cp.InputPerMTok >= 0 && cp.OutputPerMTok >= 0, "providers.%s.choices.%s prices must be >= 0", name, choice)
+		}
 	}
 	for ref, k := range c.SSHKeys {
 		check(ref != "", "ssh_keys has an empty key reference")

@@ -58,7 +58,10 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.checkPolicy(); err != nil {
 		return err
 	}
-	pc := w.cfg.Providers[r.spec.Profile]
+	pc, err := w.cfg.provider(r.spec.Profile, r.spec.Session.Provider)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotAllowed, err)
+	}
 	model := r.spec.Model
 	if model == "" {
 		model = pc.DefaultModel
@@ -74,7 +77,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
-	client, err := w.llm.client(r.spec.Profile)
+	client, err := w.llm.client(r.spec.Profile, r.spec.Session.Provider)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
