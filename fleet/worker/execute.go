@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/settings"
 	"github.com/agentfleet/agentfleet/profiles"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -91,7 +92,7 @@ func (r *run) prepare(ctx context.Context) error {
 	r.rec = newTurnRecorder(r, r.row, pc, create)
 	r.spawner = newSpawner(r)
 	cfg := agent.Config{
-		Client: r.taskClient(client), Profile: newTaskProfile(profile, r.spec.Session.ProviderOptions), Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
+		Client: settings.Client(client, r.spec.Session.ProviderOptions), Profile: settings.Profile(profile, r.spec.Session.ProviderOptions), Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
 		Session: r.sessionConfig(),
 	}
@@ -129,7 +130,7 @@ func (r *run) sessionConfig() agent.SessionConfig {
 		ReasoningEffort:       r.spec.ReasoningEffort,
 		MaxSubagentDepth:      depth,
 	}
-	applySessionSettings(&c, r.spec.Session)
+	settings.Apply(&c, r.spec.Session)
 	return c
 }
 
