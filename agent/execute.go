@@ -70,6 +70,9 @@ func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, 
 func (s *Session) execOptions() tools.ExecOptions {
 	cfg := s.cfg.Session
 	def := cfg.DefaultCommandTimeout
+	if t := time.Duration(s.cmdTime.Load()); t > 0 {
+		def = t
+	}
 	if def == 0 {
 		def = s.profile.DefaultCommandTimeout()
 	}

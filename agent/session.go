@@ -37,6 +37,7 @@ type Session struct {
 	queued  atomic.Int32  // Submits waiting for the slot
 	done    chan struct{} // closed when the session is CLOSED
 	parkIDs sync.Map      // call id -> struct{}: calls that asked to park this round
+	cmdTime atomic.Int64  // SetCommandTimeout's default command timeout (ns); 0 = the config's
 
 	mu          sync.Mutex // guards the fields below
 	state       State
@@ -83,7 +84,9 @@ func New(cfg Config) (*Session, error) {
 	if s.spawner == nil {
 		s.spawner = newLocalSpawner(s)
 	}
-	s.registerSubagentTools()
+	if s.canSpawn() {
+		s.registerSubagentTools()
+	}
 	return s, nil
 }
 

@@ -43,12 +43,16 @@ type ServeConfig struct {
 	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
 	// Limits given to a submitted task's zero limits (default fleet.DefaultLimits:
 	// 200 turns, 2h, 20M tokens, no cost bound); no_default_limits leaves them unbounded.
-	DefaultMaxTurns   int            `mapstructure:"default_max_turns"`
-	DefaultWallTime   time.Duration  `mapstructure:"default_wall_time"`
-	DefaultMaxTokens  int64          `mapstructure:"default_max_tokens"`
-	DefaultMaxCostUSD float64        `mapstructure:"default_max_cost_usd"`
-	NoDefaultLimits   bool           `mapstructure:"no_default_limits"`
-	NATS              cli.NATSConfig `mapstructure:"nats"`
+	DefaultMaxTurns   int           `mapstructure:"default_max_turns"`
+	DefaultWallTime   time.Duration `mapstructure:"default_wall_time"`
+	DefaultMaxTokens  int64         `mapstructure:"default_max_tokens"`
+	DefaultMaxCostUSD float64       `mapstructure:"default_max_cost_usd"`
+	NoDefaultLimits   bool          `mapstructure:"no_default_limits"`
+	// Policy bounds what specs may ask for: policy.max_turns,
+	// policy.max_wall_time, policy.max_command_timeout, policy.env_policy,
+	// policy.web_fetch... (docs/operations.md).
+	Policy fleet.Policy   `mapstructure:"policy"`
+	NATS   cli.NATSConfig `mapstructure:"nats"`
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -98,6 +102,9 @@ func (c ServeConfig) Validate() error {
 	}
 	if c.ShutdownGrace < 0 {
 		return fmt.Errorf("shutdown_grace must be >= 0, got %s", c.ShutdownGrace)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return fmt.Errorf("policy.%w", err)
 	}
 	if err := c.NATS.Validate(); err != nil {
 		return err
@@ -160,7 +167,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	}
 	defer st.Close()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
-		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log})
+		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log})
 	if err != nil {
 		return failf("%v", err)
 	}

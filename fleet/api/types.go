@@ -115,6 +115,9 @@ type MessageRequest struct {
 type ConfigureRequest struct {
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	Model           string `json:"model,omitempty"`
+	// CommandTimeout is the new default command timeout ("2m" or seconds),
+	// at most the session's max_command_timeout.
+	CommandTimeout fleet.Duration `json:"command_timeout,omitempty"`
 }
 
 // ControlResponse answers steer, follow_up and configure.

@@ -37,6 +37,9 @@ type Config struct {
 	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
 	DefaultLimits   fleet.Limits
 	NoDefaultLimits bool
+	// Policy bounds what a spec may ask for (limits, session settings): a
+	// spec beyond it is refused with a field error naming the bound.
+	Policy fleet.Policy
 	// ControlTimeout bounds a control request to a session (default 5 s).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
@@ -83,6 +86,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("dispatcher.Config.StatsWindow (%s) must be at least StatsInterval (%s)", c.StatsWindow, c.StatsInterval)
 	case c.ControlTimeout < 0:
 		return fmt.Errorf("dispatcher.Config.ControlTimeout must be >= 0, got %s", c.ControlTimeout)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return fmt.Errorf("dispatcher.Config.Policy: %w", err)
 	}
 	for i, q := range c.Queues {
 		if err := queue.CheckQueueName(q); err != nil {
@@ -199,9 +205,13 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTask
 	if s.Profile == "" {
 		s.Profile = d.cfg.DefaultProfile
 	}
-	s.Limits = s.Limits.Within(d.cfg.DefaultLimits)
+	s.Limits = d.cfg.Policy.ApplyLimits(s.Limits, d.cfg.DefaultLimits)
 	s = s.WithDefaults()
-	if err := s.ValidateSubmission(d.cfg.Profiles...); err != nil {
+	err := s.ValidateSubmission(d.cfg.Profiles...)
+	if err == nil {
+		err = d.cfg.Policy.Check(s)
+	}
+	if err != nil {
 		var fe *fleet.FieldError
 		errors.As(err, &fe)
 		return s, store.CreateTaskParams{}, fe

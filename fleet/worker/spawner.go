@@ -143,8 +143,8 @@ func (s *spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 	return fleet.TaskSpec{
 		Prompt: req.Task, Profile: p.Profile, Model: model, ReasoningEffort: effort,
 		Limits:      fleet.Limits{MaxTurns: req.MaxTurns}.Within(p.Limits),
-		Environment: env,
-		ParentID:    r.task.ID, RootID: r.task.RootID, Depth: r.task.Depth + 1,
+		Environment: env, Session: p.Session,
+		ParentID: r.task.ID, RootID: r.task.RootID, Depth: r.task.Depth + 1,
 		MaxSubagentDepth: p.MaxSubagentDepth, MaxLiveChildren: p.MaxLiveChildren, ChildPolicy: p.ChildPolicy,
 		Queue: p.Queue, Priority: min(p.Priority+1, fleet.MaxPriority),
 	}, nil
