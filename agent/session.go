@@ -37,6 +37,7 @@ type Session struct {
 	queued  atomic.Int32  // Submits waiting for the slot
 	done    chan struct{} // closed when the session is CLOSED
 	parkIDs sync.Map      // call id -> struct{}: calls that asked to park this round
+	perms   permLog       // permission records of the running round
 
 	mu          sync.Mutex // guards the fields below
 	state       State
