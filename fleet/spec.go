@@ -74,6 +74,9 @@ type TaskSpec struct {
 	ReasoningEffort string      `json:"reasoning_effort,omitempty"` // "", minimal, low, medium, high, xhigh
 	Limits          Limits      `json:"limits,omitzero"`
 	Environment     Environment `json:"environment,omitzero"`
+	// Permissions narrows the operator's permission policy for this task
+	// (see spec_permissions.go); nil keeps the operator's.
+	Permissions *Permissions `json:"permissions,omitempty"`
 
 	// Set by the system for child tasks.
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
@@ -244,6 +247,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.checkTree,
 		s.checkRouting,
 		s.checkLabels,
+		s.checkPermissions,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/approval"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -35,13 +36,14 @@ type run struct {
 	spec fleet.TaskSpec
 	log  *slog.Logger
 
-	env     execenv.Environment
-	ws      *workspace // nil for SSH
-	sess    *agent.Session
-	spawner *spawner
-	pump    *eventPump
-	rec     *turnRecorder
-	row     store.Session // the session row read or created by prepare
+	env       execenv.Environment
+	ws        *workspace // nil for SSH
+	sess      *agent.Session
+	spawner   *spawner
+	pump      *eventPump
+	rec       *turnRecorder
+	approvals *approval.Parker // the session's approver: calls waiting for a person
+	row       store.Session    // the session row read or created by prepare
 
 	mu       sync.Mutex // guards stop, aborting and sess once set
 	stop     string     // why abort was called; "" while not aborted
