@@ -43,7 +43,8 @@ same rule asks about.`,
 			if err != nil {
 				return apiFail(err)
 			}
-			fmt.Fprintf(c.OutOrStdout(), "%sd %s call %s (%s: %s); the task resumes\n", decision, res.Call.Tool, res.Call.CallID, res.Call.Rule, res.Call.Summary)
+			done := map[string]string{api.DecisionApprove: "approved", api.DecisionDeny: "denied"}[decision]
+			fmt.Fprintf(c.OutOrStdout(), "%s %s call %s (%s: %s); the task resumes\n", done, res.Call.Tool, res.Call.CallID, res.Call.Rule, res.Call.Summary)
 			return nil
 		},
 	}
@@ -85,7 +86,7 @@ func newPermissionsCmd() *cobra.Command {
 
 func printPermissions(w io.Writer, v api.PermissionsView) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "PENDING\tCALL\tTOOL\tRULE\tARGUMENTS\tEXPIRES\n")
+	fmt.Fprintf(tw, "STATE\tCALL\tTOOL\tRULE\tARGUMENTS\tEXPIRES / REASON\n")
 	for _, p := range v.Pending {
 		fmt.Fprintf(tw, "pending\t%s\t%s\t%s\t%s\t%s\n", p.CallID, p.Tool, p.Rule, p.Summary, p.ExpiresAt.Format(time.RFC3339))
 	}

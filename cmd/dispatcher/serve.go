@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
@@ -49,6 +50,11 @@ type ServeConfig struct {
 	DefaultMaxCostUSD float64        `mapstructure:"default_max_cost_usd"`
 	NoDefaultLimits   bool           `mapstructure:"no_default_limits"`
 	NATS              cli.NATSConfig `mapstructure:"nats"`
+	// Permissions is the operator's permission policy, the same key the
+	// workers read: when set, a spec that widens it is refused with a 400.
+	Permissions *permission.Policy `mapstructure:"permissions"`
+	// ApprovalSweep is how often expired approvals are denied (default 1 min).
+	ApprovalSweep time.Duration `mapstructure:"approval_sweep"`
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -101,6 +107,14 @@ func (c ServeConfig) Validate() error {
 	}
 	if err := c.NATS.Validate(); err != nil {
 		return err
+	}
+	if c.Permissions != nil {
+		if err := c.Permissions.Validate(); err != nil {
+			return fmt.Errorf("permissions.%w", err)
+		}
+	}
+	if c.ApprovalSweep < 0 {
+		return fmt.Errorf("approval_sweep must be >= 0, got %s", c.ApprovalSweep)
 	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
 	if err := dc.WithDefaults().Validate(); err != nil {
@@ -160,7 +174,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	}
 	defer st.Close()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
-		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log})
+		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log,
+		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep})
 	if err != nil {
 		return failf("%v", err)
 	}
