@@ -26,6 +26,8 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -322,5 +324,27 @@ func TestSweepResumesATaskADecideLeftClaimed(t *testing.T) {
 	var wf fleet.WaitingFor
 	if err := json.Unmarshal(again.WaitingFor, &wf); err != nil || len(wf.Approvals) != 1 || wf.Approvals[0].CallID != first.CallID {
 		t.Fatalf("waiting for %s after the sweep (%v)", again.WaitingFor, err)
+	}
+}
+
+func TestApproveOverTheControlSubject(t *testing.T) {
+	b := setup(t, fleettest.Options{Workers: 1}, dispatcher.Config{})
+	id := b.Submit(destructive("", "control"))
+	pa := b.waitPending(t, id)
+	req := queue.ControlRequest{Op: queue.OpApprove, TaskID: id.String(), CallID: pa.CallID, By: "bot"}
+	var reply queue.ControlReply
+	testenv.EventuallyErr(t, fleettest.Wait, "the dispatcher to serve approvals", func() (err error) {
+		reply, err = b.Queue.Control(ctx(t), queue.ApprovalsSession, req)
+		return err
+	})
+	if !reply.OK {
+		t.Fatalf("reply %+v", reply)
+	}
+	if done := b.WaitDone(id); !strings.Contains(fleettest.Result(t, done).FinalText, "ran-control") {
+		t.Fatalf("the approved command's output is not in the answer: %q", fleettest.Result(t, done).FinalText)
+	}
+	_, err := b.Queue.Control(ctx(t), queue.ApprovalsSession, req)
+	if !errors.Is(err, queue.ErrControlRefused) || !strings.Contains(err.Error(), "not pending") {
+		t.Fatalf("a second approve: %v", err)
 	}
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/approval"
+	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -113,4 +117,21 @@ func (a *handlers) permissions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, view)
+}
+
+// serveApprovals answers approve and deny requests on the approvals
+// control subject (queue.ServeApprovals) until stop is called.
+func (d *Dispatcher) serveApprovals() (stop func() error, err error) {
+	return d.queue.ServeApprovals(func(ctx context.Context, req queue.ControlRequest) queue.ControlReply {
+		id, err := uuid.Parse(req.TaskID)
+		if err != nil {
+			return queue.ControlReply{Error: fmt.Sprintf("task_id %q is not a task id (a UUID)", req.TaskID)}
+		}
+		_, err = d.Decide(ctx, approval.Decision{TaskID: id, CallID: req.CallID, Approve: req.Op == queue.OpApprove,
+			Reason: req.Reason, Remember: req.Remember, By: req.By})
+		if err != nil {
+			return queue.ControlReply{Error: err.Error()}
+		}
+		return queue.ControlReply{OK: true}
+	})
 }

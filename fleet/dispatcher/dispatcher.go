@@ -153,6 +153,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: watch dead letters: %w", err)
 	}
 	defer w.Stop()
+	stopApprovals, err := d.serveApprovals()
+	if err != nil {
+		return fmt.Errorf("dispatcher: %w", err)
+	}
+	defer func() { _ = stopApprovals() }()
 	stopSweep := d.sweepApprovals(ctx)
 	defer stopSweep()
 	tick := time.NewTicker(d.cfg.StatsInterval)
