@@ -27,6 +27,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -346,5 +347,44 @@ func TestApproveOverTheControlSubject(t *testing.T) {
 	_, err := b.Queue.Control(ctx(t), queue.ApprovalsSession, req)
 	if !errors.Is(err, queue.ErrControlRefused) || !strings.Contains(err.Error(), "not pending") {
 		t.Fatalf("a second approve: %v", err)
+	}
+}
+
+// TestAnswerAgainResendsALostResume stands in for a Decide whose resume
+// could not be sent (NATS away): the answer is in the history and the task
+// queued with no message. Answering again is a 409 that sends the resume,
+// and the approved call runs.
+func TestAnswerAgainResendsALostResume(t *testing.T) {
+	b := setup(t, fleettest.Options{Workers: 1}, dispatcher.Config{})
+	spec := fleettest.Spec("lost", fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("git reset --hard 2>/dev/null; echo ran-lost")}},
+		fleettest.Step{Text: "results: {{results}}"})
+	body, _ := json.Marshal(spec.WithDefaults())
+	c := ctx(t)
+	created, err := b.Store.CreateTask(c, store.CreateTaskParams{Spec: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Task.ID
+	claimer := approval.ClaimerPrefix + b.Workers()[0].ID()
+	if _, err := b.Store.ClaimTask(c, store.ClaimTaskParams{ID: id, WorkerID: claimer}); err != nil {
+		t.Fatal(err)
+	}
+	user, _ := json.Marshal(agent.Turn{Index: 0, Kind: agent.TurnUser, Text: spec.Prompt})
+	asst, _ := json.Marshal(agent.Turn{Index: 1, Kind: agent.TurnAssistant, ToolCalls: []llm.ToolCall{{ID: "toolu_0_0", Name: "shell",
+		Arguments: json.RawMessage(`{"command":"git reset --hard 2>/dev/null; echo ran-lost"}`)}}})
+	answer, _ := json.Marshal(agent.AnswerTurn(2, "toolu_0_0", "shell", "destructive: hard reset", permission.Answer{Approved: true, By: "ana"}))
+	_, err = b.Store.TransitionTask(c, store.TransitionTaskParams{ID: id, From: store.TaskRunning, To: store.TaskQueued, WorkerID: claimer,
+		Append: &store.AppendTurnsParams{SessionID: id, OwnerWorkerID: claimer,
+			CreateSession: &store.CreateSessionParams{ID: id, TaskID: id, Profile: "anthropic", Provider: "anthropic", Model: "claude-test"},
+			Turns: []store.NewTurn{{Seq: 1, Kind: "user", Payload: user}, {Seq: 2, Kind: "assistant", Payload: asst},
+				{Seq: 3, Kind: "permission", Payload: answer}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.api.Decide(c, id, "toolu_0_0", api.ApprovalRequest{Decision: api.DecisionApprove})
+	assertStatus(t, err, 409, "sent again")
+	done := b.WaitDone(id)
+	if text := fleettest.Result(t, done).FinalText; done.State != store.TaskSucceeded || !strings.Contains(text, "ran-lost") {
+		t.Fatalf("task %s, answer %q", done.State, text)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,6 +33,7 @@ type Store interface {
 	TransitionTask(ctx context.Context, p store.TransitionTaskParams) (store.Task, error)
 	GetSession(ctx context.Context, p store.GetSessionParams) (store.Session, error)
 	ListTasks(ctx context.Context, p store.ListTasksParams) (store.TaskPage, error)
+	LoadTurns(ctx context.Context, p store.LoadTurnsParams) ([]store.Turn, error)
 }
 
 // Queue is what Decide needs of the queue.
@@ -59,6 +61,9 @@ func Decide(ctx context.Context, st Store, q Queue, d Decision) (fleet.PendingAp
 	}
 	pa, wf, err := pendingCall(t, d.CallID)
 	if err != nil {
+		if t.State == store.TaskQueued && answeredLast(ctx, st, t.ID, d.CallID) {
+			return pa, resendResume(ctx, q, t, d.CallID)
+		}
 		return pa, err
 	}
 	claimer := ClaimerPrefix + t.WorkerID
@@ -72,7 +77,7 @@ func Decide(ctx context.Context, st Store, q Queue, d Decision) (fleet.PendingAp
 		release(ctx, st, t, claimer)
 		return pa, err
 	}
-	return pa, resume(ctx, st, q, t, wf, d.CallID)
+	return pa, resume(ctx, q, t, wf, d.CallID)
 }
 
 // pendingCall returns the pending call callID of a waiting task.
@@ -132,7 +137,7 @@ func release(ctx context.Context, st Store, t store.Task, claimer string) {
 
 // resume publishes the task's deduplicated resume. t is the task as read
 // before the claim: its WorkerID is the worker that parked it.
-func resume(ctx context.Context, st Store, q Queue, t store.Task, wf fleet.WaitingFor, callID string) error {
+func resume(ctx context.Context, q Queue, t store.Task, wf fleet.WaitingFor, callID string) error {
 	spec, err := fleet.DecodeSpec(t.Spec)
 	if err != nil {
 		return fmt.Errorf("task %s: %w", t.ID, err)
@@ -157,4 +162,34 @@ func AnswerTurn(index int, pa fleet.PendingApproval, a permission.Answer, now ti
 		Time       time.Time          `json:"time"`
 	}{index, turnKind, &permission.Record{Kind: permission.RecordAnswer, CallID: pa.CallID, Tool: pa.Tool, Rule: pa.Rule,
 		Reason: a.Reason, Summary: pa.Summary, Answer: &a, Time: now}, now})
+}
+
+// answeredLast reports whether the last turn of the task's session is an
+// answer to callID: a Decide recorded it and queued the task, and then
+// could not send the resume.
+func answeredLast(ctx context.Context, st Store, id uuid.UUID, callID string) bool {
+	sess, err := st.GetSession(ctx, store.GetSessionParams{ID: id})
+	if err != nil || sess.LastSeq == 0 {
+		return false
+	}
+	turns, err := st.LoadTurns(ctx, store.LoadTurnsParams{SessionID: id, AfterSeq: sess.LastSeq - 1})
+	if err != nil || len(turns) != 1 || turns[0].Kind != turnKind {
+		return false
+	}
+	var p struct {
+		Permission *permission.Record `json:"permission"`
+	}
+	return json.Unmarshal(turns[0].Payload, &p) == nil && p.Permission != nil &&
+		p.Permission.Kind == permission.RecordAnswer && p.Permission.CallID == callID
+}
+
+// resendResume sends again the resume of a task whose answer was recorded
+// without its resume, and says so with ErrNotPending: the call was
+// answered before.
+func resendResume(ctx context.Context, q Queue, t store.Task, callID string) error {
+	t.WorkerID = strings.TrimPrefix(t.WorkerID, ClaimerPrefix) // the worker that parked it
+	if err := resume(ctx, q, t, fleet.WaitingFor{WaitID: "resend"}, callID); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: call %q of task %s was answered already; its resume is sent again", ErrNotPending, callID, t.ID)
 }

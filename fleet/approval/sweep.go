@@ -87,5 +87,5 @@ func requeue(ctx context.Context, st Store, q Queue, t store.Task, orig string) 
 		return err
 	}
 	t.WorkerID = orig
-	return resume(ctx, st, q, t, fleet.WaitingFor{WaitID: "requeue-" + strconv.Itoa(t.Attempts)}, "asked-again")
+	return resume(ctx, q, t, fleet.WaitingFor{WaitID: "requeue-" + strconv.Itoa(t.Attempts)}, "asked-again")
 }
