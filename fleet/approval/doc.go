@@ -28,8 +28,10 @@
 // the person's reason. An answer with Remember applies to the later calls
 // of the same tool that the same rule asks about, for the rest of the task.
 // If the dispatcher dies between 2 and 3, the task stays running under
-// ClaimerID with a heartbeat that goes stale; Sweep hands it back to
-// waiting so it can be answered again.
+// the claimer with a heartbeat that goes stale; Sweep resumes it, and the
+// session asks again. If the resume cannot be sent in 4 (NATS away), the
+// answer is kept and the task queued; answering again sends the resume
+// (with ErrNotPending saying the call was answered already).
 //
 // # Expiry
 //

@@ -47,3 +47,18 @@ func (p *Parker) Pending() []fleet.PendingApproval {
 	defer p.mu.Unlock()
 	return append([]fleet.PendingApproval(nil), p.pending...)
 }
+
+// ForTask returns the permission checker of a task (the operator's policy
+// op narrowed by the spec's) and the parker its session asks, whose
+// requests expire after timeout. A spec that widens op is a
+// *fleet.FieldError naming the field.
+func ForTask(op permission.Policy, spec fleet.TaskSpec, timeout time.Duration, now func() time.Time) (*permission.Checker, *Parker, error) {
+	var narrow []permission.Policy
+	if spec.Permissions != nil {
+		if err := spec.PermissionsWithin(op); err != nil {
+			return nil, nil, err
+		}
+		narrow = append(narrow, *spec.Permissions)
+	}
+	return permission.NewChecker(op, narrow...), NewParker(timeout, now), nil
+}

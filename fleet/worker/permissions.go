@@ -7,19 +7,13 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/approval"
 )
 
-// permissions builds the session's permission checker (the operator's
-// policy narrowed by the spec's) and its approver, which parks the session
-// on every call the policy asks about (package fleet/approval). A spec
-// that widens the operator's policy is refused.
-func (r *run) permissions() (*permission.Checker, error) {
-	op := r.w.cfg.Permissions
-	var narrow []permission.Policy
-	if p := r.spec.Permissions; p != nil {
-		if err := r.spec.PermissionsWithin(op); err != nil {
-			return nil, fmt.Errorf("%w: %v", errNotAllowed, err)
-		}
-		narrow = append(narrow, *p)
+// permissions builds the session's permission checker and the approver
+// that parks it on every call the policy asks about (fleet/approval). A
+// spec that widens the operator's policy is refused.
+func (r *run) permissions() (k *permission.Checker, err error) {
+	k, r.approvals, err = approval.ForTask(r.w.cfg.Permissions, r.spec, r.w.cfg.ApprovalTimeout, r.w.clock.Now)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
-	r.approvals = approval.NewParker(r.w.cfg.ApprovalTimeout, r.w.clock.Now)
-	return permission.NewChecker(op, narrow...), nil
+	return k, nil
 }
