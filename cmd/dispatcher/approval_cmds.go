@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/store"
 )
 
 func init() {
@@ -101,4 +104,17 @@ func printPermissions(w io.Writer, v api.PermissionsView) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", what, r.CallID, r.Tool, r.Rule, r.Summary, r.Reason)
 	}
 	tw.Flush()
+}
+
+// printPendingApprovals adds the calls a waiting task waits to have
+// approved to `dispatcher get`, with the command that answers them.
+func printPendingApprovals(w io.Writer, t api.TaskView) {
+	var wf fleet.WaitingFor
+	if t.State != store.TaskWaiting || json.Unmarshal(t.WaitingFor, &wf) != nil {
+		return
+	}
+	for _, p := range wf.Approvals {
+		fmt.Fprintf(w, "waits for approval\t%s %s (%s): %s\n", p.Tool, p.CallID, p.Rule, p.Summary)
+		fmt.Fprintf(w, "\tdispatcher approve|deny %s %s\n", t.ID, p.CallID)
+	}
 }
