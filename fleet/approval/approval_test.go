@@ -388,3 +388,19 @@ func TestAnswerAgainResendsALostResume(t *testing.T) {
 		t.Fatalf("task %s, answer %q", done.State, text)
 	}
 }
+
+// TestWorkerRefusesASpecThatWidensItsPolicy: a dispatcher that does not
+// know the operator's policy accepts the spec; the worker fails the task,
+// naming the field.
+func TestWorkerRefusesASpecThatWidensItsPolicy(t *testing.T) {
+	b := setup(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
+		c.Permissions = permission.Policy{Mode: permission.ModeAsk}
+	}}, dispatcher.Config{})
+	spec := fleettest.Spec("wide", fleettest.Step{Text: "ok"})
+	spec.Permissions = &permission.Policy{Mode: permission.ModeAllow}
+	done := b.WaitDone(b.Submit(spec))
+	if res := fleettest.Result(t, done); done.State != store.TaskFailed || done.Error != fleet.ReasonNotAllowed ||
+		!strings.Contains(res.Error, "spec.permissions.mode") || !strings.Contains(res.Error, "wider") {
+		t.Fatalf("task %s (%s): %q", done.State, done.Error, res.Error)
+	}
+}

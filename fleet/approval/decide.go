@@ -22,6 +22,10 @@ import (
 // worker that parked it, so a sweep can resume a task whose Decide died.
 const ClaimerPrefix = "approvals:"
 
+// finishTimeout bounds recording an answer and sending the resume once the
+// task is claimed.
+const finishTimeout = 30 * time.Second
+
 // ErrNotPending: the task does not wait for an answer to that call (it was
 // answered already, expired, or the task is not waiting). A 409.
 var ErrNotPending = errors.New("approval: the call is not pending")
@@ -73,6 +77,9 @@ func Decide(ctx context.Context, st Store, q Queue, d Decision) (fleet.PendingAp
 		}
 		return pa, err
 	}
+	// Holding the task now: finish even if the caller goes away.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
 	if err := record(ctx, st, t, claimer, pa, d); err != nil {
 		release(ctx, st, t, claimer)
 		return pa, err
