@@ -36,14 +36,15 @@ type run struct {
 	spec fleet.TaskSpec
 	log  *slog.Logger
 
-	env       execenv.Environment
-	ws        *workspace // nil for SSH
-	sess      *agent.Session
-	spawner   *spawner
-	pump      *eventPump
-	rec       *turnRecorder
+	env     execenv.Environment
+	ws      *workspace // nil for SSH
+	sess    *agent.Session
+	spawner *spawner
+	pump    *eventPump
+	rec     *turnRecorder
+	row     store.Session // the session row read or created by prepare
+
 	approvals *approval.Parker // the session's approver: calls waiting for a person
-	row       store.Session    // the session row read or created by prepare
 
 	mu       sync.Mutex // guards stop, aborting and sess once set
 	stop     string     // why abort was called; "" while not aborted
