@@ -222,3 +222,31 @@ func TestProtectedPathRefusedWhateverTheRules(t *testing.T) {
 		t.Error("a protected path was written")
 	}
 }
+
+// TestConcurrentRoundParksOnEveryAskedCall: in a round of reads run
+// concurrently, the calls that ask all park while the others run and are
+// recorded.
+func TestConcurrentRoundParksOnEveryAskedCall(t *testing.T) {
+	ap := &recordingApprover{}
+	k := permission.NewChecker(permission.Policy{Rules: []permission.Rule{{Tool: "read_file", Pattern: "secret*", Action: permission.Ask}}})
+	s, _, _ := permWorld(t, k, ap, step{calls: []llm.ToolCall{
+		call("a", "read_file", map[string]any{"file_path": "secret1"}),
+		call("b", "grep", map[string]any{"pattern": "hello"}),
+		call("c", "read_file", map[string]any{"file_path": "secret2"}),
+	}})
+	if _, err := s.Submit(ctx30(t), "look"); err != agent.ErrParked {
+		t.Fatalf("Submit: %v, want ErrParked", err)
+	}
+	if len(ap.asked) != 2 {
+		t.Fatalf("asked %d times, want 2 (a and c)", len(ap.asked))
+	}
+	var answered []string
+	for _, turn := range s.History() {
+		for _, r := range turn.Results {
+			answered = append(answered, r.ToolCallID)
+		}
+	}
+	if strings.Join(answered, ",") != "b" {
+		t.Fatalf("recorded results for %v, want only b", answered)
+	}
+}
