@@ -97,7 +97,7 @@ func (s *Session) ask(ctx context.Context, req permission.Request) (permission.A
 	if s.cfg.Approver == nil {
 		return permission.Answer{}, errors.New("it needs a person's approval (" + req.Reason + ") and no one can be asked in this session; do it another way or leave it for a person")
 	}
-	rec := permission.Record{Kind: "request", CallID: req.CallID, Tool: req.Tool, Rule: req.Rule, Reason: req.Reason, Summary: req.Summary}
+	rec := permission.Record{Kind: permission.RecordRequest, CallID: req.CallID, Tool: req.Tool, Rule: req.Rule, Reason: req.Reason, Summary: req.Summary}
 	s.emit(Event{Kind: EventApprovalRequested, ToolName: req.Tool, CallID: req.CallID, Arguments: req.Arguments, Permission: &rec})
 	return s.cfg.Approver.Approve(ctx, req)
 }

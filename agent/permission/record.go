@@ -35,8 +35,9 @@ type Answer struct {
 
 // Record kinds.
 const (
-	RecordDenial = "denial" // the policy (or a person, or an expiry) refused a call
-	RecordAnswer = "answer" // a person's answer to a pending approval
+	RecordDenial  = "denial"  // the policy (or a person, or an expiry) refused a call
+	RecordAnswer  = "answer"  // a person's answer to a pending approval
+	RecordRequest = "request" // a call waiting for a person (in APPROVAL_REQUESTED events only)
 )
 
 // Record is one permission event of a session, kept in its history: a
