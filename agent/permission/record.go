@@ -44,7 +44,7 @@ const (
 // denial, or an answer to an approval. Records are what a host shows as
 // the session's permission log.
 type Record struct {
-	Kind    string `json:"kind"` // RecordDenial or RecordAnswer
+	Kind    string `json:"kind"` // RecordDenial, RecordAnswer or RecordRequest
 	CallID  string `json:"call_id"`
 	Tool    string `json:"tool,omitempty"`
 	Rule    string `json:"rule,omitempty"`
