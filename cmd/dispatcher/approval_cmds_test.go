@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/client"
+	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -66,5 +68,19 @@ func TestApproveDenyAndPermissionsCommands(t *testing.T) {
 	task, err := f.st.GetTask(context.Background(), store.GetTaskParams{ID: uuid.MustParse(id)})
 	if err != nil || task.State != store.TaskQueued {
 		t.Fatalf("task after the answer: %s %v", task.State, err)
+	}
+}
+
+func TestTailDescribesPermissionEvents(t *testing.T) {
+	var out strings.Builder
+	p := &eventPrinter{w: &out}
+	data, _ := json.Marshal(map[string]any{"tool_name": "shell", "call_id": "toolu_1",
+		"permission": map[string]any{"kind": "request", "rule": "destructive: force push", "summary": "git push -f"}})
+	p.print(client.StreamedEvent{Event: queue.Event{Kind: "APPROVAL_REQUESTED", TaskID: "01a2-task", Data: data}})
+	got := out.String()
+	for _, want := range []string{"waits for approval: shell (destructive: force push): git push -f", "dispatcher approve|deny 01a2-task toolu_1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("tail printed %q, lacking %q", got, want)
+		}
 	}
 }
