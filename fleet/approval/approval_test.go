@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/agentfleet/agentfleet/agent"
@@ -35,7 +36,8 @@ import (
 // bundle is a test fleet with a dispatcher API in front of it.
 type bundle struct {
 	*fleettest.Fleet
-	api *client.Client
+	api        *client.Client
+	dispatcher *dispatcher.Dispatcher
 }
 
 func setup(t *testing.T, opts fleettest.Options, dcfg dispatcher.Config) bundle {
@@ -55,7 +57,7 @@ func setup(t *testing.T, opts fleettest.Options, dcfg dispatcher.Config) bundle 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bundle{Fleet: f, api: c}
+	return bundle{Fleet: f, api: c, dispatcher: d}
 }
 
 // destructive is a task whose first call is a destructive command that
@@ -161,15 +163,18 @@ func TestDenyGivesTheModelTheReasonAndIsRecorded(t *testing.T) {
 	if ok, err := b.Queue.HasEvent(ctx(t), done.RootID.String(), id.String(), string(agent.EventPermissionDenied)); err != nil || !ok {
 		t.Errorf("PERMISSION_DENIED event: %v %v", ok, err)
 	}
-	if n := counter(t, b.Workers()[0].Worker, "agentfleet_worker_permission_denials_total"); n != 1 {
+	if n := counter(t, b.Workers()[0].Worker.Gatherer(), "agentfleet_worker_permission_denials_total"); n != 1 {
 		t.Errorf("denials metric %v, want 1", n)
+	}
+	if n := counter(t, b.dispatcher.Metrics().Registry, "agentfleet_dispatcher_approvals_answered_total"); n != 1 {
+		t.Errorf("answers metric %v, want 1", n)
 	}
 }
 
-// counter sums a worker counter over its labels.
-func counter(t *testing.T, w *worker.Worker, name string) float64 {
+// counter sums a counter over its labels.
+func counter(t *testing.T, g prometheus.Gatherer, name string) float64 {
 	t.Helper()
-	mfs, err := w.Gatherer().Gather()
+	mfs, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,11 @@ const maxApprovalReason = 4 << 10
 func (d *Dispatcher) Decide(ctx context.Context, dec approval.Decision) (fleet.PendingApproval, error) {
 	pa, err := approval.Decide(ctx, d.store, d.queue, dec)
 	if err == nil {
+		decision := "deny"
+		if dec.Approve {
+			decision = "approve"
+		}
+		d.metrics.approvals.WithLabelValues(decision).Inc()
 		d.log.Info("approval answered", "task_id", dec.TaskID, "call_id", dec.CallID, "approved", dec.Approve, "by", dec.By)
 	}
 	return pa, err
@@ -52,6 +57,7 @@ func (d *Dispatcher) sweepApprovals(ctx context.Context) (stop func()) {
 			if err != nil && ctx.Err() == nil {
 				d.log.Warn("sweeping expired approvals", "err", err)
 			}
+			d.metrics.approvals.WithLabelValues("expired").Add(float64(res.Expired))
 			if res.Expired+res.Requeued > 0 {
 				d.log.Info("approvals swept", "expired", res.Expired, "requeued", res.Requeued)
 			}
