@@ -102,6 +102,22 @@
 // the wait: it now returns at once. Spawners key spawns by CallID so a
 // re-run spawn_agent does not start a second child.
 //
+// # Permissions
+//
+// With Config.Permissions set, every tool call is checked before it runs
+// (package permission: modes, ordered rules, protected paths, destructive
+// shell commands). A denied call gets an error result naming the rule and
+// saying why, so the model can change course; PERMISSION_DENIED is
+// emitted and a permission turn records the denial (tool, rule, reason,
+// argument summary). A call the policy asks about is announced with
+// APPROVAL_REQUESTED and handed to Config.Approver: an answer is applied at
+// once (and recorded), permission.ErrPending parks the session as a wait
+// does, and the host later appends the answer (AnswerTurn) and resumes; the
+// replayed round finds it and runs or denies the call. An answer with
+// Remember applies to later calls of the same tool and rule. Without an
+// Approver, asked calls are denied with a message saying no one can be
+// asked. Subagents share the parent's checker and approver.
+//
 // # Concurrency
 //
 // The goroutine inside Submit or Continue owns the loop and is the only

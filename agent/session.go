@@ -38,6 +38,7 @@ type Session struct {
 	done    chan struct{} // closed when the session is CLOSED
 	parkIDs sync.Map      // call id -> struct{}: calls that asked to park this round
 	cmdTime atomic.Int64  // SetCommandTimeout's default command timeout (ns); 0 = the config's
+	perms   permLog       // permission records of the running round
 
 	mu          sync.Mutex // guards the fields below
 	state       State

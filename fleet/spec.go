@@ -79,6 +79,9 @@ type TaskSpec struct {
 	// loop detection, instructions, environment policy, web_fetch,
 	// provider and its options); see spec_session.go.
 	Session Session `json:"session,omitzero"`
+	// Permissions narrows the operator's permission policy for this task
+	// (see spec_permissions.go); nil keeps the operator's.
+	Permissions *Permissions `json:"permissions,omitempty"`
 
 	// Set by the system for child tasks.
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
@@ -260,6 +263,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.checkRouting,
 		s.checkLabels,
 		s.Session.check,
+		s.checkPermissions,
 	} {
 		if err := check(); err != nil {
 			return err

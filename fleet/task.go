@@ -70,6 +70,9 @@ type WaitingFor struct {
 	WaitID string `json:"wait_id"`
 	// Children are the child task ids whose end wakes the task.
 	Children []uuid.UUID `json:"children"`
+	// Approvals are the tool calls waiting for a person's answer; an
+	// answer (or an expiry) wakes the task (see approvals.go).
+	Approvals []PendingApproval `json:"approvals,omitempty"`
 }
 
 // KindSessionEnd is the envelope kind a worker publishes, confirmed, once a

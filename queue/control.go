@@ -36,6 +36,13 @@ type ControlRequest struct {
 	Model           string    `json:"model,omitempty"`
 	// CommandTimeout (configure) is the new default command timeout.
 	CommandTimeout time.Duration `json:"command_timeout_ns,omitempty"`
+	// TaskID, CallID, Reason, Remember and By are an approve or deny on
+	// the approvals subject (see ServeApprovals).
+	TaskID   string `json:"task_id,omitempty"`
+	CallID   string `json:"call_id,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Remember bool   `json:"remember,omitempty"`
+	By       string `json:"by,omitempty"`
 }
 
 // Validate reports what is wrong with a request.
@@ -53,8 +60,12 @@ func (r ControlRequest) Validate() error {
 			return fmt.Errorf("queue: ControlRequest.CommandTimeout must be > 0, got %s", r.CommandTimeout)
 		}
 	case OpAbort, OpStatus:
+	case OpApprove, OpDeny:
+		if r.TaskID == "" || r.CallID == "" {
+			return fmt.Errorf("queue: ControlRequest for %s needs TaskID and CallID", r.Op)
+		}
 	default:
-		return fmt.Errorf("queue: ControlRequest.Op must be steer, follow_up, abort, configure or status, got %q", r.Op)
+		return fmt.Errorf("queue: ControlRequest.Op must be steer, follow_up, abort, configure, status, approve or deny, got %q", r.Op)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
@@ -53,6 +54,11 @@ type ServeConfig struct {
 	// policy.web_fetch... (docs/operations.md).
 	Policy fleet.Policy   `mapstructure:"policy"`
 	NATS   cli.NATSConfig `mapstructure:"nats"`
+	// Permissions is the operator's permission policy, the same key the
+	// workers read: when set, a spec that widens it is refused with a 400.
+	Permissions *permission.Policy `mapstructure:"permissions"`
+	// ApprovalSweep is how often expired approvals are denied (default 1 min).
+	ApprovalSweep time.Duration `mapstructure:"approval_sweep"`
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -108,6 +114,14 @@ func (c ServeConfig) Validate() error {
 	}
 	if err := c.NATS.Validate(); err != nil {
 		return err
+	}
+	if c.Permissions != nil {
+		if err := c.Permissions.Validate(); err != nil {
+			return fmt.Errorf("permissions.%w", err)
+		}
+	}
+	if c.ApprovalSweep < 0 {
+		return fmt.Errorf("approval_sweep must be >= 0, got %s", c.ApprovalSweep)
 	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
 	if err := dc.WithDefaults().Validate(); err != nil {
@@ -167,7 +181,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	}
 	defer st.Close()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
-		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log})
+		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
+		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -81,6 +81,7 @@ func printTask(w io.Writer, t api.TaskView) {
 	if !t.FinishedAt.IsZero() {
 		fmt.Fprintf(tw, "finished\t%s (%s after creation)\n", t.FinishedAt.Format(time.RFC3339), t.FinishedAt.Sub(t.CreatedAt).Round(time.Millisecond))
 	}
+	printPendingApprovals(tw, t)
 	if r, ok := t.TaskResult(); ok {
 		fmt.Fprintf(tw, "success\t%v\n", r.Success)
 		fmt.Fprintf(tw, "turns\t%d\n", r.TurnsUsed)

@@ -57,6 +57,10 @@ func browserPlan() dev.SimPlan {
 			{Text: "Waiting for it.", Calls: []dev.SimCall{{Name: "wait", Args: json.RawMessage(`{"agent_id":"{{agent:0}}"}`)}}},
 			{Text: "The subagent finished."},
 		}},
+		{Match: "browser-approve", Steps: []dev.SimStep{
+			{Text: "Forcing the push.", Calls: shell("git push --force origin nothing 2>/dev/null; echo approved-and-ran")},
+			{Text: "Pushed."},
+		}},
 		{Match: "browser-slow", Steps: []dev.SimStep{
 			{Text: "Starting a long job.", Calls: shell("sleep 600")},
 			{Text: "The long job ended."},
@@ -182,6 +186,22 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Errorf("the task tree shows the child as %q", child)
 	}
 	saveScreenshot(t, ctx, "dashboard-tree.png")
+
+	// A destructive command parks its task; Approve on the pending call
+	// resumes it and the command runs.
+	submit("browser-approve: force the push")
+	run("approve the pending call",
+		chromedp.WaitVisible(css(`#detail[data-state="waiting"]`)),
+		chromedp.WaitVisible(css(`#detail-approvals .approval button.approve`)),
+		chromedp.WaitVisible(css(`#events .ev[data-kind="APPROVAL_REQUESTED"]`)))
+	if what := text(`#detail-approvals .approval`); !strings.Contains(what, "destructive: force push") || !strings.Contains(what, "git push --force") {
+		t.Errorf("the pending call shows %q", what)
+	}
+	saveScreenshot(t, ctx, "dashboard-approval.png")
+	run("the approved call runs",
+		chromedp.Click(css(`#detail-approvals .approval button.approve`)),
+		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)),
+		until(`[...document.querySelectorAll('#events .ev.tool .out')].some(e => e.textContent.includes('approved-and-ran'))`))
 
 	// A running task: steer it, then cancel it.
 	slow := submit("browser-slow: run the long job")

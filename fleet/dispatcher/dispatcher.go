@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
@@ -40,6 +41,14 @@ type Config struct {
 	// Policy bounds what a spec may ask for (limits, session settings): a
 	// spec beyond it is refused with a field error naming the bound.
 	Policy fleet.Policy
+	// Permissions is the operator's permission policy as the workers apply
+	// it (their permissions setting); when set, a submitted spec whose
+	// permissions widen it is refused with a 400 naming the field. Nil
+	// leaves that check to the workers, which fail such a task.
+	Permissions *permission.Policy
+	// ApprovalSweep is how often calls pending approval past their expiry
+	// are denied (default 1 min).
+	ApprovalSweep time.Duration
 	// ControlTimeout bounds a control request to a session (default 5 s).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
@@ -65,6 +74,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.StatsWindow == 0 {
 		c.StatsWindow = time.Minute
+	}
+	if c.ApprovalSweep == 0 {
+		c.ApprovalSweep = time.Minute
 	}
 	if c.ControlTimeout == 0 {
 		c.ControlTimeout = 5 * time.Second
@@ -142,6 +154,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: watch dead letters: %w", err)
 	}
 	defer w.Stop()
+	stopApprovals, err := d.serveApprovals()
+	if err != nil {
+		return fmt.Errorf("dispatcher: %w", err)
+	}
+	defer func() { _ = stopApprovals() }()
+	stopSweep := d.sweepApprovals(ctx)
+	defer stopSweep()
 	tick := time.NewTicker(d.cfg.StatsInterval)
 	defer tick.Stop()
 	for {
@@ -215,6 +234,11 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTask
 		var fe *fleet.FieldError
 		errors.As(err, &fe)
 		return s, store.CreateTaskParams{}, fe
+	}
+	if d.cfg.Permissions != nil {
+		if fe := s.PermissionsWithin(*d.cfg.Permissions); fe != nil {
+			return s, store.CreateTaskParams{}, fe
+		}
 	}
 	raw, err := json.Marshal(s)
 	if err != nil { // a fleet.TaskSpec always encodes; keep the error visible anyway

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
@@ -141,6 +142,15 @@ type Config struct {
 	// it fails with not_allowed. The dispatcher has its own (checked at
 	// submission); this one is the worker operator's.
 	Policy fleet.Policy `mapstructure:"policy"`
+	// Permissions is the operator's permission policy (package
+	// agent/permission): every task's calls are checked against it, and a
+	// task's spec may only narrow it. The zero value allows every call but
+	// asks a person about destructive shell commands and never lets an
+	// edit touch .git/ and the other protected directories.
+	Permissions permission.Policy `mapstructure:"permissions"`
+	// ApprovalTimeout is how long a call waiting for a person's approval
+	// waits before it is denied (default 24 h).
+	ApprovalTimeout time.Duration `mapstructure:"approval_timeout"`
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
@@ -169,6 +179,7 @@ func (c Config) WithDefaults() Config {
 	setZero(&c.RetryBackoff, DefaultRetryBackoff)
 	setZero(&c.MaxRetryBackoff, DefaultMaxRetryBackoff)
 	setZero(&c.MaxLiveChildren, DefaultWorkerMaxLiveChildren)
+	setZero(&c.ApprovalTimeout, fleet.DefaultApprovalTimeout)
 	return c
 }
 
@@ -239,6 +250,10 @@ func (c Config) Validate() error {
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("policy.%w", err))
 	}
+	if err := c.Permissions.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("permissions.%w", err))
+	}
+	check(c.ApprovalTimeout > 0, "approval_timeout must be > 0, got %s", c.ApprovalTimeout)
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

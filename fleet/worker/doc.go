@@ -115,6 +115,13 @@
 // parent's own, for a local workspace) then claims the parent and re-runs
 // the wait, which now returns the child's result.
 //
+// Every tool call is checked against the operator's permission policy
+// (Config.Permissions) narrowed by the spec's; a spec that widens it fails
+// not_allowed. A call the policy asks about parks the session the same way,
+// with the call in WaitingFor.Approvals (and its expiry, after
+// Config.ApprovalTimeout); package fleet/approval records a person's answer
+// in the history and enqueues the resume, and the re-run round applies it.
+//
 // send_input steers a running child over its control subject; for a
 // queued or parked child the input is stored (an "input" artifact) and
 // injected as steering when it next runs; an ended (succeeded or failed)

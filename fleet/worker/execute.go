@@ -82,6 +82,10 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
+	checker, err := r.permissions()
+	if err != nil {
+		return err
+	}
 	if err := r.buildEnv(ctx); err != nil {
 		return err
 	}
@@ -94,7 +98,7 @@ func (r *run) prepare(ctx context.Context) error {
 	cfg := agent.Config{
 		Client: settings.Client(client, r.spec.Session.ProviderOptions), Profile: settings.Profile(profile, r.spec.Session.ProviderOptions), Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
-		Session: r.sessionConfig(),
+		Session: r.sessionConfig(), Permissions: checker, Approver: r.approvals,
 	}
 	if r.spec.ParentID != uuid.Nil {
 		cfg.ParentID = r.spec.ParentID.String()

@@ -75,6 +75,10 @@ func (p *eventPump) observe(ctx context.Context, ev agent.Event) {
 	switch ev.Kind {
 	case agent.EventToolCallStart:
 		p.start[ev.CallID] = ev.Time
+	case agent.EventPermissionDenied:
+		w.metrics.denials.WithLabelValues(ev.ToolName, ev.Permission.Rule).Inc()
+	case agent.EventApprovalRequested:
+		w.metrics.approvals.Inc()
 	case agent.EventToolCallEnd:
 		started, ok := p.start[ev.CallID]
 		delete(p.start, ev.CallID)

@@ -9,6 +9,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/approval"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -42,6 +43,8 @@ type run struct {
 	pump    *eventPump
 	rec     *turnRecorder
 	row     store.Session // the session row read or created by prepare
+
+	approvals *approval.Parker // the session's approver: calls waiting for a person
 
 	mu       sync.Mutex // guards stop, aborting and sess once set
 	stop     string     // why abort was called; "" while not aborted
