@@ -137,6 +137,10 @@ func (p *eventPrinter) print(ev client.StreamedEvent) {
 		return
 	}
 	p.endLine()
+	if s, ok := describeOutcomeEvent(ev.Event.Kind, ev.Event.Data); ok {
+		fmt.Fprintf(p.w, "%s %s\n", prefix, s)
+		return
+	}
 	fmt.Fprintf(p.w, "%s %s\n", prefix, describe(ev.Event.Kind, d))
 }
 

@@ -97,6 +97,7 @@ func (r *run) prepare(ctx context.Context) error {
 		sess.Close()
 		return err
 	}
+	r.checks = r.newChecks()
 	r.mu.Lock()
 	r.sess = sess
 	stop := r.stop
@@ -155,8 +156,10 @@ func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
 	if err != nil {
 		return agent.Outcome{}, err
 	}
+	r.checkBefore(ctx)
 	out, err := r.runWithInputs(ctx, in)
 	out, err = r.runLeftoverSteering(ctx, out, err)
+	out, err = r.verify(ctx, out, err)
 	r.markDelivered(ctx, in)
 	return out, err
 }
