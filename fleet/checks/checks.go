@@ -50,9 +50,9 @@ type Runner struct {
 	report fleet.CheckReport
 }
 
-// Report returns the record so far, nil when no check ran.
+// Report returns the record so far, nil when no check ran (or r is nil).
 func (r *Runner) Report() *fleet.CheckReport {
-	if len(r.report.Runs) == 0 {
+	if r == nil || len(r.report.Runs) == 0 {
 		return nil
 	}
 	rep := r.report

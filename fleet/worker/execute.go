@@ -71,6 +71,9 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
+	if err := r.checkDelivery(); err != nil {
+		return err
+	}
 	if err := r.buildEnv(ctx); err != nil {
 		return err
 	}
@@ -240,6 +243,8 @@ func (r *run) prepareFailed(ctx context.Context, err error) settlement {
 	switch {
 	case errors.Is(err, errNotAllowed):
 		return r.fail(ctx, fleet.ReasonNotAllowed, err.Error())
+	case errors.Is(err, errDelivery):
+		return r.fail(ctx, fleet.ReasonDelivery, err.Error())
 	case errors.As(err, &fe), errors.Is(err, errBadEnvironment):
 		return r.fail(ctx, fleet.ReasonEnvironment, err.Error())
 	}

@@ -3,11 +3,13 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/checks"
+	"github.com/agentfleet/agentfleet/fleet/delivery"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -44,12 +46,86 @@ func (r *run) verify(ctx context.Context, out agent.Outcome, err error) (agent.O
 }
 
 // finishAnswered ends a task whose session completed an answer: failed
-// with checks_failed when its checks did not pass, else succeeded.
+// with checks_failed when its checks did not pass, failed with
+// delivery_failed when its delivery did not complete, else succeeded.
+// The delivery runs after the checks passed (or regardless, when the spec
+// says so), once the workspace's diff is stored.
 func (r *run) finishAnswered(ctx context.Context, out agent.Outcome) settlement {
-	if r.checks != nil && !r.checks.Passed() {
-		return r.finish(ctx, store.TaskFailed, fleet.ReasonChecksFailed, r.result(out, false, r.checksFailure()))
+	passed := r.checks == nil || r.checks.Passed()
+	res := r.result(out, passed, "")
+	if d := r.spec.Delivery; d != nil {
+		if passed || d.EvenIfChecksFail {
+			r.writeDiff(ctx) // before the delivery commits the changes
+			res.Delivery = r.deliver(ctx, res.FinalText)
+		} else {
+			res.Delivery = &fleet.DeliveryResult{Branch: d.BranchName(r.task.ID), Skipped: "the checks failed"}
+		}
 	}
-	return r.finish(ctx, store.TaskSucceeded, "", r.result(out, true, ""))
+	switch {
+	case !passed:
+		res.Error = r.checksFailure()
+		return r.finish(ctx, store.TaskFailed, fleet.ReasonChecksFailed, res)
+	case res.Delivery != nil && res.Delivery.Error != "":
+		res.Success, res.Error = false, "delivery: "+res.Delivery.Error
+		return r.finish(ctx, store.TaskFailed, fleet.ReasonDelivery, res)
+	}
+	return r.finish(ctx, store.TaskSucceeded, "", res)
+}
+
+// errDelivery marks a delivery this worker can never make (a credentials
+// reference it does not hold): the task fails before its session runs.
+var errDelivery = errors.New("delivery")
+
+// checkDelivery refuses, before the session spends anything, a delivery
+// whose credentials references this worker does not hold.
+func (r *run) checkDelivery() error {
+	if r.spec.Delivery == nil {
+		return nil
+	}
+	if err := delivery.CheckCredentials(*r.spec.Delivery, deliveryCreds{&r.w.cfg}); err != nil {
+		return fmt.Errorf("%w: %v", errDelivery, err)
+	}
+	return nil
+}
+
+// deliver commits, pushes and opens the request (package delivery) and
+// publishes the result as a DELIVERY event.
+func (r *run) deliver(ctx context.Context, answer string) *fleet.DeliveryResult {
+	var res fleet.DeliveryResult
+	if r.ws == nil {
+		res = fleet.DeliveryResult{Branch: r.spec.Delivery.BranchName(r.task.ID), Error: "the task has no local workspace to deliver"}
+	} else {
+		res = delivery.Deliver(ctx, delivery.Request{Dir: r.ws.dir, TaskID: r.task.ID, Created: r.task.CreatedAt,
+			Spec: *r.spec.Delivery, Repo: r.spec.Environment.Repo, Ref: r.spec.Environment.Ref, Answer: answer,
+			Checks: r.checks.Report(), Creds: deliveryCreds{&r.w.cfg}, Config: r.w.cfg.Delivery, Store: r.w.st})
+	}
+	if res.Error != "" {
+		r.log.Warn("delivering the task's changes", "err", res.Error)
+	}
+	r.pump.publishValue(ctx, KindDelivery, res)
+	return &res
+}
+
+// KindDelivery is the event published after a delivery; its data is a
+// fleet.DeliveryResult.
+const KindDelivery = "DELIVERY"
+
+// deliveryCreds resolves a delivery's credentials references from the
+// worker's configuration (ssh_keys, delivery.tokens).
+type deliveryCreds struct{ cfg *Config }
+
+func (c deliveryCreds) SSHKey(ref string) (delivery.SSHKey, bool) {
+	k, ok := c.cfg.SSHKeys[ref]
+	kh := k.KnownHostsFile
+	if kh == "" {
+		kh = c.cfg.KnownHostsFile
+	}
+	return delivery.SSHKey{KeyFile: k.KeyFile, KnownHostsFile: kh}, ok
+}
+
+func (c deliveryCreds) Token(ref string) (delivery.Token, bool) {
+	t, ok := c.cfg.Delivery.Tokens[ref]
+	return t, ok
 }
 
 // checksFailure names the checks that failed on the last answer.

@@ -1,0 +1,335 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/delivery/forge"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// ArtifactKind is the kind of the artifact that keeps a commit whose push
+// failed (git format-patch output).
+const ArtifactKind = "commit"
+
+// TrailerKey starts the trailer that marks a task's commits.
+const TrailerKey = "Agentfleet-Task"
+
+// Artifacts stores the commit of a failed push (a store.Store satisfies it).
+type Artifacts interface {
+	PutArtifact(ctx context.Context, p store.PutArtifactParams) (store.Artifact, error)
+}
+
+// Request is one task's delivery.
+type Request struct {
+	Dir     string    // the task's workspace, a git clone
+	TaskID  uuid.UUID //
+	Created time.Time // the task's creation time: the commit's dates
+	Spec    fleet.Delivery
+	Repo    string // environment.repo
+	Ref     string // environment.ref
+	Answer  string // the agent's final answer
+	Checks  *fleet.CheckReport
+	Creds   Credentials
+	Config  Config
+	Store   Artifacts
+	HTTP    *http.Client // for the forge; nil = a default client
+}
+
+// refs are the credential references of a spec.
+type refs struct{ sshKey, token string }
+
+// CheckCredentials reports a credentials reference of d that creds do not
+// know, naming it and the worker configuration key to set.
+func CheckCredentials(d fleet.Delivery, creds Credentials) error {
+	if ref := d.Credentials.SSHKey; ref != "" {
+		if _, ok := creds.SSHKey(ref); !ok {
+			return fmt.Errorf("delivery.credentials.ssh_key %q is not configured on this worker (ssh_keys)", ref)
+		}
+	}
+	if ref := d.Credentials.Token; ref != "" {
+		t, ok := creds.Token(ref)
+		if !ok {
+			return fmt.Errorf("delivery.credentials.token %q is not configured on this worker (delivery.tokens)", ref)
+		}
+		if d.PullRequest != nil && t.Forge == "" {
+			return fmt.Errorf("delivery.tokens.%s.forge is not set on this worker; a pull request needs the forge's kind", ref)
+		}
+	}
+	return nil
+}
+
+// Deliver commits, pushes and opens the request; the result says how far
+// it got, and its Error why it stopped.
+func Deliver(ctx context.Context, req Request) fleet.DeliveryResult {
+	res := fleet.DeliveryResult{Branch: req.Spec.BranchName(req.TaskID)}
+	if err := req.deliver(ctx, &res); err != nil {
+		res.Error = err.Error()
+	}
+	return res
+}
+
+func (req Request) deliver(ctx context.Context, res *fleet.DeliveryResult) error {
+	if err := CheckCredentials(req.Spec, req.Creds); err != nil {
+		return err
+	}
+	remote, err := req.remote(ctx)
+	if err != nil {
+		return err
+	}
+	res.Remote = redact(remote)
+	env, err := authEnv(remote, refs{req.Spec.Credentials.SSHKey, req.Spec.Credentials.Token}, req.Creds)
+	if err != nil {
+		return err
+	}
+	if res.Commit, err = req.commit(ctx); err != nil {
+		return err
+	}
+	if res.Commit == "" {
+		res.Skipped = "no changes to deliver"
+		return nil
+	}
+	if err := req.push(ctx, remote, env, res.Branch, res.Commit); err != nil {
+		req.keepCommit(ctx, res.Commit)
+		return err
+	}
+	res.Pushed = true
+	if req.Spec.PullRequest == nil {
+		return nil
+	}
+	r, err := req.openRequest(ctx, remote, env, res.Branch)
+	res.RequestURL, res.RequestNumber = r.URL, r.Number
+	return err
+}
+
+// remote returns the URL to push to: the spec's remote (a URL, or the name
+// of a remote of the clone) or the repository the task cloned.
+func (req Request) remote(ctx context.Context) (string, error) {
+	r := req.Spec.Remote
+	switch {
+	case r == "":
+		return req.Repo, nil
+	case !strings.ContainsAny(r, ":/\\"):
+		u, err := gitRun(ctx, req.Dir, nil, "", "remote", "get-url", "--", r)
+		if err != nil {
+			return "", fmt.Errorf("delivery.remote %q is not a remote of the clone: %w", r, err)
+		}
+		return u, nil
+	}
+	return r, nil
+}
+
+// commit commits the workspace's changes, deterministically (see the
+// package doc), and returns the commit to push: "" when the workspace has
+// nothing the remote does not have.
+func (req Request) commit(ctx context.Context) (string, error) {
+	if _, err := gitRun(ctx, req.Dir, nil, "", "add", "--all"); err != nil {
+		return "", err
+	}
+	_, err := gitRun(ctx, req.Dir, nil, "", "diff", "--cached", "--quiet")
+	if err != nil && exitCode(err) != 1 {
+		return "", err
+	}
+	if err != nil { // exit 1: staged changes
+		name, email := req.author()
+		date := req.Created.UTC().Format(time.RFC3339)
+		env := []string{"GIT_AUTHOR_NAME=" + name, "GIT_AUTHOR_EMAIL=" + email, "GIT_AUTHOR_DATE=" + date,
+			"GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + email, "GIT_COMMITTER_DATE=" + date}
+		if _, err := gitRun(ctx, req.Dir, env, req.message(), "commit", "--quiet", "--no-verify", "--cleanup=strip", "-F", "-"); err != nil {
+			return "", err
+		}
+	}
+	head, err := gitRun(ctx, req.Dir, nil, "", "rev-parse", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	ahead, err := gitRun(ctx, req.Dir, nil, "", "rev-list", "--count", "HEAD", "--not", "--remotes")
+	if err != nil || ahead == "0" {
+		return "", err
+	}
+	return head, nil
+}
+
+func (req Request) author() (name, email string) {
+	a := req.Spec.Author
+	if a == "" {
+		a = fleet.DefaultAuthor
+	}
+	name, email, _ = strings.Cut(a, "<")
+	return strings.TrimSpace(name), strings.TrimSuffix(strings.TrimSpace(email), ">")
+}
+
+// message is the commit message with the task's trailer.
+func (req Request) message() string {
+	m := strings.TrimSpace(req.Spec.Message)
+	if m == "" {
+		m = strings.TrimSpace(req.Answer)
+	}
+	if m == "" {
+		m = "Changes of agentfleet task " + req.TaskID.String()
+	}
+	return m + "\n\n" + TrailerKey + ": " + req.TaskID.String() + "\n"
+}
+
+// push pushes commit to the branch unless it is there already; a branch
+// holding an earlier commit of this task is replaced (with a lease).
+func (req Request) push(ctx context.Context, remote string, env []string, branch, commit string) error {
+	ref := "refs/heads/" + branch
+	out, err := gitRun(ctx, req.Dir, env, "", "ls-remote", "--", remote, ref)
+	if err != nil {
+		return err
+	}
+	args := []string{"push", "--porcelain", "--", remote, commit + ":" + ref}
+	if existing, _, _ := strings.Cut(out, "\t"); existing != "" {
+		if existing == commit {
+			return nil // pushed by an earlier attempt
+		}
+		if req.ownCommit(ctx, remote, env, ref) {
+			args = []string{"push", "--porcelain", "--force-with-lease=" + ref + ":" + existing, "--", remote, commit + ":" + ref}
+		}
+	}
+	_, err = gitRun(ctx, req.Dir, env, "", args...)
+	if err != nil {
+		return fmt.Errorf("pushing %s to %s: %w", branch, redact(remote), err)
+	}
+	return nil
+}
+
+// ownCommit reports whether the remote's ref holds a commit of this task.
+func (req Request) ownCommit(ctx context.Context, remote string, env []string, ref string) bool {
+	if _, err := gitRun(ctx, req.Dir, env, "", "fetch", "--quiet", "--no-tags", "--", remote, ref); err != nil {
+		return false
+	}
+	msg, err := gitRun(ctx, req.Dir, nil, "", "log", "-1", "--format=%B", "FETCH_HEAD")
+	return err == nil && strings.Contains(msg, TrailerKey+": "+req.TaskID.String())
+}
+
+// keepCommit stores the commits that could not be pushed as the task's
+// "commit" artifact.
+func (req Request) keepCommit(ctx context.Context, commit string) {
+	patch, err := gitRun(ctx, req.Dir, nil, "", "format-patch", "--stdout", commit, "--not", "--remotes")
+	if err != nil || patch == "" || req.Store == nil {
+		return
+	}
+	_, _ = req.Store.PutArtifact(ctx, store.PutArtifactParams{TaskID: req.TaskID, Kind: ArtifactKind,
+		ContentType: "text/x-patch; charset=utf-8", Content: []byte(patch + "\n")})
+}
+
+// openRequest finds the open request from branch or opens one.
+func (req Request) openRequest(ctx context.Context, remote string, env []string, branch string) (forge.Request, error) {
+	pr := req.Spec.PullRequest
+	t, _ := req.Creds.Token(req.Spec.Credentials.Token)
+	secret, err := t.secret()
+	if err != nil {
+		return forge.Request{}, fmt.Errorf("token %q: %w", req.Spec.Credentials.Token, err)
+	}
+	f, err := forge.New(t.Forge, t.apiURL(), secret, req.HTTP)
+	if err != nil {
+		return forge.Request{}, err
+	}
+	repo := pr.Repo
+	if repo == "" {
+		if repo = repoPath(remote); repo == "" {
+			return forge.Request{}, fmt.Errorf("cannot tell the forge's repository from %s: set delivery.pull_request.repo", redact(remote))
+		}
+	}
+	if r, ok, err := f.Find(ctx, repo, branch); err != nil || ok {
+		return r, err
+	}
+	base, err := req.base(ctx, remote, env)
+	if err != nil {
+		return forge.Request{}, err
+	}
+	return f.Open(ctx, repo, forge.NewRequest{Head: branch, Base: base, Title: req.title(), Body: req.body(),
+		Labels: pr.Labels, Draft: pr.Draft})
+}
+
+// base is the branch the request targets: the spec's, the environment's
+// ref when it is a branch of the remote, else the remote's default branch.
+func (req Request) base(ctx context.Context, remote string, env []string) (string, error) {
+	if req.Spec.Base != "" {
+		return req.Spec.Base, nil
+	}
+	if req.Ref != "" {
+		out, err := gitRun(ctx, req.Dir, env, "", "ls-remote", "--heads", "--", remote, "refs/heads/"+req.Ref)
+		if err == nil && out != "" {
+			return req.Ref, nil
+		}
+	}
+	out, err := gitRun(ctx, req.Dir, env, "", "ls-remote", "--symref", "--", remote, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
+			return strings.TrimSuffix(rest, "\tHEAD"), nil
+		}
+	}
+	return "", fmt.Errorf("the remote %s names no default branch: set delivery.base", redact(remote))
+}
+
+// repoPath is "owner/name" from a remote URL's path.
+func repoPath(remote string) string {
+	var p string
+	if u, err := url.Parse(remote); err == nil && u.Scheme != "" && u.Host != "" {
+		p = u.Path
+	} else if _, after, ok := strings.Cut(remote, ":"); ok {
+		p = after
+	}
+	p = strings.TrimSuffix(strings.Trim(p, "/"), ".git")
+	if strings.Count(p, "/") < 1 {
+		return ""
+	}
+	return p
+}
+
+// title is the request's title: the spec's, else the answer's first line.
+func (req Request) title() string {
+	if t := req.Spec.PullRequest.Title; t != "" {
+		return t
+	}
+	for _, line := range strings.Split(req.Answer, "\n") {
+		if line = strings.TrimSpace(strings.TrimLeft(line, "# ")); line != "" {
+			if len(line) > 120 {
+				line = line[:117] + "..."
+			}
+			return line
+		}
+	}
+	return "agentfleet task " + req.TaskID.String()
+}
+
+// body is the spec's body, then the answer, the checks and the task link.
+func (req Request) body() string {
+	var b strings.Builder
+	if s := strings.TrimSpace(req.Spec.PullRequest.Body); s != "" {
+		b.WriteString(s + "\n\n")
+	}
+	if s := strings.TrimSpace(req.Answer); s != "" {
+		b.WriteString(s + "\n\n")
+	}
+	if c := req.Checks; c != nil {
+		fmt.Fprintf(&b, "### Checks: %s\n\n| check | when | result | duration |\n|---|---|---|---|\n", c.Verdict)
+		for _, r := range c.Runs {
+			result := "passed"
+			if !r.Passed {
+				result = fmt.Sprintf("failed (exit %d)", r.ExitCode)
+			}
+			fmt.Fprintf(&b, "| `%s` | %s %d | %s | %d ms |\n", r.Name, r.Phase, r.Round, result, r.DurationMS)
+		}
+		b.WriteString("\n")
+	}
+	link := req.TaskID.String()
+	if req.Config.TaskURL != "" {
+		link = strings.ReplaceAll(req.Config.TaskURL, "{task_id}", link)
+	}
+	fmt.Fprintf(&b, "Opened by agentfleet task %s.\n", link)
+	return b.String()
+}
