@@ -150,7 +150,10 @@ func (req Request) commit(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ahead, err := gitRun(ctx, req.Dir, nil, "", "rev-list", "--count", "HEAD", "--not", "--remotes")
+	// Ahead of what the remotes had, leaving out the delivery's own branch
+	// (a push to the clone's remote updates its remote-tracking ref).
+	ahead, err := gitRun(ctx, req.Dir, nil, "", "rev-list", "--count", "HEAD", "--not",
+		"--exclude=*/"+req.Spec.BranchName(req.TaskID), "--remotes")
 	if err != nil || ahead == "0" {
 		return "", err
 	}

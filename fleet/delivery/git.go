@@ -90,13 +90,19 @@ func classify(remote string) (remoteKind, string) {
 	return remoteLocal, ""
 }
 
-// redact drops any user information from a remote URL.
+// redact drops what may be a secret from a remote URL: an HTTP(S) URL's
+// user information (a token is sometimes given as the user), any password.
 func redact(remote string) string {
-	if u, err := url.Parse(remote); err == nil && u.User != nil && u.Scheme != "" {
-		u.User = nil
-		return u.String()
+	u, err := url.Parse(remote)
+	if err != nil || u.User == nil || u.Scheme == "" {
+		return remote
 	}
-	return remote
+	if u.Scheme == "http" || u.Scheme == "https" {
+		u.User = nil
+	} else {
+		u.User = url.User(u.User.Username())
+	}
+	return u.String()
 }
 
 // authEnv returns the environment that lets git reach remote with the
