@@ -122,7 +122,7 @@ func TestDeliverOverSmartHTTP(t *testing.T) {
 	dir := workspace(t, bare, map[string]string{"new.txt": "over http\n"})
 	st, id := taskStore(t)
 	c := creds{tokens: map[string]delivery.Token{
-		"forge": {TokenFile: tokenFile(t, "s3cret"), Forge: "gitea", APIURL: "http://" + host + "/api/v1"},
+		"forge":     {TokenFile: tokenFile(t, "s3cret"), Forge: "gitea", APIURL: "http://" + host + "/api/v1"},
 		"elsewhere": {TokenFile: tokenFile(t, "s3cret"), Forge: "gitea", APIURL: "http://forge.invalid/api/v1"}}}
 	spec := fleet.Delivery{Remote: remote, Credentials: fleet.DeliveryCredentials{Token: "forge"}}
 	res := delivery.Deliver(context.Background(), request(dir, bare, id, spec, c, st))
