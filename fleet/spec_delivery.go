@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"net/mail"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -186,4 +187,28 @@ type DeliveryResult struct {
 	Error string `json:"error,omitempty"`
 	// Skipped says why nothing was delivered (checks failed, no changes).
 	Skipped string `json:"skipped,omitempty"`
+}
+
+// KnownCredentials are the credentials references the workers hold, as a
+// dispatcher's operator lists them (delivery_ssh_keys, delivery_tokens).
+// An empty list is not checked: the workers then refuse an unknown
+// reference when the task runs.
+type KnownCredentials struct {
+	SSHKeys []string
+	Tokens  []string
+}
+
+// CheckCredentials refuses a delivery naming a reference k does not list.
+func (s TaskSpec) CheckCredentials(k KnownCredentials) *FieldError {
+	if s.Delivery == nil {
+		return nil
+	}
+	c := s.Delivery.Credentials
+	if c.SSHKey != "" && len(k.SSHKeys) > 0 && !slices.Contains(k.SSHKeys, c.SSHKey) {
+		return fieldErr("delivery.credentials.ssh_key", "%q is not a key the workers hold; known: %s", c.SSHKey, strings.Join(k.SSHKeys, ", "))
+	}
+	if c.Token != "" && len(k.Tokens) > 0 && !slices.Contains(k.Tokens, c.Token) {
+		return fieldErr("delivery.credentials.token", "%q is not a token the workers hold; known: %s", c.Token, strings.Join(k.Tokens, ", "))
+	}
+	return nil
 }

@@ -42,6 +42,9 @@ type Config struct {
 	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
 	DefaultLimits   fleet.Limits
 	NoDefaultLimits bool
+	// Credentials lists the delivery credentials references the workers
+	// hold; a submission naming another is refused (empty: not checked).
+	Credentials fleet.KnownCredentials
 	// ControlTimeout bounds a control request to a session (default 5 s).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
@@ -209,6 +212,9 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTask
 	if err := s.ValidateSubmission(d.cfg.Profiles...); err != nil {
 		var fe *fleet.FieldError
 		errors.As(err, &fe)
+		return s, store.CreateTaskParams{}, fe
+	}
+	if fe := s.CheckCredentials(d.cfg.Credentials); fe != nil {
 		return s, store.CreateTaskParams{}, fe
 	}
 	raw, err := json.Marshal(s)
