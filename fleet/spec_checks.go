@@ -18,6 +18,9 @@ const (
 	// ReasonChecksFailed ends a task whose checks still failed after its
 	// repair rounds.
 	ReasonChecksFailed = "checks_failed"
+	// KindCheckEnd is the event a worker publishes after each check run;
+	// its data is a CheckRun.
+	KindCheckEnd = "CHECK_END"
 )
 
 // checkName is what a check's name may hold: it names the check's output

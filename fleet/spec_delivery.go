@@ -20,6 +20,9 @@ const (
 	// push the remote refused, a forge that refused the request); the
 	// result's delivery.error says why and the diff is stored all the same.
 	ReasonDelivery = "delivery_failed"
+	// KindDelivery is the event a worker publishes after a delivery; its
+	// data is a DeliveryResult.
+	KindDelivery = "DELIVERY"
 )
 
 // Delivery asks a task to hand its changes over as a branch and, with

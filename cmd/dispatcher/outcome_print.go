@@ -8,23 +8,17 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 )
 
-// Event kinds of a task's own steps after its answer (fleet/worker).
-const (
-	kindCheckEnd = "CHECK_END"
-	kindDelivery = "DELIVERY"
-)
-
 // describeOutcomeEvent describes a check run or a delivery event; ok is
 // false for other kinds.
 func describeOutcomeEvent(kind string, data json.RawMessage) (string, bool) {
 	switch kind {
-	case kindCheckEnd:
+	case fleet.KindCheckEnd:
 		var r fleet.CheckRun
 		if json.Unmarshal(data, &r) != nil {
 			return "", false
 		}
 		return "check " + checkLine(r), true
-	case kindDelivery:
+	case fleet.KindDelivery:
 		var d fleet.DeliveryResult
 		if json.Unmarshal(data, &d) != nil {
 			return "", false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -242,4 +243,22 @@ func CountRepairs(h []agent.Turn) int {
 		}
 	}
 	return n
+}
+
+// Failure says which checks failed on the last answer, for the task
+// result's error.
+func (r *Runner) Failure() string {
+	last := -1
+	for _, run := range r.report.Runs {
+		if run.Phase == fleet.CheckAfter {
+			last = max(last, run.Round)
+		}
+	}
+	var names []string
+	for _, run := range r.report.Runs {
+		if run.Phase == fleet.CheckAfter && run.Round == last && !run.Passed {
+			names = append(names, strconv.Quote(run.Name))
+		}
+	}
+	return fmt.Sprintf("checks still failing after %d repair rounds: [%s]", r.report.RepairRounds, strings.Join(names, ","))
 }

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -13,10 +12,6 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// KindCheckEnd is the event published after each check run; its data is
-// a fleet.CheckRun.
-const KindCheckEnd = "CHECK_END"
-
 // newChecks returns the check runner of a task whose spec lists checks
 // (package checks), nil for the others.
 func (r *run) newChecks() *checks.Runner {
@@ -25,7 +20,7 @@ func (r *run) newChecks() *checks.Runner {
 	}
 	return &checks.Runner{Env: r.env, Store: r.w.st, TaskID: r.task.ID, Spec: r.spec.Verification, Log: r.log,
 		Stopped: func() bool { return r.stopReason() != "" },
-		OnRun:   func(run fleet.CheckRun) { r.pump.publishValue(context.Background(), KindCheckEnd, run) }}
+		OnRun:   func(run fleet.CheckRun) { r.pump.publishValue(context.Background(), fleet.KindCheckEnd, run) }}
 }
 
 // checkBefore runs the checks before a new session's first input, when
@@ -63,7 +58,7 @@ func (r *run) finishAnswered(ctx context.Context, out agent.Outcome) settlement 
 	}
 	switch {
 	case !passed:
-		res.Error = r.checksFailure()
+		res.Error = r.checks.Failure()
 		return r.finish(ctx, store.TaskFailed, fleet.ReasonChecksFailed, res)
 	case res.Delivery != nil && res.Delivery.Error != "":
 		res.Success, res.Error = false, "delivery: "+res.Delivery.Error
@@ -102,13 +97,9 @@ func (r *run) deliver(ctx context.Context, answer string) *fleet.DeliveryResult 
 	if res.Error != "" {
 		r.log.Warn("delivering the task's changes", "err", res.Error)
 	}
-	r.pump.publishValue(ctx, KindDelivery, res)
+	r.pump.publishValue(ctx, fleet.KindDelivery, res)
 	return &res
 }
-
-// KindDelivery is the event published after a delivery; its data is a
-// fleet.DeliveryResult.
-const KindDelivery = "DELIVERY"
 
 // deliveryCreds resolves a delivery's credentials references from the
 // worker's configuration (ssh_keys, delivery.tokens).
@@ -126,25 +117,4 @@ func (c deliveryCreds) SSHKey(ref string) (delivery.SSHKey, bool) {
 func (c deliveryCreds) Token(ref string) (delivery.Token, bool) {
 	t, ok := c.cfg.Delivery.Tokens[ref]
 	return t, ok
-}
-
-// checksFailure names the checks that failed on the last answer.
-func (r *run) checksFailure() string {
-	rep := r.checks.Report()
-	failed := map[string]bool{}
-	last := -1
-	for _, run := range rep.Runs {
-		if run.Phase == fleet.CheckAfter {
-			last = max(last, run.Round)
-		}
-	}
-	var names []string
-	for _, run := range rep.Runs {
-		if run.Phase == fleet.CheckAfter && run.Round == last && !run.Passed && !failed[run.Name] {
-			failed[run.Name] = true
-			names = append(names, run.Name)
-		}
-	}
-	b, _ := json.Marshal(names)
-	return fmt.Sprintf("checks still failing after %d repair rounds: %s", rep.RepairRounds, b)
 }
