@@ -37,8 +37,8 @@ type Delivery struct {
 	// Base is the branch the request targets: "" = environment.ref, or the
 	// remote's default branch when ref is not given.
 	Base string `json:"base,omitempty"`
-	// Remote is where the branch goes: a git URL, or "" for
-	// environment.repo (the repository the task cloned).
+	// Remote is where the branch goes: a git URL or an absolute path, or
+	// "" for environment.repo (the repository the task cloned).
 	Remote string `json:"remote,omitempty"`
 	// Author is the commit's author, "Name <email>" (default DefaultAuthor).
 	Author string `json:"author,omitempty"`
@@ -97,8 +97,8 @@ func (s TaskSpec) checkDelivery() *FieldError {
 		return fieldErr("delivery.branch", "%q is not a valid git branch name (see git check-ref-format); placeholders: {task_id}, {short_id}", d.Branch)
 	case d.Base != "" && !ValidRefName("refs/heads/"+d.Base):
 		return fieldErr("delivery.base", "%q is not a valid git branch name", d.Base)
-	case strings.HasPrefix(d.Remote, "-") || len(d.Remote) > maxPathBytes:
-		return fieldErr("delivery.remote", "%q is not a git URL or remote name", d.Remote)
+	case d.Remote != "" && (strings.HasPrefix(d.Remote, "-") || len(d.Remote) > maxPathBytes || !strings.ContainsAny(d.Remote, ":/")):
+		return fieldErr("delivery.remote", "%q is not a git URL or an absolute path (leave it empty for environment.repo)", d.Remote)
 	case repoHasPassword(d.Remote):
 		return fieldErr("delivery.remote", "carries a password; specs never carry secrets: name a token in delivery.credentials.token")
 	case d.Author != "" && !validAuthor(d.Author):

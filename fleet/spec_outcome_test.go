@@ -69,6 +69,7 @@ func TestChecksAndDeliveryRefused(t *testing.T) {
 		{"branch with ~", func(s *TaskSpec) { s.Delivery = &Delivery{Branch: "x~1"} }, "spec.delivery.branch"},
 		{"bad base", func(s *TaskSpec) { s.Delivery = &Delivery{Base: "main:x"} }, "spec.delivery.base"},
 		{"remote with password", func(s *TaskSpec) { s.Delivery = &Delivery{Remote: "https://u:p@h/r.git"} }, "spec.delivery.remote"},
+		{"remote not a URL", func(s *TaskSpec) { s.Delivery = &Delivery{Remote: "origin"} }, "spec.delivery.remote"},
 		{"bad author", func(s *TaskSpec) { s.Delivery = &Delivery{Author: "nobody"} }, "spec.delivery.author"},
 		{"secret as reference", func(s *TaskSpec) {
 			s.Delivery = &Delivery{Credentials: DeliveryCredentials{SSHKey: "-----BEGIN OPENSSH PRIVATE KEY-----"}}

@@ -80,84 +80,69 @@ func (req Request) deliver(ctx context.Context, res *fleet.DeliveryResult) error
 	if err := CheckCredentials(req.Spec, req.Creds); err != nil {
 		return err
 	}
-	remote, err := req.remote(ctx)
-	if err != nil {
-		return err
+	remote := req.Spec.Remote
+	if remote == "" {
+		remote = req.Repo
 	}
 	res.Remote = redact(remote)
 	env, err := authEnv(remote, refs{req.Spec.Credentials.SSHKey, req.Spec.Credentials.Token}, req.Creds)
 	if err != nil {
 		return err
 	}
-	if res.Commit, err = req.commit(ctx); err != nil {
+	st, err := newStage(ctx, req.Dir)
+	if err != nil {
+		return err
+	}
+	defer st.remove()
+	if res.Commit, err = req.commit(ctx, st, res.Branch); err != nil {
 		return err
 	}
 	if res.Commit == "" {
 		res.Skipped = "no changes to deliver"
 		return nil
 	}
-	if err := req.push(ctx, remote, env, res.Branch, res.Commit); err != nil {
-		req.keepCommit(ctx, res.Commit)
+	if err := req.push(ctx, st, remote, env, res.Branch, res.Commit); err != nil {
+		req.keepCommit(ctx, st, res.Commit)
 		return err
 	}
 	res.Pushed = true
 	if req.Spec.PullRequest == nil {
 		return nil
 	}
-	r, err := req.openRequest(ctx, remote, env, res.Branch)
+	r, err := req.openRequest(ctx, st, remote, env, res.Branch)
 	res.RequestURL, res.RequestNumber = r.URL, r.Number
 	return err
 }
 
-// remote returns the URL to push to: the spec's remote (a URL, or the name
-// of a remote of the clone) or the repository the task cloned.
-func (req Request) remote(ctx context.Context) (string, error) {
-	r := req.Spec.Remote
-	switch {
-	case r == "":
-		return req.Repo, nil
-	case !strings.ContainsAny(r, ":/\\"):
-		u, err := gitRun(ctx, req.Dir, nil, "", "remote", "get-url", "--", r)
-		if err != nil {
-			return "", fmt.Errorf("delivery.remote %q is not a remote of the clone: %w", r, err)
-		}
-		return u, nil
-	}
-	return r, nil
-}
-
-// commit commits the workspace's changes, deterministically (see the
-// package doc), and returns the commit to push: "" when the workspace has
-// nothing the remote does not have.
-func (req Request) commit(ctx context.Context) (string, error) {
-	if _, err := gitRun(ctx, req.Dir, nil, "", "add", "--all"); err != nil {
+// commit records the workspace's files as a commit on top of its HEAD,
+// deterministically (see the package doc), and returns the commit to
+// push: "" when it holds nothing the clone's remotes did not have.
+func (req Request) commit(ctx context.Context, st *stage, branch string) (string, error) {
+	head, bases, err := st.workspaceRefs(ctx, branch)
+	if err != nil {
 		return "", err
 	}
-	_, err := gitRun(ctx, req.Dir, nil, "", "diff", "--cached", "--quiet")
-	if err != nil && exitCode(err) != 1 {
+	tree, err := st.snapshot(ctx, head)
+	if err != nil {
 		return "", err
 	}
-	if err != nil { // exit 1: staged changes
+	commit := head
+	if headTree, err := st.git(ctx, nil, "", "rev-parse", head+"^{tree}"); err != nil {
+		return "", err
+	} else if tree != headTree {
 		name, email := req.author()
 		date := req.Created.UTC().Format(time.RFC3339)
 		env := []string{"GIT_AUTHOR_NAME=" + name, "GIT_AUTHOR_EMAIL=" + email, "GIT_AUTHOR_DATE=" + date,
 			"GIT_COMMITTER_NAME=" + name, "GIT_COMMITTER_EMAIL=" + email, "GIT_COMMITTER_DATE=" + date}
-		if _, err := gitRun(ctx, req.Dir, env, req.message(), "commit", "--quiet", "--no-verify", "--cleanup=strip", "-F", "-"); err != nil {
+		if commit, err = st.git(ctx, env, req.message(), "commit-tree", tree, "-p", head, "-F", "-"); err != nil {
 			return "", err
 		}
 	}
-	head, err := gitRun(ctx, req.Dir, nil, "", "rev-parse", "HEAD")
-	if err != nil {
-		return "", err
-	}
-	// Ahead of what the remotes had, leaving out the delivery's own branch
-	// (a push to the clone's remote updates its remote-tracking ref).
-	ahead, err := gitRun(ctx, req.Dir, nil, "", "rev-list", "--count", "HEAD", "--not",
-		"--exclude=*/"+req.Spec.BranchName(req.TaskID), "--remotes")
+	ahead, err := st.git(ctx, nil, "", append([]string{"rev-list", "--count", commit, "--not"}, bases...)...)
 	if err != nil || ahead == "0" {
 		return "", err
 	}
-	return head, nil
+	return commit, nil
 }
 
 func (req Request) author() (name, email string) {
@@ -183,9 +168,9 @@ func (req Request) message() string {
 
 // push pushes commit to the branch unless it is there already; a branch
 // holding an earlier commit of this task is replaced (with a lease).
-func (req Request) push(ctx context.Context, remote string, env []string, branch, commit string) error {
+func (req Request) push(ctx context.Context, st *stage, remote string, env []string, branch, commit string) error {
 	ref := "refs/heads/" + branch
-	out, err := gitRun(ctx, req.Dir, env, "", "ls-remote", "--", remote, ref)
+	out, err := st.git(ctx, env, "", "ls-remote", "--", remote, ref)
 	if err != nil {
 		return err
 	}
@@ -194,11 +179,11 @@ func (req Request) push(ctx context.Context, remote string, env []string, branch
 		if existing == commit {
 			return nil // pushed by an earlier attempt
 		}
-		if req.ownCommit(ctx, remote, env, ref) {
+		if req.ownCommit(ctx, st, remote, env, ref) {
 			args = []string{"push", "--porcelain", "--force-with-lease=" + ref + ":" + existing, "--", remote, commit + ":" + ref}
 		}
 	}
-	_, err = gitRun(ctx, req.Dir, env, "", args...)
+	_, err = st.git(ctx, env, "", args...)
 	if err != nil {
 		return fmt.Errorf("pushing %s to %s: %w", branch, redact(remote), err)
 	}
@@ -206,18 +191,22 @@ func (req Request) push(ctx context.Context, remote string, env []string, branch
 }
 
 // ownCommit reports whether the remote's ref holds a commit of this task.
-func (req Request) ownCommit(ctx context.Context, remote string, env []string, ref string) bool {
-	if _, err := gitRun(ctx, req.Dir, env, "", "fetch", "--quiet", "--no-tags", "--", remote, ref); err != nil {
+func (req Request) ownCommit(ctx context.Context, st *stage, remote string, env []string, ref string) bool {
+	if _, err := st.git(ctx, env, "", "fetch", "--quiet", "--no-tags", "--", remote, ref); err != nil {
 		return false
 	}
-	msg, err := gitRun(ctx, req.Dir, nil, "", "log", "-1", "--format=%B", "FETCH_HEAD")
+	msg, err := st.git(ctx, nil, "", "log", "-1", "--format=%B", "FETCH_HEAD")
 	return err == nil && strings.Contains(msg, TrailerKey+": "+req.TaskID.String())
 }
 
 // keepCommit stores the commits that could not be pushed as the task's
 // "commit" artifact.
-func (req Request) keepCommit(ctx context.Context, commit string) {
-	patch, err := gitRun(ctx, req.Dir, nil, "", "format-patch", "--stdout", commit, "--not", "--remotes")
+func (req Request) keepCommit(ctx context.Context, st *stage, commit string) {
+	_, bases, err := st.workspaceRefs(ctx, "")
+	if err != nil {
+		return
+	}
+	patch, err := st.git(ctx, nil, "", append([]string{"format-patch", "--stdout", commit, "--not"}, bases...)...)
 	if err != nil || patch == "" || req.Store == nil {
 		return
 	}
@@ -226,7 +215,7 @@ func (req Request) keepCommit(ctx context.Context, commit string) {
 }
 
 // openRequest finds the open request from branch or opens one.
-func (req Request) openRequest(ctx context.Context, remote string, env []string, branch string) (forge.Request, error) {
+func (req Request) openRequest(ctx context.Context, st *stage, remote string, env []string, branch string) (forge.Request, error) {
 	pr := req.Spec.PullRequest
 	t, _ := req.Creds.Token(req.Spec.Credentials.Token)
 	secret, err := t.secret()
@@ -246,7 +235,7 @@ func (req Request) openRequest(ctx context.Context, remote string, env []string,
 	if r, ok, err := f.Find(ctx, repo, branch); err != nil || ok {
 		return r, err
 	}
-	base, err := req.base(ctx, remote, env)
+	base, err := req.base(ctx, st, remote, env)
 	if err != nil {
 		return forge.Request{}, err
 	}
@@ -256,17 +245,17 @@ func (req Request) openRequest(ctx context.Context, remote string, env []string,
 
 // base is the branch the request targets: the spec's, the environment's
 // ref when it is a branch of the remote, else the remote's default branch.
-func (req Request) base(ctx context.Context, remote string, env []string) (string, error) {
+func (req Request) base(ctx context.Context, st *stage, remote string, env []string) (string, error) {
 	if req.Spec.Base != "" {
 		return req.Spec.Base, nil
 	}
 	if req.Ref != "" {
-		out, err := gitRun(ctx, req.Dir, env, "", "ls-remote", "--heads", "--", remote, "refs/heads/"+req.Ref)
+		out, err := st.git(ctx, env, "", "ls-remote", "--heads", "--", remote, "refs/heads/"+req.Ref)
 		if err == nil && out != "" {
 			return req.Ref, nil
 		}
 	}
-	out, err := gitRun(ctx, req.Dir, env, "", "ls-remote", "--symref", "--", remote, "HEAD")
+	out, err := st.git(ctx, env, "", "ls-remote", "--symref", "--", remote, "HEAD")
 	if err != nil {
 		return "", err
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -206,5 +207,37 @@ func TestDeliverNothingOrUnknown(t *testing.T) {
 	res = delivery.Deliver(context.Background(), request(workspace(t, bare, map[string]string{"a": "b"}), bare, uuid.New(), spec, creds{}, st))
 	if res.Pushed || !strings.Contains(res.Error, "not configured") {
 		t.Errorf("delivery with an unknown reference %+v", res)
+	}
+}
+
+// TestDeliverIgnoresWorkspaceGitConfig: what the agent writes into the
+// workspace's .git (a config that runs programs, hooks) never runs on the
+// worker during a delivery.
+func TestDeliverIgnoresWorkspaceGitConfig(t *testing.T) {
+	bare := newOrigin(t)
+	dir := workspace(t, bare, map[string]string{"README": "changed\n"})
+	marker := filepath.Join(t.TempDir(), "ran")
+	run := "touch " + marker + "; false"
+	git(t, dir, "config", "core.fsmonitor", run)
+	git(t, dir, "config", "core.sshCommand", run)
+	git(t, dir, "config", "filter.evil.clean", run)
+	if err := os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("* filter=evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, hook := range []string{"pre-push", "pre-commit", "post-commit", "reference-transaction"} {
+		if err := os.WriteFile(filepath.Join(dir, ".git", "hooks", hook), []byte("#!/bin/sh\n"+run+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, id := taskStore(t)
+	res := delivery.Deliver(context.Background(), request(dir, bare, id, fleet.Delivery{}, creds{}, st))
+	if res.Error != "" || !res.Pushed {
+		t.Fatalf("delivery %+v", res)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a program from the workspace's .git ran during the delivery")
+	}
+	if got := git(t, bare, "show", res.Branch+":README"); got != "changed" {
+		t.Errorf("pushed README = %q", got)
 	}
 }

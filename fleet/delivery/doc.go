@@ -5,6 +5,18 @@
 // the task's checks passed (fleet.Delivery.EvenIfChecksFail delivers a
 // failing task too).
 //
+// # The agent's .git is not trusted
+//
+// Delivery runs git on the worker, outside the task's sandbox, with the
+// worker's credentials, while the workspace's .git is the agent's to
+// write (hooks, a config whose core.fsmonitor, filters or sshCommand run
+// programs). So no git command runs with that .git as its repository: a
+// stage (a fresh bare repository of the worker's) reads the workspace's
+// objects through an alternates file, its HEAD and remote-tracking refs as
+// data, and its files through GIT_WORK_TREE with an index of its own; the
+// commit, the fetches and the push run there, and the workspace's .git is
+// left as it was.
+//
 // # Credentials
 //
 // A spec names credentials, never holds them: delivery.credentials.ssh_key
@@ -20,7 +32,8 @@
 //
 // # Retried safely
 //
-// The commit is made deterministic: its author and committer dates are the
+// The commit (the workspace's files on top of its HEAD) is made
+// deterministic: its author and committer dates are the
 // task's creation time and its message ends with an "Agentfleet-Task:
 // <id>" trailer, so a redelivered task that redoes the same work makes the
 // same commit. Before pushing, Deliver asks the remote for the branch: at
