@@ -13,8 +13,8 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/dev"
-	"github.com/agentfleet/agentfleet/store"
 	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/store"
 
 	"github.com/chromedp/chromedp"
 
