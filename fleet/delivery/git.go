@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -49,15 +48,6 @@ type GitError struct {
 
 func (e *GitError) Error() string { return e.Command + ": " + e.Message }
 func (e *GitError) Unwrap() error { return e.err }
-
-// exitCode is the exit status of a failed git command, -1 if it did not run.
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	return -1
-}
 
 // remoteKind classifies a git remote URL.
 type remoteKind int
