@@ -29,11 +29,13 @@ import (
 //	repo/          the sample repository, copied and committed to a fresh git repository,
 //	               cloned bare: the tasks clone the bare one and deliver their branches there
 //	backlog.jsonl  one task spec per line; a spec without an environment gets the sample repository
+//	               and a delivery of its branch to it (the file stays submittable without one)
 //	plan.json      the simulated model's script for those tasks (see SimPlan)
 const (
 	demoRepoDir  = "repo"
 	demoBacklog  = "backlog.jsonl"
 	demoPlanFile = "plan.json"
+	demoAuthor   = "agentfleet demo <demo@agentfleet.invalid>"
 )
 
 // LoadDemoPlan reads the simulated-model plan of a demo directory.
@@ -92,6 +94,9 @@ func RunDemo(ctx context.Context, c *client.Client, o DemoOptions) (DemoResult, 
 	for i := range specs {
 		if specs[i].Environment == (fleet.Environment{}) {
 			specs[i].Environment = fleet.Environment{Repo: repo}
+			if specs[i].Delivery == nil {
+				specs[i].Delivery = &fleet.Delivery{Author: demoAuthor}
+			}
 		}
 	}
 	fmt.Fprintf(o.Out, "demo: sample repository %s (a copy of %s, committed; bare clone %s receives the branches)\n",
