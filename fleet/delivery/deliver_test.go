@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -45,8 +46,8 @@ func TestDeliverRetriedSafely(t *testing.T) {
 		!strings.Contains(msg, "Agentfleet-Task: "+id.String()) {
 		t.Errorf("commit message:\n%s", msg)
 	}
-	if gh.pulls[0]["base"] != "main" || gh.pulls[0]["title"] != "Fix the greeting" || !strings.Contains(gh.pulls[0]["body"].(string), id.String()) {
-		t.Errorf("pull request %+v: want base main, the answer's first line as title, the task in the body", gh.pulls[0])
+	if pulls, _ := gh.created(); pulls[0]["base"] != "main" || pulls[0]["title"] != "Fix the greeting" || !strings.Contains(pulls[0]["body"].(string), id.String()) {
+		t.Errorf("pull request %+v: want base main, the answer's first line as title, the task in the body", pulls[0])
 	}
 
 	again := delivery.Deliver(ctx, request(dir, bare, id, spec, c, st))
@@ -56,16 +57,16 @@ func TestDeliverRetriedSafely(t *testing.T) {
 			t.Errorf("a repeated delivery gave %+v, want %+v", r, first)
 		}
 	}
-	if n := pushes(t, bare); n != 1 || gh.posts != 1 {
-		t.Fatalf("%d pushes and %d pull requests created, want 1 and 1", n, gh.posts)
+	if _, posts := gh.created(); pushes(t, bare) != 1 || posts != 1 {
+		t.Fatalf("%d pushes and %d pull requests created, want 1 and 1", pushes(t, bare), posts)
 	}
 
 	other := delivery.Deliver(ctx, request(workspace(t, bare, map[string]string{"README": "hello, there\n"}), bare, id, spec, c, st))
 	if other.Error != "" || other.Commit == first.Commit || other.RequestNumber != 1 {
 		t.Fatalf("delivery of different work %+v: want the task's own branch replaced, the same request", other)
 	}
-	if n := pushes(t, bare); n != 2 || gh.posts != 1 {
-		t.Errorf("%d pushes and %d pull requests created, want 2 and 1", n, gh.posts)
+	if _, posts := gh.created(); pushes(t, bare) != 2 || posts != 1 {
+		t.Errorf("%d pushes and %d pull requests created, want 2 and 1", pushes(t, bare), posts)
 	}
 }
 
@@ -106,7 +107,7 @@ func TestDeliverOverSmartHTTP(t *testing.T) {
 	git(t, bare, "config", "http.receivepack", "true")
 	backend := &cgi.Handler{Path: gitPath, Args: []string{"http-backend"}, Root: "/git",
 		Env: []string{"GIT_PROJECT_ROOT=" + filepath.Dir(bare), "GIT_HTTP_EXPORT_ALL=1"}}
-	var sawToken bool
+	var sawToken atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user, pass, ok := r.BasicAuth()
 		if !ok || user != "x-access-token" || pass != "s3cret" {
@@ -114,7 +115,7 @@ func TestDeliverOverSmartHTTP(t *testing.T) {
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 			return
 		}
-		sawToken = true
+		sawToken.Store(true)
 		backend.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
@@ -127,8 +128,8 @@ func TestDeliverOverSmartHTTP(t *testing.T) {
 		"elsewhere": {TokenFile: tokenFile(t, "s3cret"), Forge: "gitea", APIURL: "http://forge.invalid/api/v1"}}}
 	spec := fleet.Delivery{Remote: remote, Credentials: fleet.DeliveryCredentials{Token: "forge"}}
 	res := delivery.Deliver(context.Background(), request(dir, bare, id, spec, c, st))
-	if res.Error != "" || !res.Pushed || !sawToken {
-		t.Fatalf("delivery %+v (token seen: %v)", res, sawToken)
+	if res.Error != "" || !res.Pushed || !sawToken.Load() {
+		t.Fatalf("delivery %+v (token seen: %v)", res, sawToken.Load())
 	}
 	if got := git(t, bare, "show", res.Branch+":new.txt"); got != "over http" {
 		t.Errorf("pushed file = %q", got)

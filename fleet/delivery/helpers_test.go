@@ -139,6 +139,13 @@ func newGitHubFake(t testing.TB) *githubFake {
 	return g
 }
 
+// created returns the pulls opened and how many creations were asked for.
+func (g *githubFake) created() ([]map[string]any, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]map[string]any(nil), g.pulls...), g.posts
+}
+
 func (g *githubFake) serve(w http.ResponseWriter, r *http.Request) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

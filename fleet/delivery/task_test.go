@@ -51,7 +51,8 @@ func TestTaskChecksThenDeliversPullRequest(t *testing.T) {
 	if got := git(t, bare, "show", d.Commit+":greeting.txt"); got != "hello, world" {
 		t.Errorf("pushed greeting.txt = %q", got)
 	}
-	body := gh.pulls[0]["body"].(string)
+	pulls, _ := gh.created()
+	body := pulls[0]["body"].(string)
 	for _, want := range []string{"greets the world", "### Checks: passed", "| `greets` | after 0 | passed", "https://fleet.example/#/tasks/" + id.String()} {
 		if !strings.Contains(body, want) {
 			t.Errorf("pull request body lacks %q:\n%s", want, body)

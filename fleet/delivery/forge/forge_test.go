@@ -39,6 +39,8 @@ func newDocServer(t *testing.T, want ...exchange) *docServer {
 	d.srv = httptest.NewServer(http.HandlerFunc(d.serve))
 	t.Cleanup(func() {
 		d.srv.Close()
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		if d.n != len(d.want) {
 			t.Errorf("%d of %d documented requests were made", d.n, len(d.want))
 		}
