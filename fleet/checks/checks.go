@@ -46,7 +46,10 @@ type Runner struct {
 	// Stopped, when set, reports that the task was stopped from outside
 	// (aborted, cancelled, draining): no further check starts.
 	Stopped func() bool
-	Log     *slog.Logger
+	// Closed, when set, is closed when the session is (an abort): a check
+	// running then is killed rather than left to its timeout.
+	Closed <-chan struct{}
+	Log    *slog.Logger
 
 	report fleet.CheckReport
 }
@@ -165,7 +168,9 @@ func (r *Runner) runOne(ctx context.Context, c fleet.Check, phase string, round 
 	run := fleet.CheckRun{Name: c.Name, Command: c.Command, Phase: phase, Round: round,
 		Output: artifactName(c.Name, phase, round)}
 	started := time.Now()
-	res, err := r.Env.Exec(ctx, execenv.ExecRequest{Command: c.Command, Timeout: c.TimeoutOrDefault()})
+	execCtx, stop := r.untilClosed(ctx)
+	res, err := r.Env.Exec(execCtx, execenv.ExecRequest{Command: c.Command, Timeout: c.TimeoutOrDefault()})
+	stop()
 	run.DurationMS = time.Since(started).Milliseconds()
 	output := combined(res, c, err)
 	run.ExitCode, run.TimedOut = res.ExitCode, res.TimedOut
@@ -182,6 +187,21 @@ func (r *Runner) runOne(ctx context.Context, c fleet.Check, phase string, round 
 		}
 	}
 	return run, output
+}
+
+// untilClosed derives a context that also ends when the session closes.
+func (r *Runner) untilClosed(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	if r.Closed != nil {
+		go func() {
+			select {
+			case <-r.Closed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // artifactName names the output artifact of a run.
@@ -206,6 +226,8 @@ func combined(res execenv.ExecResult, c fleet.Check, err error) string {
 	switch {
 	case err != nil:
 		fmt.Fprintf(&b, "\n[the check could not run: %v]", err)
+	case res.Canceled:
+		b.WriteString("\n[stopped: the task was stopped while the check ran]")
 	case res.TimedOut:
 		fmt.Fprintf(&b, "\n[timed out after %s and was killed]", c.TimeoutOrDefault())
 	case res.OmittedBytes > 0:

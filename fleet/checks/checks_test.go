@@ -2,12 +2,15 @@ package checks_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -117,5 +120,25 @@ func TestCheckTimesOut(t *testing.T) {
 	out, err := f.Store.GetArtifact(context.Background(), store.GetArtifactParams{TaskID: task.ID, Kind: "check", Name: rep.Runs[0].Output})
 	if err != nil || !strings.Contains(string(out.Content), "started") || !strings.Contains(string(out.Content), "timed out after 1s") {
 		t.Errorf("output %q, %v: want the output so far and the timeout", out.Content, err)
+	}
+}
+
+// TestDrainStopsRunningCheck: a worker that drains while a long check
+// runs kills it once the drain's grace is over and hands the task back,
+// rather than waiting for the check's timeout.
+func TestDrainStopsRunningCheck(t *testing.T) {
+	f := startFleet(t)
+	spec := fleettest.Spec("slow check", step{Text: "done"})
+	spec.Checks = []fleet.Check{{Name: "slow", Command: "touch started; sleep 600", Timeout: fleet.Duration(time.Hour)}}
+	id := f.Submit(spec)
+	w := f.Workers()[0]
+	started := filepath.Join(w.Config().WorkspaceRoot, id.String(), "started")
+	testenv.Eventually(t, fleettest.Wait, "the check to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	w.Stop(t) // fails the test if the drain waits for the check
+	if task := f.Task(id); task.State != store.TaskQueued {
+		t.Fatalf("after the drain the task is %s (%s), want queued (handed back)", task.State, task.Error)
 	}
 }

@@ -100,7 +100,7 @@ func (r *run) prepare(ctx context.Context) error {
 		sess.Close()
 		return err
 	}
-	r.checks = r.newChecks()
+	r.checks = r.newChecks(sess)
 	r.mu.Lock()
 	r.sess = sess
 	stop := r.stop

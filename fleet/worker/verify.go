@@ -14,13 +14,13 @@ import (
 
 // newChecks returns the check runner of a task whose spec lists checks
 // (package checks), nil for the others.
-func (r *run) newChecks() *checks.Runner {
+func (r *run) newChecks(sess *agent.Session) *checks.Runner {
 	if len(r.spec.Checks) == 0 {
 		return nil
 	}
 	return &checks.Runner{Env: r.env, Store: r.w.st, TaskID: r.task.ID, Spec: r.spec.Verification, Log: r.log,
-		Stopped: func() bool { return r.stopReason() != "" },
-		OnRun:   func(run fleet.CheckRun) { r.pump.publishValue(context.Background(), fleet.KindCheckEnd, run) }}
+		Stopped: func() bool { return r.stopReason() != "" }, Closed: sess.Done(),
+		OnRun: func(run fleet.CheckRun) { r.pump.publishValue(context.Background(), fleet.KindCheckEnd, run) }}
 }
 
 // checkBefore runs the checks before a new session's first input, when
