@@ -2,7 +2,9 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -67,13 +69,39 @@ func CheckCredentials(d fleet.Delivery, creds Credentials) error {
 }
 
 // Deliver commits, pushes and opens the request; the result says how far
-// it got, and its Error why it stopped.
-func Deliver(ctx context.Context, req Request) fleet.DeliveryResult {
-	res := fleet.DeliveryResult{Branch: req.Spec.BranchName(req.TaskID)}
+// it got, and its Error why it stopped. temporary reports an error worth
+// another try later (see Temporary): delivering again is safe.
+func Deliver(ctx context.Context, req Request) (res fleet.DeliveryResult, temporary bool) {
+	res = fleet.DeliveryResult{Branch: req.Spec.BranchName(req.TaskID)}
 	if err := req.deliver(ctx, &res); err != nil {
 		res.Error = err.Error()
+		temporary = Temporary(err)
 	}
-	return res
+	return res, temporary
+}
+
+// Temporary reports an error another try may not meet: a forge that
+// answered 429 or 5xx or could not be reached, or a git remote that could
+// not be reached. A refusal (401, 403, 422, a rejected push) is not.
+func Temporary(err error) bool {
+	if s := forge.StatusOf(err); s != 0 {
+		return s == http.StatusTooManyRequests || s >= 500
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var ge *GitError
+	if !errors.As(err, &ge) {
+		return false
+	}
+	for _, s := range []string{"Could not resolve host", "Connection refused", "Connection timed out",
+		"Connection reset", "The requested URL returned error: 5", "Operation timed out", "early EOF"} {
+		if strings.Contains(ge.Message, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (req Request) deliver(ctx context.Context, res *fleet.DeliveryResult) error {

@@ -34,7 +34,7 @@ func TestDeliverRetriedSafely(t *testing.T) {
 	ctx := context.Background()
 
 	dir := workspace(t, bare, map[string]string{"README": "hello, world\n"})
-	first := delivery.Deliver(ctx, request(dir, bare, id, spec, c, st))
+	first := deliverOnce(ctx, request(dir, bare, id, spec, c, st))
 	if first.Error != "" || !first.Pushed || first.RequestNumber != 1 || first.Branch != "agentfleet/"+id.String() {
 		t.Fatalf("first delivery %+v", first)
 	}
@@ -50,8 +50,8 @@ func TestDeliverRetriedSafely(t *testing.T) {
 		t.Errorf("pull request %+v: want base main, the answer's first line as title, the task in the body", pulls[0])
 	}
 
-	again := delivery.Deliver(ctx, request(dir, bare, id, spec, c, st))
-	redo := delivery.Deliver(ctx, request(workspace(t, bare, map[string]string{"README": "hello, world\n"}), bare, id, spec, c, st))
+	again := deliverOnce(ctx, request(dir, bare, id, spec, c, st))
+	redo := deliverOnce(ctx, request(workspace(t, bare, map[string]string{"README": "hello, world\n"}), bare, id, spec, c, st))
 	for _, r := range []fleet.DeliveryResult{again, redo} {
 		if r != first {
 			t.Errorf("a repeated delivery gave %+v, want %+v", r, first)
@@ -61,7 +61,7 @@ func TestDeliverRetriedSafely(t *testing.T) {
 		t.Fatalf("%d pushes and %d pull requests created, want 1 and 1", pushes(t, bare), posts)
 	}
 
-	other := delivery.Deliver(ctx, request(workspace(t, bare, map[string]string{"README": "hello, there\n"}), bare, id, spec, c, st))
+	other := deliverOnce(ctx, request(workspace(t, bare, map[string]string{"README": "hello, there\n"}), bare, id, spec, c, st))
 	if other.Error != "" || other.Commit == first.Commit || other.RequestNumber != 1 {
 		t.Fatalf("delivery of different work %+v: want the task's own branch replaced, the same request", other)
 	}
@@ -80,7 +80,7 @@ func TestDeliverOverSSH(t *testing.T) {
 	st, id := taskStore(t)
 	c := creds{keys: map[string]delivery.SSHKey{"deploy": {KeyFile: srv.KeyFile, KnownHostsFile: srv.KnownHostsFile}}}
 	spec := fleet.Delivery{Remote: remote, Branch: "fix/{short_id}", Credentials: fleet.DeliveryCredentials{SSHKey: "deploy"}}
-	res := delivery.Deliver(context.Background(), request(dir, bare, id, spec, c, st))
+	res := deliverOnce(context.Background(), request(dir, bare, id, spec, c, st))
 	if res.Error != "" || !res.Pushed || res.Branch != "fix/"+id.String()[:8] || res.Remote != remote {
 		t.Fatalf("delivery %+v", res)
 	}
@@ -90,7 +90,7 @@ func TestDeliverOverSSH(t *testing.T) {
 	// Without the key, sshd refuses: the error is ssh's and git's.
 	spec.Credentials = fleet.DeliveryCredentials{}
 	spec.Branch = "other"
-	res = delivery.Deliver(context.Background(), request(dir, bare, id, spec, creds{}, st))
+	res = deliverOnce(context.Background(), request(dir, bare, id, spec, creds{}, st))
 	if res.Pushed || !strings.Contains(res.Error, "git ls-remote") {
 		t.Errorf("delivery without the key %+v, want git's refusal", res)
 	}
@@ -127,7 +127,7 @@ func TestDeliverOverSmartHTTP(t *testing.T) {
 		"forge":     {TokenFile: tokenFile(t, "s3cret"), Forge: "gitea", APIURL: "http://" + host + "/api/v1"},
 		"elsewhere": {TokenFile: tokenFile(t, "s3cret"), Forge: "gitea", APIURL: "http://forge.invalid/api/v1"}}}
 	spec := fleet.Delivery{Remote: remote, Credentials: fleet.DeliveryCredentials{Token: "forge"}}
-	res := delivery.Deliver(context.Background(), request(dir, bare, id, spec, c, st))
+	res := deliverOnce(context.Background(), request(dir, bare, id, spec, c, st))
 	if res.Error != "" || !res.Pushed || !sawToken.Load() {
 		t.Fatalf("delivery %+v (token seen: %v)", res, sawToken.Load())
 	}
@@ -136,13 +136,13 @@ func TestDeliverOverSmartHTTP(t *testing.T) {
 	}
 	// A token is never sent to a host its configuration does not list.
 	spec.Credentials.Token, spec.Branch = "elsewhere", "x"
-	res = delivery.Deliver(context.Background(), request(dir, bare, id, spec, c, st))
+	res = deliverOnce(context.Background(), request(dir, bare, id, spec, c, st))
 	if res.Pushed || !strings.Contains(res.Error, `token "elsewhere" may not be sent to `+host) {
 		t.Errorf("delivery with a token for another host %+v", res)
 	}
 	// Without a token the server refuses, and git says so.
 	spec.Credentials.Token = ""
-	res = delivery.Deliver(context.Background(), request(dir, bare, id, spec, c, st))
+	res = deliverOnce(context.Background(), request(dir, bare, id, spec, c, st))
 	if res.Pushed || !strings.Contains(res.Error, "Authentication failed") && !strings.Contains(res.Error, "could not read Username") {
 		t.Errorf("delivery without a token %+v, want git's authentication error", res)
 	}
@@ -159,7 +159,7 @@ func TestPushRejected(t *testing.T) {
 	git(t, theirs, "push", "--quiet", "origin", "HEAD:refs/heads/taken")
 	st, id := taskStore(t)
 	dir := workspace(t, bare, map[string]string{"mine.txt": "mine\n"})
-	res := delivery.Deliver(context.Background(), request(dir, bare, id, fleet.Delivery{Branch: "taken"}, creds{}, st))
+	res := deliverOnce(context.Background(), request(dir, bare, id, fleet.Delivery{Branch: "taken"}, creds{}, st))
 	if res.Pushed || res.Commit == "" || !strings.Contains(res.Error, "rejected") {
 		t.Fatalf("delivery %+v, want git's rejection", res)
 	}
@@ -180,12 +180,12 @@ func TestForgeRefuses(t *testing.T) {
 		"bad": {TokenFile: tokenFile(t, "wrong"), Forge: "github", APIURL: gh.srv.URL}}}
 	st, id := taskStore(t)
 	spec := fleet.Delivery{Credentials: fleet.DeliveryCredentials{Token: "gh"}, PullRequest: &fleet.PullRequest{Repo: "octo/hello"}}
-	res := delivery.Deliver(context.Background(), request(workspace(t, bare, map[string]string{"a": "b"}), bare, id, spec, c, st))
-	if !res.Pushed || res.RequestURL != "" || !strings.Contains(res.Error, "422") || !strings.Contains(res.Error, "No commits between") {
-		t.Errorf("delivery %+v, want pushed and the forge's 422", res)
+	res, temporary := delivery.Deliver(context.Background(), request(workspace(t, bare, map[string]string{"a": "b"}), bare, id, spec, c, st))
+	if !res.Pushed || res.RequestURL != "" || !strings.Contains(res.Error, "422") || !strings.Contains(res.Error, "No commits between") || temporary {
+		t.Errorf("delivery %+v (temporary %v), want pushed and the forge's 422, for good", res, temporary)
 	}
 	spec.Credentials.Token, spec.Branch = "bad", "other"
-	res = delivery.Deliver(context.Background(), request(workspace(t, bare, map[string]string{"a": "c"}), bare, id, spec, c, st))
+	res = deliverOnce(context.Background(), request(workspace(t, bare, map[string]string{"a": "c"}), bare, id, spec, c, st))
 	if !res.Pushed || !strings.Contains(res.Error, "401") || !strings.Contains(res.Error, "Bad credentials") {
 		t.Errorf("delivery %+v, want the forge's 401", res)
 	}
@@ -196,7 +196,7 @@ func TestForgeRefuses(t *testing.T) {
 func TestDeliverNothingOrUnknown(t *testing.T) {
 	bare := newOrigin(t)
 	st, id := taskStore(t)
-	res := delivery.Deliver(context.Background(), request(workspace(t, bare, nil), bare, id, fleet.Delivery{}, creds{}, st))
+	res := deliverOnce(context.Background(), request(workspace(t, bare, nil), bare, id, fleet.Delivery{}, creds{}, st))
 	if res.Error != "" || res.Pushed || res.Skipped == "" {
 		t.Errorf("delivery without changes %+v", res)
 	}
@@ -205,7 +205,7 @@ func TestDeliverNothingOrUnknown(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `delivery.credentials.token "nope" is not configured`) {
 		t.Errorf("CheckCredentials = %v", err)
 	}
-	res = delivery.Deliver(context.Background(), request(workspace(t, bare, map[string]string{"a": "b"}), bare, uuid.New(), spec, creds{}, st))
+	res = deliverOnce(context.Background(), request(workspace(t, bare, map[string]string{"a": "b"}), bare, uuid.New(), spec, creds{}, st))
 	if res.Pushed || !strings.Contains(res.Error, "not configured") {
 		t.Errorf("delivery with an unknown reference %+v", res)
 	}
@@ -231,7 +231,7 @@ func TestDeliverIgnoresWorkspaceGitConfig(t *testing.T) {
 		}
 	}
 	st, id := taskStore(t)
-	res := delivery.Deliver(context.Background(), request(dir, bare, id, fleet.Delivery{}, creds{}, st))
+	res := deliverOnce(context.Background(), request(dir, bare, id, fleet.Delivery{}, creds{}, st))
 	if res.Error != "" || !res.Pushed {
 		t.Fatalf("delivery %+v", res)
 	}

@@ -46,6 +46,10 @@
 //
 // # Failures
 //
+// A forge that answers 429 or 5xx or cannot be reached, and a remote that
+// cannot be reached, are Temporary: the worker hands the task back while
+// it has deliveries left, and the next run delivers what is missing.
+//
 // A push the remote refuses, an unknown credentials reference or a forge
 // that answers 401 or 422 fail the delivery with git's or the forge's
 // message (DeliveryResult.Error); a commit that could not be pushed is

@@ -115,6 +115,13 @@ func taskStore(t testing.TB) (store.Store, uuid.UUID) {
 	return st, res.Task.ID
 }
 
+// deliverOnce delivers and returns the result, whether or not an error
+// was temporary.
+func deliverOnce(ctx context.Context, req delivery.Request) fleet.DeliveryResult {
+	res, _ := delivery.Deliver(ctx, req)
+	return res
+}
+
 func request(dir, repo string, id uuid.UUID, spec fleet.Delivery, c delivery.Credentials, st delivery.Artifacts) delivery.Request {
 	return delivery.Request{Dir: dir, TaskID: id, Created: created, Spec: spec, Repo: repo, Answer: "Fix the greeting\n\nIt said hello.",
 		Creds: c, Store: st}
@@ -129,7 +136,9 @@ type githubFake struct {
 	pulls  []map[string]any
 	posts  int
 	status int // when non-zero, every POST /pulls answers it
-	srv    *httptest.Server
+	// unavailable is how many POST /pulls answer 503 first.
+	unavailable int
+	srv         *httptest.Server
 }
 
 func newGitHubFake(t testing.TB) *githubFake {
@@ -166,6 +175,12 @@ func (g *githubFake) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(append([]map[string]any{}, open...))
 	case r.Method == "POST" && r.URL.Path == "/repos/octo/hello/pulls":
 		g.posts++
+		if g.unavailable > 0 {
+			g.unavailable--
+			w.WriteHeader(503)
+			_, _ = w.Write([]byte(`{"message":"Service Unavailable"}`))
+			return
+		}
 		if g.status != 0 {
 			w.WriteHeader(g.status)
 			_, _ = w.Write([]byte(`{"message":"Validation Failed","errors":[{"resource":"PullRequest","code":"custom","message":"No commits between main and the branch"}]}`))

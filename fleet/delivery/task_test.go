@@ -108,3 +108,30 @@ func TestTaskPushRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskRetriesTemporaryForgeError: the forge answers 503 once; the task
+// is handed back, runs again, finds its branch pushed (no second push) and
+// opens the request.
+func TestTaskRetriesTemporaryForgeError(t *testing.T) {
+	bare := newOrigin(t)
+	gh := newGitHubFake(t)
+	gh.unavailable = 1
+	tok := tokenFile(t, "ghp_test")
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, SQLite: true, Worker: func(_ int, c *worker.Config) {
+		c.Delivery.Tokens = map[string]delivery.Token{"gh": {TokenFile: tok, Forge: "github", APIURL: gh.srv.URL}}
+	}})
+	id := f.Submit(fixSpec(bare, &fleet.Delivery{Credentials: fleet.DeliveryCredentials{Token: "gh"},
+		PullRequest: &fleet.PullRequest{Repo: "octo/hello"}}))
+	task := f.WaitDone(id)
+	res := fleettest.Result(t, task)
+	if task.State != store.TaskSucceeded || task.Attempts != 2 {
+		t.Fatalf("state %s (%s) after %d attempts: %s", task.State, task.Error, task.Attempts, res.Error)
+	}
+	pulls, posts := gh.created()
+	if len(pulls) != 1 || posts != 2 || res.Delivery.RequestNumber != 1 {
+		t.Errorf("%d pulls from %d requests, result %+v: want one pull, opened on the second try", len(pulls), posts, res.Delivery)
+	}
+	if n := pushes(t, bare); n != 1 {
+		t.Errorf("%d pushes, want 1", n)
+	}
+}

@@ -48,10 +48,11 @@ func (r *run) verify(ctx context.Context, out agent.Outcome, err error) (agent.O
 func (r *run) finishAnswered(ctx context.Context, out agent.Outcome) settlement {
 	passed := r.checks == nil || r.checks.Passed()
 	res := r.result(out, passed, "")
+	temporary := false
 	if d := r.spec.Delivery; d != nil {
 		if passed || d.EvenIfChecksFail {
 			r.writeDiff(ctx) // before the delivery commits the changes
-			res.Delivery = r.deliver(ctx, res.FinalText)
+			res.Delivery, temporary = r.deliver(ctx, res.FinalText)
 		} else {
 			res.Delivery = &fleet.DeliveryResult{Branch: d.BranchName(r.task.ID), Skipped: "the checks failed"}
 		}
@@ -60,6 +61,11 @@ func (r *run) finishAnswered(ctx context.Context, out agent.Outcome) settlement 
 	case !passed:
 		res.Error = r.checks.Failure()
 		return r.finish(ctx, store.TaskFailed, fleet.ReasonChecksFailed, res)
+	case temporary && int(r.d.NumDelivered) < r.w.q.Config().MaxDeliver:
+		// Delivering again is safe (package delivery); the next run checks
+		// the answer again and delivers what this one could not.
+		r.log.Info("a temporary delivery error; handing the task back", "err", res.Delivery.Error)
+		return r.giveBack(ctx, r.w.backoff(r.d.NumDelivered))
 	case res.Delivery != nil && res.Delivery.Error != "":
 		res.Success, res.Error = false, "delivery: "+res.Delivery.Error
 		return r.finish(ctx, store.TaskFailed, fleet.ReasonDelivery, res)
@@ -84,13 +90,14 @@ func (r *run) checkDelivery() error {
 }
 
 // deliver commits, pushes and opens the request (package delivery) and
-// publishes the result as a DELIVERY event.
-func (r *run) deliver(ctx context.Context, answer string) *fleet.DeliveryResult {
+// publishes the result as a DELIVERY event; temporary says another try
+// may succeed.
+func (r *run) deliver(ctx context.Context, answer string) (_ *fleet.DeliveryResult, temporary bool) {
 	var res fleet.DeliveryResult
 	if r.ws == nil {
 		res = fleet.DeliveryResult{Branch: r.spec.Delivery.BranchName(r.task.ID), Error: "the task has no local workspace to deliver"}
 	} else {
-		res = delivery.Deliver(ctx, delivery.Request{Dir: r.ws.dir, TaskID: r.task.ID, Created: r.task.CreatedAt,
+		res, temporary = delivery.Deliver(ctx, delivery.Request{Dir: r.ws.dir, TaskID: r.task.ID, Created: r.task.CreatedAt,
 			Spec: *r.spec.Delivery, Repo: r.spec.Environment.Repo, Ref: r.spec.Environment.Ref, Answer: answer,
 			Checks: r.checks.Report(), Creds: deliveryCreds{&r.w.cfg}, Config: r.w.cfg.Delivery, Store: r.w.st})
 	}
@@ -98,7 +105,7 @@ func (r *run) deliver(ctx context.Context, answer string) *fleet.DeliveryResult 
 		r.log.Warn("delivering the task's changes", "err", res.Error)
 	}
 	r.pump.publishValue(ctx, fleet.KindDelivery, res)
-	return &res
+	return &res, temporary
 }
 
 // deliveryCreds resolves a delivery's credentials references from the
