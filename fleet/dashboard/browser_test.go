@@ -222,9 +222,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Click(css(`#cancel-button`)),
 		chromedp.WaitVisible(css(`#detail[data-state="cancelled"]`)),
 		chromedp.WaitVisible(css(`#task-list .task[data-id="`+slow+`"][data-state="cancelled"]`)))
-	if n := eval(`String(document.querySelectorAll('#task-list .task[data-id="` + hello + `"][data-state="succeeded"]').length)`); n != "1" {
-		t.Errorf("the task list does not show the succeeded task %s", hello)
-	}
+	// The list re-renders as events arrive: wait for it rather than read it once.
+	run("the list shows the succeeded task "+hello,
+		until(`document.querySelectorAll('#task-list .task[data-id="`+hello+`"][data-state="succeeded"]').length === 1`))
 }
 
 // saveScreenshot saves the page as a PNG in $AGENTFLEET_SCREENSHOT_DIR when
