@@ -77,7 +77,8 @@ func (r *Runner) Before(ctx context.Context) {
 // had (CountRepairs of its history). It returns the session's last
 // outcome; when that is not a completed answer (a limit, an abort, an
 // error) the caller handles it as without checks, and the verdict stays
-// "". Passed reports whether every check passed on the last answer.
+// "", as it does when the task is stopped from outside meanwhile. After a
+// completed answer, Passed says whether every check passed.
 func (r *Runner) Verify(ctx context.Context, sess Session, out agent.Outcome, repairsDone int) (agent.Outcome, error) {
 	round := repairsDone
 	r.report.RepairRounds = round
