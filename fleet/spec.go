@@ -100,6 +100,13 @@ type TaskSpec struct {
 	Priority       int               `json:"priority,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+
+	// Verification lists the checks the task must pass (spec_checks.go);
+	// embedded, so its fields sit at the spec's top level.
+	Verification
+	// Delivery hands the changes over as a branch and a pull request
+	// (spec_delivery.go); nil delivers nothing.
+	Delivery *Delivery `json:"delivery,omitempty"`
 }
 
 // Limits bound a session. Zero means no limit of the fleet's own (the
@@ -264,6 +271,8 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.checkLabels,
 		s.Session.check,
 		s.checkPermissions,
+		s.Verification.check,
+		s.checkDelivery,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -18,6 +18,10 @@ type TaskResult struct {
 	Usage     llm.Usage `json:"usage"`
 	CostUSD   float64   `json:"cost_usd"`
 	Error     string    `json:"error,omitempty"`
+	// Checks records every run of the spec's checks (spec_checks.go).
+	Checks *CheckReport `json:"checks,omitempty"`
+	// Delivery records the branch, commit and request (spec_delivery.go).
+	Delivery *DeliveryResult `json:"delivery,omitempty"`
 }
 
 // DecodeSpec is the one way to read a stored task spec (store.Task.Spec):

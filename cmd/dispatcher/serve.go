@@ -59,6 +59,11 @@ type ServeConfig struct {
 	Permissions *permission.Policy `mapstructure:"permissions"`
 	// ApprovalSweep is how often expired approvals are denied (default 1 min).
 	ApprovalSweep time.Duration `mapstructure:"approval_sweep"`
+	// The delivery credentials references the workers hold (ssh_keys,
+	// delivery.tokens): a task naming another is refused at submission.
+	// Empty: not checked here (the worker refuses it).
+	DeliverySSHKeys []string `mapstructure:"delivery_ssh_keys"`
+	DeliveryTokens  []string `mapstructure:"delivery_tokens"`
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -182,7 +187,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	defer st.Close()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
 		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
-		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep})
+		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
+		Credentials: fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens}})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -141,6 +141,10 @@ func (p *eventPrinter) print(ev client.StreamedEvent) {
 		return
 	}
 	p.endLine()
+	if s, ok := describeOutcomeEvent(ev.Event.Kind, ev.Event.Data); ok {
+		fmt.Fprintf(p.w, "%s %s\n", prefix, s)
+		return
+	}
 	fmt.Fprintf(p.w, "%s %s\n", prefix, describe(ev.Event.Kind, d))
 	if ev.Event.Kind == "APPROVAL_REQUESTED" {
 		fmt.Fprintf(p.w, "%s answer with: dispatcher approve|deny %s %s\n", prefix, ev.Event.TaskID, d.CallID)

@@ -92,6 +92,7 @@ func printTask(w io.Writer, t api.TaskView) {
 		if r.Error != "" {
 			fmt.Fprintf(tw, "result error\t%s\n", r.Error)
 		}
+		printOutcome(tw, r)
 	}
 	tw.Flush()
 	if r, ok := t.TaskResult(); ok && r.FinalText != "" {

@@ -49,6 +49,9 @@ type Config struct {
 	// ApprovalSweep is how often calls pending approval past their expiry
 	// are denied (default 1 min).
 	ApprovalSweep time.Duration
+	// Credentials lists the delivery credentials references the workers
+	// hold; a submission naming another is refused (empty: not checked).
+	Credentials fleet.KnownCredentials
 	// ControlTimeout bounds a control request to a session (default 5 s).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
@@ -239,6 +242,9 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTask
 		if fe := s.PermissionsWithin(*d.cfg.Permissions); fe != nil {
 			return s, store.CreateTaskParams{}, fe
 		}
+	}
+	if fe := s.CheckCredentials(d.cfg.Credentials); fe != nil {
+		return s, store.CreateTaskParams{}, fe
 	}
 	raw, err := json.Marshal(s)
 	if err != nil { // a fleet.TaskSpec always encodes; keep the error visible anyway

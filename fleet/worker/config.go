@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/delivery"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 )
@@ -105,6 +106,10 @@ type Config struct {
 	AllowedModels   []string `mapstructure:"allowed_models"`
 	// SSHKeys maps the key references specs name to keys on this worker.
 	SSHKeys map[string]SSHKeyConfig `mapstructure:"ssh_keys"`
+	// Delivery holds the tokens deliveries name by reference and the task
+	// link of pull requests (package delivery); ssh_key references of a
+	// delivery resolve from SSHKeys.
+	Delivery delivery.Config `mapstructure:"delivery"`
 	// KnownHostsFile is the default known_hosts for SSH environments
 	// ("" means ~/.ssh/known_hosts).
 	KnownHostsFile string `mapstructure:"known_hosts_file"`
@@ -254,6 +259,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("permissions.%w", err))
 	}
 	check(c.ApprovalTimeout > 0, "approval_timeout must be > 0, got %s", c.ApprovalTimeout)
+	if err := c.Delivery.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

@@ -21,7 +21,11 @@
 //
 //   - completed: succeeded, with TaskResult (final text, turns, usage,
 //     cost) and the `git diff` of a git workspace as the "diff" artifact;
-//     ack.
+//     ack. A spec with checks runs them first (package checks, the hook
+//     in verify.go), giving failures back to the session up to its repair
+//     rounds, and fails with checks_failed when they never pass; a spec
+//     with a delivery then delivers (package delivery) and fails with
+//     delivery_failed when that does not complete.
 //   - parked on a subagent: waiting (see Subagents); ack.
 //   - a retryable model error (rate limit, overload, 5xx, transport): the
 //     task goes back to queued and the message is naked with the

@@ -86,6 +86,9 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.checkDelivery(); err != nil {
+		return err
+	}
 	if err := r.buildEnv(ctx); err != nil {
 		return err
 	}
@@ -112,6 +115,7 @@ func (r *run) prepare(ctx context.Context) error {
 		sess.Close()
 		return err
 	}
+	r.checks = r.newChecks(sess)
 	r.mu.Lock()
 	r.sess = sess
 	stop := r.stop
@@ -172,8 +176,10 @@ func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
 	if err != nil {
 		return agent.Outcome{}, err
 	}
+	r.checkBefore(ctx)
 	out, err := r.runWithInputs(ctx, in)
 	out, err = r.runLeftoverSteering(ctx, out, err)
+	out, err = r.verify(ctx, out, err)
 	r.markDelivered(ctx, in)
 	return out, err
 }
@@ -254,6 +260,8 @@ func (r *run) prepareFailed(ctx context.Context, err error) settlement {
 	switch {
 	case errors.Is(err, errNotAllowed):
 		return r.fail(ctx, fleet.ReasonNotAllowed, err.Error())
+	case errors.Is(err, errDelivery):
+		return r.fail(ctx, fleet.ReasonDelivery, err.Error())
 	case errors.As(err, &fe), errors.Is(err, errBadEnvironment):
 		return r.fail(ctx, fleet.ReasonEnvironment, err.Error())
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/approval"
+	"github.com/agentfleet/agentfleet/fleet/checks"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -42,7 +43,8 @@ type run struct {
 	spawner *spawner
 	pump    *eventPump
 	rec     *turnRecorder
-	row     store.Session // the session row read or created by prepare
+	row     store.Session  // the session row read or created by prepare
+	checks  *checks.Runner // nil when the spec lists no checks (verify.go)
 
 	approvals *approval.Parker // the session's approver: calls waiting for a person
 

@@ -320,6 +320,7 @@ function renderDetail(t) {
     res.hidden = true;
   }
   renderApprovals(t);
+  showOutcome(t.id, result);
   const terminal = TERMINAL.has(t.state);
   $("cancel-button").disabled = terminal;
   $("abort-button").disabled = t.state !== "running";
@@ -417,7 +418,8 @@ function openStream(id) {
 
 const EVENT_KINDS = ["SESSION_START", "SESSION_END", "USER_INPUT", "ASSISTANT_TEXT_START", "ASSISTANT_TEXT_DELTA",
   "ASSISTANT_TEXT_END", "TOOL_CALL_START", "TOOL_CALL_OUTPUT_DELTA", "TOOL_CALL_END", "STEERING_INJECTED", "TURN_LIMIT",
-  "LOOP_DETECTION", "ERROR", "WARNING", "INPUT_DONE", "PARKED", "APPROVAL_REQUESTED", "PERMISSION_DENIED"];
+  "LOOP_DETECTION", "ERROR", "WARNING", "INPUT_DONE", "PARKED", "APPROVAL_REQUESTED", "PERMISSION_DENIED",
+  "CHECK_END", "DELIVERY"];
 
 function append(node) {
   const box = $("events");
@@ -518,9 +520,52 @@ function onEvent(taskID, kind, m) {
       scheduleRefresh();
       break;
     }
+    case "CHECK_END":
+      append(block(d.passed ? "marker" : "bad", kind, "check", env.time, el("div", { class: "text", text: checkText(d) })));
+      break;
+    case "DELIVERY":
+      append(block(d.error ? "bad" : "marker", kind, "delivery", env.time, el("div", { class: "text" }, ...deliveryItems(d))));
+      break;
     default:
       append(block("marker", kind, kind.toLowerCase(), env.time, el("pre", { text: pretty(d) })));
   }
+}
+
+// ---- checks and delivery (fleet/checks, fleet/delivery) ----
+
+function checkText(r) {
+  const status = r.timed_out ? "timed out" : r.passed ? "passed" : "failed (exit " + r.exit_code + ")";
+  const when = r.phase === "after" && r.round > 0 ? "after repair " + r.round : r.phase;
+  return `${r.name} ${when}: ${status} in ${r.duration_ms} ms · ${r.command}`;
+}
+
+function checkItem(taskID, r) {
+  const li = el("li", { class: r.passed ? "pass" : "fail", text: checkText(r) + " " });
+  if (r.output) li.append(el("a", { href: "/v1/tasks/" + taskID + "/artifacts/check?name=" + encodeURIComponent(r.output), target: "_blank", text: "output" }));
+  return li;
+}
+
+function deliveryItems(d) {
+  const items = [el("span", { text: "branch " + d.branch + (d.commit ? " at " + d.commit.slice(0, 12) : "") + (d.pushed ? " pushed" : "") })];
+  if (d.request_url) items.push(" · ", el("a", { href: d.request_url, target: "_blank", rel: "noopener", text: "pull request #" + d.request_number }));
+  if (d.skipped) items.push(el("span", { text: " · not delivered: " + d.skipped }));
+  if (d.error) items.push(el("span", { class: "fail", text: " · failed: " + d.error }));
+  return items;
+}
+
+// showOutcome lists a result's check runs (with links to their outputs)
+// and its delivery (with a link to the pull request).
+function showOutcome(taskID, result) {
+  const box = $("detail-outcome");
+  box.replaceChildren();
+  const c = result && result.checks;
+  const d = result && result.delivery;
+  box.hidden = !c && !d;
+  if (c) {
+    box.append(el("div", { text: "checks: " + (c.verdict || "not finished") + " · " + c.repair_rounds + " repair round(s)" }),
+      el("ul", {}, ...(c.runs || []).map((r) => checkItem(taskID, r))));
+  }
+  if (d) box.append(el("div", {}, "delivery: ", ...deliveryItems(d)));
 }
 
 function toolStart(env, d) {
