@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -145,6 +146,13 @@ type Config struct {
 	Depth int
 	// ParentID is the id of the session that spawned this one, if any.
 	ParentID string
+
+	// Permissions checks every tool call before it runs (see package
+	// permission); nil allows every call. Subagents share it.
+	Permissions *permission.Checker
+	// Approver answers the calls Permissions asks about; nil denies them
+	// with a message saying no one can be asked.
+	Approver Approver
 
 	// Recorder persists turns; nil keeps history in memory only.
 	Recorder Recorder

@@ -81,15 +81,17 @@
 //
 // # Subagents and parking
 //
-// spawn_agent, send_input, wait and close_agent are registered on every
-// session. The default Spawner runs children in-process (handles agent-1,
+// spawn_agent, send_input, wait and close_agent are registered on a
+// session that may spawn: one whose children's depth is within
+// SessionConfig.MaxSubagentDepth. A session that may not has none of them,
+// and a profile implementing SubagentPrompter leaves them out of its
+// system prompt too (a model is not offered what it may not use). The default Spawner runs children in-process (handles agent-1,
 // agent-2, ... per parent, so a model can name a child it spawns and waits
 // for in the same turn): a child has its
 // own session and history, shares the parent's environment (spawn_agent's
 // working_dir moves its working directory but is not a sandbox), uses the
 // parent's profile and current model unless overridden, and has its own
-// limits. A spawn beyond SessionConfig.MaxSubagentDepth (default 1) gets an
-// error result telling the model to do the work itself.
+// limits.
 //
 // Park: a Spawner whose children run elsewhere (fleet jobs) returns
 // ErrParked from Wait when the child is not done. The loop then records the
@@ -99,6 +101,22 @@
 // turn), drops the session and later calls Resume + Continue, which re-runs
 // the wait: it now returns at once. Spawners key spawns by CallID so a
 // re-run spawn_agent does not start a second child.
+//
+// # Permissions
+//
+// With Config.Permissions set, every tool call is checked before it runs
+// (package permission: modes, ordered rules, protected paths, destructive
+// shell commands). A denied call gets an error result naming the rule and
+// saying why, so the model can change course; PERMISSION_DENIED is
+// emitted and a permission turn records the denial (tool, rule, reason,
+// argument summary). A call the policy asks about is announced with
+// APPROVAL_REQUESTED and handed to Config.Approver: an answer is applied at
+// once (and recorded), permission.ErrPending parks the session as a wait
+// does, and the host later appends the answer (AnswerTurn) and resumes; the
+// replayed round finds it and runs or denies the call. An answer with
+// Remember applies to later calls of the same tool and rule. Without an
+// Approver, asked calls are denied with a message saying no one can be
+// asked. Subagents share the parent's checker and approver.
 //
 // # Concurrency
 //

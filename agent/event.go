@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/llm"
 )
 
@@ -32,6 +33,12 @@ const (
 	EventInputDone EventKind = "INPUT_DONE"
 	// EventParked: the session was parked (see ErrParked).
 	EventParked EventKind = "PARKED"
+	// EventApprovalRequested: the policy asks a person about a call
+	// (Permission: tool, rule, reason, summary; Arguments in full).
+	EventApprovalRequested EventKind = "APPROVAL_REQUESTED"
+	// EventPermissionDenied: a call was refused (Permission: tool, rule,
+	// reason, summary); the model gets an error result saying why.
+	EventPermissionDenied EventKind = "PERMISSION_DENIED"
 )
 
 // droppable reports whether an event may be dropped for a slow subscriber.
@@ -72,4 +79,6 @@ type Event struct {
 	ErrorKind llm.ErrorKind `json:"error_kind,omitempty"`
 	// ContextPercent is the estimated context use at WARNING.
 	ContextPercent int `json:"context_percent,omitempty"`
+	// Permission describes APPROVAL_REQUESTED and PERMISSION_DENIED.
+	Permission *permission.Record `json:"permission,omitempty"`
 }

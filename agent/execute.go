@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,17 +14,28 @@ import (
 // concurrently when the profile allows it and no call mutates, else in
 // order. It returns the results in call order. When a call asks to park
 // (ErrParked), the calls after it are not run and the results so far are
-// returned with ErrParked.
+// returned with ErrParked; in a concurrent round the other calls have run
+// and their results are returned.
 func (s *Session) executeTools(ctx context.Context, calls []llm.ToolCall, round int) ([]llm.ToolResult, error) {
 	opts := s.execOptions()
 	if s.parallel(calls) {
 		results := make([]llm.ToolResult, len(calls))
+		parked := make([]bool, len(calls))
 		var wg sync.WaitGroup
 		for i, c := range calls {
-			wg.Go(func() { results[i], _ = s.executeOne(ctx, c, round, opts) })
+			wg.Go(func() { results[i], parked[i] = s.executeOne(ctx, c, round, opts) })
 		}
 		wg.Wait()
-		return results, nil
+		if !slices.Contains(parked, true) {
+			return results, nil
+		}
+		kept := results[:0]
+		for i, r := range results {
+			if !parked[i] {
+				kept = append(kept, r)
+			}
+		}
+		return kept, ErrParked
 	}
 	results := make([]llm.ToolResult, 0, len(calls))
 	for _, c := range calls {
@@ -54,6 +66,13 @@ func (s *Session) parallel(calls []llm.ToolCall) bool {
 // park the session; its result is then not to be recorded.
 func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, opts tools.ExecOptions) (llm.ToolResult, bool) {
 	s.emit(Event{Kind: EventToolCallStart, ToolName: call.Name, CallID: call.ID, Arguments: call.Arguments, Round: round})
+	switch res, gated := s.gate(ctx, call); gated {
+	case gateParked:
+		return llm.ToolResult{}, true
+	case gateDenied:
+		s.emit(Event{Kind: EventToolCallEnd, ToolName: call.Name, CallID: call.ID, Output: res.Content, IsError: true, Round: round})
+		return res, false
+	}
 	opts.OnOutput = func(chunk string) {
 		s.emit(Event{Kind: EventToolCallOutput, ToolName: call.Name, CallID: call.ID, Output: chunk})
 	}
@@ -70,6 +89,9 @@ func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, 
 func (s *Session) execOptions() tools.ExecOptions {
 	cfg := s.cfg.Session
 	def := cfg.DefaultCommandTimeout
+	if t := time.Duration(s.cmdTime.Load()); t > 0 {
+		def = t
+	}
 	if def == 0 {
 		def = s.profile.DefaultCommandTimeout()
 	}

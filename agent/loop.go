@@ -118,6 +118,9 @@ func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int)
 			return err
 		}
 	}
+	if err := s.recordPermissions(ctx); err != nil {
+		return err
+	}
 	if parkErr != nil {
 		return parkErr
 	}

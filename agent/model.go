@@ -42,7 +42,7 @@ func (s *Session) systemPrompt(ctx context.Context) error {
 	if ok {
 		return nil
 	}
-	p, err := s.profile.BuildSystemPrompt(ctx, s.env, model, s.cfg.Session.UserInstructions)
+	p, err := s.buildSystemPrompt(ctx, model)
 	if err != nil {
 		return fmt.Errorf("agent: build system prompt: %w", err)
 	}

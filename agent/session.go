@@ -37,6 +37,8 @@ type Session struct {
 	queued  atomic.Int32  // Submits waiting for the slot
 	done    chan struct{} // closed when the session is CLOSED
 	parkIDs sync.Map      // call id -> struct{}: calls that asked to park this round
+	cmdTime atomic.Int64  // SetCommandTimeout's default command timeout (ns); 0 = the config's
+	perms   permLog       // permission records of the running round
 
 	mu          sync.Mutex // guards the fields below
 	state       State
@@ -83,7 +85,9 @@ func New(cfg Config) (*Session, error) {
 	if s.spawner == nil {
 		s.spawner = newLocalSpawner(s)
 	}
-	s.registerSubagentTools()
+	if s.canSpawn() {
+		s.registerSubagentTools()
+	}
 	return s, nil
 }
 

@@ -89,8 +89,13 @@ func TestSubagentDepthLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := b.s.History()[2].Results[0]
-	if !r.IsError || !strings.Contains(r.Content, "Do this task yourself") {
+	if !r.IsError || !strings.Contains(r.Content, `Unknown tool: "spawn_agent"`) {
 		t.Fatalf("result = %+v", r)
+	}
+	for _, name := range []string{"spawn_agent", "send_input", "wait", "close_agent"} {
+		if _, ok := b.s.Registry().Get(name); ok {
+			t.Errorf("%s is registered on a session that may not spawn", name)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/llm"
 )
 
@@ -15,6 +16,9 @@ const (
 	TurnToolResults TurnKind = "tool_results"
 	TurnSystem      TurnKind = "system"
 	TurnSteering    TurnKind = "steering"
+	// TurnPermission records a denial or a person's answer to an approval
+	// (Permission); the model never sees it.
+	TurnPermission TurnKind = "permission"
 )
 
 // Turn is one entry of a session's history. Kind says which fields matter:
@@ -22,6 +26,7 @@ const (
 //	user, system, steering: Text
 //	assistant:              Text, ToolCalls, Reasoning, Usage, ResponseID, Message
 //	tool_results:           Results
+//	permission:             Permission
 //
 // Message keeps the assistant's full message including provider raw parts
 // (thinking signatures...), so the next request replays it exactly.
@@ -37,8 +42,10 @@ type Turn struct {
 	Message    *llm.Message     `json:"message,omitempty"`
 	Results    []llm.ToolResult `json:"results,omitempty"`
 	// Source says who produced a steering or system turn: "host" or "loop_detection".
-	Source string    `json:"source,omitempty"`
-	Time   time.Time `json:"time"`
+	Source string `json:"source,omitempty"`
+	// Permission is the record of a permission turn.
+	Permission *permission.Record `json:"permission,omitempty"`
+	Time       time.Time          `json:"time"`
 }
 
 // appendMessages converts turns to the conversation sent to the model and

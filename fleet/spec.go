@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +75,14 @@ type TaskSpec struct {
 	ReasoningEffort string      `json:"reasoning_effort,omitempty"` // "", minimal, low, medium, high, xhigh
 	Limits          Limits      `json:"limits,omitzero"`
 	Environment     Environment `json:"environment,omitzero"`
-	Sandbox         SandboxSpec `json:"sandbox,omitzero"` // a local task's OS sandbox, within the operator's bound
+	// Session holds the session settings (timeouts, tool output limits,
+	// loop detection, instructions, environment policy, web_fetch,
+	// provider and its options); see spec_session.go.
+	Session Session `json:"session,omitzero"`
+	// Permissions narrows the operator's permission policy for this task
+	// (see spec_permissions.go); nil keeps the operator's.
+	Permissions *Permissions `json:"permissions,omitempty"`
+	Sandbox     SandboxSpec  `json:"sandbox,omitzero"` // a local task's OS sandbox, within the operator's bound
 
 	// Set by the system for child tasks.
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
@@ -93,6 +101,13 @@ type TaskSpec struct {
 	Priority       int               `json:"priority,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+
+	// Verification lists the checks the task must pass (spec_checks.go);
+	// embedded, so its fields sit at the spec's top level.
+	Verification
+	// Delivery hands the changes over as a branch and a pull request
+	// (spec_delivery.go); nil delivers nothing.
+	Delivery *Delivery `json:"delivery,omitempty"`
 }
 
 // Limits bound a session. Zero means no limit of the fleet's own (the
@@ -162,26 +177,36 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
 
-// UnmarshalJSON reads a duration string or a number of seconds.
+// UnmarshalJSON reads a duration string or a number of seconds. Its
+// errors are *json.UnmarshalTypeError, so a decoder names the field.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
 		v, err := time.ParseDuration(s)
 		if err != nil {
-			return fmt.Errorf("duration %q: want a Go duration such as \"90s\" or \"1h30m\"", s)
+			return durationError(b)
 		}
 		*d = Duration(v)
 		return nil
 	}
 	var secs float64
 	if err := json.Unmarshal(b, &secs); err != nil {
-		return fmt.Errorf("duration %s: want a string such as \"90s\" or a number of seconds", b)
+		return durationError(b)
 	}
 	if math.IsNaN(secs) || math.Abs(secs) > float64(math.MaxInt64/int64(time.Second)) {
-		return fmt.Errorf("duration %s seconds is out of range", b)
+		return &json.UnmarshalTypeError{Value: fmt.Sprintf("%s seconds, which is out of range", b), Type: reflect.TypeFor[float64]()}
 	}
 	*d = Duration(secs * float64(time.Second))
 	return nil
+}
+
+func durationError(b []byte) error {
+	v := string(b)
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return &json.UnmarshalTypeError{Value: v + ` (want a duration such as "90s" or "1h30m", or a number of seconds)`,
+		Type: reflect.TypeFor[string]()}
 }
 
 // FieldError is a spec that is not valid, naming the field with its JSON
@@ -246,6 +271,10 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.checkTree,
 		s.checkRouting,
 		s.checkLabels,
+		s.Session.check,
+		s.checkPermissions,
+		s.Verification.check,
+		s.checkDelivery,
 	} {
 		if err := check(); err != nil {
 			return err

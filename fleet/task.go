@@ -18,6 +18,10 @@ type TaskResult struct {
 	Usage     llm.Usage `json:"usage"`
 	CostUSD   float64   `json:"cost_usd"`
 	Error     string    `json:"error,omitempty"`
+	// Checks records every run of the spec's checks (spec_checks.go).
+	Checks *CheckReport `json:"checks,omitempty"`
+	// Delivery records the branch, commit and request (spec_delivery.go).
+	Delivery *DeliveryResult `json:"delivery,omitempty"`
 	// Sandbox is what confined a local task's commands ("bwrap, network
 	// none", "off"); "" for SSH tasks.
 	Sandbox string `json:"sandbox,omitempty"`
@@ -73,6 +77,9 @@ type WaitingFor struct {
 	WaitID string `json:"wait_id"`
 	// Children are the child task ids whose end wakes the task.
 	Children []uuid.UUID `json:"children"`
+	// Approvals are the tool calls waiting for a person's answer; an
+	// answer (or an expiry) wakes the task (see approvals.go).
+	Approvals []PendingApproval `json:"approvals,omitempty"`
 }
 
 // KindSessionEnd is the envelope kind a worker publishes, confirmed, once a

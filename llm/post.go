@@ -8,7 +8,8 @@ import (
 
 // PostJSON returns a request builder for Send: a POST of body to url with
 // header, Content-Type application/json, and an Accept header asking for an
-// event stream or JSON. Each call makes a fresh request, as retries need.
+// event stream or JSON, plus the context's extra headers
+// (WithExtraHeaders). Each call makes a fresh request, as retries need.
 func PostJSON(url string, body []byte, header http.Header, stream bool) func(ctx context.Context) (*http.Request, error) {
 	return func(ctx context.Context) (*http.Request, error) {
 		r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -19,6 +20,7 @@ func PostJSON(url string, body []byte, header http.Header, stream bool) func(ctx
 			r.Header[k] = vs
 		}
 		r.Header.Set("Content-Type", "application/json")
+		AddExtraHeaders(r)
 		if stream {
 			r.Header.Set("Accept", "text/event-stream")
 		} else {

@@ -13,7 +13,7 @@ import (
 // Gemini returns the gemini-cli shaped profile: read_file (start_line,
 // end_line), read_many_files (include), write_file, edit_file (instruction,
 // old_string, new_string, allow_multiple), shell (command, description,
-// dir_path; 10 s default), grep (dir_path, include_pattern, names_only,
+// dir_path, timeout_seconds; 10 s default), grep (dir_path, include_pattern, names_only,
 // total_max_matches), glob (dir_path) and list_dir (dir_path, depth), plus
 // the session's subagent tools. web_fetch needs network policy: add it with
 // WithTools(tools.WebFetch(cfg)).
@@ -105,9 +105,10 @@ func geminiEditFile() tools.Tool {
 }
 
 type geminiShellParams struct {
-	Command     string `json:"command"`
-	Description string `json:"description"`
-	DirPath     string `json:"dir_path"`
+	Command        string `json:"command"`
+	Description    string `json:"description"`
+	DirPath        string `json:"dir_path"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
 }
 
 func geminiShell() tools.Tool {
@@ -116,11 +117,12 @@ func geminiShell() tools.Tool {
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"command":{"type":"string","minLength":1,"description":"The command to run with bash -c."},` +
 			`"description":{"type":"string","description":"A short note on what the command does."},` +
-			`"dir_path":{"type":"string","description":"Directory to run in, relative to the working directory."}},` +
+			`"dir_path":{"type":"string","description":"Directory to run in, relative to the working directory."},` +
+			`"timeout_seconds":{"type":"integer","minimum":1,"maximum":600,"description":"Seconds the command may run before it is stopped; the session default (10) when omitted. Give builds and test suites more."}},` +
 			`"required":["command"],"additionalProperties":false}`),
 	}, func(ctx context.Context, call tools.Call, p geminiShellParams) (tools.Output, error) {
 		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, Description: p.Description, Workdir: p.DirPath,
-			TimeoutHint: geminiTimeoutHint})
+			TimeoutMs: p.TimeoutSeconds * 1000, TimeoutHint: geminiTimeoutHint})
 	})
 }
 
@@ -186,7 +188,12 @@ func geminiListDir() tools.Tool {
 	})
 }
 
-// geminiTimeoutHint: this shell has no timeout parameter, so the advice is
-// how to run long work within the session's command timeout.
-const geminiTimeoutHint = "This shell has no timeout parameter. Run a long command in the background with its output in a file " +
-	"(for example: make test > test.log 2>&1 &) and read the file in a later call, or split the work into shorter commands."
+// geminiTimeoutHint names this shell's timeout argument. gemini-cli's
+// shell, which Gemini models know, takes no timeout, and a 10 s default
+// (the spec's) stops every build; rather than a longer default for one
+// profile, the shell gets an optional timeout_seconds in the style of its
+// other arguments (snake_case, whole units), capped like every shell
+// timeout by the session's maximum, and a timed-out command is told to use
+// it. A task can also raise the default (session.command_timeout).
+const geminiTimeoutHint = "You can retry with a longer timeout by setting the timeout_seconds parameter (at most 600), " +
+	"or run a long command in the background with its output in a file and read the file later."

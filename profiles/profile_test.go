@@ -33,7 +33,7 @@ func TestProfileToolsets(t *testing.T) {
 		{profiles.Gemini(""), []string{"read_file", "read_many_files", "write_file", "edit_file", "shell", "grep", "glob", "list_dir"},
 			map[string][]string{"read_file": {"file_path", "start_line", "end_line"}, "read_many_files": {"include"},
 				"edit_file": {"file_path", "instruction", "old_string", "new_string", "allow_multiple"},
-				"shell":     {"command", "description", "dir_path"}, "list_dir": {"dir_path", "depth"}}, 10 * time.Second},
+				"shell":     {"command", "description", "dir_path", "timeout_seconds"}, "list_dir": {"dir_path", "depth"}}, 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.p.ID(), func(t *testing.T) {

@@ -69,6 +69,9 @@ type PromptData struct {
 	Tools           []ToolLine
 	Docs            []ProjectDoc
 	User            string
+	// NoSubagents leaves the subagent tools out of the tool summary, for a
+	// session that may not spawn (it has no such tools).
+	NoSubagents bool
 }
 
 // ToolLine is one tool in the prompt's tool summary.
@@ -83,6 +86,18 @@ func (p *Profile) BuildSystemPrompt(ctx context.Context, env execenv.Environment
 	if err != nil {
 		return "", err
 	}
+	return p.Render(data)
+}
+
+// BuildSystemPromptFor is BuildSystemPrompt for a session that may or may
+// not spawn subagents: without subagents the prompt does not mention
+// their tools.
+func (p *Profile) BuildSystemPromptFor(ctx context.Context, env execenv.Environment, model, userInstructions string, subagents bool) (string, error) {
+	data, err := p.PromptData(ctx, env, model, userInstructions)
+	if err != nil {
+		return "", err
+	}
+	data.NoSubagents = !subagents
 	return p.Render(data)
 }
 

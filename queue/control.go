@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -20,7 +21,8 @@ const (
 	OpFollowUp ControlOp = "follow_up"
 	// OpAbort stops the session.
 	OpAbort ControlOp = "abort"
-	// OpConfigure changes ReasoningEffort and/or Model from the next turn on.
+	// OpConfigure changes ReasoningEffort, Model and/or CommandTimeout from
+	// the next turn on.
 	OpConfigure ControlOp = "configure"
 	// OpStatus asks for the session's status.
 	OpStatus ControlOp = "status"
@@ -32,6 +34,15 @@ type ControlRequest struct {
 	Message         string    `json:"message,omitempty"`
 	ReasoningEffort string    `json:"reasoning_effort,omitempty"`
 	Model           string    `json:"model,omitempty"`
+	// CommandTimeout (configure) is the new default command timeout.
+	CommandTimeout time.Duration `json:"command_timeout_ns,omitempty"`
+	// TaskID, CallID, Reason, Remember and By are an approve or deny on
+	// the approvals subject (see ServeApprovals).
+	TaskID   string `json:"task_id,omitempty"`
+	CallID   string `json:"call_id,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Remember bool   `json:"remember,omitempty"`
+	By       string `json:"by,omitempty"`
 }
 
 // Validate reports what is wrong with a request.
@@ -42,12 +53,19 @@ func (r ControlRequest) Validate() error {
 			return fmt.Errorf("queue: ControlRequest.Message is required for %s", r.Op)
 		}
 	case OpConfigure:
-		if r.ReasoningEffort == "" && r.Model == "" {
-			return errors.New("queue: ControlRequest for configure needs ReasoningEffort or Model")
+		if r.ReasoningEffort == "" && r.Model == "" && r.CommandTimeout == 0 {
+			return errors.New("queue: ControlRequest for configure needs ReasoningEffort, Model or CommandTimeout")
+		}
+		if r.CommandTimeout < 0 {
+			return fmt.Errorf("queue: ControlRequest.CommandTimeout must be > 0, got %s", r.CommandTimeout)
 		}
 	case OpAbort, OpStatus:
+	case OpApprove, OpDeny:
+		if r.TaskID == "" || r.CallID == "" {
+			return fmt.Errorf("queue: ControlRequest for %s needs TaskID and CallID", r.Op)
+		}
 	default:
-		return fmt.Errorf("queue: ControlRequest.Op must be steer, follow_up, abort, configure or status, got %q", r.Op)
+		return fmt.Errorf("queue: ControlRequest.Op must be steer, follow_up, abort, configure, status, approve or deny, got %q", r.Op)
 	}
 	return nil
 }
@@ -60,8 +78,10 @@ type SessionStatus struct {
 	State           string `json:"state"`
 	Model           string `json:"model,omitempty"`
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
-	Turns           int    `json:"turns"`
-	WorkerID        string `json:"worker_id,omitempty"`
+	// CommandTimeoutMs is the session's default command timeout.
+	CommandTimeoutMs int64  `json:"command_timeout_ms,omitempty"`
+	Turns            int    `json:"turns"`
+	WorkerID         string `json:"worker_id,omitempty"`
 }
 
 // ControlReply is the JSON body of the reply.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
@@ -43,12 +44,26 @@ type ServeConfig struct {
 	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
 	// Limits given to a submitted task's zero limits (default fleet.DefaultLimits:
 	// 200 turns, 2h, 20M tokens, no cost bound); no_default_limits leaves them unbounded.
-	DefaultMaxTurns   int            `mapstructure:"default_max_turns"`
-	DefaultWallTime   time.Duration  `mapstructure:"default_wall_time"`
-	DefaultMaxTokens  int64          `mapstructure:"default_max_tokens"`
-	DefaultMaxCostUSD float64        `mapstructure:"default_max_cost_usd"`
-	NoDefaultLimits   bool           `mapstructure:"no_default_limits"`
-	NATS              cli.NATSConfig `mapstructure:"nats"`
+	DefaultMaxTurns   int           `mapstructure:"default_max_turns"`
+	DefaultWallTime   time.Duration `mapstructure:"default_wall_time"`
+	DefaultMaxTokens  int64         `mapstructure:"default_max_tokens"`
+	DefaultMaxCostUSD float64       `mapstructure:"default_max_cost_usd"`
+	NoDefaultLimits   bool          `mapstructure:"no_default_limits"`
+	// Policy bounds what specs may ask for: policy.max_turns,
+	// policy.max_wall_time, policy.max_command_timeout, policy.env_policy,
+	// policy.web_fetch... (docs/operations.md).
+	Policy fleet.Policy   `mapstructure:"policy"`
+	NATS   cli.NATSConfig `mapstructure:"nats"`
+	// Permissions is the operator's permission policy, the same key the
+	// workers read: when set, a spec that widens it is refused with a 400.
+	Permissions *permission.Policy `mapstructure:"permissions"`
+	// ApprovalSweep is how often expired approvals are denied (default 1 min).
+	ApprovalSweep time.Duration `mapstructure:"approval_sweep"`
+	// The delivery credentials references the workers hold (ssh_keys,
+	// delivery.tokens): a task naming another is refused at submission.
+	// Empty: not checked here (the worker refuses it).
+	DeliverySSHKeys []string `mapstructure:"delivery_ssh_keys"`
+	DeliveryTokens  []string `mapstructure:"delivery_tokens"`
 	// Sandbox, when sandbox_network or sandbox_allow_hosts is set, bounds
 	// the sandbox field of submitted specs (a wider one is a 400); workers
 	// check their own bound too.
@@ -111,11 +126,22 @@ func (c ServeConfig) Validate() error {
 	if c.ShutdownGrace < 0 {
 		return fmt.Errorf("shutdown_grace must be >= 0, got %s", c.ShutdownGrace)
 	}
+	if err := c.Policy.Validate(); err != nil {
+		return fmt.Errorf("policy.%w", err)
+	}
 	if err := c.NATS.Validate(); err != nil {
 		return err
 	}
 	if err := c.Sandbox.Validate(); err != nil {
 		return err
+	}
+	if c.Permissions != nil {
+		if err := c.Permissions.Validate(); err != nil {
+			return fmt.Errorf("permissions.%w", err)
+		}
+	}
+	if c.ApprovalSweep < 0 {
+		return fmt.Errorf("approval_sweep must be >= 0, got %s", c.ApprovalSweep)
 	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
 	if err := dc.WithDefaults().Validate(); err != nil {
@@ -175,8 +201,10 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	}
 	defer st.Close()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
-		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits,
-		SandboxBound: cfg.sandboxBound(), Logger: log})
+		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
+		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
+		Credentials:  fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens},
+		SandboxBound: cfg.sandboxBound()})
 	if err != nil {
 		return failf("%v", err)
 	}

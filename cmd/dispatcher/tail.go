@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/queue"
@@ -97,6 +98,9 @@ type eventData struct {
 	State     string          `json:"state"`
 	Reason    string          `json:"reason"`
 	Turns     int             `json:"turns"`
+	CallID    string          `json:"call_id"`
+	// Permission describes APPROVAL_REQUESTED and PERMISSION_DENIED.
+	Permission *permission.Record `json:"permission"`
 }
 
 // eventPrinter prints events readably: text deltas inline, one line for
@@ -137,7 +141,14 @@ func (p *eventPrinter) print(ev client.StreamedEvent) {
 		return
 	}
 	p.endLine()
+	if s, ok := describeOutcomeEvent(ev.Event.Kind, ev.Event.Data); ok {
+		fmt.Fprintf(p.w, "%s %s\n", prefix, s)
+		return
+	}
 	fmt.Fprintf(p.w, "%s %s\n", prefix, describe(ev.Event.Kind, d))
+	if ev.Event.Kind == "APPROVAL_REQUESTED" {
+		fmt.Fprintf(p.w, "%s answer with: dispatcher approve|deny %s %s\n", prefix, ev.Event.TaskID, d.CallID)
+	}
 }
 
 func describe(kind string, d eventData) string {
@@ -156,6 +167,11 @@ func describe(kind string, d eventData) string {
 		return strings.ToLower(kind) + ": " + oneLine(d.Text, 400)
 	case "ERROR":
 		return "error: " + d.Error
+	case "APPROVAL_REQUESTED", "PERMISSION_DENIED":
+		if r := d.Permission; r != nil {
+			what := map[string]string{"APPROVAL_REQUESTED": "waits for approval", "PERMISSION_DENIED": "permission denied"}[kind]
+			return fmt.Sprintf("%s: %s (%s): %s %s", what, d.ToolName, r.Rule, oneLine(r.Summary, 200), oneLine(r.Reason, 200))
+		}
 	case "SESSION_END":
 		s := "session end"
 		if d.State != "" {

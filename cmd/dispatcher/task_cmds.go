@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 )
 
@@ -80,6 +81,7 @@ func printTask(w io.Writer, t api.TaskView) {
 	if !t.FinishedAt.IsZero() {
 		fmt.Fprintf(tw, "finished\t%s (%s after creation)\n", t.FinishedAt.Format(time.RFC3339), t.FinishedAt.Sub(t.CreatedAt).Round(time.Millisecond))
 	}
+	printPendingApprovals(tw, t)
 	if r, ok := t.TaskResult(); ok {
 		fmt.Fprintf(tw, "success\t%v\n", r.Success)
 		fmt.Fprintf(tw, "turns\t%d\n", r.TurnsUsed)
@@ -90,6 +92,7 @@ func printTask(w io.Writer, t api.TaskView) {
 		if r.Error != "" {
 			fmt.Fprintf(tw, "result error\t%s\n", r.Error)
 		}
+		printOutcome(tw, r)
 	}
 	tw.Flush()
 	if r, ok := t.TaskResult(); ok && r.FinalText != "" {
@@ -139,12 +142,14 @@ func newSteerCmd() *cobra.Command {
 	var cf clientFlags
 	var followUp bool
 	var effort, model string
+	var cmdTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "steer TASK [MESSAGE]",
 		Short: "Steer a running session, queue a follow-up, or change its reasoning effort or model",
 		Long: `Steer a running task's session: MESSAGE is injected between its tool rounds.
---follow-up queues MESSAGE as the next input instead. --effort and --model change the
-session's reasoning effort and model from its next turn (MESSAGE is then optional).`,
+--follow-up queues MESSAGE as the next input instead. --effort, --model and
+--command-timeout change the session's reasoning effort, model and default command
+timeout from its next turn (MESSAGE is then optional).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, cl, err := cf.taskClient(args[0])
@@ -155,11 +160,12 @@ session's reasoning effort and model from its next turn (MESSAGE is then optiona
 			if len(args) == 2 {
 				msg = args[1]
 			}
-			if msg == "" && effort == "" && model == "" {
-				return usageErrorf("give a MESSAGE, --effort or --model")
+			if msg == "" && effort == "" && model == "" && cmdTimeout == 0 {
+				return usageErrorf("give a MESSAGE, --effort, --model or --command-timeout")
 			}
-			if effort != "" || model != "" {
-				if _, err := cl.Configure(c.Context(), id, api.ConfigureRequest{ReasoningEffort: effort, Model: model}); err != nil {
+			if effort != "" || model != "" || cmdTimeout != 0 {
+				if _, err := cl.Configure(c.Context(), id, api.ConfigureRequest{ReasoningEffort: effort, Model: model,
+					CommandTimeout: fleet.Duration(cmdTimeout)}); err != nil {
 					return apiFail(err)
 				}
 				fmt.Fprintln(c.OutOrStdout(), "configured")
@@ -182,5 +188,6 @@ session's reasoning effort and model from its next turn (MESSAGE is then optiona
 	cmd.Flags().BoolVar(&followUp, "follow-up", false, "queue MESSAGE as the next input instead of steering")
 	cmd.Flags().StringVar(&effort, "effort", "", "reasoning effort: minimal, low, medium, high, xhigh")
 	cmd.Flags().StringVar(&model, "model", "", "model to use from the next turn")
+	cmd.Flags().DurationVar(&cmdTimeout, "command-timeout", 0, "default command timeout from the next tool call (e.g. 2m)")
 	return cmd
 }

@@ -17,7 +17,8 @@ import (
 func TestRunConfigFromFileEnvAndFlags(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "w.yaml")
 	yaml := "sessions: 3\nqueues: [a, b]\ndrain_grace: 2s\ndatabase_url: from-file.db\nnats: {replicas: 2}\n" +
-		"ssh_keys: {k: {use_agent: true}}\n"
+		"ssh_keys: {k: {use_agent: true}}\n" +
+		"delivery: {task_url: 'https://f/{task_id}', tokens: {bot: {token_env: FORGE_TOKEN, forge: gitlab, hosts: [git.example.com]}}}\n"
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,8 @@ func TestRunConfigFromFileEnvAndFlags(t *testing.T) {
 	}
 	if cfg.DatabaseURL != "postgres://from-env/db" || cfg.ID != "env-worker" || cfg.Sessions != 5 ||
 		strings.Join(cfg.Queues, ",") != "a,b" || cfg.DrainGrace != 2*time.Second || cfg.NATS.Replicas != 2 ||
-		!cfg.SSHKeys["k"].UseAgent {
+		!cfg.SSHKeys["k"].UseAgent || cfg.Delivery.TaskURL != "https://f/{task_id}" ||
+		cfg.Delivery.Tokens["bot"].Forge != "gitlab" || cfg.Delivery.Tokens["bot"].Hosts[0] != "git.example.com" {
 		t.Fatalf("config %+v", cfg)
 	}
 	if cfg.Listen != ":9090" || cfg.LogFormat != "json" || cfg.NATS.URL != "nats://127.0.0.1:4222" {

@@ -37,6 +37,9 @@ type TaskView struct {
 	StartedAt      time.Time         `json:"started_at,omitzero"`
 	HeartbeatAt    time.Time         `json:"heartbeat_at,omitzero"`
 	FinishedAt     time.Time         `json:"finished_at,omitzero"`
+	// WaitingFor is what a waiting task waits for (fleet.WaitingFor:
+	// children, calls pending approval).
+	WaitingFor json.RawMessage `json:"waiting_for,omitempty"`
 }
 
 // NewTaskView converts a stored task.
@@ -46,6 +49,7 @@ func NewTaskView(t store.Task) TaskView {
 		Priority: t.Priority, Spec: t.Spec, Result: t.Result, Error: t.Error, Attempts: t.Attempts,
 		WorkerID: t.WorkerID, IdempotencyKey: t.IdempotencyKey, Labels: t.Labels, CreatedAt: t.CreatedAt,
 		UpdatedAt: t.UpdatedAt, StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt,
+		WaitingFor: t.WaitingFor,
 	}
 }
 
@@ -115,6 +119,9 @@ type MessageRequest struct {
 type ConfigureRequest struct {
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	Model           string `json:"model,omitempty"`
+	// CommandTimeout is the new default command timeout ("2m" or seconds),
+	// at most the session's max_command_timeout.
+	CommandTimeout fleet.Duration `json:"command_timeout,omitempty"`
 }
 
 // ControlResponse answers steer, follow_up and configure.

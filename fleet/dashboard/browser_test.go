@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/store"
 
 	"github.com/chromedp/chromedp"
 
@@ -56,6 +59,14 @@ func browserPlan() dev.SimPlan {
 			{Text: "Handing this to a subagent.", Calls: []dev.SimCall{{Name: "spawn_agent", Args: json.RawMessage(`{"task":"browser-child: say you were here"}`)}}},
 			{Text: "Waiting for it.", Calls: []dev.SimCall{{Name: "wait", Args: json.RawMessage(`{"agent_id":"{{agent:0}}"}`)}}},
 			{Text: "The subagent finished."},
+		}},
+		{Match: "browser-approve", Steps: []dev.SimStep{
+			{Text: "Forcing the push.", Calls: shell("git push --force origin nothing 2>/dev/null; echo approved-and-ran")},
+			{Text: "Pushed."},
+		}},
+		{Match: "browser-deliver", Steps: []dev.SimStep{
+			{Text: "Writing the fix.", Calls: shell("echo fixed > fixed.txt")},
+			{Text: "Fixed it."},
 		}},
 		{Match: "browser-slow", Steps: []dev.SimStep{
 			{Text: "Starting a long job.", Calls: shell("sleep 600")},
@@ -183,6 +194,38 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	saveScreenshot(t, ctx, "dashboard-tree.png")
 
+	// A destructive command parks its task; Approve on the pending call
+	// resumes it and the command runs.
+	submit("browser-approve: force the push")
+	run("approve the pending call",
+		chromedp.WaitVisible(css(`#detail[data-state="waiting"]`)),
+		chromedp.WaitVisible(css(`#detail-approvals .approval button.approve`)),
+		chromedp.WaitVisible(css(`#events .ev[data-kind="APPROVAL_REQUESTED"]`)))
+	if what := text(`#detail-approvals .approval`); !strings.Contains(what, "destructive: force push") || !strings.Contains(what, "git push --force") {
+		t.Errorf("the pending call shows %q", what)
+	}
+	saveScreenshot(t, ctx, "dashboard-approval.png")
+	run("the approved call runs",
+		chromedp.Click(css(`#detail-approvals .approval button.approve`)),
+		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)),
+		until(`[...document.querySelectorAll('#events .ev.tool .out')].some(e => e.textContent.includes('approved-and-ran'))`))
+
+	// A task with a check and a delivery: the detail lists the check runs
+	// and the branch, and the events show them.
+	delivered := submitDelivery(t, fl)
+	eval(`location.hash = "task=` + delivered + `"; location.hash`)
+	run("open the delivered task",
+		until(`document.querySelector('#detail-title').textContent.includes("browser-deliver")`),
+		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)))
+	run("its checks and delivery", chromedp.WaitVisible(css(`#detail-outcome`)))
+	run("their events",
+		chromedp.WaitVisible(css(`#events .ev[data-kind="CHECK_END"]`)),
+		chromedp.WaitVisible(css(`#events .ev[data-kind="DELIVERY"]`)))
+	if outcome := text(`#detail-outcome`); !strings.Contains(outcome, "checks: fixed") || !strings.Contains(outcome, "fixed after: passed") ||
+		!strings.Contains(outcome, "branch agentfleet/"+delivered) || !strings.Contains(outcome, "pushed") {
+		t.Errorf("the task's checks and delivery are shown as %q", outcome)
+	}
+
 	// A running task: steer it, then cancel it.
 	slow := submit("browser-slow: run the long job")
 	run("wait until the long job runs",
@@ -199,9 +242,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.Click(css(`#cancel-button`)),
 		chromedp.WaitVisible(css(`#detail[data-state="cancelled"]`)),
 		chromedp.WaitVisible(css(`#task-list .task[data-id="`+slow+`"][data-state="cancelled"]`)))
-	if n := eval(`String(document.querySelectorAll('#task-list .task[data-id="` + hello + `"][data-state="succeeded"]').length)`); n != "1" {
-		t.Errorf("the task list does not show the succeeded task %s", hello)
-	}
+	// The list re-renders as events arrive: wait for it rather than read it once.
+	run("the list shows the succeeded task "+hello,
+		until(`document.querySelectorAll('#task-list .task[data-id="`+hello+`"][data-state="succeeded"]').length === 1`))
 }
 
 // saveScreenshot saves the page as a PNG in $AGENTFLEET_SCREENSHOT_DIR when
@@ -238,4 +281,42 @@ func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// submitDelivery submits, through the API, a task with a check (failing
+// before the agent starts) and a delivery to a bare repository, and
+// returns its id.
+func submitDelivery(t *testing.T, fl *dev.Fleet) string {
+	t.Helper()
+	root := t.TempDir()
+	bare := filepath.Join(root, "origin.git")
+	for _, args := range [][]string{
+		{"init", "--quiet", "--initial-branch=main", filepath.Join(root, "seed")},
+		{"-C", filepath.Join(root, "seed"), "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "--quiet", "--allow-empty", "-m", "first"},
+		{"clone", "--quiet", "--bare", filepath.Join(root, "seed"), bare},
+	} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	c, err := fl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := fleet.TaskSpec{Prompt: "browser-deliver: write the fix", Environment: fleet.Environment{Repo: bare},
+		Verification: fleet.Verification{Checks: []fleet.Check{{Name: "fixed", Command: "test -f fixed.txt"}}, ChecksBefore: true},
+		Delivery:     &fleet.Delivery{}}
+	res, err := c.Submit(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last api.TaskView
+	testenv.Eventually(t, browserWait, "the delivered task to end", func() bool {
+		last, err = c.Get(context.Background(), res.Task.ID)
+		return err == nil && last.State.Terminal()
+	})
+	if last.State != store.TaskSucceeded {
+		t.Fatalf("the delivered task %s (%s): %s", last.State, last.Error, last.Result)
+	}
+	return res.Task.ID.String()
 }

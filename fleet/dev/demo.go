@@ -26,13 +26,16 @@ import (
 
 // A demo directory (examples/demo) holds:
 //
-//	repo/          the sample repository, copied and committed to a fresh git repository
+//	repo/          the sample repository, copied and committed to a fresh git repository,
+//	               cloned bare: the tasks clone the bare one and deliver their branches there
 //	backlog.jsonl  one task spec per line; a spec without an environment gets the sample repository
+//	               and a delivery of its branch to it (the file stays submittable without one)
 //	plan.json      the simulated model's script for those tasks (see SimPlan)
 const (
 	demoRepoDir  = "repo"
 	demoBacklog  = "backlog.jsonl"
 	demoPlanFile = "plan.json"
+	demoAuthor   = "agentfleet demo <demo@agentfleet.invalid>"
 )
 
 // LoadDemoPlan reads the simulated-model plan of a demo directory.
@@ -52,7 +55,7 @@ type DemoOptions struct {
 
 // DemoResult is how a demo backlog ended.
 type DemoResult struct {
-	Repo  string         // the sample repository the tasks cloned
+	Repo  string         // the sample repository the tasks cloned (bare; their branches are delivered there)
 	Roots []api.TaskView // the submitted tasks, in backlog order, final
 	Tasks []api.TaskView // every task of their trees, final
 }
@@ -79,17 +82,25 @@ func RunDemo(ctx context.Context, c *client.Client, o DemoOptions) (DemoResult, 
 	if err != nil {
 		return DemoResult{}, err
 	}
-	repo, err := makeDemoRepo(ctx, filepath.Join(o.Dir, demoRepoDir))
+	work, err := makeDemoRepo(ctx, filepath.Join(o.Dir, demoRepoDir))
 	if err != nil {
+		return DemoResult{}, err
+	}
+	repo := work + ".git"
+	if err := demoGit(ctx, "", "clone", "--quiet", "--bare", work, repo); err != nil {
 		return DemoResult{}, err
 	}
 	res := DemoResult{Repo: repo}
 	for i := range specs {
 		if specs[i].Environment == (fleet.Environment{}) {
 			specs[i].Environment = fleet.Environment{Repo: repo}
+			if specs[i].Delivery == nil {
+				specs[i].Delivery = &fleet.Delivery{Author: demoAuthor}
+			}
 		}
 	}
-	fmt.Fprintf(o.Out, "demo: sample repository %s (a copy of %s, committed)\n", repo, filepath.Join(o.Dir, demoRepoDir))
+	fmt.Fprintf(o.Out, "demo: sample repository %s (a copy of %s, committed; bare clone %s receives the branches)\n",
+		work, filepath.Join(o.Dir, demoRepoDir), repo)
 	batch, err := c.SubmitBatch(ctx, specs)
 	if err != nil {
 		return res, fmt.Errorf("demo: submitting the backlog: %w", err)
@@ -177,13 +188,21 @@ func makeDemoRepo(ctx context.Context, template string) (string, error) {
 		{"add", "--all"},
 		{"-c", "user.name=agentfleet demo", "-c", "user.email=demo@agentfleet.invalid", "commit", "--quiet", "-m", "the sample repository"},
 	} {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("demo: git %s in %s: %v: %s (is git installed?)", args[0], dir, err, strings.TrimSpace(string(out)))
+		if err := demoGit(ctx, dir, args...); err != nil {
+			return "", err
 		}
 	}
 	return dir, nil
+}
+
+// demoGit runs git in dir.
+func demoGit(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("demo: git %s in %s: %v: %s (is git installed?)", args[0], dir, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // readTrees reads the tree of every root.
@@ -263,6 +282,34 @@ func printDemoTask(ctx context.Context, c *client.Client, out io.Writer, t api.T
 	}
 	if diff, _, err := c.Artifact(ctx, t.ID, "diff", ""); err == nil {
 		fmt.Fprintf(out, "%sdiff: %s\n", pad, diffFiles(diff))
+	}
+	if r, ok := t.TaskResult(); ok {
+		printDemoOutcome(out, pad, r)
+	}
+}
+
+// printDemoOutcome prints a task's checks and its delivered branch.
+func printDemoOutcome(out io.Writer, pad string, r fleet.TaskResult) {
+	if c := r.Checks; c != nil {
+		var runs []string
+		for _, run := range c.Runs {
+			status := "passed"
+			if !run.Passed {
+				status = "failed"
+			}
+			runs = append(runs, fmt.Sprintf("%s %s %s", run.Name, run.Phase, status))
+		}
+		fmt.Fprintf(out, "%schecks: %s (%s)\n", pad, c.Verdict, strings.Join(runs, ", "))
+	}
+	if d := r.Delivery; d != nil {
+		switch {
+		case d.Pushed:
+			fmt.Fprintf(out, "%sbranch: %s at %s\n", pad, d.Branch, d.Commit[:min(12, len(d.Commit))])
+		case d.Error != "":
+			fmt.Fprintf(out, "%sbranch: %s not delivered: %s\n", pad, d.Branch, firstLineOf(d.Error, 100))
+		default:
+			fmt.Fprintf(out, "%sbranch: %s not delivered: %s\n", pad, d.Branch, d.Skipped)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -108,6 +109,24 @@ func TestDevModeDemo(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "6 of 6 tasks succeeded") {
 		t.Errorf("summary missing:\n%s", out.String())
+	}
+	for _, root := range res.Roots {
+		r, _ := root.TaskResult()
+		if r.Checks == nil || r.Delivery == nil || !r.Delivery.Pushed {
+			t.Errorf("task %s: checks %+v, delivery %+v: want checks run and the branch pushed", root.ID, r.Checks, r.Delivery)
+			continue
+		}
+		if !strings.Contains(out.String(), "branch: "+r.Delivery.Branch) {
+			t.Errorf("the summary does not print branch %s:\n%s", r.Delivery.Branch, out.String())
+		}
+		cmd := exec.Command("git", "rev-parse", "refs/heads/"+r.Delivery.Branch)
+		cmd.Dir = res.Repo
+		if got, err := cmd.Output(); err != nil || strings.TrimSpace(string(got)) != r.Delivery.Commit {
+			t.Errorf("the demo repository's %s is at %q (%v), want %s", r.Delivery.Branch, got, err, r.Delivery.Commit)
+		}
+	}
+	if !strings.Contains(out.String(), "checks: fixed (test before failed, test after passed)") {
+		t.Errorf("the summary does not say the tests were failing before and pass now:\n%s", out.String())
 	}
 }
 

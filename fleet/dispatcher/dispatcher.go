@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
@@ -37,6 +38,20 @@ type Config struct {
 	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
 	DefaultLimits   fleet.Limits
 	NoDefaultLimits bool
+	// Policy bounds what a spec may ask for (limits, session settings): a
+	// spec beyond it is refused with a field error naming the bound.
+	Policy fleet.Policy
+	// Permissions is the operator's permission policy as the workers apply
+	// it (their permissions setting); when set, a submitted spec whose
+	// permissions widen it is refused with a 400 naming the field. Nil
+	// leaves that check to the workers, which fail such a task.
+	Permissions *permission.Policy
+	// ApprovalSweep is how often calls pending approval past their expiry
+	// are denied (default 1 min).
+	ApprovalSweep time.Duration
+	// Credentials lists the delivery credentials references the workers
+	// hold; a submission naming another is refused (empty: not checked).
+	Credentials fleet.KnownCredentials
 	// SandboxBound, when set, is the widest sandbox a submitted spec may
 	// ask for (its sandbox field); a wider one is refused with a FieldError.
 	SandboxBound *fleet.SandboxBound
@@ -66,6 +81,9 @@ func (c Config) WithDefaults() Config {
 	if c.StatsWindow == 0 {
 		c.StatsWindow = time.Minute
 	}
+	if c.ApprovalSweep == 0 {
+		c.ApprovalSweep = time.Minute
+	}
 	if c.ControlTimeout == 0 {
 		c.ControlTimeout = 5 * time.Second
 	}
@@ -86,6 +104,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("dispatcher.Config.StatsWindow (%s) must be at least StatsInterval (%s)", c.StatsWindow, c.StatsInterval)
 	case c.ControlTimeout < 0:
 		return fmt.Errorf("dispatcher.Config.ControlTimeout must be >= 0, got %s", c.ControlTimeout)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		return fmt.Errorf("dispatcher.Config.Policy: %w", err)
 	}
 	for i, q := range c.Queues {
 		if err := queue.CheckQueueName(q); err != nil {
@@ -139,6 +160,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: watch dead letters: %w", err)
 	}
 	defer w.Stop()
+	stopApprovals, err := d.serveApprovals()
+	if err != nil {
+		return fmt.Errorf("dispatcher: %w", err)
+	}
+	defer func() { _ = stopApprovals() }()
+	stopSweep := d.sweepApprovals(ctx)
+	defer stopSweep()
 	tick := time.NewTicker(d.cfg.StatsInterval)
 	defer tick.Stop()
 	for {
@@ -202,11 +230,23 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTask
 	if s.Profile == "" {
 		s.Profile = d.cfg.DefaultProfile
 	}
-	s.Limits = s.Limits.Within(d.cfg.DefaultLimits)
+	s.Limits = d.cfg.Policy.ApplyLimits(s.Limits, d.cfg.DefaultLimits)
 	s = s.WithDefaults()
-	if err := s.ValidateSubmission(d.cfg.Profiles...); err != nil {
+	err := s.ValidateSubmission(d.cfg.Profiles...)
+	if err == nil {
+		err = d.cfg.Policy.Check(s)
+	}
+	if err != nil {
 		var fe *fleet.FieldError
 		errors.As(err, &fe)
+		return s, store.CreateTaskParams{}, fe
+	}
+	if d.cfg.Permissions != nil {
+		if fe := s.PermissionsWithin(*d.cfg.Permissions); fe != nil {
+			return s, store.CreateTaskParams{}, fe
+		}
+	}
+	if fe := s.CheckCredentials(d.cfg.Credentials); fe != nil {
 		return s, store.CreateTaskParams{}, fe
 	}
 	if d.cfg.SandboxBound != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/approval"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 
@@ -83,6 +84,8 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"POST /v1/tasks/{id}/steer":                    a.steer,
 		"POST /v1/tasks/{id}/follow_up":                a.followUp,
 		"POST /v1/tasks/{id}/configure":                a.configure,
+		"POST /v1/tasks/{id}/approvals/{call_id}":      a.approve,
+		"GET /v1/tasks/{id}/permissions":               a.permissions,
 		"GET /v1/tasks/{id}/sessions":                  a.sessions,
 		"GET /v1/tasks/{id}/artifacts":                 a.artifacts,
 		"GET /v1/tasks/{id}/artifacts/{kind}":          a.artifact,
@@ -104,6 +107,7 @@ type service interface {
 	Cancel(ctx context.Context, id uuid.UUID, reason string) (CancelResult, error)
 	Control(ctx context.Context, id uuid.UUID, req queue.ControlRequest) (queue.ControlReply, error)
 	Stats(ctx context.Context) (api.Stats, error)
+	Decide(ctx context.Context, d approval.Decision) (fleet.PendingApproval, error)
 }
 
 // reads are the store queries the API serves as they are.

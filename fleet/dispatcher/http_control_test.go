@@ -154,6 +154,12 @@ func TestAPIControl(t *testing.T) {
 	if got := receive(t, reqs); got.Op != queue.OpConfigure || got.ReasoningEffort != "high" || got.Model != "gpt-x" {
 		t.Fatalf("configure delivered %+v", got)
 	}
+	if _, err := b.client.Configure(ctx, id, api.ConfigureRequest{CommandTimeout: fleet.Duration(2 * time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, reqs); got.Op != queue.OpConfigure || got.CommandTimeout != 2*time.Minute {
+		t.Fatalf("configure of the command timeout delivered %+v", got)
+	}
 	for _, c := range []struct {
 		path  string
 		body  any
@@ -163,6 +169,8 @@ func TestAPIControl(t *testing.T) {
 		{"/steer", `{"msg":"x"}`, "body.msg"},
 		{"/configure", api.ConfigureRequest{}, "reasoning_effort"},
 		{"/configure", api.ConfigureRequest{ReasoningEffort: "max"}, "reasoning_effort"},
+		{"/configure", `{"command_timeout":"10ms"}`, "command_timeout"},
+		{"/configure", `{"command_timeout":"soon"}`, "body.command_timeout"},
 	} {
 		code, d, raw := b.rawCall(t, http.MethodPost, path+c.path, c.body, testToken)
 		if code != http.StatusBadRequest || d.Field != c.field {

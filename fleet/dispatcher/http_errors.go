@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/approval"
 
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -38,7 +39,8 @@ func (a *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeErr(w, http.StatusNotFound, api.ErrorDetail{Code: api.CodeNotFound, Message: strings.TrimPrefix(err.Error(), "store: ")})
 	case errors.Is(err, ErrTaskNotRunning), errors.Is(err, queue.ErrNotRunning):
 		writeErr(w, http.StatusConflict, api.ErrorDetail{Code: api.CodeNotRunning, Message: notRunningMessage(err)})
-	case errors.Is(err, queue.ErrControlRefused), errors.Is(err, ErrAlreadyFinished), errors.Is(err, store.ErrConflict):
+	case errors.Is(err, queue.ErrControlRefused), errors.Is(err, ErrAlreadyFinished), errors.Is(err, store.ErrConflict),
+		errors.Is(err, approval.ErrNotPending):
 		writeErr(w, http.StatusConflict, api.ErrorDetail{Code: api.CodeConflict, Message: err.Error()})
 	case errors.As(err, &ptl):
 		writeErr(w, http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodeTooLarge, Message: err.Error()})

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
@@ -53,8 +54,11 @@ func (a *handlers) configure(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case req.ReasoningEffort == "" && req.Model == "":
-		badRequest(w, "reasoning_effort", "or model is required: say what to change")
+	case req.ReasoningEffort == "" && req.Model == "" && req.CommandTimeout == 0:
+		badRequest(w, "reasoning_effort", "model or command_timeout is required: say what to change")
+		return
+	case req.CommandTimeout < 0 || (req.CommandTimeout > 0 && req.CommandTimeout < fleet.Duration(time.Second)):
+		badRequest(w, "command_timeout", "must be at least 1s, got %s", time.Duration(req.CommandTimeout))
 		return
 	case !slices.Contains(fleet.ReasoningEfforts, req.ReasoningEffort):
 		badRequest(w, "reasoning_effort", "%q is unknown, want one of minimal, low, medium, high, xhigh", req.ReasoningEffort)
@@ -63,7 +67,8 @@ func (a *handlers) configure(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "model", "is longer than %d bytes", fleet.MaxNameBytes)
 		return
 	}
-	a.control(w, r, id, queue.ControlRequest{Op: queue.OpConfigure, ReasoningEffort: req.ReasoningEffort, Model: req.Model})
+	a.control(w, r, id, queue.ControlRequest{Op: queue.OpConfigure, ReasoningEffort: req.ReasoningEffort, Model: req.Model,
+		CommandTimeout: time.Duration(req.CommandTimeout)})
 }
 
 func (a *handlers) control(w http.ResponseWriter, r *http.Request, id uuid.UUID, req queue.ControlRequest) {

@@ -23,6 +23,7 @@ type Metrics struct {
 	cancelled      prometheus.Counter
 	control        *prometheus.CounterVec // by op and outcome
 	deadLetters    prometheus.Counter
+	approvals      *prometheus.CounterVec // by decision: approve, deny, expired
 	http           httpMetrics
 }
 
@@ -65,6 +66,10 @@ func newMetrics(d *Dispatcher) *Metrics {
 			Name: "agentfleet_dispatcher_dead_letters_total",
 			Help: "Tasks moved to failed with the reason dead_letter.",
 		}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentfleet_dispatcher_approvals_answered_total",
+			Help: "Tool calls pending approval that were answered, by decision: approve, deny, or expired (denied unanswered).",
+		}, []string{"decision"}),
 	}
 	m.http = httpMetrics{
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -83,7 +88,7 @@ func newMetrics(d *Dispatcher) *Metrics {
 	}
 	m.http.invalid = m.submitted.WithLabelValues("invalid")
 	m.Registry.MustRegister(m.submitted, m.submitDuration, m.enqueueErrors, m.cancelled, m.control,
-		m.deadLetters, m.http.latency, m.http.streams, m.http.eventsSent,
+		m.deadLetters, m.approvals, m.http.latency, m.http.streams, m.http.eventsSent,
 		&stateCollector{d: d}, newQueueCollector(d),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerQueueCounters(m.Registry, d.queue.Metrics())

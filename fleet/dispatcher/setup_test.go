@@ -58,6 +58,12 @@ func bothStores(t *testing.T, f func(t *testing.T, mk storeMaker)) {
 
 func setupAPI(t testing.TB, mk storeMaker) *apiBundle {
 	t.Helper()
+	return setupAPIWith(t, mk, nil)
+}
+
+// setupAPIWith is setupAPI with the dispatcher's configuration adjusted by edit.
+func setupAPIWith(t testing.TB, mk storeMaker, edit func(*Config)) *apiBundle {
+	t.Helper()
 	ns := natstest.Start(t)
 	nc := ns.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
@@ -71,7 +77,11 @@ func setupAPI(t testing.TB, mk storeMaker) *apiBundle {
 		t.Fatal(err)
 	}
 	st := mk(t)
-	d, err := New(st, q, Config{StatsInterval: 50 * time.Millisecond, StatsWindow: time.Second})
+	cfg := Config{StatsInterval: 50 * time.Millisecond, StatsWindow: time.Second}
+	if edit != nil {
+		edit(&cfg)
+	}
+	d, err := New(st, q, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/delivery"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 )
@@ -43,6 +45,19 @@ type ProviderConfig struct {
 	// cost of a task and the max_cost_usd limit; 0 means unknown (cost 0).
 	InputPerMTok  float64 `mapstructure:"input_per_mtok"`
 	OutputPerMTok float64 `mapstructure:"output_per_mtok"`
+	// Region and Project locate a cloud provider (bedrock: region; vertex:
+	// project and region).
+	Region  string `mapstructure:"region"`
+	Project string `mapstructure:"project"`
+	// CredentialsFile names a cloud provider's credentials on this worker
+	// (bedrock: a JSON file with AccessKeyId and SecretAccessKey, default
+	// the AWS_* variables; vertex: a service account key, default
+	// Application Default Credentials, which include workload identity).
+	CredentialsFile string `mapstructure:"credentials_file"`
+	// Choices are more providers for this profile, by name (for example
+	// "bedrock" and "vertex" next to anthropic's own API); a task picks one
+	// with session.provider, the profile's own config serving the rest.
+	Choices map[string]ProviderConfig `mapstructure:"choices"`
 }
 
 // SSHKeyConfig is what a key reference in a task spec resolves to.
@@ -91,6 +106,10 @@ type Config struct {
 	AllowedModels   []string `mapstructure:"allowed_models"`
 	// SSHKeys maps the key references specs name to keys on this worker.
 	SSHKeys map[string]SSHKeyConfig `mapstructure:"ssh_keys"`
+	// Delivery holds the tokens deliveries name by reference and the task
+	// link of pull requests (package delivery); ssh_key references of a
+	// delivery resolve from SSHKeys.
+	Delivery delivery.Config `mapstructure:"delivery"`
 	// KnownHostsFile is the default known_hosts for SSH environments
 	// ("" means ~/.ssh/known_hosts).
 	KnownHostsFile string `mapstructure:"known_hosts_file"`
@@ -139,6 +158,20 @@ type Config struct {
 	// fleet/internal/coalesce).
 	DeltaWindow   time.Duration `mapstructure:"event_delta_window"`
 	DeltaMaxBytes int           `mapstructure:"event_delta_max_bytes"`
+	// Policy bounds what a task spec may ask of this worker (limits, command
+	// timeouts, environment policy, web_fetch and its hosts); a spec beyond
+	// it fails with not_allowed. The dispatcher has its own (checked at
+	// submission); this one is the worker operator's.
+	Policy fleet.Policy `mapstructure:"policy"`
+	// Permissions is the operator's permission policy (package
+	// agent/permission): every task's calls are checked against it, and a
+	// task's spec may only narrow it. The zero value allows every call but
+	// asks a person about destructive shell commands and never lets an
+	// edit touch .git/ and the other protected directories.
+	Permissions permission.Policy `mapstructure:"permissions"`
+	// ApprovalTimeout is how long a call waiting for a person's approval
+	// waits before it is denied (default 24 h).
+	ApprovalTimeout time.Duration `mapstructure:"approval_timeout"`
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
@@ -167,6 +200,7 @@ func (c Config) WithDefaults() Config {
 	setZero(&c.RetryBackoff, DefaultRetryBackoff)
 	setZero(&c.MaxRetryBackoff, DefaultMaxRetryBackoff)
 	setZero(&c.MaxLiveChildren, DefaultWorkerMaxLiveChildren)
+	setZero(&c.ApprovalTimeout, fleet.DefaultApprovalTimeout)
 	return c
 }
 
@@ -221,6 +255,10 @@ func (c Config) Validate() error {
 	for name, p := range c.Providers {
 		check(slices.Contains(fleet.KnownProfiles, name), "providers.%s: the key must be a profile name, one of %v", name, fleet.KnownProfiles)
 		check(p.InputPerMTok >= 0 && p.OutputPerMTok >= 0, "providers.%s prices must be >= 0", name)
+		for choice, cp := range p.Choices {
+			check(choice != "" && len(cp.Choices) == 0, "providers.%s.choices.%s must be named and have no choices of its own", name, choice)
+			check(cp.InputPerMTok >= 0 && cp.OutputPerMTok >= 0, "providers.%s.choices.%s prices must be >= 0", name, choice)
+		}
 	}
 	for ref, k := range c.SSHKeys {
 		check(ref != "", "ssh_keys has an empty key reference")
@@ -229,6 +267,16 @@ func (c Config) Validate() error {
 			_, err := os.Stat(k.KeyFile)
 			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
 		}
+	}
+	if err := c.Policy.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("policy.%w", err))
+	}
+	if err := c.Permissions.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("permissions.%w", err))
+	}
+	check(c.ApprovalTimeout > 0, "approval_timeout must be > 0, got %s", c.ApprovalTimeout)
+	if err := c.Delivery.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, c.sandboxOperator().Validate())
 	if err := c.Retry.Validate(); err != nil {

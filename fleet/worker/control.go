@@ -59,14 +59,19 @@ func (r *run) steer(ctx context.Context, sess *agent.Session, message string) er
 	return err
 }
 
-// configure changes the session's reasoning effort and model, within what
-// the worker allows.
+// configure changes the session's reasoning effort, model and default
+// command timeout, within what the worker and the session allow.
 func (r *run) configure(sess *agent.Session, req queue.ControlRequest) error {
 	if req.Model != "" && len(r.w.cfg.AllowedModels) > 0 && !slices.Contains(r.w.cfg.AllowedModels, req.Model) {
 		return errModelNotAllowed(req.Model, r.w.cfg.AllowedModels)
 	}
 	if req.ReasoningEffort != "" {
 		if err := sess.SetReasoningEffort(req.ReasoningEffort); err != nil {
+			return err
+		}
+	}
+	if req.CommandTimeout != 0 {
+		if err := sess.SetCommandTimeout(req.CommandTimeout); err != nil {
 			return err
 		}
 	}
@@ -84,7 +89,8 @@ func (r *run) status(sess *agent.Session) *queue.SessionStatus {
 		}
 	}
 	return &queue.SessionStatus{SessionID: sess.ID(), TaskID: r.task.ID.String(), State: string(sess.State()),
-		Model: sess.Model(), ReasoningEffort: sess.ReasoningEffort(), Turns: turns, WorkerID: r.w.cfg.ID}
+		Model: sess.Model(), ReasoningEffort: sess.ReasoningEffort(), Turns: turns, WorkerID: r.w.cfg.ID,
+		CommandTimeoutMs: sess.CommandTimeout().Milliseconds()}
 }
 
 func errModelNotAllowed(model string, allowed []string) error {

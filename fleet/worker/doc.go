@@ -21,7 +21,11 @@
 //
 //   - completed: succeeded, with TaskResult (final text, turns, usage,
 //     cost) and the `git diff` of a git workspace as the "diff" artifact;
-//     ack.
+//     ack. A spec with checks runs them first (package checks, the hook
+//     in verify.go), giving failures back to the session up to its repair
+//     rounds, and fails with checks_failed when they never pass; a spec
+//     with a delivery then delivers (package delivery) and fails with
+//     delivery_failed when that does not complete.
 //   - parked on a subagent: waiting (see Subagents); ack.
 //   - a retryable model error (rate limit, overload, 5xx, transport): the
 //     task goes back to queued and the message is naked with the
@@ -114,6 +118,13 @@
 // waiting, so a child ending in between is not missed. Any worker (the
 // parent's own, for a local workspace) then claims the parent and re-runs
 // the wait, which now returns the child's result.
+//
+// Every tool call is checked against the operator's permission policy
+// (Config.Permissions) narrowed by the spec's; a spec that widens it fails
+// not_allowed. A call the policy asks about parks the session the same way,
+// with the call in WaitingFor.Approvals (and its expiry, after
+// Config.ApprovalTimeout); package fleet/approval records a person's answer
+// in the history and enqueues the resume, and the re-run round applies it.
 //
 // send_input steers a running child over its control subject; for a
 // queued or parked child the input is stored (an "input" artifact) and

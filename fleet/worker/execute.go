@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/settings"
 	"github.com/agentfleet/agentfleet/profiles"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -55,7 +56,13 @@ func (r *run) prepare(ctx context.Context) error {
 	if len(w.cfg.AllowedProfiles) > 0 && !slices.Contains(w.cfg.AllowedProfiles, r.spec.Profile) {
 		return fmt.Errorf("%w: profile %q (allowed: %v)", errNotAllowed, r.spec.Profile, w.cfg.AllowedProfiles)
 	}
-	pc := w.cfg.Providers[r.spec.Profile]
+	if err := r.checkPolicy(); err != nil {
+		return err
+	}
+	pc, err := w.cfg.provider(r.spec.Profile, r.spec.Session.Provider)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotAllowed, err)
+	}
 	model := r.spec.Model
 	if model == "" {
 		model = pc.DefaultModel
@@ -63,13 +70,24 @@ func (r *run) prepare(ctx context.Context) error {
 	if model != "" && len(w.cfg.AllowedModels) > 0 && !slices.Contains(w.cfg.AllowedModels, model) {
 		return fmt.Errorf("%w: model %q (allowed: %v)", errNotAllowed, model, w.cfg.AllowedModels)
 	}
-	profile, err := profiles.ForProvider(r.spec.Profile, model)
+	popts, err := r.profileOptions()
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
-	client, err := w.llm.client(r.spec.Profile)
+	profile, err := profiles.ForProvider(r.spec.Profile, model, popts...)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
+	}
+	client, err := w.llm.client(r.spec.Profile, r.spec.Session.Provider)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNotAllowed, err)
+	}
+	checker, err := r.permissions()
+	if err != nil {
+		return err
+	}
+	if err := r.checkDelivery(); err != nil {
+		return err
 	}
 	if err := r.buildEnv(ctx); err != nil {
 		return err
@@ -81,9 +99,9 @@ func (r *run) prepare(ctx context.Context) error {
 	r.rec = newTurnRecorder(r, r.row, pc, create)
 	r.spawner = newSpawner(r)
 	cfg := agent.Config{
-		Client: client, Profile: profile, Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
+		Client: settings.Client(client, r.spec.Session.ProviderOptions), Profile: settings.Profile(profile, r.spec.Session.ProviderOptions), Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
-		Session: r.sessionConfig(),
+		Session: r.sessionConfig(), Permissions: checker, Approver: r.approvals,
 	}
 	if r.spec.ParentID != uuid.Nil {
 		cfg.ParentID = r.spec.ParentID.String()
@@ -97,6 +115,7 @@ func (r *run) prepare(ctx context.Context) error {
 		sess.Close()
 		return err
 	}
+	r.checks = r.newChecks(sess)
 	r.mu.Lock()
 	r.sess = sess
 	stop := r.stop
@@ -107,18 +126,20 @@ func (r *run) prepare(ctx context.Context) error {
 	return nil
 }
 
-// sessionConfig maps the spec's limits onto the session.
+// sessionConfig maps the spec's limits and session settings onto the session.
 func (r *run) sessionConfig() agent.SessionConfig {
 	depth := r.spec.SubagentDepthLimit()
 	if depth == 0 {
 		depth = -1 // the agent reads 0 as its default; the spec's 0 forbids subagents
 	}
-	return agent.SessionConfig{
+	c := agent.SessionConfig{
 		MaxTurns:              r.spec.Limits.MaxTurns,
 		MaxToolRoundsPerInput: r.spec.Limits.MaxToolRounds,
 		ReasoningEffort:       r.spec.ReasoningEffort,
 		MaxSubagentDepth:      depth,
 	}
+	settings.Apply(&c, r.spec.Session)
+	return c
 }
 
 // findSession returns the task's session row, or, when it has none yet,
@@ -155,8 +176,10 @@ func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
 	if err != nil {
 		return agent.Outcome{}, err
 	}
+	r.checkBefore(ctx)
 	out, err := r.runWithInputs(ctx, in)
 	out, err = r.runLeftoverSteering(ctx, out, err)
+	out, err = r.verify(ctx, out, err)
 	r.markDelivered(ctx, in)
 	return out, err
 }
@@ -237,6 +260,8 @@ func (r *run) prepareFailed(ctx context.Context, err error) settlement {
 	switch {
 	case errors.Is(err, errNotAllowed):
 		return r.fail(ctx, fleet.ReasonNotAllowed, err.Error())
+	case errors.Is(err, errDelivery):
+		return r.fail(ctx, fleet.ReasonDelivery, err.Error())
 	case errors.As(err, &fe), errors.Is(err, errBadEnvironment):
 		return r.fail(ctx, fleet.ReasonEnvironment, err.Error())
 	}

@@ -35,17 +35,23 @@ func providerClient(profile string, pc ProviderConfig, retry llm.RetryPolicy) (l
 	if name == "" {
 		name = profile
 	}
-	return provider.New(provider.Config{Provider: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry})
+	return provider.New(provider.Config{Provider: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry,
+		Region: pc.Region, Project: pc.Project, CredentialsFile: pc.CredentialsFile})
 }
 
-// client returns the gated client of a profile, building it once.
-func (p *llmPool) client(profile string) (llm.Client, error) {
+// client returns the gated client of a profile's provider choice ("" for
+// the profile's own, see Config.provider), building it once.
+func (p *llmPool) client(profile, choice string) (llm.Client, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c, ok := p.clients[profile]; ok {
+	key := profile + "/" + choice
+	if c, ok := p.clients[key]; ok {
 		return c, nil
 	}
-	pc := p.cfg.Providers[profile]
+	pc, err := p.cfg.provider(profile, choice)
+	if err != nil {
+		return nil, err
+	}
 	inner, err := p.newClient(profile, pc, p.cfg.Retry)
 	if err != nil {
 		return nil, err
@@ -60,7 +66,7 @@ func (p *llmPool) client(profile string) (llm.Client, error) {
 		p.gates[name] = g
 	}
 	c := &gatedClient{inner: inner, gate: g, provider: name, metrics: p.metrics}
-	p.clients[profile] = c
+	p.clients[key] = c
 	return c, nil
 }
 

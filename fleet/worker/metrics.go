@@ -31,6 +31,8 @@ type metrics struct {
 	storeRetries    prometheus.Counter
 	storeUp         prometheus.Gauge
 	deadLetters     prometheus.Counter
+	denials         *prometheus.CounterVec // tool, rule
+	approvals       prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
@@ -71,6 +73,9 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 			Help: "1 while the store answers, 0 while the worker waits for it (and pulls nothing).", ConstLabels: cl}),
 		deadLetters: counter("dead_letters_total",
 			"Task messages this worker's dead-letter watcher handled (tasks failed as dead_letter)."),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "permission_denials_total",
+			Help: "Tool calls the permission policy or a person refused, by tool and the rule that decided.", ConstLabels: cl}, []string{"tool", "rule"}),
+		approvals: counter("approvals_requested_total", "Tool calls that parked their session for a person's approval."),
 	}
 	qm := w.q.Metrics()
 	fromQueue := func(name, help string, v func() uint64) prometheus.Collector {
@@ -79,7 +84,7 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 	}
 	cs := []prometheus.Collector{m.tasks, m.claimLatency, m.sessionDuration, m.sessionsRunning, m.turns, m.llmRequests,
 		m.llmLatency, m.llmTokens, m.toolCalls, m.toolDuration, m.retries, m.naks, m.parks, m.resumes, m.spawns, m.events,
-		m.storeRetries, m.storeUp, m.deadLetters,
+		m.storeRetries, m.storeUp, m.deadLetters, m.denials, m.approvals,
 		fromQueue("redeliveries_total", "Task messages delivered more than once.", qm.Redelivered.Load),
 		fromQueue("events_published_total", "Events the EVENTS stream acknowledged.", qm.EventsPublished.Load),
 		fromQueue("event_publish_failures_total",

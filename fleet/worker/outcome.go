@@ -36,7 +36,7 @@ func (r *run) settleOutcome(ctx context.Context, out agent.Outcome, err error) s
 	case err != nil:
 		return r.sessionError(ctx, out, err)
 	case out.Stop == agent.StopCompleted || out.Stop == agent.StopAwaitingInput:
-		return r.finish(ctx, store.TaskSucceeded, "", r.result(out, true, ""))
+		return r.finishAnswered(ctx, out)
 	default: // turn or round limit, loop detection ended the input
 		return r.finish(ctx, store.TaskFailed, fleet.ReasonTurnLimit, r.result(out, false, string(out.Stop)))
 	}
@@ -86,6 +86,9 @@ func (r *run) result(out agent.Outcome, success bool, errText string) fleet.Task
 	}
 	if r.rec != nil {
 		res.Usage, res.CostUSD = r.rec.totals()
+	}
+	if r.checks != nil {
+		res.Checks = r.checks.Report()
 	}
 	return res
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -23,7 +24,7 @@ import (
 // checking the children after it.
 func (r *run) park(ctx context.Context) settlement {
 	w := r.w
-	wf := fleet.WaitingFor{WaitID: strconv.Itoa(r.task.Attempts), Children: r.awaited()}
+	wf := fleet.WaitingFor{WaitID: strconv.Itoa(r.task.Attempts), Children: r.awaited(), Approvals: r.approvals.Pending()}
 	body, _ := json.Marshal(wf)
 	_, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning,
 		To: store.TaskWaiting, WorkerID: w.cfg.ID, WaitingFor: body})
@@ -122,20 +123,10 @@ func (w *Worker) enqueueResume(ctx context.Context, parent store.Task, spec flee
 	return err
 }
 
-// targetFor is where a task's messages go: its worker's own subject when it
-// runs in a local workspace that is not shared, else its queue.
+// targetFor is where a task's messages go (taskops.Target).
 func (w *Worker) targetFor(t store.Task, spec fleet.TaskSpec) queue.Target {
-	if pinned(spec) && t.WorkerID != "" {
-		return queue.ToWorker(t.WorkerID)
-	}
-	q := t.Queue
-	if q == "" {
-		q = spec.Queue
-	}
-	return queue.ToQueue(q)
+	return taskops.Target(t, spec)
 }
 
 // pinned reports whether a task must run on the worker holding its files.
-func pinned(spec fleet.TaskSpec) bool {
-	return (spec.Environment.Kind == "" || spec.Environment.Kind == fleet.EnvLocal) && !spec.Environment.Shared
-}
+func pinned(spec fleet.TaskSpec) bool { return taskops.Pinned(spec) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,6 +25,7 @@ import (
 type eventPump struct {
 	r     *run
 	sub   *agent.Subscription
+	mu    sync.Mutex // guards seq: the run's own events (publishValue) come from its goroutine
 	seq   uint64
 	start map[string]time.Time // tool call id -> TOOL_CALL_START time, for metrics
 	done  chan struct{}
@@ -75,6 +77,10 @@ func (p *eventPump) observe(ctx context.Context, ev agent.Event) {
 	switch ev.Kind {
 	case agent.EventToolCallStart:
 		p.start[ev.CallID] = ev.Time
+	case agent.EventPermissionDenied:
+		w.metrics.denials.WithLabelValues(ev.ToolName, ev.Permission.Rule).Inc()
+	case agent.EventApprovalRequested:
+		w.metrics.approvals.Inc()
 	case agent.EventToolCallEnd:
 		started, ok := p.start[ev.CallID]
 		delete(p.start, ev.CallID)
@@ -94,6 +100,8 @@ func (p *eventPump) observe(ctx context.Context, ev agent.Event) {
 // the publisher's queue; a confirmed one also for the stream to store it.
 func (p *eventPump) publish(ctx context.Context, kind string, data json.RawMessage, confirmed bool) error {
 	r := p.r
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.seq++
 	ev := envelope(r.task, p.seq, kind, data)
 	var err error
@@ -107,6 +115,14 @@ func (p *eventPump) publish(ctx context.Context, kind string, data json.RawMessa
 	}
 	r.w.metrics.events.Inc()
 	return err
+}
+
+// publishValue publishes an event of the run's own (a check run, a
+// delivery) with v as its data.
+func (p *eventPump) publishValue(ctx context.Context, kind string, v any) {
+	if data, err := json.Marshal(v); err == nil {
+		_ = p.publish(ctx, kind, data, false)
+	}
 }
 
 // envelope is the queue event of a task's session.

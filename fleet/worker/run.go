@@ -9,6 +9,8 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/approval"
+	"github.com/agentfleet/agentfleet/fleet/checks"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -41,8 +43,11 @@ type run struct {
 	spawner *spawner
 	pump    *eventPump
 	rec     *turnRecorder
-	row     store.Session // the session row read or created by prepare
-	sandbox string        // the sandbox a local task's commands run in (TaskResult.Sandbox)
+	row     store.Session  // the session row read or created by prepare
+	checks  *checks.Runner // nil when the spec lists no checks (verify.go)
+	sandbox string         // the sandbox a local task's commands run in (TaskResult.Sandbox)
+
+	approvals *approval.Parker // the session's approver: calls waiting for a person
 
 	mu       sync.Mutex // guards stop, aborting and sess once set
 	stop     string     // why abort was called; "" while not aborted

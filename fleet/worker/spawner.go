@@ -143,10 +143,11 @@ func (s *spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 	return fleet.TaskSpec{
 		Prompt: req.Task, Profile: p.Profile, Model: model, ReasoningEffort: effort,
 		Limits:      fleet.Limits{MaxTurns: req.MaxTurns}.Within(p.Limits),
-		Environment: env, Sandbox: p.Sandbox, // a shared workspace shares its sandbox
+		Environment: env, Session: p.Session, Sandbox: p.Sandbox, // a shared workspace shares its sandbox
 		ParentID: r.task.ID, RootID: r.task.RootID, Depth: r.task.Depth + 1,
 		MaxSubagentDepth: p.MaxSubagentDepth, MaxLiveChildren: p.MaxLiveChildren, ChildPolicy: p.ChildPolicy,
 		Queue: p.Queue, Priority: min(p.Priority+1, fleet.MaxPriority),
+		Permissions: p.Permissions,
 	}, nil
 }
 

@@ -34,12 +34,14 @@ type workspace struct {
 // buildEnv builds and initializes the task's execution environment.
 func (r *run) buildEnv(ctx context.Context) error {
 	env := r.spec.Environment
+	policy, maxTimeout := r.envSettings()
+	defTimeout := min(execenv.DefaultTimeout, maxTimeout) // the shell names its timeout; this is a floor for other callers
 	var err error
 	switch env.Kind {
 	case fleet.EnvSSH:
 		r.env, err = execenv.FromDescription(ctx, execenv.Description{Kind: execenv.KindSSH, Host: env.Host,
 			Port: env.Port, User: env.User, KeyRef: env.KeyRef, WorkingDir: env.WorkingDir, Shared: true},
-			r.w.resolver(), execenv.Rebuild{})
+			r.w.resolver(), execenv.Rebuild{EnvPolicy: policy, DefaultTimeout: defTimeout, MaxTimeout: maxTimeout})
 		if err != nil && strings.Contains(err.Error(), "resolve ssh key") {
 			return fmt.Errorf("%w: %v", errBadEnvironment, err)
 		}
@@ -48,7 +50,8 @@ func (r *run) buildEnv(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy})
+		r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy,
+			EnvPolicy: policy, DefaultTimeout: defTimeout, MaxTimeout: maxTimeout})
 	}
 	if err != nil {
 		return err

@@ -20,6 +20,8 @@ const (
 	Anthropic  = "anthropic"
 	Gemini     = "gemini"
 	ChatCompat = "chatcompat"
+	Bedrock    = "bedrock" // Anthropic models on AWS Bedrock (llm/bedrock)
+	Vertex     = "vertex"  // Gemini and Anthropic models on Vertex AI (llm/vertex)
 )
 
 // Config chooses and configures an adapter. Every field is optional except
@@ -44,6 +46,15 @@ type Config struct {
 	Retry llm.RetryPolicy
 	// HTTPClient sends the requests; nil means a shared client.
 	HTTPClient *http.Client
+	// Region (bedrock, vertex) and Project (vertex) locate the service.
+	Region  string
+	Project string
+	// CredentialsFile (bedrock, vertex) names the credentials: for bedrock
+	// a JSON file with AccessKeyId and SecretAccessKey (default: the
+	// AWS_* environment variables), for vertex a service account key
+	// (default: Application Default Credentials, which include workload
+	// identity). Never the secret itself.
+	CredentialsFile string
 }
 
 // shortcut is a chatcompat server with a well-known base URL and key
@@ -96,12 +107,12 @@ func Detect(cfg Config) (string, error) {
 	switch {
 	case p == "google":
 		return Gemini, nil
-	case p == OpenAI, p == Anthropic, p == Gemini, p == ChatCompat:
+	case p == OpenAI, p == Anthropic, p == Gemini, p == ChatCompat, p == Bedrock, p == Vertex:
 		return p, nil
 	case shortcuts[p] != shortcut{}:
 		return ChatCompat, nil
 	case p != "":
-		return "", fmt.Errorf("provider: Config.Provider %q is unknown; use openai, anthropic, gemini or chatcompat (or ollama, vllm, llamacpp, openrouter, groq)", cfg.Provider)
+		return "", fmt.Errorf("provider: Config.Provider %q is unknown; use openai, anthropic, gemini, chatcompat, bedrock or vertex (or ollama, vllm, llamacpp, openrouter, groq)", cfg.Provider)
 	}
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(cfg.BaseURL)
@@ -146,6 +157,12 @@ func New(cfg Config) (llm.Client, error) {
 	}
 	if err := cfg.Retry.Validate(); err != nil {
 		return nil, fmt.Errorf("provider: Config.%w", err)
+	}
+	switch name {
+	case Bedrock:
+		return newBedrock(cfg)
+	case Vertex:
+		return newVertex(cfg)
 	}
 	short := shortcuts[strings.ToLower(strings.TrimSpace(cfg.Provider))]
 	if cfg.BaseURL == "" {

@@ -6,7 +6,7 @@
 //   GET  /v1/tasks/{id}/events       one task's events, replayed from the start
 //   GET  /v1/tasks/{id}/tree         parents and children
 //   GET  /v1/tasks/{id}/sessions, /v1/sessions/{sid}/turns   stored turns
-//   POST /v1/tasks, /cancel, /steer, /follow_up
+//   POST /v1/tasks, /cancel, /steer, /follow_up, /approvals/{call_id}
 // A bearer token, when the dispatcher needs one, comes from ?token= once and
 // is kept in sessionStorage (this tab only).
 "use strict";
@@ -320,11 +320,45 @@ function renderDetail(t) {
   } else {
     res.hidden = true;
   }
+  renderApprovals(t);
+  showOutcome(t.id, result);
   const terminal = TERMINAL.has(t.state);
   $("cancel-button").disabled = terminal;
   $("abort-button").disabled = t.state !== "running";
   $("steer-button").disabled = t.state !== "running";
   $("followup-button").disabled = terminal;
+}
+
+// renderApprovals shows the calls a waiting task waits to have approved,
+// each with its arguments, what asked, and Approve / Deny buttons.
+function renderApprovals(t) {
+  const box = $("detail-approvals");
+  const pending = (t.state === "waiting" && t.waiting_for && t.waiting_for.approvals) || [];
+  box.hidden = pending.length === 0;
+  box.replaceChildren(...pending.map((p) => {
+    const remember = el("input", { type: "checkbox" });
+    return el("div", { class: "approval", "data-call": p.call_id },
+      el("div", { class: "what", text: `${p.tool} waits for approval · ${p.rule}` }),
+      el("pre", { class: "args", text: p.summary || pretty(p.arguments) }),
+      el("div", { class: "muted", text: (p.reason || "") + (p.expires_at ? ` · denied if unanswered by ${new Date(p.expires_at).toLocaleString()}` : "") }),
+      el("div", { class: "buttons" },
+        el("button", { type: "button", class: "approve", onclick: () => decide(t.id, p.call_id, "approve", remember.checked) }, "Approve"),
+        el("button", { type: "button", class: "danger deny", onclick: () => decide(t.id, p.call_id, "deny", remember.checked) }, "Deny"),
+        el("label", { class: "check", title: "Apply this answer to the task's later calls of the same tool that the same rule asks about" },
+          remember, " for the rest of the task")));
+  }));
+}
+
+async function decide(id, callID, decision, remember) {
+  const reason = decision === "deny" ? (window.prompt("Reason told to the model (optional)") || "") : "";
+  try {
+    await api("POST", `/v1/tasks/${id}/approvals/${encodeURIComponent(callID)}`, { decision, reason, remember, by: "dashboard" });
+    toast(`${decision === "approve" ? "approved" : "denied"}: the task resumes`);
+    await refresh();
+    loadTask(id, false);
+  } catch (err) {
+    toast(decision + ": " + err.message, true);
+  }
 }
 
 async function loadTree(id) {
@@ -385,7 +419,8 @@ function openStream(id) {
 
 const EVENT_KINDS = ["SESSION_START", "SESSION_END", "USER_INPUT", "ASSISTANT_TEXT_START", "ASSISTANT_TEXT_DELTA",
   "ASSISTANT_TEXT_END", "TOOL_CALL_START", "TOOL_CALL_OUTPUT_DELTA", "TOOL_CALL_END", "STEERING_INJECTED", "TURN_LIMIT",
-  "LOOP_DETECTION", "ERROR", "WARNING", "INPUT_DONE", "PARKED"];
+  "LOOP_DETECTION", "ERROR", "WARNING", "INPUT_DONE", "PARKED", "APPROVAL_REQUESTED", "PERMISSION_DENIED",
+  "CHECK_END", "DELIVERY"];
 
 function append(node) {
   const box = $("events");
@@ -460,9 +495,22 @@ function onEvent(taskID, kind, m) {
       for (const c of ui.calls.values()) {
         if (c.box.dataset.kind === "TOOL_CALL_START") c.summary.textContent = "output (parked: the call runs again on resume)";
       }
-      append(el("div", { class: "ev marker", "data-kind": kind, text: "parked: waiting for subagents (no slot held)" }));
+      append(el("div", { class: "ev marker", "data-kind": kind, text: "parked: waiting for subagents or an approval (no slot held)" }));
       scheduleRefresh();
       break;
+    case "APPROVAL_REQUESTED": {
+      const p = d.permission || {};
+      append(block("bad", kind, "approval requested", env.time,
+        el("div", { class: "text", text: `${d.tool_name} · ${p.rule || ""}\n${p.summary || ""}` })));
+      scheduleRefresh();
+      break;
+    }
+    case "PERMISSION_DENIED": {
+      const p = d.permission || {};
+      append(block("bad", kind, "permission denied", env.time,
+        el("div", { class: "text", text: `${d.tool_name} · ${p.rule || ""}: ${p.reason || ""}\n${p.summary || ""}` })));
+      break;
+    }
     case "SESSION_START":
       append(el("div", { class: "ev marker", "data-kind": kind, text: "session started " + clock(env.time) }));
       break;
@@ -473,9 +521,52 @@ function onEvent(taskID, kind, m) {
       scheduleRefresh();
       break;
     }
+    case "CHECK_END":
+      append(block(d.passed ? "marker" : "bad", kind, "check", env.time, el("div", { class: "text", text: checkText(d) })));
+      break;
+    case "DELIVERY":
+      append(block(d.error ? "bad" : "marker", kind, "delivery", env.time, el("div", { class: "text" }, ...deliveryItems(d))));
+      break;
     default:
       append(block("marker", kind, kind.toLowerCase(), env.time, el("pre", { text: pretty(d) })));
   }
+}
+
+// ---- checks and delivery (fleet/checks, fleet/delivery) ----
+
+function checkText(r) {
+  const status = r.timed_out ? "timed out" : r.passed ? "passed" : "failed (exit " + r.exit_code + ")";
+  const when = r.phase === "after" && r.round > 0 ? "after repair " + r.round : r.phase;
+  return `${r.name} ${when}: ${status} in ${r.duration_ms} ms · ${r.command}`;
+}
+
+function checkItem(taskID, r) {
+  const li = el("li", { class: r.passed ? "pass" : "fail", text: checkText(r) + " " });
+  if (r.output) li.append(el("a", { href: "/v1/tasks/" + taskID + "/artifacts/check?name=" + encodeURIComponent(r.output), target: "_blank", text: "output" }));
+  return li;
+}
+
+function deliveryItems(d) {
+  const items = [el("span", { text: "branch " + d.branch + (d.commit ? " at " + d.commit.slice(0, 12) : "") + (d.pushed ? " pushed" : "") })];
+  if (d.request_url) items.push(" · ", el("a", { href: d.request_url, target: "_blank", rel: "noopener", text: "pull request #" + d.request_number }));
+  if (d.skipped) items.push(el("span", { text: " · not delivered: " + d.skipped }));
+  if (d.error) items.push(el("span", { class: "fail", text: " · failed: " + d.error }));
+  return items;
+}
+
+// showOutcome lists a result's check runs (with links to their outputs)
+// and its delivery (with a link to the pull request).
+function showOutcome(taskID, result) {
+  const box = $("detail-outcome");
+  box.replaceChildren();
+  const c = result && result.checks;
+  const d = result && result.delivery;
+  box.hidden = !c && !d;
+  if (c) {
+    box.append(el("div", { text: "checks: " + (c.verdict || "not finished") + " · " + c.repair_rounds + " repair round(s)" }),
+      el("ul", {}, ...(c.runs || []).map((r) => checkItem(taskID, r))));
+  }
+  if (d) box.append(el("div", {}, "delivery: ", ...deliveryItems(d)));
 }
 
 function toolStart(env, d) {
@@ -649,7 +740,7 @@ async function cancel(reason) {
 
 // ---- fleet-wide stream and start-up ----
 
-const REFRESH_KINDS = new Set(["SESSION_START", "SESSION_END", "INPUT_DONE", "PARKED", "ERROR", "TOOL_CALL_END"]);
+const REFRESH_KINDS = new Set(["SESSION_START", "SESSION_END", "INPUT_DONE", "PARKED", "ERROR", "TOOL_CALL_END", "APPROVAL_REQUESTED"]);
 
 function openFleetStream() {
   if (ui.fleet) ui.fleet.close();

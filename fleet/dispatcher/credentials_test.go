@@ -1,0 +1,52 @@
+package dispatcher
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
+)
+
+// TestSubmitRefusesUnknownCredentials: with the workers' references listed,
+// a delivery naming another is a 400 naming the field, a malformed
+// delivery too, and a known one is accepted.
+func TestSubmitRefusesUnknownCredentials(t *testing.T) {
+	b := setupAPI(t, sqliteStore)
+	b.d.cfg.Credentials = fleet.KnownCredentials{Tokens: []string{"forge-bot"}, SSHKeys: []string{"deploy"}}
+	spec := func(d fleet.Delivery) fleet.TaskSpec {
+		s := validSpec("deliver")
+		s.Environment.Repo = "https://git.example.com/o/r.git"
+		s.Delivery = &d
+		return s
+	}
+	for _, c := range []struct {
+		name  string
+		body  fleet.TaskSpec
+		field string
+		msg   string
+	}{
+		{"unknown token", spec(fleet.Delivery{Credentials: fleet.DeliveryCredentials{Token: "other"}}),
+			"spec.delivery.credentials.token", `"other" is not a token the workers hold; known: forge-bot`},
+		{"unknown key", spec(fleet.Delivery{Credentials: fleet.DeliveryCredentials{SSHKey: "nope"}}),
+			"spec.delivery.credentials.ssh_key", `"nope" is not a key the workers hold`},
+		{"bad branch", spec(fleet.Delivery{Branch: "a b"}), "spec.delivery.branch", "not a valid git branch name"},
+		{"no repository", func() fleet.TaskSpec { s := spec(fleet.Delivery{}); s.Environment.Repo = ""; return s }(),
+			"spec.environment.repo", "is required with delivery"},
+	} {
+		code, detail, raw := b.rawCall(t, http.MethodPost, "/v1/tasks", c.body, testToken)
+		if code != http.StatusBadRequest || detail.Code != api.CodeInvalid || detail.Field != c.field || !strings.Contains(detail.Message, c.msg) {
+			t.Errorf("%s: %d %s, want 400 on %s saying %q", c.name, code, raw, c.field, c.msg)
+		}
+	}
+	code, _, raw := b.rawCall(t, http.MethodPost, "/v1/tasks", spec(fleet.Delivery{Credentials: fleet.DeliveryCredentials{Token: "forge-bot"},
+		PullRequest: &fleet.PullRequest{}}), testToken)
+	if code != http.StatusCreated {
+		t.Errorf("a delivery with a known token: %d %s", code, raw)
+	}
+	code, _, raw = b.rawCall(t, http.MethodPost, "/v1/tasks", `{"prompt":"p","checks":[{"name":"t","command":"true"}],"max_repair_rounds":1}`, testToken)
+	if code != http.StatusCreated {
+		t.Errorf("a spec with checks: %d %s", code, raw)
+	}
+}

@@ -1,0 +1,40 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"golang.org/x/oauth2"
+
+	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/bedrock"
+	"github.com/agentfleet/agentfleet/llm/vertex"
+)
+
+// newBedrock builds the Bedrock client: credentials from CredentialsFile,
+// else the environment, read at each signing.
+func newBedrock(cfg Config) (llm.Client, error) {
+	var creds aws.CredentialsProvider = bedrock.EnvCredentials()
+	if cfg.CredentialsFile != "" {
+		creds = bedrock.FileCredentials(cfg.CredentialsFile)
+	}
+	return client(bedrock.New(bedrock.Config{Region: cfg.Region, BaseURL: cfg.BaseURL, Credentials: creds,
+		Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
+}
+
+// newVertex builds the Vertex AI client: tokens from the service account
+// key CredentialsFile names, else Application Default Credentials.
+func newVertex(cfg Config) (llm.Client, error) {
+	var tokens oauth2.TokenSource
+	var err error
+	if cfg.CredentialsFile != "" {
+		tokens, err = vertex.ServiceAccountTokens(context.Background(), cfg.CredentialsFile)
+	} else {
+		tokens, err = vertex.DefaultTokens(context.Background())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return client(vertex.New(vertex.Config{Project: cfg.Project, Region: cfg.Region, BaseURL: cfg.BaseURL, Tokens: tokens,
+		Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
+}
