@@ -94,6 +94,10 @@ func settingsFleet(t *testing.T) (*fleettest.Fleet, *recorder, *chatServer, *sim
 		"openai": {Provider: "chatcompat", BaseURL: chatSrv.URL + "/v1", APIKey: "test-key", DefaultModel: "gpt-oss-test"},
 		"gemini": {APIKey: "test-key", BaseURL: gem.URL(), DefaultModel: "gemini-test"}}
 	cfg.Policy = fleet.Policy{WebFetch: true, WebFetchHosts: []string{"example.org"}}
+	// env_policy filters the worker's environment, which a sandboxed
+	// command never gets (it has the sandbox's HOME whatever the policy):
+	// these shells run unconfined to see the policy act.
+	cfg.Sandbox = worker.SandboxOff
 	f.StartWorkerWith(cfg)
 	return f, rec, chat, gem
 }
