@@ -253,7 +253,7 @@ func (s *Session) shutdown(holdingRun bool) {
 // returning it to IDLE (the package doc lists them under Errors).
 func unrecoverable(err error) bool {
 	var rec *recordError
-	if errors.As(err, &rec) {
+	if errors.As(err, &rec) || contextError(err) {
 		return true
 	}
 	switch llm.KindOf(err) {

@@ -32,11 +32,18 @@ const (
 	EventInputDone EventKind = "INPUT_DONE"
 	// EventParked: the session was parked (see ErrParked).
 	EventParked EventKind = "PARKED"
+	// EventContextEstimate: the estimated size of the request about to be
+	// sent (Context). Droppable.
+	EventContextEstimate EventKind = "CONTEXT_ESTIMATE"
+	// EventCompactionStart and EventCompactionEnd bracket a compaction
+	// (Context: reason, strategies, tokens before and after).
+	EventCompactionStart EventKind = "COMPACTION_START"
+	EventCompactionEnd   EventKind = "COMPACTION_END"
 )
 
 // droppable reports whether an event may be dropped for a slow subscriber.
 func (k EventKind) droppable() bool {
-	return k == EventAssistantTextDelta || k == EventToolCallOutput
+	return k == EventAssistantTextDelta || k == EventToolCallOutput || k == EventContextEstimate
 }
 
 // Event is one thing that happened in a session. Seq is gapless per session
@@ -72,4 +79,6 @@ type Event struct {
 	ErrorKind llm.ErrorKind `json:"error_kind,omitempty"`
 	// ContextPercent is the estimated context use at WARNING.
 	ContextPercent int `json:"context_percent,omitempty"`
+	// Context describes the window at CONTEXT_ESTIMATE and compactions.
+	Context *ContextInfo `json:"context,omitempty"`
 }

@@ -52,6 +52,7 @@ type Session struct {
 	started     bool
 	inputCancel context.CancelCauseFunc // cancels the running input
 	warned      bool                    // context WARNING emitted for the current input
+	cw          windowState             // context accounting (context.go); the loop owner's
 }
 
 // New creates a session in state IDLE. No event is emitted until the first
@@ -84,6 +85,7 @@ func New(cfg Config) (*Session, error) {
 		s.spawner = newLocalSpawner(s)
 	}
 	s.registerSubagentTools()
+	s.restoreWindow()
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package agent
 import (
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/compact"
 	"github.com/agentfleet/agentfleet/llm"
 )
 
@@ -15,6 +16,9 @@ const (
 	TurnToolResults TurnKind = "tool_results"
 	TurnSystem      TurnKind = "system"
 	TurnSteering    TurnKind = "steering"
+	// TurnCompaction records a compaction: the view later requests are
+	// built from (see package compact). The model never sees it.
+	TurnCompaction TurnKind = "compaction"
 )
 
 // Turn is one entry of a session's history. Kind says which fields matter:
@@ -22,6 +26,7 @@ const (
 //	user, system, steering: Text
 //	assistant:              Text, ToolCalls, Reasoning, Usage, ResponseID, Message
 //	tool_results:           Results
+//	compaction:             Compaction
 //
 // Message keeps the assistant's full message including provider raw parts
 // (thinking signatures...), so the next request replays it exactly.
@@ -37,8 +42,13 @@ type Turn struct {
 	Message    *llm.Message     `json:"message,omitempty"`
 	Results    []llm.ToolResult `json:"results,omitempty"`
 	// Source says who produced a steering or system turn: "host" or "loop_detection".
-	Source string    `json:"source,omitempty"`
-	Time   time.Time `json:"time"`
+	Source string `json:"source,omitempty"`
+	// RequestChars counts the characters of the request an assistant turn
+	// answers, so a resumed session calibrates its token estimate as the
+	// session it replaces did.
+	RequestChars int             `json:"request_chars,omitempty"`
+	Compaction   *compact.Record `json:"compaction,omitempty"`
+	Time         time.Time       `json:"time"`
 }
 
 // appendMessages converts turns to the conversation sent to the model and
@@ -58,6 +68,7 @@ func appendMessages(msgs []llm.Message, turns []Turn) []llm.Message {
 			} else {
 				msgs = append(msgs, assistantMessage(t))
 			}
+		case TurnCompaction: // never sent; the view it records is built by viewMessages
 		case TurnToolResults:
 			m := llm.ToolResultMessage(t.Results...)
 			if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleTool {

@@ -1,0 +1,155 @@
+package compact
+
+import (
+	"context"
+	"fmt"
+)
+
+// Strategies, in the order Run tries them.
+const (
+	StrategyPrune     = "prune"
+	StrategySummarize = "summarize"
+	StrategyTrim      = "trim"
+)
+
+// Reasons a compaction runs.
+const (
+	ReasonThreshold     = "threshold"      // the estimate passed Budget.Threshold
+	ReasonContextLength = "context_length" // the provider refused the request as too long
+	ReasonRequested     = "requested"      // the host asked (Session.Compact)
+)
+
+// Record is one compaction: the view it leaves and how it got there. The
+// session stores it as a turn of its own; the transcript before it is not
+// changed.
+type Record struct {
+	View
+	Reason     string   `json:"reason"`
+	Strategies []string `json:"strategies,omitempty"`
+	// Replaced is the range of turns [from, to) the new summary replaces;
+	// zero when no summary was written.
+	Replaced [2]int `json:"replaced,omitzero"`
+	// TokensBefore and TokensAfter are the estimated request sizes.
+	TokensBefore int `json:"tokens_before"`
+	TokensAfter  int `json:"tokens_after"`
+	// SummaryError says why the summary could not be written (trim ran
+	// instead).
+	SummaryError string `json:"summary_error,omitempty"`
+}
+
+// Changed reports whether the compaction changed the view.
+func (r Record) Changed(old View) bool { return r.View != old }
+
+// Summarizer writes a summary of turns [from, to) that continues prev (the
+// summary of what came before from, possibly empty).
+type Summarizer func(ctx context.Context, prev string, from, to int) (string, error)
+
+// Params is the input of Run.
+type Params struct {
+	Turns []Turn
+	View  View // the current view
+	// Fixed counts the characters of the system prompt and the tools.
+	Fixed  int
+	Budget Budget
+	// KeepRecent is how many tool-result turns prune leaves whole.
+	KeepRecent int
+	// Tokens converts characters to tokens (Estimator.Tokens).
+	Tokens func(chars int) int
+	// Summarize writes summaries; nil skips the strategy.
+	Summarize Summarizer
+	// SummaryAttempts is how many times a failing summary is tried; 0 means 2.
+	SummaryAttempts int
+	Reason          string
+}
+
+// TooLargeError is returned when the view cannot be brought under the
+// window: the request would still need Tokens tokens, of which Fixed are
+// the system prompt and tools.
+type TooLargeError struct {
+	Tokens, Fixed, Window int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("context: the request needs about %d tokens after every compaction strategy "+
+		"(system prompt and tools %d, the latest turn %d) but the model's window is %d tokens: "+
+		"use a model with a larger window, fewer tools, or smaller tool outputs",
+		e.Tokens, e.Fixed, e.Tokens-e.Fixed, e.Window)
+}
+
+// Run compacts p.View: prune old tool results, then summarize the older
+// turns, then trim the oldest turns after the summary, stopping as soon as
+// the estimate is under Budget.Target (a requested compaction, or one
+// after a context-length error, always summarizes). It never separates a tool call from its results: a view
+// starts at a user or assistant turn, and pruning keeps every result,
+// only shortening its body. It returns *TooLargeError when the result
+// still exceeds Budget.Hard.
+func Run(ctx context.Context, p Params) (Record, error) {
+	tokens := func(v View) int { return p.Tokens(p.Fixed + v.Size(p.Turns)) }
+	v := p.View
+	rec := Record{Reason: p.Reason, TokensBefore: tokens(v)}
+	// A requested compaction, or one after the provider refused a request
+	// the estimate said fits, always summarizes.
+	forced := p.Reason == ReasonRequested || p.Reason == ReasonContextLength
+	fits := func() bool { return tokens(v) <= p.Budget.Target && !forced }
+
+	if pb := pruneBefore(p.Turns, max(p.KeepRecent, 1)); pb > v.PruneBefore {
+		v.PruneBefore = pb
+		rec.Strategies = append(rec.Strategies, StrategyPrune)
+	}
+	if !fits() && p.Summarize != nil {
+		summarize(ctx, p, &v, &rec)
+	}
+	if tokens(v) > p.Budget.Target && trim(p, &v) {
+		rec.Strategies = append(rec.Strategies, StrategyTrim)
+	}
+	rec.View, rec.TokensAfter = v, tokens(v)
+	if rec.TokensAfter > p.Budget.Hard {
+		return rec, &TooLargeError{Tokens: rec.TokensAfter, Fixed: p.Tokens(p.Fixed), Window: p.Budget.Window}
+	}
+	return rec, nil
+}
+
+// summarize replaces the turns before the kept tail with a summary,
+// trying p.SummaryAttempts times; a failure is noted and leaves v as is.
+func summarize(ctx context.Context, p Params, v *View, rec *Record) {
+	keepBudget := p.Budget.Target / 3 * CharsPerToken
+	to := keepFrom(p.Turns, *v, keepBudget)
+	if to <= v.Start {
+		return
+	}
+	attempts := p.SummaryAttempts
+	if attempts <= 0 {
+		attempts = 2
+	}
+	var err error
+	for range attempts {
+		var s string
+		if s, err = p.Summarize(ctx, v.Summary, v.Start, to); err == nil && s != "" {
+			rec.Replaced = [2]int{v.Start, to}
+			v.Summary, v.SummaryThrough, v.Start = s, to, to
+			rec.Strategies = append(rec.Strategies, StrategySummarize)
+			return
+		}
+		if err == nil {
+			err = fmt.Errorf("the summary came back empty")
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	rec.SummaryError = err.Error()
+}
+
+// trim moves the start past the oldest turns until the view fits the
+// target or only the latest round is left. It reports whether it moved.
+func trim(p Params, v *View) bool {
+	moved := false
+	for p.Tokens(p.Fixed+v.Size(p.Turns)) > p.Budget.Target {
+		next := nextStart(p.Turns, v.Start)
+		if next < 0 {
+			break
+		}
+		v.Start, moved = next, true
+	}
+	return moved
+}
