@@ -57,6 +57,7 @@ type windowState struct {
 	fixed     int            // characters of its system prompt and tools
 	cont      int            // continuations of the current answer
 	cutText   string         // text of the cut answers being continued
+	learned   int            // the window a provider's context-length error named, when smaller
 	requested bool           // the host asked for a compaction (guarded by s.mu)
 	readTool  bool           // read_tool_output is registered
 }
@@ -90,9 +91,19 @@ func (s *Session) restoreWindow() {
 	}
 }
 
-// budget is the token arithmetic of the session's window.
+// budget is the token arithmetic of the session's window: the configured
+// one, else the profile's, lowered to what a provider's error named.
 func (s *Session) budget() compact.Budget {
-	return s.cw.cfg.BudgetFor(s.profile.ContextWindow())
+	w := s.profile.ContextWindow()
+	if s.cw.cfg.Window > 0 {
+		w = s.cw.cfg.Window
+	}
+	if s.cw.learned > 0 && (w <= 0 || s.cw.learned < w) {
+		w = s.cw.learned
+	}
+	cfg := s.cw.cfg
+	cfg.Window = 0
+	return cfg.BudgetFor(w)
 }
 
 // planTurns returns the planner's view of every recorded turn, computing
@@ -293,8 +304,12 @@ func (s *Session) callFitting(ctx context.Context, req llm.Request) (*llm.Respon
 		s.observe(resp)
 		return resp, err
 	}
+	tokens, window := compact.SizesInError(err.Error())
+	s.cw.est.Overflowed(s.cw.lastChars, tokens)
+	if window > 0 {
+		s.cw.learned = window
+	}
 	b := s.budget()
-	s.cw.est.Overflowed(s.cw.lastChars, compact.TokensInError(err.Error()))
 	s.warnOverflow(b)
 	if cerr := s.compact(ctx, compact.ReasonContextLength); cerr != nil {
 		return nil, cerr

@@ -135,25 +135,30 @@ func (e *Estimator) Ratio() float64 {
 
 func clampRatio(r float64) float64 { return min(max(r, 0.25), 4) }
 
-// sizeInError finds the request size a provider's context-length message
-// names: "prompt is too long: 208310 tokens > 200000 maximum"
-// (Anthropic), "The input token count (1196265) exceeds ..." (Gemini),
-// "your messages resulted in 130000 tokens" (OpenAI Chat Completions).
-var sizeInError = []*regexp.Regexp{
-	regexp.MustCompile(`too long: (\d+) tokens`),
-	regexp.MustCompile(`input token count \((\d+)\)`),
-	regexp.MustCompile(`resulted in (\d+) tokens`),
-	regexp.MustCompile(`(\d+) input tokens`),
+// sizesInError find the request size and the window a provider's
+// context-length message names: "prompt is too long: 208310 tokens >
+// 200000 maximum" (Anthropic), "The input token count (1196265) exceeds
+// the maximum number of tokens allowed (1048576)." (Gemini), "maximum
+// context length is 128000 tokens. However, your messages resulted in
+// 130000 tokens" (OpenAI Chat Completions and the servers copying it).
+var sizesInError = []struct {
+	re            *regexp.Regexp
+	tokens, limit int // submatch indexes
+}{
+	{regexp.MustCompile(`too long: (\d+) tokens > (\d+)`), 1, 2},
+	{regexp.MustCompile(`input token count \((\d+)\) exceeds the maximum number of tokens allowed \((\d+)\)`), 1, 2},
+	{regexp.MustCompile(`maximum context length is (\d+) tokens\. However, your messages resulted in (\d+) tokens`), 2, 1},
 }
 
-// TokensInError returns the request size a context-length error message
-// names, or 0.
-func TokensInError(msg string) int {
-	for _, re := range sizeInError {
-		if m := re.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return n
+// SizesInError returns the request size and the window a context-length
+// error message names, or zeros for what it does not name.
+func SizesInError(msg string) (tokens, window int) {
+	for _, s := range sizesInError {
+		if m := s.re.FindStringSubmatch(msg); m != nil {
+			tokens, _ = strconv.Atoi(m[s.tokens])
+			window, _ = strconv.Atoi(m[s.limit])
+			return tokens, window
 		}
 	}
-	return 0
+	return 0, 0
 }
