@@ -125,8 +125,14 @@ func summarize(ctx context.Context, p Params, v *View, rec *Record) {
 	for range attempts {
 		var s string
 		if s, err = p.Summarize(ctx, v.Summary, v.Start, to); err == nil && s != "" {
+			next := *v
+			next.Summary, next.SummaryThrough, next.Start = s, to, to
+			if next.Size(p.Turns) >= v.Size(p.Turns) {
+				rec.SummaryError = "the summary is longer than the turns it would replace"
+				return
+			}
 			rec.Replaced = [2]int{v.Start, to}
-			v.Summary, v.SummaryThrough, v.Start = s, to, to
+			*v = next
 			rec.Strategies = append(rec.Strategies, StrategySummarize)
 			return
 		}
@@ -141,15 +147,20 @@ func summarize(ctx context.Context, p Params, v *View, rec *Record) {
 }
 
 // trim moves the start past the oldest turns until the view fits the
-// target or only the latest round is left. It reports whether it moved.
+// target or only the latest round is left, keeping the move only when it
+// makes the request smaller. It reports whether it moved.
 func trim(p Params, v *View) bool {
-	moved := false
-	for p.Tokens(p.Fixed+v.Size(p.Turns)) > p.Budget.Target {
-		next := nextStart(p.Turns, v.Start)
+	t := *v
+	for p.Tokens(p.Fixed+t.Size(p.Turns)) > p.Budget.Target {
+		next := nextStart(p.Turns, t.Start)
 		if next < 0 {
 			break
 		}
-		v.Start, moved = next, true
+		t.Start = next
 	}
-	return moved
+	if t.Start == v.Start || t.Size(p.Turns) >= v.Size(p.Turns) {
+		return false
+	}
+	*v = t
+	return true
 }
