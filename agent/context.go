@@ -386,6 +386,14 @@ func (s *Session) Compact(ctx context.Context) error {
 	return s.compact(ctx, compact.ReasonRequested)
 }
 
+// RequestCompaction asks for a compaction before the session's next model
+// call, without waiting for it (Compact waits when the session is idle).
+func (s *Session) RequestCompaction() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cw.requested = true
+}
+
 // prepareCompact computes the fixed part of the next request for a
 // compaction outside the loop.
 func (s *Session) prepareCompact(ctx context.Context) (llm.Request, error) {

@@ -74,6 +74,7 @@ type TaskSpec struct {
 	ReasoningEffort string      `json:"reasoning_effort,omitempty"` // "", minimal, low, medium, high, xhigh
 	Limits          Limits      `json:"limits,omitzero"`
 	Environment     Environment `json:"environment,omitzero"`
+	Context         ContextSpec `json:"context,omitzero"` // spec_context.go
 
 	// Set by the system for child tasks.
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
@@ -241,6 +242,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		func() *FieldError { return s.checkPrompt(allowed) },
 		s.Limits.check,
 		s.Environment.check,
+		s.Context.check,
 		s.checkTree,
 		s.checkRouting,
 		s.checkLabels,

@@ -24,6 +24,9 @@ const (
 	OpConfigure ControlOp = "configure"
 	// OpStatus asks for the session's status.
 	OpStatus ControlOp = "status"
+	// OpCompact asks the session to compact its context before its next
+	// model call.
+	OpCompact ControlOp = "compact"
 )
 
 // ControlRequest is the JSON body of a request on <prefix>.control.<session>.
@@ -45,9 +48,9 @@ func (r ControlRequest) Validate() error {
 		if r.ReasoningEffort == "" && r.Model == "" {
 			return errors.New("queue: ControlRequest for configure needs ReasoningEffort or Model")
 		}
-	case OpAbort, OpStatus:
+	case OpAbort, OpStatus, OpCompact:
 	default:
-		return fmt.Errorf("queue: ControlRequest.Op must be steer, follow_up, abort, configure or status, got %q", r.Op)
+		return fmt.Errorf("queue: ControlRequest.Op must be steer, follow_up, abort, configure, status or compact, got %q", r.Op)
 	}
 	return nil
 }

@@ -137,14 +137,15 @@ func newCancelCmd() *cobra.Command {
 
 func newSteerCmd() *cobra.Command {
 	var cf clientFlags
-	var followUp bool
+	var followUp, compactNow bool
 	var effort, model string
 	cmd := &cobra.Command{
 		Use:   "steer TASK [MESSAGE]",
-		Short: "Steer a running session, queue a follow-up, or change its reasoning effort or model",
+		Short: "Steer a running session, queue a follow-up, compact it, or change its reasoning effort or model",
 		Long: `Steer a running task's session: MESSAGE is injected between its tool rounds.
 --follow-up queues MESSAGE as the next input instead. --effort and --model change the
-session's reasoning effort and model from its next turn (MESSAGE is then optional).`,
+session's reasoning effort and model from its next turn; --compact has it compact its
+context (summarize the older turns) before its next model call (MESSAGE is then optional).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, cl, err := cf.taskClient(args[0])
@@ -155,8 +156,14 @@ session's reasoning effort and model from its next turn (MESSAGE is then optiona
 			if len(args) == 2 {
 				msg = args[1]
 			}
-			if msg == "" && effort == "" && model == "" {
-				return usageErrorf("give a MESSAGE, --effort or --model")
+			if msg == "" && effort == "" && model == "" && !compactNow {
+				return usageErrorf("give a MESSAGE, --effort, --model or --compact")
+			}
+			if compactNow {
+				if _, err := cl.Compact(c.Context(), id); err != nil {
+					return apiFail(err)
+				}
+				fmt.Fprintln(c.OutOrStdout(), "compaction requested")
 			}
 			if effort != "" || model != "" {
 				if _, err := cl.Configure(c.Context(), id, api.ConfigureRequest{ReasoningEffort: effort, Model: model}); err != nil {
@@ -182,5 +189,6 @@ session's reasoning effort and model from its next turn (MESSAGE is then optiona
 	cmd.Flags().BoolVar(&followUp, "follow-up", false, "queue MESSAGE as the next input instead of steering")
 	cmd.Flags().StringVar(&effort, "effort", "", "reasoning effort: minimal, low, medium, high, xhigh")
 	cmd.Flags().StringVar(&model, "model", "", "model to use from the next turn")
+	cmd.Flags().BoolVar(&compactNow, "compact", false, "compact the session's context before its next model call")
 	return cmd
 }

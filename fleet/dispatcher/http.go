@@ -83,6 +83,7 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"POST /v1/tasks/{id}/steer":                    a.steer,
 		"POST /v1/tasks/{id}/follow_up":                a.followUp,
 		"POST /v1/tasks/{id}/configure":                a.configure,
+		"POST /v1/tasks/{id}/compact":                  a.compact,
 		"GET /v1/tasks/{id}/sessions":                  a.sessions,
 		"GET /v1/tasks/{id}/artifacts":                 a.artifacts,
 		"GET /v1/tasks/{id}/artifacts/{kind}":          a.artifact,

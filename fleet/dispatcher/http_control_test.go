@@ -154,6 +154,12 @@ func TestAPIControl(t *testing.T) {
 	if got := receive(t, reqs); got.Op != queue.OpConfigure || got.ReasoningEffort != "high" || got.Model != "gpt-x" {
 		t.Fatalf("configure delivered %+v", got)
 	}
+	if _, err := b.client.Compact(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, reqs); got.Op != queue.OpCompact {
+		t.Fatalf("compact delivered %+v", got)
+	}
 	for _, c := range []struct {
 		path  string
 		body  any

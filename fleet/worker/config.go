@@ -43,6 +43,14 @@ type ProviderConfig struct {
 	// cost of a task and the max_cost_usd limit; 0 means unknown (cost 0).
 	InputPerMTok  float64 `mapstructure:"input_per_mtok"`
 	OutputPerMTok float64 `mapstructure:"output_per_mtok"`
+	// ContextWindow is the context size, in tokens, of this provider's
+	// models (an OpenAI-compatible server's configured context, say); 0
+	// means each model's known window (32,768 for models the table does
+	// not know). It bounds a task's context.window.
+	ContextWindow int `mapstructure:"context_window"`
+	// SummaryModel writes context summaries when a task names none; ""
+	// means the session's model.
+	SummaryModel string `mapstructure:"summary_model"`
 }
 
 // SSHKeyConfig is what a key reference in a task spec resolves to.

@@ -63,7 +63,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if model != "" && len(w.cfg.AllowedModels) > 0 && !slices.Contains(w.cfg.AllowedModels, model) {
 		return fmt.Errorf("%w: model %q (allowed: %v)", errNotAllowed, model, w.cfg.AllowedModels)
 	}
-	profile, err := profiles.ForProvider(r.spec.Profile, model)
+	profile, err := profiles.ForProvider(r.spec.Profile, model, contextOptions(pc)...)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
@@ -118,6 +118,7 @@ func (r *run) sessionConfig() agent.SessionConfig {
 		MaxToolRoundsPerInput: r.spec.Limits.MaxToolRounds,
 		ReasoningEffort:       r.spec.ReasoningEffort,
 		MaxSubagentDepth:      depth,
+		Context:               contextConfig(r.spec.Context, r.w.cfg.Providers[r.spec.Profile]),
 	}
 }
 
