@@ -93,6 +93,8 @@ of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the l
 	f.DurationVar(&cfg.Latency, "latency", 0, "simulated model latency per call, e.g. 2s")
 	f.IntVar(&cfg.Rounds, "rounds", 1, "model calls per task (rounds-1 tool rounds, then the answer)")
 	f.IntVar(&cfg.Batch, "batch", 1000, "tasks per submit request")
+	f.IntVar(&cfg.ContextWindow, "context-window", 0, "each task's context window in tokens; the simulated model refuses larger requests and the report gives the largest request and the compactions")
+	f.IntVar(&cfg.OutputBytes, "output-bytes", 0, "bytes each tool round prints (a shell command) instead of an empty glob")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")

@@ -28,6 +28,13 @@ type Config struct {
 	Latency time.Duration // simulated model latency per call
 	Rounds  int           // model calls per task: Rounds-1 tool rounds, then the answer (default 1)
 	Batch   int           // tasks per submit request (default 1000)
+	// ContextWindow, when set, is each task's context window in tokens
+	// (spec context.window); the simulated model then counts every request
+	// and refuses one over the window as Anthropic does.
+	ContextWindow int
+	// OutputBytes, when set, makes each tool round a shell command that
+	// prints that many bytes, instead of an empty glob.
+	OutputBytes int
 
 	// Server targets a running dispatcher (with Token) instead of starting
 	// a fleet in the process; its workers and model do the work.
@@ -96,6 +103,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --slots must be >= 1, got %d", c.Slots)
 	case c.Rounds < 1:
 		return fmt.Errorf("bench: --rounds must be >= 1, got %d", c.Rounds)
+	case c.ContextWindow < 0 || c.ContextWindow > 0 && c.ContextWindow < fleet.MinContextWindow:
+		return fmt.Errorf("bench: --context-window must be 0 or at least %d tokens, got %d", fleet.MinContextWindow, c.ContextWindow)
+	case c.OutputBytes < 0 || c.OutputBytes > 1<<20:
+		return fmt.Errorf("bench: --output-bytes must be 0..1048576, got %d", c.OutputBytes)
 	case c.Latency < 0:
 		return fmt.Errorf("bench: --latency must be >= 0, got %s", c.Latency)
 	case c.Batch < 1 || c.Batch > api.MaxBatch:
@@ -135,27 +146,28 @@ func percentiles(ds []time.Duration) Percentiles {
 
 // Report is what a benchmark measured.
 type Report struct {
-	Mode            string      `json:"mode"` // "in-process", "worker-processes" or the server URL
-	Store           string      `json:"store,omitempty"`
-	Tasks           int         `json:"tasks"`
-	Workers         int         `json:"workers,omitempty"`
-	Slots           int         `json:"slots_per_worker,omitempty"`
-	Rounds          int         `json:"rounds"`
-	LatencyMS       float64     `json:"model_latency_ms"`
-	Succeeded       int         `json:"succeeded"`
-	Failed          int         `json:"failed"` // failed or cancelled
-	SubmitSeconds   float64     `json:"submit_s"`
-	Seconds         float64     `json:"duration_s"` // first submit to last finish
-	Throughput      float64     `json:"throughput_tasks_per_s"`
-	SubmitToStart   Percentiles `json:"submit_to_start"`
-	SubmitToDone    Percentiles `json:"submit_to_done"`
-	EventDelivery   Percentiles `json:"event_delivery"`
-	Events          int         `json:"events"`
-	StoreWrites     int64       `json:"store_writes,omitempty"`
-	StoreWritesPerS float64     `json:"store_writes_per_s,omitempty"`
-	PeakRSSMB       float64     `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
-	WorkerPeakRSSMB []float64   `json:"worker_peak_rss_mb,omitempty"` // of each worker process
-	FirstError      string      `json:"first_error,omitempty"`
+	Mode            string         `json:"mode"` // "in-process", "worker-processes" or the server URL
+	Store           string         `json:"store,omitempty"`
+	Tasks           int            `json:"tasks"`
+	Workers         int            `json:"workers,omitempty"`
+	Slots           int            `json:"slots_per_worker,omitempty"`
+	Rounds          int            `json:"rounds"`
+	LatencyMS       float64        `json:"model_latency_ms"`
+	Succeeded       int            `json:"succeeded"`
+	Failed          int            `json:"failed"` // failed or cancelled
+	SubmitSeconds   float64        `json:"submit_s"`
+	Seconds         float64        `json:"duration_s"` // first submit to last finish
+	Throughput      float64        `json:"throughput_tasks_per_s"`
+	SubmitToStart   Percentiles    `json:"submit_to_start"`
+	SubmitToDone    Percentiles    `json:"submit_to_done"`
+	EventDelivery   Percentiles    `json:"event_delivery"`
+	Events          int            `json:"events"`
+	StoreWrites     int64          `json:"store_writes,omitempty"`
+	StoreWritesPerS float64        `json:"store_writes_per_s,omitempty"`
+	PeakRSSMB       float64        `json:"peak_rss_mb,omitempty"`        // of this process (with worker processes: NATS, dispatcher, model)
+	WorkerPeakRSSMB []float64      `json:"worker_peak_rss_mb,omitempty"` // of each worker process
+	FirstError      string         `json:"first_error,omitempty"`
+	Context         *ContextReport `json:"context,omitempty"` // with --context-window (context.go)
 }
 
 // RunBench runs a benchmark: it starts a fleet in the process (or uses
@@ -184,7 +196,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if run.cl, err = client.New(f.url, "", nil); err != nil {
 		return rep, err
 	}
-	run.profile, run.died = "anthropic", f.died
+	run.profile, run.died, run.model = "anthropic", f.died, f.model
 	rep.Mode, rep.Store, rep.Workers, rep.Slots = "in-process", cfg.StoreName, cfg.Workers, cfg.Slots
 	if cfg.WorkerProcesses {
 		rep.Mode = "worker-processes"
@@ -215,7 +227,9 @@ type benchRun struct {
 	profile string
 	label   string
 
-	died <-chan error // a worker process that exited early (none without them)
+	died  <-chan error // a worker process that exited early (none without them)
+	model *benchModel  // the in-process simulated model (nil against a server)
+	ctxs  compactions  // compaction timings from the event stream
 
 	mu     sync.Mutex
 	events []time.Duration // receive time minus event time
@@ -250,6 +264,9 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 	b.mu.Lock()
 	rep.EventDelivery, rep.Events = percentiles(b.events), len(b.events)
 	b.mu.Unlock()
+	if b.cfg.ContextWindow > 0 {
+		rep.Context = b.contextReport()
+	}
 	return rep, nil
 }
 
@@ -263,6 +280,7 @@ func (b *benchRun) collectEvents(s *client.EventStream) {
 			continue
 		}
 		d := time.Since(ev.Event.Time)
+		b.ctxs.observe(ev.Event)
 		b.mu.Lock()
 		b.events = append(b.events, d)
 		b.mu.Unlock()
@@ -274,7 +292,8 @@ func (b *benchRun) submit(ctx context.Context) error {
 		n := min(b.cfg.Batch, b.cfg.Tasks-done)
 		specs := make([]fleet.TaskSpec, n)
 		for i := range specs {
-			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label}}
+			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label},
+				Context: fleet.ContextSpec{Window: b.cfg.ContextWindow}}
 		}
 		if _, err := b.cl.SubmitBatch(ctx, specs); err != nil {
 			return fmt.Errorf("bench: submit: %w", err)
@@ -375,6 +394,11 @@ func (r Report) WriteText(w io.Writer) {
 		p    Percentiles
 	}{{"submit->start", r.SubmitToStart}, {"submit->done ", r.SubmitToDone}, {"event deliv. ", r.EventDelivery}} {
 		fmt.Fprintf(w, "  %s p50 %.1f ms  p95 %.1f ms  p99 %.1f ms  max %.1f ms  (n=%d)\n", p.name, p.p.P50, p.p.P95, p.p.P99, p.p.Max, p.p.Count)
+	}
+	if c := r.Context; c != nil {
+		fmt.Fprintf(w, "  context      window %d, largest request %d tokens, %d over the window, %d compactions (%d summaries)\n",
+			c.Window, c.MaxRequestTokens, c.Overflows, c.Compactions, c.Summaries)
+		fmt.Fprintf(w, "  compaction   p50 %.1f ms  p95 %.1f ms  max %.1f ms added per compaction\n", c.AddedLatency.P50, c.AddedLatency.P95, c.AddedLatency.Max)
 	}
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)

@@ -28,6 +28,7 @@ type benchFleet struct {
 	stops []func()
 	procs []*benchProcess // the worker processes, if any
 	died  chan error      // a worker process that exited before stopProcesses
+	model *benchModel
 }
 
 func (f *benchFleet) stop() {
@@ -66,7 +67,8 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 	if f.url, err = f.listen(d.Handler(dispatcher.APIOptions{})); err != nil {
 		return nil, err
 	}
-	modelURL, err := f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds})
+	f.model = &benchModel{latency: cfg.Latency, rounds: cfg.Rounds, window: cfg.ContextWindow, outputBytes: cfg.OutputBytes}
+	modelURL, err := f.listen(f.model)
 	if err != nil {
 		return nil, err
 	}
