@@ -234,10 +234,11 @@ func (s *Session) compact(ctx context.Context, reason string) error {
 	turns := s.planTurns()
 	before := s.estimate()
 	s.emit(Event{Kind: EventCompactionStart, Context: &ContextInfo{Reason: reason, EstimateTokens: before, Window: b.Window, Threshold: b.Threshold}})
+	var usage llm.Usage // of the summary calls, charged to the compaction turn
 	rec, err := compact.Run(ctx, compact.Params{
 		Turns: turns, View: s.cw.view, Fixed: s.cw.fixed, Budget: b,
 		KeepRecent: s.cw.cfg.KeepRecentRounds, Tokens: s.cw.est.Tokens, Reason: reason,
-		Summarize: s.summarizer(b),
+		Summarize: s.summarizer(b, &usage),
 	})
 	if reason == compact.ReasonContextLength {
 		rec.TokensBefore = before
@@ -249,7 +250,7 @@ func (s *Session) compact(ctx context.Context, reason string) error {
 	}
 	if rec.Changed(s.cw.view) {
 		r := rec
-		if aerr := s.appendTurn(ctx, Turn{Kind: TurnCompaction, Compaction: &r}); aerr != nil {
+		if aerr := s.appendTurn(ctx, Turn{Kind: TurnCompaction, Compaction: &r, Usage: usage}); aerr != nil {
 			return aerr
 		}
 		info.Turn = len(s.view()) - 1
@@ -266,7 +267,7 @@ func (s *Session) compact(ctx context.Context, reason string) error {
 
 // summarizer returns the summary strategy: the summary model (or the
 // session's) writes notes on the turns, in the form the view sends them.
-func (s *Session) summarizer(b compact.Budget) compact.Summarizer {
+func (s *Session) summarizer(b compact.Budget, usage *llm.Usage) compact.Summarizer {
 	return func(ctx context.Context, prev string, from, to int) (string, error) {
 		h := s.view()
 		part := viewMessages(h[:to], compact.View{Start: from, PruneBefore: s.cw.view.PruneBefore})
@@ -278,6 +279,7 @@ func (s *Session) summarizer(b compact.Budget) compact.Summarizer {
 		if err != nil {
 			return "", err
 		}
+		*usage = usage.Add(resp.Usage)
 		return resp.Text(), nil
 	}
 }
@@ -410,4 +412,14 @@ func contextError(err error) bool {
 	var we *WindowError
 	var tl *compact.TooLargeError
 	return errors.As(err, &we) || errors.As(err, &tl)
+}
+
+// withoutTrailingCompactions drops the compaction turns at the end of h: a
+// compaction asked for while idle follows a finished answer, so it does
+// not make the input unfinished.
+func withoutTrailingCompactions(h []Turn) []Turn {
+	for len(h) > 0 && h[len(h)-1].Kind == TurnCompaction {
+		h = h[:len(h)-1]
+	}
+	return h
 }

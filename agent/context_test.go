@@ -252,7 +252,7 @@ func TestCompactionTurnIsDurableAndTranscriptAppendOnly(t *testing.T) {
 
 func TestHostRequestedCompaction(t *testing.T) {
 	p := providers[0]
-	w, m := longWorld(t, p, 3, 32_000, agent.Config{})
+	w, m := longWorld(t, p, 8, 32_000, agent.Config{})
 	if _, err := w.s.Submit(context.Background(), "run the produce steps"); err != nil {
 		t.Fatal(err)
 	}
@@ -264,8 +264,13 @@ func TestHostRequestedCompaction(t *testing.T) {
 		t.Fatalf("COMPACTION_END %+v, %d summaries", end.Context, m.summaries)
 	}
 	h := w.s.History()
-	if last := h[len(h)-1]; last.Kind != agent.TurnCompaction || last.Compaction.Summary == "" {
-		t.Fatalf("last turn %+v", last)
+	if last := h[len(h)-1]; last.Kind != agent.TurnCompaction || last.Compaction.Summary == "" || last.Usage.InputTokens == 0 {
+		t.Fatalf("last turn %+v: want the summary and what it cost", last)
+	}
+	// A compaction after the answer does not reopen the input.
+	n := len(w.srv.Requests())
+	if out, err := w.s.Continue(ctx30(t)); err != nil || out.Stop != agent.StopCompleted || len(w.srv.Requests()) != n {
+		t.Fatalf("Continue after an idle compaction: %+v %v, %d new requests", out, err, len(w.srv.Requests())-n)
 	}
 }
 

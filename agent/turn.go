@@ -26,7 +26,7 @@ const (
 //	user, system, steering: Text
 //	assistant:              Text, ToolCalls, Reasoning, Usage, ResponseID, Message
 //	tool_results:           Results
-//	compaction:             Compaction
+//	compaction:             Compaction, Usage (of the summary calls)
 //
 // Message keeps the assistant's full message including provider raw parts
 // (thinking signatures...), so the next request replays it exactly.

@@ -92,12 +92,16 @@ func Run(ctx context.Context, p Params) (Record, error) {
 	forced := p.Reason == ReasonRequested || p.Reason == ReasonContextLength
 	fits := func() bool { return tokens(v) <= p.Budget.Target && !forced }
 
-	if pb := pruneBefore(p.Turns, max(p.KeepRecent, 1)); pb > v.PruneBefore {
+	keep := p.KeepRecent
+	if keep <= 0 {
+		keep = DefaultKeepRecentRounds
+	}
+	if pb := pruneBefore(p.Turns, keep); pb > v.PruneBefore {
 		v.PruneBefore = pb
 		rec.Strategies = append(rec.Strategies, StrategyPrune)
 	}
 	if !fits() && p.Summarize != nil {
-		summarize(ctx, p, &v, &rec)
+		summarize(ctx, p, &v, &rec, forced)
 	}
 	if tokens(v) > p.Budget.Target && trim(p, &v) {
 		rec.Strategies = append(rec.Strategies, StrategyTrim)
@@ -111,8 +115,13 @@ func Run(ctx context.Context, p Params) (Record, error) {
 
 // summarize replaces the turns before the kept tail with a summary,
 // trying p.SummaryAttempts times; a failure is noted and leaves v as is.
-func summarize(ctx context.Context, p Params, v *View, rec *Record) {
+// The tail is the latest turns up to a third of the target, or only the
+// latest round when forced.
+func summarize(ctx context.Context, p Params, v *View, rec *Record, forced bool) {
 	keepBudget := p.Budget.Target / 3 * CharsPerToken
+	if forced {
+		keepBudget = 0
+	}
 	to := keepFrom(p.Turns, *v, keepBudget)
 	if to <= v.Start {
 		return

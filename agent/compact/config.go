@@ -86,10 +86,3 @@ func (c Config) BudgetFor(window int) Budget {
 		Target: threshold * 6 / 10, Hard: window - min(reserve, max(window/16, 1)),
 	}
 }
-
-func (c Config) keepRecent() int {
-	if c.KeepRecentRounds == 0 {
-		return DefaultKeepRecentRounds
-	}
-	return c.KeepRecentRounds
-}
