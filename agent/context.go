@@ -59,6 +59,8 @@ type windowState struct {
 	cutText   string         // text of the cut answers being continued
 	learned   int            // the window a provider's context-length error named, when smaller
 	requested bool           // the host asked for a compaction (guarded by s.mu)
+	flushed   bool           // the memory flush of this compaction cycle ran
+	flushing  bool           // the model is in the memory flush's silent turn
 	readTool  bool           // read_tool_output is registered
 }
 
@@ -88,6 +90,21 @@ func (s *Session) restoreWindow() {
 	}
 	if s.cw.view != (compact.View{}) {
 		s.msgs, s.converted = viewMessages(s.history, s.cw.view), len(s.history)
+	}
+	s.restoreFlush()
+}
+
+// restoreFlush finds whether the recorded turns end inside a memory
+// flush's silent turn, or after one that no compaction followed.
+func (s *Session) restoreFlush() {
+	for _, t := range s.history {
+		switch {
+		case t.Kind == TurnCompaction:
+			s.cw.flushed, s.cw.flushing = false, false
+		case t.Kind == TurnSteering && t.Source == "memory_flush":
+			s.cw.flushed = true
+			s.cw.flushing = t.Text != memoryDoneNote
+		}
 	}
 }
 
@@ -189,8 +206,20 @@ func (s *Session) prepareRequest(ctx context.Context) (llm.Request, error) {
 	switch {
 	case requested:
 		reason = compact.ReasonRequested
-	case !s.cw.cfg.Disabled && b.Window > 0 && est > b.Threshold:
-		reason = compact.ReasonThreshold
+	case !s.cw.cfg.Disabled && b.Window > 0 && est > b.Threshold && !s.cw.flushing:
+		reason = compact.ReasonThreshold // after the memory flush's silent turn, if one runs
+	}
+	if reason == compact.ReasonThreshold {
+		if started, err := s.startMemoryFlush(ctx); started || err != nil {
+			if err != nil {
+				return req, err
+			}
+			reason = "" // compact at the next request, after the notes
+			if req, err = s.buildRequest(ctx); err != nil {
+				return req, err
+			}
+			est = s.estimate()
+		}
 	}
 	if reason != "" {
 		if err := s.compact(ctx, reason); err != nil {
@@ -235,8 +264,12 @@ func (s *Session) compact(ctx context.Context, reason string) error {
 	before := s.estimate()
 	s.emit(Event{Kind: EventCompactionStart, Context: &ContextInfo{Reason: reason, EstimateTokens: before, Window: b.Window, Threshold: b.Threshold}})
 	var usage llm.Usage // of the summary calls, charged to the compaction turn
+	view := s.cw.view
+	if mem := s.readMemory(ctx); mem != "" {
+		view.Memory = mem
+	}
 	rec, err := compact.Run(ctx, compact.Params{
-		Turns: turns, View: s.cw.view, Fixed: s.cw.fixed, Budget: b,
+		Turns: turns, View: view, Fixed: s.cw.fixed, Budget: b,
 		KeepRecent: s.cw.cfg.KeepRecentRounds, Tokens: s.cw.est.Tokens, Reason: reason,
 		Summarize: s.summarizer(b, &usage),
 	})
@@ -256,6 +289,7 @@ func (s *Session) compact(ctx context.Context, reason string) error {
 		info.Turn = len(s.view()) - 1
 		s.cw.view = rec.View
 		s.cw.est.Reset()
+		s.cw.flushed = false // the next cycle may flush again
 		s.registerReadToolOutput()
 		s.mu.Lock()
 		s.msgs, s.converted = viewMessages(s.history, s.cw.view), len(s.history)
@@ -301,6 +335,14 @@ func (s *Session) summaryModel() string {
 // too long although the estimate said it fits, it warns, recalibrates,
 // compacts and retries once.
 func (s *Session) callFitting(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	if s.cw.flushing {
+		resp, err := s.silentCall(ctx, req)
+		if llm.KindOf(err) != llm.ErrContextLength {
+			s.observe(resp)
+			return resp, err
+		}
+		s.cw.flushing = false // no room for the notes: compact without them
+	}
 	resp, err := s.callModel(ctx, req)
 	if llm.KindOf(err) != llm.ErrContextLength || s.cw.cfg.Disabled {
 		s.observe(resp)

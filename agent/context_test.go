@@ -334,3 +334,63 @@ func TestCutAnswerIsContinued(t *testing.T) {
 		t.Fatalf("%d requests; the continuation was not asked for", len(reqs))
 	}
 }
+
+// rememberTool appends to the notes file through the session's
+// environment, as a model's file tool would.
+func rememberTool() tools.Tool {
+	return tools.Typed(tools.Tool{
+		Name: "remember", Description: "Append a note to MEMORY.md.", Mutates: true,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"note":{"type":"string"}},"required":["note"]}`),
+	}, func(ctx context.Context, call tools.Call, p struct {
+		Note string `json:"note"`
+	}) (tools.Output, error) {
+		old, _ := call.Env.ReadFile(ctx, "MEMORY.md")
+		err := call.Env.WriteFile(ctx, "MEMORY.md", append(old, []byte(p.Note+"\n")...))
+		return tools.Output{Text: "noted"}, err
+	})
+}
+
+func TestMemoryFlushBeforeCompaction(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprint("memory_flush=", on), func(t *testing.T) {
+			cfg := agent.Config{Session: agent.SessionConfig{Context: compact.Config{MemoryFlush: on}}}
+			w := newWorld(t, providers[1], cfg, profiles.WithContextWindow(32_000), profiles.WithTools(produceTool(8000), rememberTool()), fixedClock)
+			m := &roundsModel{rounds: 150, final: "All 150 steps are done."}
+			flushes := 0
+			w.srv.SetResponder(func(r sim.RecordedRequest) (sim.Reply, bool) {
+				note := bytes.LastIndex(r.Body, []byte("Store durable memories now"))
+				done := bytes.LastIndex(r.Body, []byte("The notes are stored"))
+				if note >= 0 && note > done && !bytes.Contains(r.Body, []byte(compact.SummaryMarker)) {
+					if bytes.LastIndex(r.Body, []byte("mem_")) > note {
+						return sim.Text("NO_REPLY"), true
+					}
+					flushes++
+					return sim.Reply{ToolCalls: []sim.ToolCallReply{{ID: fmt.Sprintf("mem_%d", flushes), Name: "remember",
+						Arguments: fmt.Sprintf(`{"note":"lesson %d: step outputs are all clean"}`, flushes)}}}, true
+				}
+				return m.respond(r)
+			})
+			w.srv.SetContextWindow("", 32_000)
+			out, err := w.s.Submit(context.Background(), "run the produce steps")
+			if err != nil || out.Text != m.final {
+				t.Fatalf("%+v %v", out, err)
+			}
+			for _, ev := range w.Events() {
+				if strings.Contains(ev.Text, "NO_REPLY") {
+					t.Fatalf("NO_REPLY was shown in %s", ev.Kind)
+				}
+			}
+			carried := false
+			for _, r := range w.srv.Requests() {
+				body := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">").Replace(string(r.Body))
+				carried = carried || strings.Contains(body, `<memory>\nlesson 1: step outputs are all clean`)
+			}
+			if on && (flushes == 0 || !carried) {
+				t.Fatalf("%d flushes, notes carried into the context: %v", flushes, carried)
+			}
+			if !on && (flushes != 0 || carried) {
+				t.Fatalf("memory flush off, but %d flushes happened", flushes)
+			}
+		})
+	}
+}

@@ -71,6 +71,9 @@
 // New rebuilds the view and the calibration from recorded turns, so a
 // resumed session sends what the one it replaces would have sent.
 // Session.Compact and RequestCompaction let a host ask for a compaction.
+// With Context.MemoryFlush, a compaction that will summarize is preceded by
+// a silent turn in which the model may write notes to MEMORY.md or answer
+// NO_REPLY (memory.go); the notes travel in the compaction record.
 //
 // A context-length error the estimate did not foresee emits the spec's
 // WARNING, compacts (always summarizing) and retries once; our deviation

@@ -87,11 +87,18 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 		if err != nil {
 			return err
 		}
+		shown := out.Text
 		if err := s.recordAssistant(ctx, resp, out); err != nil {
 			return err
 		}
 		calls := resp.ToolCalls()
 		if len(calls) == 0 {
+			if again, err := s.endMemoryFlush(ctx, out, shown); again || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			again, err := s.continueCut(ctx, resp, out)
 			if err != nil {
 				return err

@@ -18,6 +18,11 @@ type ContextSpec struct {
 	// Disabled turns compaction off: the session warns, and a context
 	// overflow ends the task.
 	Disabled bool `json:"disabled,omitempty"`
+	// MemoryFlush gives the model, before a compaction that summarizes, a
+	// silent turn to write lasting notes to MEMORY.md in its working
+	// directory (or answer NO_REPLY, never shown); the notes are carried
+	// into the compacted context. Off by default.
+	MemoryFlush bool `json:"memory_flush,omitempty"`
 }
 
 // MinContextWindow is the smallest window a spec may ask for: below it no

@@ -113,6 +113,19 @@ func Run(ctx context.Context, p Params) (Record, error) {
 	return rec, nil
 }
 
+// PruneFits reports whether pruning alone brings the view under the
+// target: when it does, nothing is lost (read_tool_output reads pruned
+// results back), so a memory flush is not needed.
+func PruneFits(p Params) bool {
+	keep := p.KeepRecent
+	if keep <= 0 {
+		keep = DefaultKeepRecentRounds
+	}
+	v := p.View
+	v.PruneBefore = max(v.PruneBefore, pruneBefore(p.Turns, keep))
+	return p.Tokens(p.Fixed+v.Size(p.Turns)) <= p.Budget.Target
+}
+
 // summarize replaces the turns before the kept tail with a summary,
 // trying p.SummaryAttempts times; a failure is noted and leaves v as is.
 // The tail is the latest turns up to a third of the target, or only the

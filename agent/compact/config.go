@@ -23,6 +23,23 @@ type Config struct {
 	// Disabled turns proactive compaction off: the session only warns, and
 	// a context-length error from the provider ends the input as before.
 	Disabled bool `json:"disabled,omitempty"`
+	// MemoryFlush gives the model, before a compaction, a silent turn to
+	// write lasting notes to MemoryFile (or answer NO_REPLY); the file is
+	// then carried into the compacted context. Off by default.
+	MemoryFlush bool `json:"memory_flush,omitempty"`
+	// MemoryFile is the notes file in the working directory; "" means MEMORY.md.
+	MemoryFile string `json:"memory_file,omitempty"`
+}
+
+// DefaultMemoryFile is the notes file of a memory flush.
+const DefaultMemoryFile = "MEMORY.md"
+
+// MemoryPath is the notes file of a memory flush.
+func (c Config) MemoryPath() string {
+	if c.MemoryFile == "" {
+		return DefaultMemoryFile
+	}
+	return c.MemoryFile
 }
 
 // Defaults of Config.

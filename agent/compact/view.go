@@ -44,6 +44,9 @@ type View struct {
 	Start int `json:"start,omitempty"`
 	// PruneBefore: the tool results of turns before it are sent as stubs.
 	PruneBefore int `json:"prune_before,omitempty"`
+	// Memory is the notes file the model wrote in a memory flush, as read
+	// at the compaction.
+	Memory string `json:"memory,omitempty"`
 }
 
 // Preamble is the user message that opens a view starting after turn 0,
@@ -67,6 +70,11 @@ func (v View) Preamble() string {
 		b.WriteString("\n\n<summary>\n")
 		b.WriteString(strings.TrimSpace(v.Summary))
 		b.WriteString("\n</summary>")
+	}
+	if v.Memory != "" {
+		b.WriteString("\n\nYour own notes from earlier in this session:\n<memory>\n")
+		b.WriteString(strings.TrimSpace(v.Memory))
+		b.WriteString("\n</memory>")
 	}
 	return b.String()
 }

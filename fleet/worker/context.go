@@ -27,5 +27,5 @@ func contextConfig(c fleet.ContextSpec, pc ProviderConfig) compact.Config {
 		window = pc.ContextWindow
 	}
 	return compact.Config{Window: window, Reserve: c.Reserve, KeepRecentRounds: c.KeepRecentRounds,
-		SummaryModel: c.SummaryModel, Disabled: c.Disabled}
+		SummaryModel: c.SummaryModel, Disabled: c.Disabled, MemoryFlush: c.MemoryFlush}
 }
