@@ -73,7 +73,7 @@ func (s *Session) restoreWindow() {
 	for i, t := range s.history {
 		switch {
 		case t.Kind == TurnCompaction && t.Compaction != nil:
-			s.cw.view = t.Compaction.View
+			s.cw.view, s.cw.learned = t.Compaction.View, t.Compaction.LearnedWindow
 			s.registerReadToolOutput()
 		case t.Kind == TurnAssistant && t.RequestChars > 0 && t.Usage.InputTokens > 0:
 			calibrated = i
@@ -276,6 +276,7 @@ func (s *Session) compact(ctx context.Context, reason string) error {
 	if reason == compact.ReasonContextLength {
 		rec.TokensBefore = before
 	}
+	rec.LearnedWindow = s.cw.learned
 	info := &ContextInfo{Reason: reason, Strategies: rec.Strategies, TokensBefore: rec.TokensBefore,
 		TokensAfter: rec.TokensAfter, Window: b.Window, Threshold: b.Threshold, Error: rec.SummaryError}
 	if err != nil {

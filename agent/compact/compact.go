@@ -35,6 +35,9 @@ type Record struct {
 	// SummaryError says why the summary could not be written (trim ran
 	// instead).
 	SummaryError string `json:"summary_error,omitempty"`
+	// LearnedWindow is a window smaller than the configured one that a
+	// provider's context-length error named, kept for a resumed session.
+	LearnedWindow int `json:"learned_window,omitempty"`
 }
 
 // Changed reports whether the compaction changed the view.
