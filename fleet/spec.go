@@ -242,7 +242,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		func() *FieldError { return s.checkPrompt(allowed) },
 		s.Limits.check,
 		s.Environment.check,
-		s.Context.check,
+		s.checkContext,
 		s.checkTree,
 		s.checkRouting,
 		s.checkLabels,

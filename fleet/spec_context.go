@@ -23,12 +23,26 @@ type ContextSpec struct {
 	// directory (or answer NO_REPLY, never shown); the notes are carried
 	// into the compacted context. Off by default.
 	MemoryFlush bool `json:"memory_flush,omitempty"`
+	// RepoMemory keeps notes per repository across tasks: the newest notes
+	// of environment.repo are loaded when the task starts (into MEMORY.md
+	// and the system prompt) and its MEMORY.md is stored when it ends. It
+	// turns memory_flush on and needs environment.repo. Off by default.
+	RepoMemory bool `json:"repo_memory,omitempty"`
 }
 
 // MinContextWindow is the smallest window a spec may ask for: below it no
 // system prompt and tool set fits. A session also refuses, at its start, a
 // window smaller than its own system prompt and tools, naming both sizes.
 const MinContextWindow = 4096
+
+// checkContext validates the context fields and what they need of the rest
+// of the spec.
+func (s TaskSpec) checkContext() *FieldError {
+	if s.Context.RepoMemory && s.Environment.Repo == "" {
+		return fieldErr("context.repo_memory", "needs environment.repo: notes are kept per repository")
+	}
+	return s.Context.check()
+}
 
 // check validates the context fields.
 func (c ContextSpec) check() *FieldError {

@@ -20,6 +20,7 @@ func TestContextSpecValidation(t *testing.T) {
 		{ContextSpec{Window: 1000}, "context.window"},
 		{ContextSpec{Window: 32_000, Reserve: 20_000}, "context.reserve"},
 		{ContextSpec{KeepRecentRounds: -2}, "context.keep_recent_rounds"},
+		{ContextSpec{RepoMemory: true}, "context.repo_memory"}, // no environment.repo
 		{ContextSpec{SummaryModel: strings.Repeat("m", MaxNameBytes+1)}, "context.summary_model"},
 	} {
 		s := base

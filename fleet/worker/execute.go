@@ -85,6 +85,7 @@ func (r *run) prepare(ctx context.Context) error {
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
 		Session: r.sessionConfig(),
 	}
+	cfg.Session.UserInstructions = r.loadRepoMemory(ctx)
 	if r.spec.ParentID != uuid.Nil {
 		cfg.ParentID = r.spec.ParentID.String()
 	}

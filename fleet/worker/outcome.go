@@ -106,6 +106,7 @@ func assistantTurns(h []agent.Turn) int {
 // once SESSION_END is stored.
 func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res fleet.TaskResult) settlement {
 	w := r.w
+	r.saveRepoMemory(ctx)
 	r.writeDiff(ctx)
 	body, _ := json.Marshal(res)
 	t, err := r.writeEnd(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning, To: to,
