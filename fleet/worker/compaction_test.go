@@ -73,3 +73,17 @@ func TestTaskOutlivesItsContextWindow(t *testing.T) {
 		t.Fatalf("the requested compaction wrote no summary: %+v", recs[len(recs)-1])
 	}
 }
+
+// TestCutAnswerIsContinuedInTheFleet: an answer cut by the output-token
+// limit gets a continuation request, and the task's final text joins the
+// pieces.
+func TestCutAnswerIsContinuedInTheFleet(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1})
+	id := f.Submit(fleettest.Spec("long answer",
+		fleettest.Step{Text: "The first half, ", Finish: "max_tokens"},
+		fleettest.Step{Text: "and the end."}))
+	if res := succeeded(t, f.WaitDone(id)); res.FinalText != "The first half, and the end." {
+		t.Fatalf("final text %q", res.FinalText)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -81,8 +82,8 @@ func (r *run) result(out agent.Outcome, success bool, errText string) fleet.Task
 		}
 		res.TurnsUsed = assistantTurns(h)
 	}
-	if res.FinalText == "" {
-		res.FinalText = out.Text
+	if res.FinalText == "" || len(out.Text) > len(res.FinalText) && strings.HasSuffix(out.Text, res.FinalText) {
+		res.FinalText = out.Text // empty history, or an answer continued past the output limit
 	}
 	if r.rec != nil {
 		res.Usage, res.CostUSD = r.rec.totals()

@@ -41,6 +41,9 @@ type Step struct {
 	// failure instead (default once).
 	Fail      *sim.Failure `json:"fail,omitempty"`
 	FailTimes int          `json:"fail_times,omitempty"`
+	// Finish is the provider's finish reason of a text answer (max_tokens:
+	// cut by the output limit); "" means a normal end.
+	Finish string `json:"finish,omitempty"`
 }
 
 // Call is one tool call of a Step.
@@ -281,7 +284,7 @@ func render(st Step, c conversation) sim.Reply {
 	if len(st.Calls) == 0 {
 		text := strings.ReplaceAll(st.Text, "{{results}}", strings.Join(c.results, "\n"))
 		text = strings.ReplaceAll(text, "{{last_user}}", c.lastUser)
-		return sim.Reply{Text: text, Usage: usage()}
+		return sim.Reply{Text: text, Usage: usage(), FinishReason: st.Finish}
 	}
 	rep := sim.Reply{Usage: usage()}
 	ids := c.agentIDs()
