@@ -75,10 +75,11 @@ func (s *Session) Continue(ctx context.Context) (Outcome, error) {
 func (s *Session) midInput() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.history) == 0 {
+	h := withoutTrailingCompactions(s.history)
+	if len(h) == 0 {
 		return false
 	}
-	switch last := s.history[len(s.history)-1]; last.Kind {
+	switch last := h[len(h)-1]; last.Kind {
 	case TurnAssistant:
 		return len(last.ToolCalls) > 0
 	case TurnSystem:
@@ -253,7 +254,7 @@ func (s *Session) shutdown(holdingRun bool) {
 // returning it to IDLE (the package doc lists them under Errors).
 func unrecoverable(err error) bool {
 	var rec *recordError
-	if errors.As(err, &rec) {
+	if errors.As(err, &rec) || contextError(err) {
 		return true
 	}
 	switch llm.KindOf(err) {

@@ -39,11 +39,18 @@ const (
 	// EventPermissionDenied: a call was refused (Permission: tool, rule,
 	// reason, summary); the model gets an error result saying why.
 	EventPermissionDenied EventKind = "PERMISSION_DENIED"
+	// EventContextEstimate: the estimated size of the request about to be
+	// sent (Context). Droppable.
+	EventContextEstimate EventKind = "CONTEXT_ESTIMATE"
+	// EventCompactionStart and EventCompactionEnd bracket a compaction
+	// (Context: reason, strategies, tokens before and after).
+	EventCompactionStart EventKind = "COMPACTION_START"
+	EventCompactionEnd   EventKind = "COMPACTION_END"
 )
 
 // droppable reports whether an event may be dropped for a slow subscriber.
 func (k EventKind) droppable() bool {
-	return k == EventAssistantTextDelta || k == EventToolCallOutput
+	return k == EventAssistantTextDelta || k == EventToolCallOutput || k == EventContextEstimate
 }
 
 // Event is one thing that happened in a session. Seq is gapless per session
@@ -81,4 +88,6 @@ type Event struct {
 	ContextPercent int `json:"context_percent,omitempty"`
 	// Permission describes APPROVAL_REQUESTED and PERMISSION_DENIED.
 	Permission *permission.Record `json:"permission,omitempty"`
+	// Context describes the window at CONTEXT_ESTIMATE and compactions.
+	Context *ContextInfo `json:"context,omitempty"`
 }

@@ -82,6 +82,7 @@ type TaskSpec struct {
 	// Permissions narrows the operator's permission policy for this task
 	// (see spec_permissions.go); nil keeps the operator's.
 	Permissions *Permissions `json:"permissions,omitempty"`
+	Context     ContextSpec  `json:"context,omitzero"` // spec_context.go
 
 	// Set by the system for child tasks.
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
@@ -266,6 +267,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		func() *FieldError { return s.checkPrompt(allowed) },
 		s.Limits.check,
 		s.Environment.check,
+		s.checkContext,
 		s.checkTree,
 		s.checkRouting,
 		s.checkLabels,

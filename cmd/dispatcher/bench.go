@@ -105,6 +105,8 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 	f.DurationVar(&cfg.DeltaWindow, "delta-window", 0, "the workers' event_delta_window (0: default 50ms; negative: one event per delta)")
 	f.IntVar(&cfg.SubmitConcurrency, "submit-concurrency", 1, "submit requests in flight at once")
 	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "start no workers and measure submission alone (submit_tasks_per_s; the tasks stay queued)")
+	f.IntVar(&cfg.ContextWindow, "context-window", 0, "each task's context window in tokens; the simulated model refuses larger requests and the report gives the largest request and the compactions")
+	f.IntVar(&cfg.OutputBytes, "output-bytes", 0, "bytes each tool round prints (a shell command) instead of an empty glob")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")

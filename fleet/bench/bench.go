@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/store"
@@ -41,6 +42,13 @@ type Config struct {
 	// SubmitOnly starts no workers and measures submission alone: the
 	// report's submit_tasks_per_s (the tasks stay queued).
 	SubmitOnly bool
+	// ContextWindow, when set, is each task's context window in tokens
+	// (spec context.window); the simulated model then counts every request
+	// and refuses one over the window as Anthropic does.
+	ContextWindow int
+	// OutputBytes, when set, makes each tool round a shell command that
+	// prints that many bytes, instead of an empty glob.
+	OutputBytes int
 
 	// Server targets a running dispatcher (with Token) instead of starting
 	// a fleet in the process; its workers and model do the work.
@@ -115,6 +123,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --slots must be >= 1, got %d", c.Slots)
 	case c.Rounds < 1:
 		return fmt.Errorf("bench: --rounds must be >= 1, got %d", c.Rounds)
+	case c.ContextWindow < 0 || c.ContextWindow > 0 && c.ContextWindow < fleet.MinContextWindow:
+		return fmt.Errorf("bench: --context-window must be 0 or at least %d tokens, got %d", fleet.MinContextWindow, c.ContextWindow)
+	case c.OutputBytes < 0 || c.OutputBytes > 1<<20:
+		return fmt.Errorf("bench: --output-bytes must be 0..1048576, got %d", c.OutputBytes)
 	case c.Latency < 0:
 		return fmt.Errorf("bench: --latency must be >= 0, got %s", c.Latency)
 	case c.StreamTokens < 0:
@@ -189,9 +201,10 @@ type Report struct {
 	// CPUSeconds is the CPU time of this process during the run (with
 	// worker processes: NATS, dispatcher, model and the bench's client);
 	// WorkerCPUSeconds that of each worker process, start to exit.
-	CPUSeconds       float64   `json:"cpu_s,omitempty"`
-	WorkerCPUSeconds []float64 `json:"worker_cpu_s,omitempty"`
-	FirstError       string    `json:"first_error,omitempty"`
+	CPUSeconds       float64        `json:"cpu_s,omitempty"`
+	WorkerCPUSeconds []float64      `json:"worker_cpu_s,omitempty"`
+	FirstError       string         `json:"first_error,omitempty"`
+	Context          *ContextReport `json:"context,omitempty"` // with --context-window (context.go)
 }
 
 // RunBench runs a benchmark: it starts a fleet in the process (or uses
@@ -221,7 +234,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if run.cl, err = client.New(f.url, "", nil); err != nil {
 		return rep, err
 	}
-	run.profile, run.died = "anthropic", f.died
+	run.profile, run.died, run.model = "anthropic", f.died, f.model
 	rep.Mode, rep.Store, rep.Workers, rep.Slots = "in-process", cfg.StoreName, cfg.Workers, cfg.Slots
 	if cfg.SubmitOnly {
 		rep.Mode, rep.Workers, rep.Slots = "submit-only", 0, 0
@@ -269,7 +282,9 @@ type benchRun struct {
 	profile string
 	label   string
 
-	died <-chan error // a worker process that exited early (none without them)
+	died  <-chan error // a worker process that exited early (none without them)
+	model *benchModel  // the in-process simulated model (nil against a server)
+	ctxs  compactions  // compaction timings from the event stream
 
 	mu     sync.Mutex
 	events []time.Duration // receive time minus event time
@@ -308,6 +323,9 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 	b.mu.Lock()
 	rep.EventDelivery, rep.Events = percentiles(b.events), len(b.events)
 	b.mu.Unlock()
+	if b.cfg.ContextWindow > 0 {
+		rep.Context = b.contextReport()
+	}
 	return rep, nil
 }
 
@@ -321,6 +339,7 @@ func (b *benchRun) collectEvents(s *client.EventStream) {
 			continue
 		}
 		d := time.Since(ev.Event.Time)
+		b.ctxs.observe(ev.Event)
 		b.mu.Lock()
 		b.events = append(b.events, d)
 		b.mu.Unlock()
@@ -431,6 +450,11 @@ func (r Report) WriteText(w io.Writer) {
 	}
 	if r.EventsPerTask > 0 {
 		fmt.Fprintf(w, "  EVENTS       %.1f events, %.0f bytes per task (%d streamed tokens per answer)\n", r.EventsPerTask, r.EventBytesPerTask, r.StreamTokens)
+	}
+	if c := r.Context; c != nil {
+		fmt.Fprintf(w, "  context      window %d, largest request %d tokens, %d over the window, %d compactions (%d summaries)\n",
+			c.Window, c.MaxRequestTokens, c.Overflows, c.Compactions, c.Summaries)
+		fmt.Fprintf(w, "  compaction   p50 %.1f ms  p95 %.1f ms  max %.1f ms added per compaction\n", c.AddedLatency.P50, c.AddedLatency.P95, c.AddedLatency.Max)
 	}
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)

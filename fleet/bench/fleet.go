@@ -31,6 +31,7 @@ type benchFleet struct {
 	procs []*benchProcess // the worker processes, if any
 	died  chan error      // a worker process that exited before stopProcesses
 	js    jetstream.JetStream
+	model *benchModel
 }
 
 // streamUse is what a stream holds.
@@ -89,7 +90,9 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 	}
 	var modelURL string
 	labelled(ctx, "model", func() {
-		modelURL, err = f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds, tokens: cfg.StreamTokens, tokenInterval: cfg.TokenInterval})
+		f.model = &benchModel{latency: cfg.Latency, rounds: cfg.Rounds, window: cfg.ContextWindow, outputBytes: cfg.OutputBytes,
+			tokens: cfg.StreamTokens, tokenInterval: cfg.TokenInterval}
+		modelURL, err = f.listen(f.model)
 	})
 	if err != nil {
 		return nil, err

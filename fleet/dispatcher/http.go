@@ -86,6 +86,7 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"POST /v1/tasks/{id}/configure":                a.configure,
 		"POST /v1/tasks/{id}/approvals/{call_id}":      a.approve,
 		"GET /v1/tasks/{id}/permissions":               a.permissions,
+		"POST /v1/tasks/{id}/compact":                  a.compact,
 		"GET /v1/tasks/{id}/sessions":                  a.sessions,
 		"GET /v1/tasks/{id}/artifacts":                 a.artifacts,
 		"GET /v1/tasks/{id}/artifacts/{kind}":          a.artifact,

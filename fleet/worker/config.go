@@ -58,6 +58,14 @@ type ProviderConfig struct {
 	// "bedrock" and "vertex" next to anthropic's own API); a task picks one
 	// with session.provider, the profile's own config serving the rest.
 	Choices map[string]ProviderConfig `mapstructure:"choices"`
+	// ContextWindow is the context size, in tokens, of this provider's
+	// models (an OpenAI-compatible server's configured context, say); 0
+	// means each model's known window (32,768 for models the table does
+	// not know). It bounds a task's context.window.
+	ContextWindow int `mapstructure:"context_window"`
+	// SummaryModel writes context summaries when a task names none; ""
+	// means the session's model.
+	SummaryModel string `mapstructure:"summary_model"`
 }
 
 // SSHKeyConfig is what a key reference in a task spec resolves to.

@@ -74,7 +74,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
-	profile, err := profiles.ForProvider(r.spec.Profile, model, popts...)
+	profile, err := profiles.ForProvider(r.spec.Profile, model, append(popts, contextOptions(pc)...)...)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
@@ -103,6 +103,7 @@ func (r *run) prepare(ctx context.Context) error {
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
 		Session: r.sessionConfig(), Permissions: checker, Approver: r.approvals,
 	}
+	cfg.Session.UserInstructions = r.loadRepoMemory(ctx)
 	if r.spec.ParentID != uuid.Nil {
 		cfg.ParentID = r.spec.ParentID.String()
 	}
@@ -137,6 +138,7 @@ func (r *run) sessionConfig() agent.SessionConfig {
 		MaxToolRoundsPerInput: r.spec.Limits.MaxToolRounds,
 		ReasoningEffort:       r.spec.ReasoningEffort,
 		MaxSubagentDepth:      depth,
+		Context:               contextConfig(r.spec.Context, r.w.cfg.Providers[r.spec.Profile]),
 	}
 	settings.Apply(&c, r.spec.Session)
 	return c

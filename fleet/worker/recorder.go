@@ -89,7 +89,7 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 	nt := store.NewTurn{Seq: int64(turn.Index) + 1, Kind: string(turn.Kind), Payload: payload}
 	p := t.pending
 	p.Turns = append(slices.Clip(p.Turns), nt)
-	if turn.Kind == agent.TurnAssistant {
+	if turn.Kind == agent.TurnAssistant || turn.Kind == agent.TurnCompaction { // a compaction's summary calls cost tokens too
 		nt.Usage, _ = json.Marshal(turn.Usage)
 		p.Turns[len(p.Turns)-1].Usage = nt.Usage
 		cost := t.price(turn.Usage)

@@ -419,7 +419,7 @@ function openStream(id) {
 const EVENT_KINDS = ["SESSION_START", "SESSION_END", "USER_INPUT", "ASSISTANT_TEXT_START", "ASSISTANT_TEXT_DELTA",
   "ASSISTANT_TEXT_END", "TOOL_CALL_START", "TOOL_CALL_OUTPUT_DELTA", "TOOL_CALL_END", "STEERING_INJECTED", "TURN_LIMIT",
   "LOOP_DETECTION", "ERROR", "WARNING", "INPUT_DONE", "PARKED", "APPROVAL_REQUESTED", "PERMISSION_DENIED",
-  "CHECK_END", "DELIVERY"];
+  "CHECK_END", "DELIVERY", "COMPACTION_END"];
 
 function append(node) {
   const box = $("events");
@@ -490,6 +490,13 @@ function onEvent(taskID, kind, m) {
     case "INPUT_DONE":
       append(el("div", { class: "ev marker", "data-kind": kind, text: `input done · ${d.stop || d.state || ""}` + (d.turns ? ` · ${d.turns} turns` : "") }));
       break;
+    case "COMPACTION_END": {
+      const c = d.context || {};
+      const how = (c.strategies || []).join(" + ") || "nothing to compact";
+      append(el("div", { class: "ev marker", "data-kind": kind,
+        text: `context compacted (${c.reason || "?"}) · ${how} · ~${c.tokens_before || "?"} → ~${c.tokens_after || "?"} tokens` + (c.error ? ` · ${c.error}` : "") }));
+      break;
+    }
     case "PARKED":
       for (const c of ui.calls.values()) {
         if (c.box.dataset.kind === "TOOL_CALL_START") c.summary.textContent = "output (parked: the call runs again on resume)";
