@@ -34,6 +34,9 @@ type Turn struct {
 	Reasoning  string           `json:"reasoning,omitempty"`
 	Usage      llm.Usage        `json:"usage,omitzero"`
 	ResponseID string           `json:"response_id,omitempty"`
+	// Model is the model that answered an assistant turn, as the provider
+	// named it ("" when it did not): a fallback model shows here.
+	Model string `json:"model,omitempty"`
 	Message    *llm.Message     `json:"message,omitempty"`
 	Results    []llm.ToolResult `json:"results,omitempty"`
 	// Source says who produced a steering or system turn: "host" or "loop_detection".

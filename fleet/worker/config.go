@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -39,8 +40,10 @@ type ProviderConfig struct {
 	// DefaultModel is used when a spec names no model; "" means the
 	// profile's default.
 	DefaultModel string `mapstructure:"default_model"`
-	// InputPerMTok and OutputPerMTok price a million tokens in USD, for the
-	// cost of a task and the max_cost_usd limit; 0 means unknown (cost 0).
+	// InputPerMTok and OutputPerMTok price a million tokens in USD for a
+	// model neither Config.Prices nor the built-in table (llm/pricing)
+	// knows; cache reads and writes are then priced as input. 0 means
+	// unknown (cost 0).
 	InputPerMTok  float64 `mapstructure:"input_per_mtok"`
 	OutputPerMTok float64 `mapstructure:"output_per_mtok"`
 }
@@ -89,6 +92,11 @@ type Config struct {
 	// empty allows all. A task asking for something else fails at once.
 	AllowedProfiles []string `mapstructure:"allowed_profiles"`
 	AllowedModels   []string `mapstructure:"allowed_models"`
+	// Prices overrides or adds model prices on top of the built-in table
+	// of llm/pricing, keyed by model name (or a name prefix ending before
+	// a '-'): prices.<model>.input_per_mtok, output_per_mtok,
+	// cache_read_per_mtok, cache_write_per_mtok.
+	Prices map[string]pricing.Price `mapstructure:"prices"`
 	// SSHKeys maps the key references specs name to keys on this worker.
 	SSHKeys map[string]SSHKeyConfig `mapstructure:"ssh_keys"`
 	// KnownHostsFile is the default known_hosts for SSH environments
@@ -197,6 +205,9 @@ func (c Config) Validate() error {
 	for name, p := range c.Providers {
 		check(slices.Contains(fleet.KnownProfiles, name), "providers.%s: the key must be a profile name, one of %v", name, fleet.KnownProfiles)
 		check(p.InputPerMTok >= 0 && p.OutputPerMTok >= 0, "providers.%s prices must be >= 0", name)
+	}
+	if _, err := pricing.Override(nil, c.Prices); err != nil {
+		errs = append(errs, err)
 	}
 	for ref, k := range c.SSHKeys {
 		check(ref != "", "ssh_keys has an empty key reference")

@@ -92,7 +92,7 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 	if turn.Kind == agent.TurnAssistant {
 		nt.Usage, _ = json.Marshal(turn.Usage)
 		p.Turns[len(p.Turns)-1].Usage = nt.Usage
-		cost := t.price(turn.Usage)
+		cost := t.price(turn.Model, turn.Usage)
 		p.AddUsage = p.AddUsage.Add(storeUsage(turn.Usage))
 		p.AddCostUSD += cost
 		t.add(turn.Usage, cost)
@@ -206,9 +206,12 @@ func (t *turnRecorder) add(u llm.Usage, cost float64) {
 	}
 }
 
-// price is the cost of one model call at the configured prices.
-func (t *turnRecorder) price(u llm.Usage) float64 {
-	return (float64(u.InputTokens)*t.pc.InputPerMTok + float64(u.OutputTokens+u.ReasoningTokens)*t.pc.OutputPerMTok) / 1e6
+// price is the cost of one model call (see priceOf).
+func (t *turnRecorder) price(model string, u llm.Usage) float64 {
+	if model == "" {
+		model = t.r.row.Model
+	}
+	return t.r.w.prices.priceOf(model, t.pc).Cost(u)
 }
 
 // Load returns the recorded turns of a session, in order. A session whose

@@ -47,6 +47,7 @@ type Worker struct {
 	log      *slog.Logger
 	clock    agent.Clock
 	llm      *llmPool
+	prices   *priceBook
 	metrics  *metrics
 	gatherer prometheus.Gatherer // nil when the caller passed a Registerer
 
@@ -104,6 +105,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		return nil, err
 	}
 	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics)
+	w.prices = newPriceBook(cfg, w.log)
 	w.health = newStoreHealth(w.raw, w.log, w.metrics.storeUp)
 	w.st = waitingStore{Store: w.raw, w: w}
 	return w, nil

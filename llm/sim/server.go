@@ -38,6 +38,7 @@ type Server struct {
 	def        *Reply
 	requests   []RecordedRequest
 	requestsCh chan struct{} // closed and replaced on every recorded request
+	cache      *PromptCache  // nil: usage is the scripted one
 }
 
 // New returns a Server that is not listening: use it as an http.Handler
@@ -172,6 +173,9 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 		http.Error(w, "sim: script exhausted: no reply was enqueued for this request ("+r.Method+" "+r.URL.Path+"); call Enqueue before sending it, or SetDefault", http.StatusInternalServerError)
 		return
 	}
+	if c := s.promptCache(); c != nil && rep.Failure == nil && rep.Raw == nil {
+		c.account(d, r, body, &rep)
+	}
 	if rep.FirstByteDelay > 0 && !sleep(r.Context(), s.closing, rep.FirstByteDelay) {
 		return
 	}
@@ -190,6 +194,12 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 	default:
 		d.WriteWhole(w, rep, model)
 	}
+}
+
+func (s *Server) promptCache() *PromptCache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cache
 }
 
 func (s *Server) match(r *http.Request) Dialect {
