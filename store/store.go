@@ -98,6 +98,10 @@ type Store interface {
 	// ListArtifacts returns the artifacts of a task without their content.
 	ListArtifacts(ctx context.Context, p ListArtifactsParams) ([]Artifact, error)
 
+	// Usage sums the usage and cost of the sessions p selects, one row per
+	// group in ascending key order (no rows when nothing matches).
+	Usage(ctx context.Context, p UsageParams) ([]UsageRow, error)
+
 	// Ping checks that the backend answers (for readiness probes).
 	Ping(ctx context.Context) error
 	// Close releases the connections. Safe to call twice.

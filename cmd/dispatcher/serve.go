@@ -43,12 +43,15 @@ type ServeConfig struct {
 	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
 	// Limits given to a submitted task's zero limits (default fleet.DefaultLimits:
 	// 200 turns, 2h, 20M tokens, no cost bound); no_default_limits leaves them unbounded.
-	DefaultMaxTurns   int            `mapstructure:"default_max_turns"`
-	DefaultWallTime   time.Duration  `mapstructure:"default_wall_time"`
-	DefaultMaxTokens  int64          `mapstructure:"default_max_tokens"`
-	DefaultMaxCostUSD float64        `mapstructure:"default_max_cost_usd"`
-	NoDefaultLimits   bool           `mapstructure:"no_default_limits"`
-	NATS              cli.NATSConfig `mapstructure:"nats"`
+	DefaultMaxTurns   int           `mapstructure:"default_max_turns"`
+	DefaultWallTime   time.Duration `mapstructure:"default_wall_time"`
+	DefaultMaxTokens  int64         `mapstructure:"default_max_tokens"`
+	DefaultMaxCostUSD float64       `mapstructure:"default_max_cost_usd"`
+	NoDefaultLimits   bool          `mapstructure:"no_default_limits"`
+	// BudgetCheckInterval is how often label budgets are checked against
+	// spend (default 5 s; fleet/budget).
+	BudgetCheckInterval time.Duration  `mapstructure:"budget_check_interval"`
+	NATS                cli.NATSConfig `mapstructure:"nats"`
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -160,7 +163,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	}
 	defer st.Close()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
-		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log})
+		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log,
+		BudgetCheckInterval: cfg.BudgetCheckInterval})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -42,6 +42,9 @@ type Config struct {
 	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
 	DefaultLimits   fleet.Limits
 	NoDefaultLimits bool
+	// BudgetCheckInterval is how often budgets are checked against spend
+	// (default DefaultBudgetCheckInterval; see fleet/budget).
+	BudgetCheckInterval time.Duration
 	// ControlTimeout bounds a control request to a session (default 5 s).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
@@ -109,6 +112,7 @@ type Dispatcher struct {
 	log     *slog.Logger
 	metrics *Metrics
 	stats   *throughput
+	budgets budgets
 }
 
 // New returns a Dispatcher over st and q.
@@ -131,7 +135,7 @@ func (d *Dispatcher) Config() Config { return d.cfg }
 // Metrics returns the dispatcher's Prometheus metrics.
 func (d *Dispatcher) Metrics() *Metrics { return d.metrics }
 
-// Run handles dead letters and samples throughput until ctx ends.
+// Run handles dead letters, samples throughput and enforces budgets until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	w, err := d.queue.WatchDeadLetters(ctx, taskops.HandleDeadLetter(d.store, d.log, d.metrics.deadLetters.Inc))
 	if err != nil {
@@ -141,6 +145,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: watch dead letters: %w", err)
 	}
 	defer w.Stop()
+	budgetsDone := make(chan struct{})
+	go func() { defer close(budgetsDone); d.runBudgets(ctx) }()
+	defer func() { <-budgetsDone }()
 	tick := time.NewTicker(d.cfg.StatsInterval)
 	defer tick.Stop()
 	for {

@@ -203,6 +203,8 @@ func (t *turnRecorder) add(u llm.Usage, cost float64) {
 		t.r.abort(stopTokens)
 	case lim.MaxCostUSD > 0 && total >= lim.MaxCostUSD:
 		t.r.abort(stopCost)
+	default:
+		t.r.checkBudget()
 	}
 }
 

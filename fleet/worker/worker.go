@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet/budget"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
@@ -48,6 +49,7 @@ type Worker struct {
 	clock    agent.Clock
 	llm      *llmPool
 	prices   *priceBook
+	budgets  atomic.Pointer[budget.Watcher] // nil until Run watches them
 	metrics  *metrics
 	gatherer prometheus.Gatherer // nil when the caller passed a Registerer
 
@@ -158,6 +160,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopBackground()
+	defer w.watchBudgets(ctx)()
 	w.ready.Store(true)
 	w.log.Info("worker started", "queues", w.cfg.Queues, "sessions", w.cfg.Sessions)
 	w.pull(ctx, puller)
