@@ -11,6 +11,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/pricing"
+	"github.com/agentfleet/agentfleet/llm/ratelimit"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -37,6 +38,10 @@ type ProviderConfig struct {
 	APIKey string `mapstructure:"api_key"`
 	// BaseURL overrides the provider's API root (a proxy, or the simulated provider of llm/sim).
 	BaseURL string `mapstructure:"base_url"`
+	// Credential names the API key for fleet-wide rate limits (never the
+	// key itself): workers sharing a key give it the same name, and
+	// rate_limits rules name it. "" means "default".
+	Credential string `mapstructure:"credential"`
 	// DefaultModel is used when a spec names no model; "" means the
 	// profile's default.
 	DefaultModel string `mapstructure:"default_model"`
@@ -97,6 +102,9 @@ type Config struct {
 	// a '-'): prices.<model>.input_per_mtok, output_per_mtok,
 	// cache_read_per_mtok, cache_write_per_mtok.
 	Prices map[string]pricing.Price `mapstructure:"prices"`
+	// RateLimits are fleet-wide limits per provider, credential and model,
+	// shared by every worker through NATS (llm/ratelimit).
+	RateLimits ratelimit.Rules `mapstructure:"rate_limits"`
 	// SSHKeys maps the key references specs name to keys on this worker.
 	SSHKeys map[string]SSHKeyConfig `mapstructure:"ssh_keys"`
 	// KnownHostsFile is the default known_hosts for SSH environments
@@ -205,6 +213,11 @@ func (c Config) Validate() error {
 	for name, p := range c.Providers {
 		check(slices.Contains(fleet.KnownProfiles, name), "providers.%s: the key must be a profile name, one of %v", name, fleet.KnownProfiles)
 		check(p.InputPerMTok >= 0 && p.OutputPerMTok >= 0, "providers.%s prices must be >= 0", name)
+	}
+	for i, r := range c.RateLimits {
+		if err := r.Validate(fmt.Sprintf("rate_limits[%d]", i)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if _, err := pricing.Override(nil, c.Prices); err != nil {
 		errs = append(errs, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"net/http"
 	"sync"
 	"time"
 
@@ -16,26 +17,31 @@ type llmPool struct {
 	cfg       Config
 	newClient func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error)
 	metrics   *metrics
+	rates     *rateLimits
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
 	gates   map[string]*gate
 }
 
-func newLLMPool(cfg Config, nc func(string, ProviderConfig, llm.RetryPolicy) (llm.Client, error), m *metrics) *llmPool {
+func newLLMPool(cfg Config, nc func(string, ProviderConfig, llm.RetryPolicy) (llm.Client, error), m *metrics, rates *rateLimits) *llmPool {
 	if nc == nil {
-		nc = providerClient
+		hc := rates.httpClient()
+		nc = func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error) {
+			return providerClient(profile, pc, retry, hc)
+		}
 	}
-	return &llmPool{cfg: cfg, newClient: nc, metrics: m, clients: map[string]llm.Client{}, gates: map[string]*gate{}}
+	return &llmPool{cfg: cfg, newClient: nc, metrics: m, rates: rates, clients: map[string]llm.Client{}, gates: map[string]*gate{}}
 }
 
-// providerClient builds a client with llm/provider from the configuration.
-func providerClient(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error) {
+// providerClient builds a client with llm/provider from the configuration,
+// sending its requests with hc (the fleet-wide rate limits' transport).
+func providerClient(profile string, pc ProviderConfig, retry llm.RetryPolicy, hc *http.Client) (llm.Client, error) {
 	name := pc.Provider
 	if name == "" {
 		name = profile
 	}
-	return provider.New(provider.Config{Provider: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry})
+	return provider.New(provider.Config{Provider: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry, HTTPClient: hc})
 }
 
 // client returns the gated client of a profile, building it once.
@@ -59,7 +65,7 @@ func (p *llmPool) client(profile string) (llm.Client, error) {
 		g = &gate{sem: make(chan struct{}, p.cfg.concurrencyFor(name))}
 		p.gates[name] = g
 	}
-	c := &gatedClient{inner: inner, gate: g, provider: name, metrics: p.metrics}
+	c := &gatedClient{inner: inner, gate: g, provider: name, metrics: p.metrics, rates: p.rates, credential: credentialOf(pc)}
 	p.clients[profile] = c
 	return c, nil
 }
@@ -110,10 +116,12 @@ func (g *gate) observe(err error) {
 
 // gatedClient is an llm.Client behind a gate, with metrics.
 type gatedClient struct {
-	inner    llm.Client
-	gate     *gate
-	provider string
-	metrics  *metrics
+	inner      llm.Client
+	gate       *gate
+	provider   string
+	credential string // the key's reference for fleet-wide rate limits
+	metrics    *metrics
+	rates      *rateLimits
 }
 
 func (c *gatedClient) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
@@ -122,9 +130,11 @@ func (c *gatedClient) Complete(ctx context.Context, req llm.Request) (*llm.Respo
 		return nil, err
 	}
 	defer release()
+	ctx, k := c.limited(ctx, req.Model)
 	start := time.Now()
 	resp, err := c.inner.Complete(ctx, req)
 	c.done(req.Model, start, resp, err)
+	c.charge(ctx, k, resp)
 	return resp, err
 }
 
@@ -136,6 +146,7 @@ func (c *gatedClient) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm
 			return
 		}
 		defer release()
+		ctx, k := c.limited(ctx, req.Model)
 		start := time.Now()
 		var last *llm.Response
 		var lastErr error
@@ -150,6 +161,7 @@ func (c *gatedClient) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm
 			}
 		}
 		c.done(req.Model, start, last, lastErr)
+		c.charge(ctx, k, last)
 	}
 }
 

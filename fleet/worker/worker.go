@@ -49,6 +49,7 @@ type Worker struct {
 	clock    agent.Clock
 	llm      *llmPool
 	prices   *priceBook
+	rates    *rateLimits
 	budgets  atomic.Pointer[budget.Watcher] // nil until Run watches them
 	metrics  *metrics
 	gatherer prometheus.Gatherer // nil when the caller passed a Registerer
@@ -106,7 +107,10 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if w.metrics, err = newMetrics(reg, w); err != nil {
 		return nil, err
 	}
-	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics)
+	if w.rates, err = newRateLimits(reg, cfg.ID); err != nil {
+		return nil, err
+	}
+	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics, w.rates)
 	w.prices = newPriceBook(cfg, w.log)
 	w.health = newStoreHealth(w.raw, w.log, w.metrics.storeUp)
 	w.st = waitingStore{Store: w.raw, w: w}
@@ -161,6 +165,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer stopBackground()
 	defer w.watchBudgets(ctx)()
+	if err := w.openRateLimits(ctx); err != nil {
+		return err
+	}
 	w.ready.Store(true)
 	w.log.Info("worker started", "queues", w.cfg.Queues, "sessions", w.cfg.Sessions)
 	w.pull(ctx, puller)

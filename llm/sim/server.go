@@ -39,6 +39,7 @@ type Server struct {
 	requests   []RecordedRequest
 	requestsCh chan struct{} // closed and replaced on every recorded request
 	cache      *PromptCache  // nil: usage is the scripted one
+	rate       *RateLimit    // nil: no limit enforced
 }
 
 // New returns a Server that is not listening: use it as an http.Handler
@@ -171,6 +172,9 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	if !ok {
 		http.Error(w, "sim: script exhausted: no reply was enqueued for this request ("+r.Method+" "+r.URL.Path+"); call Enqueue before sending it, or SetDefault", http.StatusInternalServerError)
+		return
+	}
+	if s.enforce(w, r, d) {
 		return
 	}
 	if c := s.promptCache(); c != nil && rep.Failure == nil && rep.Raw == nil {
