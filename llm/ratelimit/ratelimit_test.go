@@ -18,7 +18,6 @@ import (
 	"github.com/agentfleet/agentfleet/queue/natstest"
 )
 
-
 var key = ratelimit.Key{Provider: "anthropic", Credential: "default", Model: "claude-sonnet-4-5"}
 
 // worker is one member of the fleet: its own NATS connection, limiter and
