@@ -45,6 +45,10 @@ type ProviderConfig struct {
 	// DefaultModel is used when a spec names no model; "" means the
 	// profile's default.
 	DefaultModel string `mapstructure:"default_model"`
+	// FallbackModel, when set, answers a request whose model stays
+	// overloaded (529, 503) through the retries (llm/fallback); the turn
+	// records it as the model that answered. "" means none.
+	FallbackModel string `mapstructure:"fallback_model"`
 	// InputPerMTok and OutputPerMTok price a million tokens in USD for a
 	// model neither Config.Prices nor the built-in table (llm/pricing)
 	// knows; cache reads and writes are then priced as input. 0 means

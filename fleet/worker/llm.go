@@ -56,6 +56,7 @@ func (p *llmPool) client(profile string) (llm.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	inner = withFallback(inner, pc)
 	name := pc.Provider
 	if name == "" {
 		name = profile

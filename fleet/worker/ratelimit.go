@@ -11,10 +11,14 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/fallback"
 	"github.com/agentfleet/agentfleet/llm/ratelimit"
 )
 
-// The fleet-wide rate limits (llm/ratelimit) as the worker applies them:
+// The fleet-wide rate limits (llm/ratelimit) and the fallback model
+// (llm/fallback) as the worker applies them.
+//
+// Rate limits:
 // Run opens the shared limiter when Config.RateLimits has rules; every
 // provider client built by the worker sends its HTTP requests through
 // limitTransport, which uses the limiter once it is open; gatedClient
@@ -133,4 +137,19 @@ func (c *gatedClient) charge(ctx context.Context, k ratelimit.Key, resp *llm.Res
 	if err := lim.Charge(context.WithoutCancel(ctx), k, resp.Usage); err != nil {
 		c.rates.waits.WithLabelValues(c.provider, k.Model, "charge_failed").Inc()
 	}
+}
+
+// withFallback wraps a profile's client with its fallback model, if any;
+// each switch is a MODEL_FALLBACK event of the session.
+func withFallback(c llm.Client, pc ProviderConfig) llm.Client {
+	if pc.FallbackModel == "" {
+		return c
+	}
+	return &fallback.Client{Inner: c, Fallback: pc.FallbackModel, OnFallback: func(ctx context.Context, from, to string, cause error) {
+		why := "it was overloaded a moment ago"
+		if cause != nil {
+			why = "it answered: " + cause.Error()
+		}
+		note(ctx, agent.EventModelFallback, fmt.Sprintf("%s answered instead of %s: %s", to, from, why))
+	}}
 }
