@@ -93,6 +93,7 @@ of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the l
 	f.DurationVar(&cfg.Latency, "latency", 0, "simulated model latency per call, e.g. 2s")
 	f.IntVar(&cfg.Rounds, "rounds", 1, "model calls per task (rounds-1 tool rounds, then the answer)")
 	f.IntVar(&cfg.Batch, "batch", 1000, "tasks per submit request")
+	f.Float64Var(&cfg.ProviderRPM, "provider-rpm", 0, "the simulated provider enforces this many requests a minute (429 beyond) and the workers share it as a fleet-wide rate limit; the report adds provider_requests, provider_429s and achieved_rpm")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
@@ -27,6 +28,7 @@ type benchFleet struct {
 	store *countingStore
 	stops []func()
 	procs []*benchProcess // the worker processes, if any
+	rate  *sim.RateLimit  // the simulated provider's limit, with ProviderRPM
 	died  chan error      // a worker process that exited before stopProcesses
 }
 
@@ -66,7 +68,10 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 	if f.url, err = f.listen(d.Handler(dispatcher.APIOptions{})); err != nil {
 		return nil, err
 	}
-	modelURL, err := f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds})
+	if cfg.ProviderRPM > 0 {
+		f.rate = sim.NewRateLimit(cfg.ProviderRPM, 0)
+	}
+	modelURL, err := f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds, rate: f.rate})
 	if err != nil {
 		return nil, err
 	}

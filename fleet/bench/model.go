@@ -17,6 +17,7 @@ import (
 type benchModel struct {
 	latency time.Duration
 	rounds  int
+	rate    *sim.RateLimit // nil: no limit; else 429s beyond it, like a provider
 }
 
 func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -49,6 +50,9 @@ func (m benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	one := sim.New()
 	defer one.Close()
+	if m.rate != nil {
+		one.UseRateLimit(m.rate)
+	}
 	one.Enqueue(rep)
 	one.ServeBody(w, r, body)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/llm/ratelimit"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -35,6 +36,7 @@ type benchWorkerArgs struct {
 	WorkspaceRoot string // the parent of the worker's own workspace directory
 	Index         int    // the worker's number: its id is bench-w<Index>
 	Slots         int    // sessions
+	ProviderRPM   float64 // fleet-wide requests per minute (0: none)
 }
 
 func newBenchWorkerArgs(cfg Config, i int, natsURL, modelURL string) benchWorkerArgs {
@@ -45,6 +47,7 @@ func newBenchWorkerArgs(cfg Config, i int, natsURL, modelURL string) benchWorker
 		WorkspaceRoot: cmp.Or(cfg.WorkspaceRoot, cfg.Dir),
 		Index:         i,
 		Slots:         cfg.Slots,
+		ProviderRPM:   cfg.ProviderRPM,
 	}
 }
 
@@ -60,6 +63,9 @@ func (a benchWorkerArgs) workerConfig() worker.Config {
 		KeepFailed:     -1,
 	}
 	wc.Retry.MaxAttempts = 1
+	if a.ProviderRPM > 0 {
+		wc.RateLimits = ratelimit.Rules{{Provider: "anthropic", Limits: ratelimit.Limits{RequestsPerMinute: a.ProviderRPM}}}
+	}
 	return wc
 }
 
@@ -72,6 +78,7 @@ func (a benchWorkerArgs) args() []string {
 		"--workspace-root=" + a.WorkspaceRoot,
 		"--index=" + strconv.Itoa(a.Index),
 		"--slots=" + strconv.Itoa(a.Slots),
+		"--provider-rpm=" + strconv.FormatFloat(a.ProviderRPM, 'g', -1, 64),
 	}
 }
 
@@ -84,6 +91,7 @@ func parseBenchWorkerArgs(args []string) (benchWorkerArgs, error) {
 	fs.StringVar(&a.WorkspaceRoot, "workspace-root", "", "")
 	fs.IntVar(&a.Index, "index", 0, "")
 	fs.IntVar(&a.Slots, "slots", 0, "")
+	fs.Float64Var(&a.ProviderRPM, "provider-rpm", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return a, fmt.Errorf("bench-worker: %w", err)
 	}

@@ -25,6 +25,10 @@
 // needs and writes it back only if nobody wrote in between, else it reads
 // again. Nothing is held between requests, so workers may come and go.
 //
+// Within one process the waiters of a key queue locally, one at a time
+// reading the shared state, so the bucket's traffic grows with the number
+// of workers, not of sessions.
+//
 // A request is admitted when a request token and a concurrency slot are
 // free and neither token bucket is in debt; otherwise the worker waits
 // (polling, at most pollInterval between reads) for as long as the bucket

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,9 @@ type Limiter struct {
 	owner string // prefix of this limiter's lease ids
 	seq   atomic.Uint64
 	now   func() time.Time
+
+	mu    sync.Mutex
+	turns map[Key]chan struct{} // one waiter per key and process reads the shared state
 }
 
 // New returns a limiter over kv (see queue.Client.KeyValue) for rules;
@@ -42,7 +46,7 @@ func New(kv jetstream.KeyValue, rules Rules, owner string) (*Limiter, error) {
 			return nil, err
 		}
 	}
-	return &Limiter{kv: kv, rules: rules, owner: owner, now: time.Now}, nil
+	return &Limiter{kv: kv, rules: rules, owner: owner, now: time.Now, turns: map[Key]chan struct{}{}}, nil
 }
 
 // Limited reports whether a rule covers k.
@@ -76,6 +80,13 @@ func (l *Limiter) Acquire(ctx context.Context, k Key) (*Permit, error) {
 	}
 	p := &Permit{l: l, key: k, lease: l.owner + "-" + strconv.FormatUint(l.seq.Add(1), 36)}
 	start := l.now()
+	turn := l.turn(k)
+	select { // the requests of this process queue here, not on the bucket
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-turn }()
 	for {
 		admitted, wait, why, err := l.try(ctx, k, limits, p.lease)
 		if err != nil {
@@ -97,6 +108,20 @@ func (l *Limiter) Acquire(ctx context.Context, k Key) (*Permit, error) {
 			return nil, err
 		}
 	}
+}
+
+// turn is the local queue of k's waiters: one at a time polls the shared
+// state, so a process with hundreds of waiting sessions reads it as often
+// as one with one.
+func (l *Limiter) turn(k Key) chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, ok := l.turns[k]
+	if !ok {
+		t = make(chan struct{}, 1)
+		l.turns[k] = t
+	}
+	return t
 }
 
 // try makes one attempt: admitted, or how long to wait and why.

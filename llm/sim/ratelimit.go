@@ -44,15 +44,28 @@ const DefaultRateBurst = 6 * time.Second
 // EnforceRateLimit turns the limit on for every later request and returns
 // it (rpm must be > 0; burst 0 means DefaultRateBurst).
 func (s *Server) EnforceRateLimit(rpm float64, burst time.Duration) *RateLimit {
+	rl := NewRateLimit(rpm, burst)
+	s.UseRateLimit(rl)
+	return rl
+}
+
+// NewRateLimit returns a limit (burst 0 means DefaultRateBurst) that
+// servers share through UseRateLimit.
+func NewRateLimit(rpm float64, burst time.Duration) *RateLimit {
 	if burst <= 0 {
 		burst = DefaultRateBurst
 	}
 	rl := &RateLimit{RPM: rpm, Burst: burst, at: time.Now()}
 	rl.tokens = rl.capacity()
+	return rl
+}
+
+// UseRateLimit makes the server enforce rl, which other servers may share
+// (a handler that answers each request with a server of its own).
+func (s *Server) UseRateLimit(rl *RateLimit) {
 	s.mu.Lock()
 	s.rate = rl
 	s.mu.Unlock()
-	return rl
 }
 
 func (rl *RateLimit) capacity() float64 { return math.Max(1, rl.RPM*rl.Burst.Seconds()/60) }
