@@ -30,12 +30,12 @@ const benchDatabaseEnv = "AGENTFLEET_DATABASE_URL"
 // runs in the bench's process or in its own (then as command-line flags,
 // see args and parseBenchWorkerArgs).
 type benchWorkerArgs struct {
-	NATSURL       string // the bench's embedded NATS server
-	DatabaseURL   string // the shared store; worker processes only
-	ModelURL      string // the simulated model, the anthropic provider's base URL
-	WorkspaceRoot string // the parent of the worker's own workspace directory
-	Index         int    // the worker's number: its id is bench-w<Index>
-	Slots         int    // sessions
+	NATSURL       string  // the bench's embedded NATS server
+	DatabaseURL   string  // the shared store; worker processes only
+	ModelURL      string  // the simulated model, the anthropic provider's base URL
+	WorkspaceRoot string  // the parent of the worker's own workspace directory
+	Index         int     // the worker's number: its id is bench-w<Index>
+	Slots         int     // sessions
 	ProviderRPM   float64 // fleet-wide requests per minute (0: none)
 }
 
