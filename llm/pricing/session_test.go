@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
+	"github.com/agentfleet/agentfleet/llm/gemini"
 	"github.com/agentfleet/agentfleet/llm/openai"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/llm/sim"
@@ -119,5 +120,22 @@ func TestOpenAIPromptCacheKey(t *testing.T) {
 	}
 	if f.usage.CacheWriteTokens != 0 {
 		t.Errorf("OpenAI reports no cache writes, got %d", f.usage.CacheWriteTokens)
+	}
+}
+
+// TestGeminiImplicitCache: Gemini caches on its own; the repeated prefix
+// comes back as cachedContentTokenCount, which the adapter reports as
+// cache reads.
+func TestGeminiImplicitCache(t *testing.T) {
+	srv := sim.NewServer()
+	defer srv.Close()
+	srv.EnablePromptCache(1024)
+	client, err := gemini.New(gemini.Config{BaseURL: srv.URL(), APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := runSession(t, srv, client, "gemini-2.5-flash", 5, nil)
+	if f.hitRate() < 0.6 || f.usage.CacheWriteTokens != 0 {
+		t.Errorf("Gemini over 5 rounds: %+v (hit rate %.2f), want >= 0.6 read and no writes", f.usage, f.hitRate())
 	}
 }
