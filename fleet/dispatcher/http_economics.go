@@ -30,7 +30,7 @@ func (d *Dispatcher) Usage(ctx context.Context, p store.UsageParams) (api.UsageR
 	for _, r := range rows {
 		row := usageRow(r)
 		rep.Rows = append(rep.Rows, row)
-		rep.Total.Tasks += r.Tasks // a task in two groups counts twice only with GroupLabel: never
+		rep.Total.Tasks += r.Tasks // a task with sessions on two days counts on each
 		rep.Total.Sessions += r.Sessions
 		rep.Total.Usage = rep.Total.Usage.Add(r.Usage)
 		rep.Total.CostUSD += r.CostUSD

@@ -1,6 +1,8 @@
 package worker_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +55,12 @@ func TestTaskLimits(t *testing.T) {
 		res := fleettest.Result(t, done)
 		if res.Success || res.Error != c.reason {
 			t.Errorf("%s: result %+v", c.reason, res)
+		}
+		if c.task.ID == cost.ID {
+			rows, err := f.Store.LoadTurns(context.Background(), store.LoadTurnsParams{SessionID: cost.ID})
+			if err != nil || len(rows) < 2 || rows[1].Kind != "assistant" || !strings.Contains(string(rows[1].Usage), `"cost_usd":1`) {
+				t.Errorf("the first assistant turn's stored usage does not carry its cost: %v %+v", err, rows)
+			}
 		}
 		if c.checkTotalsOK && (res.TurnsUsed != c.turns || res.Usage.InputTokens != c.input || res.CostUSD != c.cost) {
 			t.Errorf("%s: %d turns, %d input tokens, $%v; want %d, %d, $%v", c.reason, res.TurnsUsed, res.Usage.InputTokens, res.CostUSD, c.turns, c.input, c.cost)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 )
 
@@ -42,4 +43,11 @@ func (b *priceBook) priceOf(model string, pc ProviderConfig) pricing.Price {
 	}
 	return pricing.Price{InputPerMTok: pc.InputPerMTok, OutputPerMTok: pc.OutputPerMTok,
 		CacheReadPerMTok: pc.InputPerMTok, CacheWritePerMTok: pc.InputPerMTok}
+}
+
+// turnUsage is what the store keeps as a turn's usage: the model call's
+// tokens and what they cost (GET /v1/sessions/{id}/turns shows it).
+type turnUsage struct {
+	llm.Usage
+	CostUSD float64 `json:"cost_usd"`
 }

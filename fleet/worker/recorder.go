@@ -90,9 +90,9 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 	p := t.pending
 	p.Turns = append(slices.Clip(p.Turns), nt)
 	if turn.Kind == agent.TurnAssistant {
-		nt.Usage, _ = json.Marshal(turn.Usage)
-		p.Turns[len(p.Turns)-1].Usage = nt.Usage
 		cost := t.price(turn.Model, turn.Usage)
+		nt.Usage, _ = json.Marshal(turnUsage{Usage: turn.Usage, CostUSD: cost})
+		p.Turns[len(p.Turns)-1].Usage = nt.Usage
 		p.AddUsage = p.AddUsage.Add(storeUsage(turn.Usage))
 		p.AddCostUSD += cost
 		t.add(turn.Usage, cost)
