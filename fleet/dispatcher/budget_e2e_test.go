@@ -105,7 +105,7 @@ func TestBudgetHoldAndRaise(t *testing.T) {
 	waitExhausted(t, c, "team=a")
 	f.Model.Open("a3") // turn 3 is recorded, then the run stops
 	held := f.WaitFor("task a held", a, func(t store.Task) bool { return t.State == store.TaskQueued && t.Error == budget.Reason })
-	if k := lastEventKind(t, f, held); k != worker.EventBudgetHeld {
+	if k := lastEventKind(t, f, held); k != budget.EventHeld {
 		t.Fatalf("last event of the held task: %s", k)
 	}
 	if n := f.Model.Requests(fleettest.Prompt("a", shellStep(""), shellStep(""), shellStep("a2"), shellStep("a3"), fleettest.Step{Text: "a done"}), 4); n != 0 {
@@ -117,7 +117,7 @@ func TestBudgetHoldAndRaise(t *testing.T) {
 	if heldB.Attempts != 1 || f.Model.Requests(fleettest.Prompt("b", fleettest.Step{Text: "b done"}), 0) != 0 {
 		t.Fatalf("task b ran before the budget was raised: %+v", heldB)
 	}
-	if k := lastEventKind(t, f, heldB); k != worker.EventBudgetHeld {
+	if k := lastEventKind(t, f, heldB); k != budget.EventHeld {
 		t.Fatalf("last event of the queued held task: %s", k)
 	}
 

@@ -26,7 +26,7 @@ type llmPool struct {
 
 func newLLMPool(cfg Config, nc func(string, ProviderConfig, llm.RetryPolicy) (llm.Client, error), m *metrics, rates *rateLimits) *llmPool {
 	if nc == nil {
-		hc := rates.httpClient()
+		hc := rates.HTTPClient()
 		nc = func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error) {
 			return providerClient(profile, pc, retry, hc)
 		}
@@ -56,17 +56,17 @@ func (p *llmPool) client(profile string) (llm.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	inner = withFallback(inner, pc)
 	name := pc.Provider
 	if name == "" {
 		name = profile
 	}
+	inner = withFallback(p.rates.wrap(inner, name, pc), pc)
 	g, ok := p.gates[name]
 	if !ok {
 		g = &gate{sem: make(chan struct{}, p.cfg.concurrencyFor(name))}
 		p.gates[name] = g
 	}
-	c := &gatedClient{inner: inner, gate: g, provider: name, metrics: p.metrics, rates: p.rates, credential: credentialOf(pc)}
+	c := &gatedClient{inner: inner, gate: g, provider: name, metrics: p.metrics}
 	p.clients[profile] = c
 	return c, nil
 }
@@ -117,12 +117,10 @@ func (g *gate) observe(err error) {
 
 // gatedClient is an llm.Client behind a gate, with metrics.
 type gatedClient struct {
-	inner      llm.Client
-	gate       *gate
-	provider   string
-	credential string // the key's reference for fleet-wide rate limits
-	metrics    *metrics
-	rates      *rateLimits
+	inner    llm.Client
+	gate     *gate
+	provider string
+	metrics  *metrics
 }
 
 func (c *gatedClient) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
@@ -131,11 +129,9 @@ func (c *gatedClient) Complete(ctx context.Context, req llm.Request) (*llm.Respo
 		return nil, err
 	}
 	defer release()
-	ctx, k := c.limited(ctx, req.Model)
 	start := time.Now()
 	resp, err := c.inner.Complete(ctx, req)
 	c.done(req.Model, start, resp, err)
-	c.charge(ctx, k, resp)
 	return resp, err
 }
 
@@ -147,7 +143,6 @@ func (c *gatedClient) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm
 			return
 		}
 		defer release()
-		ctx, k := c.limited(ctx, req.Model)
 		start := time.Now()
 		var last *llm.Response
 		var lastErr error
@@ -162,7 +157,6 @@ func (c *gatedClient) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm
 			}
 		}
 		c.done(req.Model, start, last, lastErr)
-		c.charge(ctx, k, last)
 	}
 }
 

@@ -3,11 +3,6 @@ package worker
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"sync/atomic"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/llm"
@@ -16,40 +11,18 @@ import (
 )
 
 // The fleet-wide rate limits (llm/ratelimit) and the fallback model
-// (llm/fallback) as the worker applies them.
-//
-// Rate limits:
-// Run opens the shared limiter when Config.RateLimits has rules; every
-// provider client built by the worker sends its HTTP requests through
-// limitTransport, which uses the limiter once it is open; gatedClient
-// marks each call with its key (provider, credential reference, model)
-// and charges the answer's tokens; a wait is a metric and a RATE_LIMITED
-// session event.
+// (llm/fallback) as the worker applies them. Run opens the shared limiter
+// when Config.RateLimits has rules; the provider clients the worker builds
+// send their HTTP requests through it (ratelimit.Lazy), each call marked
+// with its key (provider, credential reference, model) by
+// ratelimit.Client, which charges the answer's tokens; a wait is a metric
+// and a RATE_LIMITED session event. The fallback model wraps that, so a
+// call it redirects waits for the fallback model's limit.
 
 // rateLimits is the worker's share of the fleet's rate limits.
 type rateLimits struct {
-	lim     atomic.Pointer[ratelimit.Limiter]
-	waits   *prometheus.CounterVec   // provider, model, reason
-	waiting *prometheus.HistogramVec // provider, model
-}
-
-func newRateLimits(reg prometheus.Registerer, workerID string) (*rateLimits, error) {
-	cl := prometheus.Labels{"worker": workerID}
-	rl := &rateLimits{
-		waits: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "agentfleet", Subsystem: "worker",
-			Name: "llm_rate_limit_waits_total", ConstLabels: cl,
-			Help: "Model requests that waited for a fleet-wide rate limit, by provider, model and the limit that held them."},
-			[]string{"provider", "model", "reason"}),
-		waiting: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "agentfleet", Subsystem: "worker",
-			Name: "llm_rate_limit_wait_seconds", ConstLabels: cl, Buckets: prometheus.ExponentialBuckets(0.01, 3, 10),
-			Help: "How long model requests waited for a fleet-wide rate limit."}, []string{"provider", "model"}),
-	}
-	for _, c := range []prometheus.Collector{rl.waits, rl.waiting} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return rl, nil
+	ratelimit.Lazy
+	metrics *ratelimit.Metrics
 }
 
 // openRateLimits opens the shared limiter when rules are configured.
@@ -65,26 +38,8 @@ func (w *Worker) openRateLimits(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w.rates.lim.Store(lim)
+	w.rates.Set(lim)
 	return nil
-}
-
-// limitTransport sends requests through the limiter once it is open.
-type limitTransport struct {
-	rl   *rateLimits
-	base http.RoundTripper
-}
-
-func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if lim := t.rl.lim.Load(); lim != nil {
-		return lim.Transport(t.base).RoundTrip(req)
-	}
-	return t.base.RoundTrip(req)
-}
-
-// httpClient is the HTTP client of the worker's provider clients.
-func (rl *rateLimits) httpClient() *http.Client {
-	return &http.Client{Transport: limitTransport{rl: rl, base: llm.DefaultTransport()}}
 }
 
 // credentialOf is the credential reference of a profile's provider.
@@ -115,28 +70,11 @@ func note(ctx context.Context, kind agent.EventKind, text string) {
 	}
 }
 
-// limited marks a call with its rate-limit key, so its HTTP requests wait
-// for the limit and a wait is counted and reported.
-func (c *gatedClient) limited(ctx context.Context, model string) (context.Context, ratelimit.Key) {
-	k := ratelimit.Key{Provider: c.provider, Credential: c.credential, Model: model}
-	notify := func(waited time.Duration, reason string) {
-		c.rates.waits.WithLabelValues(c.provider, model, reason).Inc()
-		c.rates.waiting.WithLabelValues(c.provider, model).Observe(waited.Seconds())
-		note(ctx, agent.EventRateLimited, fmt.Sprintf("waited %s for the fleet-wide rate limit of %s (%s)",
-			waited.Round(time.Millisecond), k, reason))
-	}
-	return ratelimit.WithKey(ctx, k, notify), k
-}
-
-// charge takes a finished call's tokens from the shared token buckets.
-func (c *gatedClient) charge(ctx context.Context, k ratelimit.Key, resp *llm.Response) {
-	lim := c.rates.lim.Load()
-	if lim == nil || resp == nil {
-		return
-	}
-	if err := lim.Charge(context.WithoutCancel(ctx), k, resp.Usage); err != nil {
-		c.rates.waits.WithLabelValues(c.provider, k.Model, "charge_failed").Inc()
-	}
+// wrap applies the fleet-wide rate limits to a profile's client (see
+// ratelimit.Client); a wait is a RATE_LIMITED session event.
+func (rl *rateLimits) wrap(c llm.Client, provider string, pc ProviderConfig) llm.Client {
+	return &ratelimit.Client{Inner: c, Limiter: &rl.Lazy, Metrics: rl.metrics, Provider: provider, Credential: credentialOf(pc),
+		Notify: func(ctx context.Context, text string) { note(ctx, agent.EventRateLimited, text) }}
 }
 
 // withFallback wraps a profile's client with its fallback model, if any;

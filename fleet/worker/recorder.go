@@ -213,7 +213,7 @@ func (t *turnRecorder) price(model string, u llm.Usage) float64 {
 	if model == "" {
 		model = t.r.row.Model
 	}
-	return t.r.w.prices.priceOf(model, t.pc).Cost(u)
+	return t.r.w.priceOf(model, t.pc).Cost(u)
 }
 
 // Load returns the recorded turns of a session, in order. A session whose

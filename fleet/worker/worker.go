@@ -16,6 +16,8 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/budget"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/pricing"
+	"github.com/agentfleet/agentfleet/llm/ratelimit"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -48,7 +50,7 @@ type Worker struct {
 	log      *slog.Logger
 	clock    agent.Clock
 	llm      *llmPool
-	prices   *priceBook
+	prices   *pricing.Book
 	rates    *rateLimits
 	budgets  atomic.Pointer[budget.Watcher] // nil until Run watches them
 	metrics  *metrics
@@ -107,11 +109,12 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if w.metrics, err = newMetrics(reg, w); err != nil {
 		return nil, err
 	}
-	if w.rates, err = newRateLimits(reg, cfg.ID); err != nil {
+	w.rates = &rateLimits{}
+	if w.rates.metrics, err = ratelimit.NewMetrics(reg, "worker", prometheus.Labels{"worker": cfg.ID}); err != nil {
 		return nil, err
 	}
 	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics, w.rates)
-	w.prices = newPriceBook(cfg, w.log)
+	w.prices = newPriceBook(cfg, w)
 	w.health = newStoreHealth(w.raw, w.log, w.metrics.storeUp)
 	w.st = waitingStore{Store: w.raw, w: w}
 	return w, nil

@@ -97,3 +97,24 @@ func TestOverride(t *testing.T) {
 		}
 	}
 }
+
+// TestBook: a known model has its table price; an unknown one the
+// fallback, its missing cache prices at the input price.
+func TestBook(t *testing.T) {
+	b, err := NewBook(map[string]Price{"mine": {InputPerMTok: 2, OutputPerMTok: 4}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.PriceOf("claude-sonnet-4-5-20250929", Price{}); got != Builtin()["claude-sonnet-4-5"] {
+		t.Errorf("known model priced %+v", got)
+	}
+	if got := b.PriceOf("mine", Price{}); got.CacheReadPerMTok != 2 || got.OutputPerMTok != 4 {
+		t.Errorf("override priced %+v", got)
+	}
+	if got := b.PriceOf("unknown", Price{InputPerMTok: 1, OutputPerMTok: 3}); got != (Price{InputPerMTok: 1, OutputPerMTok: 3, CacheReadPerMTok: 1, CacheWritePerMTok: 1}) {
+		t.Errorf("unknown model priced %+v", got)
+	}
+	if _, err := NewBook(map[string]Price{"bad": {InputPerMTok: -1}}, nil); err == nil {
+		t.Error("a negative override was accepted")
+	}
+}

@@ -55,6 +55,8 @@
 //
 // Transport applies the limiter to every HTTP attempt of an adapter (its
 // own retries included) when the request's context carries a Key
-// (WithKey). A wait is reported to the context's Notify function, which
-// the worker turns into a metric and a RATE_LIMITED session event.
+// (WithKey); Lazy holds a limiter opened after the clients were built.
+// Client wraps an llm.Client: it marks each call with its key, charges the
+// answer's tokens, counts a wait in Metrics and tells Notify, which the
+// worker turns into a RATE_LIMITED session event.
 package ratelimit
