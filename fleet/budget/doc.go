@@ -29,7 +29,9 @@
 //
 // When a budget is raised above its spend (or removed), the enforcer
 // republishes every queued task of the label held with error "budget",
-// and they resume from their recorded turns. When a budget with cancel
+// and they resume from their recorded turns; it also looks for held tasks
+// of every budget that is not spent once a minute, which catches a hold
+// that raced a raise and a release cut short by a crash. When a budget with cancel
 // becomes exhausted, the enforcer also cancels the label's queued tasks.
 //
 // Enforcement lags spend by at most the check interval plus one turn per

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agentfleet/agentfleet/store"
@@ -29,7 +30,15 @@ type Enforcer struct {
 	Actions Actions
 	Log     *slog.Logger
 	Now     func() time.Time // default time.Now
+
+	mu    sync.Mutex
+	swept map[string]time.Time // label -> last release sweep of a budget that is not spent
 }
+
+// sweepEvery is how often a budget that is not spent looks for held tasks
+// all the same (a release that a crash cut short, a hold that raced a
+// raise).
+const sweepEvery = time.Minute
 
 // Run checks every interval until ctx ends.
 func (e *Enforcer) Run(ctx context.Context, interval time.Duration) {
@@ -83,15 +92,31 @@ func (e *Enforcer) Check(ctx context.Context, label string) (Budget, error) {
 	if err != nil {
 		return b, err
 	}
-	// Act on the state now, not only on a change: a release or cancel cut
-	// short by a crash is done again at the next check (both are idempotent).
+	// A spent cancel budget cancels the queued tasks at every check (new
+	// submissions included); a budget that is not spent releases held
+	// tasks when it stops being spent, and once a sweepEvery regardless.
 	switch {
-	case !next.Exhausted:
-		_, err = e.Actions.Release(ctx, label)
-	case next.OnExhausted == Cancel:
+	case next.OnExhausted == Cancel && next.Exhausted:
 		_, err = e.Actions.CancelQueued(ctx, label)
+	case !next.Exhausted && (b.Exhausted || e.sweepDue(label, now())):
+		_, err = e.Actions.Release(ctx, label)
 	}
 	return next, err
+}
+
+// sweepDue reports whether label's held tasks should be looked for now,
+// and notes that they are.
+func (e *Enforcer) sweepDue(label string, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.swept == nil {
+		e.swept = map[string]time.Time{}
+	}
+	if now.Sub(e.swept[label]) < sweepEvery {
+		return false
+	}
+	e.swept[label] = now
+	return true
 }
 
 // spent is the label's total cost.
