@@ -10,10 +10,10 @@ import (
 
 // reported is what one response's headers say about a key.
 type reported struct {
-	limits                  Limits  // the provider's limits (0: not said)
-	req, in, out            float64 // remaining (-1: not said)
-	retryAfter              time.Duration
-	rateLimited, overloaded bool
+	limits       Limits  // the provider's limits (0: not said)
+	req, in, out float64 // remaining (-1: not said)
+	retryAfter   time.Duration
+	rateLimited  bool
 }
 
 // readHeaders reads the Anthropic and OpenAI rate-limit headers and a
