@@ -61,8 +61,8 @@ func call(ctx context.Context, w worker, notify func(time.Duration, string)) err
 	return err
 }
 
-// hammer sends total requests from every worker's goroutines at once.
-func hammer(t *testing.T, ws []worker, total int, notify func(time.Duration, string)) (ok, limited int) {
+// hammerAll sends total requests from every worker's goroutines at once.
+func hammerAll(t *testing.T, ws []worker, total int, notify func(time.Duration, string)) (ok, limited int) {
 	t.Helper()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -106,7 +106,7 @@ func TestSharedLimitThreeWorkers(t *testing.T) {
 	enforced := srv.EnforceRateLimit(rpm, 2*time.Second)
 	ws := startWorkers(t, 3, ratelimit.Rules{{Provider: "anthropic", Limits: ratelimit.Limits{RequestsPerMinute: rpm}}}, srv)
 	var waits sync.Map
-	ok, limited := hammer(t, ws, total, func(d time.Duration, reason string) { waits.Store(reason, d) })
+	ok, limited := hammerAll(t, ws, total, func(d time.Duration, reason string) { waits.Store(reason, d) })
 	st := enforced.Stats()
 	if ok != total || limited != 0 || st.Limited != 0 {
 		t.Fatalf("with the shared limiter: %d ok, %d refused (provider counted %d); want all %d ok", ok, limited, st.Limited, total)
@@ -122,7 +122,7 @@ func TestSharedLimitThreeWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, limited = hammer(t, []worker{{client: plain}, {client: plain}, {client: plain}}, total, nil)
+	_, limited = hammerAll(t, []worker{{client: plain}, {client: plain}, {client: plain}}, total, nil)
 	if limited == 0 {
 		t.Fatal("without the limiter the provider refused nothing: the test load does not exceed the limit")
 	}
