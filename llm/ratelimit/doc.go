@@ -51,7 +51,9 @@
 // Each model call costs two to three writes to the entry (take, release
 // and, when tokens are limited, charge); a JetStream key-value bucket
 // takes thousands a second, far above any provider's request rate.
-// Clocks of the workers should agree within a second or so.
+// Clocks of the workers should agree within a second or so. A worker that
+// cannot reach the bucket (NATS away) sends its requests unlimited rather
+// than failing them.
 //
 // Transport applies the limiter to every HTTP attempt of an adapter (its
 // own retries included) when the request's context carries a Key

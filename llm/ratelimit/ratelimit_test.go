@@ -227,3 +227,36 @@ func TestRuleValidation(t *testing.T) {
 		t.Error("an openai key is covered by anthropic rules")
 	}
 }
+
+// TestBucketUnreachableLetsRequestsThrough: a limiter whose NATS
+// connection is gone does not fail the calls it limits.
+func TestBucketUnreachableLetsRequestsThrough(t *testing.T) {
+	srv := sim.NewServer()
+	defer srv.Close()
+	srv.SetDefault(sim.Text("ok"))
+	ns := natstest.Start(t)
+	nc := ns.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := queue.Open(ctx, nc, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := q.KeyValue(ctx, "ratelimits", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := ratelimit.New(kv, ratelimit.Rules{{Provider: "anthropic", Limits: ratelimit.Limits{RequestsPerMinute: 60}}}, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := anthropic.New(anthropic.Config{BaseURL: srv.URL(), APIKey: "k", Retry: llm.RetryPolicy{MaxAttempts: 1},
+		HTTPClient: &http.Client{Transport: lim.Transport(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	if err := call(ctx, worker{lim: lim, client: client}, nil); err != nil {
+		t.Fatalf("a call with the bucket unreachable: %v", err)
+	}
+}

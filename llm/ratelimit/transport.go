@@ -52,10 +52,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.base.RoundTrip(req)
 	}
 	p, err := t.l.Acquire(req.Context(), sc.key)
-	if err != nil {
+	if err != nil && req.Context().Err() != nil {
 		return nil, err
 	}
-	if p.Waited > 0 && sc.notify != nil {
+	// A limiter that cannot reach its bucket (NATS away) lets the request
+	// through: the provider's own limit still holds, and a fleet that
+	// lost NATS should not also lose its running sessions.
+	if p != nil && p.Waited > 0 && sc.notify != nil {
 		sc.notify(p.Waited, p.Reason)
 	}
 	resp, err := t.base.RoundTrip(req)
