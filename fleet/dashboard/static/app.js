@@ -501,6 +501,12 @@ function onEvent(taskID, kind, m) {
       append(el("div", { class: "ev marker", "data-kind": kind, text: "parked: waiting for subagents (no slot held)" }));
       scheduleRefresh();
       break;
+    case "RATE_LIMITED":
+      append(block("notice", kind, "rate limited", env.time, el("div", { class: "text", text: d.text || "" })));
+      break;
+    case "MODEL_FALLBACK":
+      append(block("notice", kind, "fallback model", env.time, el("div", { class: "text", text: d.text || "" })));
+      break;
     case "BUDGET_HELD":
       append(block("notice", kind, "budget spent", env.time, el("div", { class: "text",
         text: `${d.label}: $${(d.spent_usd || 0).toFixed(2)} of $${(d.limit_usd || 0).toFixed(2)} spent; held until the budget is raised` })));
