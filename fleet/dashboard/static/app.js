@@ -277,7 +277,8 @@ function renderList() {
     stateBadge(t.state),
     el("span", { class: "title", text: firstLine(specOf(t).prompt, 120) || t.id }),
     el("span", { class: "age", title: t.created_at, text: ago(t.created_at) }),
-    el("span", { class: "sub mono", text: "…" + shortID(t.id) + (labels ? "  " + labels : "") + (t.worker_id ? "  @" + t.worker_id : "") })));
+    el("span", { class: "sub mono", text: "…" + shortID(t.id) + (labels ? "  " + labels : "") + (t.worker_id ? "  @" + t.worker_id : "") +
+      (t.state === "queued" && t.error === "budget" ? "  · held: budget spent" : "") })));
   }
   $("task-empty").hidden = shown > 0;
 }
