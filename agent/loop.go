@@ -159,7 +159,7 @@ func (s *Session) recordAssistant(ctx context.Context, resp *llm.Response, out *
 	msg.Role = llm.RoleAssistant
 	t := Turn{
 		Kind: TurnAssistant, Text: resp.Text(), ToolCalls: resp.ToolCalls(), Reasoning: resp.Reasoning(),
-		Usage: resp.Usage, ResponseID: resp.ID, Message: &msg, RequestChars: s.cw.lastChars,
+		Usage: resp.Usage, ResponseID: resp.ID, Message: &msg, RequestChars: s.cw.lastChars, Model: resp.Model,
 	}
 	if err := s.appendTurn(ctx, t); err != nil {
 		return err

@@ -37,15 +37,18 @@ const (
 // (thinking signatures...), so the next request replays it exactly.
 // Turns are values: once appended they are never modified.
 type Turn struct {
-	Index      int              `json:"index"`
-	Kind       TurnKind         `json:"kind"`
-	Text       string           `json:"text,omitempty"`
-	ToolCalls  []llm.ToolCall   `json:"tool_calls,omitempty"`
-	Reasoning  string           `json:"reasoning,omitempty"`
-	Usage      llm.Usage        `json:"usage,omitzero"`
-	ResponseID string           `json:"response_id,omitempty"`
-	Message    *llm.Message     `json:"message,omitempty"`
-	Results    []llm.ToolResult `json:"results,omitempty"`
+	Index      int            `json:"index"`
+	Kind       TurnKind       `json:"kind"`
+	Text       string         `json:"text,omitempty"`
+	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
+	Reasoning  string         `json:"reasoning,omitempty"`
+	Usage      llm.Usage      `json:"usage,omitzero"`
+	ResponseID string         `json:"response_id,omitempty"`
+	// Model is the model that answered an assistant turn, as the provider
+	// named it ("" when it did not): a fallback model shows here.
+	Model   string           `json:"model,omitempty"`
+	Message *llm.Message     `json:"message,omitempty"`
+	Results []llm.ToolResult `json:"results,omitempty"`
 	// Source says who produced a steering or system turn: "host" or "loop_detection".
 	Source string `json:"source,omitempty"`
 	// Permission is the record of a permission turn.

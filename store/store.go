@@ -102,6 +102,10 @@ type Store interface {
 	// worked on it), or ErrNotFound.
 	LatestArtifact(ctx context.Context, p LatestArtifactParams) (Artifact, error)
 
+	// Usage sums the usage and cost of the sessions p selects, one row per
+	// group in ascending key order (no rows when nothing matches).
+	Usage(ctx context.Context, p UsageParams) ([]UsageRow, error)
+
 	// Ping checks that the backend answers (for readiness probes).
 	Ping(ctx context.Context) error
 	// Close releases the connections. Safe to call twice.

@@ -107,6 +107,7 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "start no workers and measure submission alone (submit_tasks_per_s; the tasks stay queued)")
 	f.IntVar(&cfg.ContextWindow, "context-window", 0, "each task's context window in tokens; the simulated model refuses larger requests and the report gives the largest request and the compactions")
 	f.IntVar(&cfg.OutputBytes, "output-bytes", 0, "bytes each tool round prints (a shell command) instead of an empty glob")
+	f.Float64Var(&cfg.ProviderRPM, "provider-rpm", 0, "the simulated provider enforces this many requests a minute (429 beyond) and the workers share it as a fleet-wide rate limit; the report adds provider_requests, provider_429s and achieved_rpm")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")

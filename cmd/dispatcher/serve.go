@@ -64,6 +64,9 @@ type ServeConfig struct {
 	// Empty: not checked here (the worker refuses it).
 	DeliverySSHKeys []string `mapstructure:"delivery_ssh_keys"`
 	DeliveryTokens  []string `mapstructure:"delivery_tokens"`
+	// BudgetCheckInterval is how often label budgets are checked against
+	// spend (default 5 s; fleet/budget).
+	BudgetCheckInterval time.Duration `mapstructure:"budget_check_interval"`
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -188,7 +191,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
 		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
-		Credentials: fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens}})
+		Credentials:         fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens},
+		BudgetCheckInterval: cfg.BudgetCheckInterval})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -86,6 +86,9 @@ func printTask(w io.Writer, t api.TaskView) {
 		fmt.Fprintf(tw, "success\t%v\n", r.Success)
 		fmt.Fprintf(tw, "turns\t%d\n", r.TurnsUsed)
 		fmt.Fprintf(tw, "tokens\t%d in, %d out\n", r.Usage.InputTokens, r.Usage.OutputTokens)
+		if u := r.Usage; u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+			fmt.Fprintf(tw, "prompt cache\t%d read, %d written (of the input)\n", u.CacheReadTokens, u.CacheWriteTokens)
+		}
 		if r.CostUSD > 0 {
 			fmt.Fprintf(tw, "cost\t$%.4f\n", r.CostUSD)
 		}

@@ -49,6 +49,10 @@ type Config struct {
 	// OutputBytes, when set, makes each tool round a shell command that
 	// prints that many bytes, instead of an empty glob.
 	OutputBytes int
+	// ProviderRPM, when > 0, makes the simulated model enforce that many
+	// requests a minute (429 beyond, as a provider does) and gives the
+	// workers the same fleet-wide rate limit (llm/ratelimit).
+	ProviderRPM float64
 
 	// Server targets a running dispatcher (with Token) instead of starting
 	// a fleet in the process; its workers and model do the work.
@@ -135,6 +139,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --submit-concurrency must be >= 1, got %d", c.SubmitConcurrency)
 	case c.SubmitOnly && c.WorkerProcesses:
 		return errors.New("bench: --submit-only starts no workers; drop --worker-processes")
+	case c.ProviderRPM < 0 || c.ProviderRPM != c.ProviderRPM:
+		return fmt.Errorf("bench: --provider-rpm must be > 0 (0: no limit), got %v", c.ProviderRPM)
+	case c.ProviderRPM > 0 && c.Server != "":
+		return errors.New("bench: --provider-rpm limits the simulated provider of an in-process fleet; drop --server or --provider-rpm")
 	case c.Batch < 1 || c.Batch > api.MaxBatch:
 		return fmt.Errorf("bench: --batch must be between 1 and %d, got %d", api.MaxBatch, c.Batch)
 	case c.Server == "" && (c.Store == nil || c.Dir == ""):
@@ -201,9 +209,16 @@ type Report struct {
 	// CPUSeconds is the CPU time of this process during the run (with
 	// worker processes: NATS, dispatcher, model and the bench's client);
 	// WorkerCPUSeconds that of each worker process, start to exit.
-	CPUSeconds       float64        `json:"cpu_s,omitempty"`
-	WorkerCPUSeconds []float64      `json:"worker_cpu_s,omitempty"`
-	FirstError       string         `json:"first_error,omitempty"`
+	CPUSeconds       float64   `json:"cpu_s,omitempty"`
+	WorkerCPUSeconds []float64 `json:"worker_cpu_s,omitempty"`
+	FirstError       string    `json:"first_error,omitempty"`
+	// With ProviderRPM: the requests the simulated provider received, how
+	// many it refused with 429, and the rate it served (admitted requests
+	// per minute between the first and the last).
+	ProviderRPM      float64        `json:"provider_rpm,omitempty"`
+	ProviderRequests int64          `json:"provider_requests,omitempty"`
+	Provider429s     int64          `json:"provider_429s"`
+	AchievedRPM      float64        `json:"achieved_rpm,omitempty"`
 	Context          *ContextReport `json:"context,omitempty"` // with --context-window (context.go)
 }
 
@@ -272,6 +287,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		rep.StoreWritesPerS = float64(rep.StoreWrites) / rep.Seconds
 	}
 	rep.PeakRSSMB = peakRSSMB()
+	if f.rate != nil {
+		st := f.rate.Stats()
+		rep.ProviderRPM, rep.ProviderRequests, rep.Provider429s = cfg.ProviderRPM, st.Admitted+st.Limited, st.Limited
+		if d := st.Last.Sub(st.First).Minutes(); d > 0 {
+			rep.AchievedRPM = float64(st.Admitted-1) / d
+		}
+	}
 	return rep, nil
 }
 
@@ -465,6 +487,14 @@ func (r Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, ", %.2f ms in worker process %d", 1000*s/float64(r.Tasks), i)
 		}
 		fmt.Fprintln(w)
+	}
+	if r.ProviderRPM > 0 {
+		share := 0.0
+		if r.ProviderRequests > 0 {
+			share = 100 * float64(r.Provider429s) / float64(r.ProviderRequests)
+		}
+		fmt.Fprintf(w, "  provider     %d requests, %d answered 429 (%.2f %%), %.0f rpm achieved of %.0f\n",
+			r.ProviderRequests, r.Provider429s, share, r.AchievedRPM, r.ProviderRPM)
 	}
 	switch {
 	case len(r.WorkerPeakRSSMB) > 0:

@@ -31,9 +31,10 @@ type benchModel struct {
 	tokens        int
 	tokenInterval time.Duration
 
-	maxTokens atomic.Int64 // largest request counted
-	overflows atomic.Int64 // requests refused as over the window
-	summaries atomic.Int64 // summary requests answered
+	maxTokens atomic.Int64   // largest request counted
+	overflows atomic.Int64   // requests refused as over the window
+	summaries atomic.Int64   // summary requests answered
+	rate      *sim.RateLimit // nil: no limit; else 429s beyond it, like a provider
 }
 
 func (m *benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -57,6 +58,9 @@ func (m *benchModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	one := sim.New()
 	defer one.Close()
+	if m.rate != nil {
+		one.UseRateLimit(m.rate)
+	}
 	one.Enqueue(m.reply(body))
 	if m.window > 0 {
 		tokens := sim.CountTokens(body)

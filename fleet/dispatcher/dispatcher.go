@@ -52,6 +52,9 @@ type Config struct {
 	// Credentials lists the delivery credentials references the workers
 	// hold; a submission naming another is refused (empty: not checked).
 	Credentials fleet.KnownCredentials
+	// BudgetCheckInterval is how often budgets are checked against spend
+	// (default DefaultBudgetCheckInterval; see fleet/budget).
+	BudgetCheckInterval time.Duration
 	// ControlTimeout bounds a control request to a session (default 5 s).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
@@ -125,6 +128,7 @@ type Dispatcher struct {
 	log     *slog.Logger
 	metrics *Metrics
 	stats   *throughput
+	budgets budgets
 }
 
 // New returns a Dispatcher over st and q.
@@ -147,7 +151,7 @@ func (d *Dispatcher) Config() Config { return d.cfg }
 // Metrics returns the dispatcher's Prometheus metrics.
 func (d *Dispatcher) Metrics() *Metrics { return d.metrics }
 
-// Run handles dead letters and samples throughput until ctx ends.
+// Run handles dead letters, samples throughput and enforces budgets until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	w, err := d.queue.WatchDeadLetters(ctx, taskops.HandleDeadLetter(d.store, d.log, d.metrics.deadLetters.Inc))
 	if err != nil {
@@ -164,6 +168,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	defer func() { _ = stopApprovals() }()
 	stopSweep := d.sweepApprovals(ctx)
 	defer stopSweep()
+	budgetsDone := make(chan struct{})
+	go func() { defer close(budgetsDone); d.runBudgets(ctx) }()
+	defer func() { <-budgetsDone }()
 	tick := time.NewTicker(d.cfg.StatsInterval)
 	defer tick.Stop()
 	for {

@@ -97,6 +97,11 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"GET /v1/sessions/{id}/tool_outputs/{call_id}": a.toolOutput,
 		"GET /v1/counts":                               a.counts,
 		"GET /v1/stats":                                a.statsHandler,
+		"GET /v1/usage":                                a.usage,
+		"GET /v1/budgets":                              a.listBudgets,
+		"GET /v1/budgets/{label}":                      a.getBudget,
+		"PUT /v1/budgets/{label}":                      a.putBudget,
+		"DELETE /v1/budgets/{label}":                   a.deleteBudget,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -136,6 +141,7 @@ type events interface {
 // keep no state of their own beyond their options and metrics.
 type handlers struct {
 	svc     service
+	econ    economics
 	reads   reads
 	events  events
 	metrics *httpMetrics
@@ -144,7 +150,7 @@ type handlers struct {
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
-	return &handlers{svc: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts}
+	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts}
 }
 
 // statusRecorder remembers the status code for the latency metric. It

@@ -166,6 +166,7 @@ func (r *run) findSession(ctx context.Context, profileID, model string) (store.S
 // one, or runs new input given to one that had ended (see
 // runWithInputs), bounded by the spec's wall time.
 func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
+	ctx = withSessionNotes(ctx, r)
 	if wt := time.Duration(r.spec.Limits.WallTime); wt > 0 {
 		start := r.task.StartedAt
 		if start.IsZero() {

@@ -32,6 +32,8 @@ func (r *run) settleOutcome(ctx context.Context, out agent.Outcome, err error) s
 		return r.finish(ctx, store.TaskCancelled, fleet.ReasonCancelled, r.result(out, false, "cancelled"))
 	case stop == stopAborted:
 		return r.finish(ctx, store.TaskCancelled, fleet.ReasonAborted, r.result(out, false, "aborted over control"))
+	case stop == stopBudget:
+		return r.budgetStop(ctx, out)
 	case stop != "": // a limit
 		return r.finish(ctx, store.TaskFailed, stop, r.result(out, false, stop))
 	case err != nil:

@@ -43,6 +43,8 @@ type Server struct {
 	requestsCh chan struct{} // closed and replaced on every recorded request
 	windows    []windowRule  // context windows by model prefix (window.go)
 	responder  Responder     // answers before the script when set
+	cache      *PromptCache  // nil: usage is the scripted one
+	rate       *RateLimit    // nil: no limit enforced
 }
 
 // New returns a Server that is not listening: use it as an http.Handler
@@ -183,6 +185,12 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 		http.Error(w, "sim: script exhausted: no reply was enqueued for this request ("+r.Method+" "+r.URL.Path+"); call Enqueue before sending it, or SetDefault", http.StatusInternalServerError)
 		return
 	}
+	if s.enforce(w, r, d) {
+		return
+	}
+	if c := s.promptCache(); c != nil && rep.Failure == nil && rep.Raw == nil {
+		c.account(d, r, body, &rep)
+	}
 	if rep.FirstByteDelay > 0 && !sleep(r.Context(), s.closing, rep.FirstByteDelay) {
 		return
 	}
@@ -201,6 +209,12 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 	default:
 		d.WriteWhole(w, rep, model)
 	}
+}
+
+func (s *Server) promptCache() *PromptCache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cache
 }
 
 func (s *Server) match(r *http.Request) Dialect {
