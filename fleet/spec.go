@@ -74,6 +74,8 @@ type TaskSpec struct {
 	ReasoningEffort string      `json:"reasoning_effort,omitempty"` // "", minimal, low, medium, high, xhigh
 	Limits          Limits      `json:"limits,omitzero"`
 	Environment     Environment `json:"environment,omitzero"`
+	// Extensions adds mcp_servers and hooks at the top level (spec_mcp.go).
+	Extensions
 
 	// Set by the system for child tasks.
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
@@ -244,6 +246,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.checkTree,
 		s.checkRouting,
 		s.checkLabels,
+		s.Extensions.check,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -119,6 +119,8 @@ type Config struct {
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
+	// ExtensionsConfig: MCP servers, hooks and skills (extensions_config.go).
+	ExtensionsConfig `mapstructure:",squash"`
 }
 
 // DefaultWorkerMaxLiveChildren is Config.MaxLiveChildren's default.
@@ -206,6 +208,7 @@ func (c Config) Validate() error {
 			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
 		}
 	}
+	errs = append(errs, c.ExtensionsConfig.validate()...)
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

@@ -80,10 +80,13 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 	r.rec = newTurnRecorder(r, r.row, pc, create)
 	r.spawner = newSpawner(r)
+	if r.ext, err = r.startExtensions(ctx); err != nil {
+		return err
+	}
 	cfg := agent.Config{
 		Client: client, Profile: profile, Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
-		Session: r.sessionConfig(),
+		Session: r.sessionConfig(), Hooks: r.ext.sessionHooks(),
 	}
 	if r.spec.ParentID != uuid.Nil {
 		cfg.ParentID = r.spec.ParentID.String()
@@ -92,6 +95,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.ext.register(sess)
 	r.pump, err = newEventPump(ctx, r, sess)
 	if err != nil {
 		sess.Close()
@@ -219,6 +223,7 @@ func (r *run) lostReason(ctx context.Context) string {
 }
 
 func (r *run) closeEnv() {
+	_ = r.ext.close()
 	if r.env == nil {
 		return
 	}

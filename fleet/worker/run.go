@@ -42,6 +42,7 @@ type run struct {
 	pump    *eventPump
 	rec     *turnRecorder
 	row     store.Session // the session row read or created by prepare
+	ext     *extensions   // MCP servers, hooks, skills; closed with env
 
 	mu       sync.Mutex // guards stop, aborting and sess once set
 	stop     string     // why abort was called; "" while not aborted

@@ -158,7 +158,7 @@ func (s Secrets) Resolve(v string) (string, error) {
 		return ""
 	})
 	if len(missing) > 0 {
-		return "", fmt.Errorf("secret %q is not defined on this worker: add it to mcp.secrets in the worker configuration", missing[0])
+		return "", fmt.Errorf("secret %q is not defined on this worker: add it to mcp_secrets in the worker configuration", missing[0])
 	}
 	return out, nil
 }

@@ -1,0 +1,83 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/agent/hooks"
+	"github.com/agentfleet/agentfleet/tools/mcp"
+)
+
+// extensions are a run's MCP servers, hooks and skills: started by
+// startExtensions before the session is built, registered in its tool
+// registry after, closed with the environment.
+type extensions struct {
+	mcp      *mcp.Client
+	hooks    []agent.Hook
+	warnings []string // said at session_start as WARNING events
+}
+
+// startExtensions starts the operator's and the task's MCP servers in the
+// task's environment and builds the hooks. A server that fails becomes a
+// warning, or fails the run when it is required (errBadEnvironment); a
+// spec beyond the operator's bounds is errNotAllowed.
+func (r *run) startExtensions(ctx context.Context) (*extensions, error) {
+	cfg := r.w.cfg.ExtensionsConfig
+	taskServers, err := cfg.taskServers(r.spec.MCPServers)
+	if err != nil {
+		return nil, err
+	}
+	taskHooks, err := cfg.taskHooks(r.spec.Hooks)
+	if err != nil {
+		return nil, err
+	}
+	x := &extensions{}
+	if servers := slices.Concat(cfg.MCPServers, taskServers); len(servers) > 0 {
+		var failed []*mcp.StartError
+		x.mcp, failed = mcp.Start(ctx, servers, mcp.Options{Env: r.env, Secrets: cfg.secrets(), Logger: r.log})
+		for _, f := range failed {
+			if f.Required {
+				_ = x.mcp.Close()
+				return nil, fmt.Errorf("%w: %v (the server is required)", errBadEnvironment, f)
+			}
+			x.warnings = append(x.warnings, f.Error()+"; the session runs without its tools")
+		}
+	}
+	if all := slices.Concat(cfg.Hooks, taskHooks); len(all) > 0 {
+		x.hooks = append(x.hooks, hooks.New(all, hooks.Options{Env: r.env, AllowURL: hooks.Allowlist(cfg.HooksHTTPAllowlist)}))
+	}
+	return x, nil
+}
+
+// sessionHooks returns the hooks of the session: first the one that says
+// the start-up warnings at session_start, then the configured ones.
+func (x *extensions) sessionHooks() []agent.Hook {
+	if x == nil || len(x.warnings)+len(x.hooks) == 0 {
+		return nil
+	}
+	out := []agent.Hook{agent.HookFunc(func(_ context.Context, ev agent.HookEvent) agent.HookResult {
+		if ev.Point != agent.HookSessionStart {
+			return agent.HookResult{}
+		}
+		return agent.HookResult{Warnings: x.warnings}
+	})}
+	return append(out, x.hooks...)
+}
+
+// register offers the MCP tools in the session's registry.
+func (x *extensions) register(sess *agent.Session) {
+	if x != nil && x.mcp != nil {
+		x.mcp.Register(sess.Registry())
+	}
+}
+
+// close ends the MCP servers; safe on nil.
+func (x *extensions) close() error {
+	if x == nil || x.mcp == nil {
+		return nil
+	}
+	return errors.Join(x.mcp.Close())
+}
