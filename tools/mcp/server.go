@@ -37,6 +37,8 @@ type server struct {
 	// onToolsChanged is called (from its own goroutine) after a
 	// tools/list_changed notification was answered with a new list.
 	onToolsChanged func()
+	refreshMu      sync.Mutex // guards stopped and wg.Add
+	stopped        bool
 	wg             sync.WaitGroup // list refreshes in flight
 }
 
@@ -192,41 +194,57 @@ func (s *server) currentTools() []*sdk.Tool {
 	return s.tools
 }
 
-// refreshAsync re-lists the tools after a list_changed notification. The
-// SDK calls its handlers on the connection's reading goroutine, which a
-// request made there would wait on, so the refresh runs apart.
+// refreshAsync re-lists the tools after a list_changed notification. It
+// is called on the SDK's goroutine, which may have to deliver a response
+// that a holder of mu waits for (a notification that arrives during
+// start-up), so it takes only refreshMu and leaves the work to a goroutine.
 func (s *server) refreshAsync() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	if s.stopped {
 		return
 	}
-	sess := s.sess
 	s.wg.Add(1)
-	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		if sess == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CallTimeout)
-		defer cancel()
-		tools, err := listTools(ctx, sess)
-		if err != nil {
-			s.opts.warn(fmt.Sprintf("MCP server %q: listing its tools after a change failed: %v", s.cfg.Name, err))
-			return
-		}
-		s.mu.Lock()
-		s.tools = tools
-		s.mu.Unlock()
-		if s.onToolsChanged != nil {
-			s.onToolsChanged()
-		}
+		s.refresh()
 	}()
+}
+
+// refresh lists the current session's tools and tells the client.
+func (s *server) refresh() {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CallTimeout)
+	defer cancel()
+	tools, err := listTools(ctx, sess)
+	s.mu.Lock()
+	current, closed := s.sess == sess, s.closed
+	if err == nil && current {
+		s.tools = tools
+	}
+	s.mu.Unlock()
+	switch {
+	case closed || !current:
+		return
+	case err != nil:
+		s.opts.warn(fmt.Sprintf("MCP server %q: listing its tools after a change failed: %v", s.cfg.Name, err))
+		return
+	}
+	if s.onToolsChanged != nil {
+		s.onToolsChanged()
+	}
 }
 
 // close ends the connection and waits for refreshes in flight.
 func (s *server) close() {
+	s.refreshMu.Lock()
+	s.stopped = true
+	s.refreshMu.Unlock()
 	s.mu.Lock()
 	s.closed = true
 	s.dropLocked()
