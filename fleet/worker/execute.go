@@ -86,8 +86,9 @@ func (r *run) prepare(ctx context.Context) error {
 	cfg := agent.Config{
 		Client: client, Profile: profile, Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
-		Session: r.sessionConfig(), Hooks: r.ext.sessionHooks(),
+		Session: r.sessionConfig(),
 	}
+	r.ext.configure(&cfg)
 	if r.spec.ParentID != uuid.Nil {
 		cfg.ParentID = r.spec.ParentID.String()
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/agent/hooks"
 	"github.com/agentfleet/agentfleet/tools/mcp"
+	"github.com/agentfleet/agentfleet/tools/skills"
 )
 
 // extensions are a run's MCP servers, hooks and skills: started by
@@ -17,6 +19,7 @@ import (
 type extensions struct {
 	mcp      *mcp.Client
 	hooks    []agent.Hook
+	skills   *skills.Set
 	warnings []string // said at session_start as WARNING events
 }
 
@@ -46,10 +49,43 @@ func (r *run) startExtensions(ctx context.Context) (*extensions, error) {
 			x.warnings = append(x.warnings, f.Error()+"; the session runs without its tools")
 		}
 	}
+	if err := x.findSkills(ctx, r, cfg.SkillDirs); err != nil {
+		_ = x.close()
+		return nil, err
+	}
 	if all := slices.Concat(cfg.Hooks, taskHooks); len(all) > 0 {
 		x.hooks = append(x.hooks, hooks.New(all, hooks.Options{Env: r.env, AllowURL: hooks.Allowlist(cfg.HooksHTTPAllowlist)}))
 	}
 	return x, nil
+}
+
+// findSkills discovers the repository's and the operator's skills; a
+// skipped SKILL.md becomes a warning.
+func (x *extensions) findSkills(ctx context.Context, r *run, dirs []string) error {
+	env := r.env
+	if r.ws != nil && r.ws.lazy {
+		env = nil // a fresh workspace holds no skills, and listing it would create it
+	}
+	set, problems, err := skills.Discover(ctx, env, dirs)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		x.warnings = append(x.warnings, p.Error())
+	}
+	if len(set.Skills()) > 0 {
+		x.skills = set
+	}
+	return nil
+}
+
+// configure adds the hooks and the skills' prompt section to a session's
+// configuration.
+func (x *extensions) configure(cfg *agent.Config) {
+	cfg.Hooks = x.sessionHooks()
+	if x != nil && x.skills != nil {
+		cfg.Session.UserInstructions = strings.TrimSpace(cfg.Session.UserInstructions + "\n\n" + x.skills.Prompt())
+	}
 }
 
 // sessionHooks returns the hooks of the session: first the one that says
@@ -67,10 +103,17 @@ func (x *extensions) sessionHooks() []agent.Hook {
 	return append(out, x.hooks...)
 }
 
-// register offers the MCP tools in the session's registry.
+// register offers the MCP tools and the skill tool in the session's
+// registry.
 func (x *extensions) register(sess *agent.Session) {
-	if x != nil && x.mcp != nil {
+	if x == nil {
+		return
+	}
+	if x.mcp != nil {
 		x.mcp.Register(sess.Registry())
+	}
+	if x.skills != nil {
+		sess.Registry().Register(x.skills.Tool())
 	}
 }
 

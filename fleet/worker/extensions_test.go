@@ -2,6 +2,9 @@ package worker_test
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +133,56 @@ func TestTaskExtensionsBeyondTheWorkersBounds(t *testing.T) {
 		if res := fleettest.Result(t, task); task.Error != fleet.ReasonNotAllowed || !strings.Contains(res.Error, want) {
 			t.Errorf("task %s %q, result error %q; want not_allowed naming %s", task.State, task.Error, res.Error, want)
 		}
+	}
+}
+
+// skillsRepo is a git repository with one skill and one malformed SKILL.md.
+func skillsRepo(t *testing.T) string {
+	t.Helper()
+	dir := gitRepo(t)
+	files := map[string]string{
+		".agents/skills/changelog/SKILL.md": "---\nname: changelog\ndescription: Add an entry to CHANGELOG.md.\n---\nPut the entry under Unreleased.\n",
+		".claude/skills/broken/SKILL.md":    "no front matter here\n",
+	}
+	for rel, content := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"add", "."}, {"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-m", "skills"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	return dir
+}
+
+// TestTaskLoadsARepositorySkill: the skill tool loads a skill of the
+// task's repository, and a malformed SKILL.md is a WARNING event naming it.
+func TestTaskLoadsARepositorySkill(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1})
+	spec := fleettest.Spec("skills",
+		fleettest.Step{Calls: []fleettest.Call{{Name: "skill", Args: map[string]any{"name": "changelog"}}}},
+		fleettest.Step{Text: "loaded: {{results}}"})
+	spec.Environment = fleet.Environment{Repo: skillsRepo(t)}
+	id := f.Submit(spec)
+	res := succeeded(t, f.WaitDone(id))
+	if !strings.Contains(res.FinalText, "Put the entry under Unreleased.") {
+		t.Fatalf("final text %q", res.FinalText)
+	}
+	var warned bool
+	for _, ev := range sessionEvents(t, f, id) {
+		var data agent.Event
+		_ = json.Unmarshal(ev.Data, &data)
+		warned = warned || (ev.Kind == string(agent.EventWarning) &&
+			strings.Contains(data.Text, "skill file .claude/skills/broken/SKILL.md skipped: it does not start with front matter"))
+	}
+	if !warned {
+		t.Fatal("no WARNING event for the malformed SKILL.md")
 	}
 }
