@@ -18,6 +18,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -49,6 +50,10 @@ type ServeConfig struct {
 	DefaultMaxCostUSD float64        `mapstructure:"default_max_cost_usd"`
 	NoDefaultLimits   bool           `mapstructure:"no_default_limits"`
 	NATS              cli.NATSConfig `mapstructure:"nats"`
+	// WebhookURLs receive each task's end, signed with WebhookSecret
+	// (AGENTFLEET_WEBHOOK_SECRET); see fleet/dispatcher/webhook.
+	WebhookURLs   []string `mapstructure:"webhook_urls"`
+	WebhookSecret string   `mapstructure:"webhook_secret"`
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -100,6 +105,9 @@ func (c ServeConfig) Validate() error {
 		return fmt.Errorf("shutdown_grace must be >= 0, got %s", c.ShutdownGrace)
 	}
 	if err := c.NATS.Validate(); err != nil {
+		return err
+	}
+	if err := (webhook.Config{URLs: c.WebhookURLs, Secret: c.WebhookSecret}).WithDefaults().Validate(); err != nil {
 		return err
 	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
@@ -160,7 +168,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	}
 	defer st.Close()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
-		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log})
+		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Logger: log,
+		Webhooks: webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret}})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 )
 
 // APIOptions configure the HTTP API.
@@ -93,6 +95,7 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"GET /v1/sessions/{id}/tool_outputs/{call_id}": a.toolOutput,
 		"GET /v1/counts":                               a.counts,
 		"GET /v1/stats":                                a.statsHandler,
+		"GET /v1/webhooks/deliveries":                  a.webhookDeliveries,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -136,10 +139,12 @@ type handlers struct {
 	metrics *httpMetrics
 	log     *slog.Logger
 	opts    APIOptions
+	// webhooks is the webhook delivery log; nil without webhooks.
+	webhooks *webhook.Notifier
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
-	return &handlers{svc: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts}
+	return &handlers{svc: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks}
 }
 
 // statusRecorder remembers the status code for the latency metric. It
