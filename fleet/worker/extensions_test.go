@@ -186,3 +186,18 @@ func TestTaskLoadsARepositorySkill(t *testing.T) {
 		t.Fatal("no WARNING event for the malformed SKILL.md")
 	}
 }
+
+// TestChildInheritsTheTasksHooks: a child spawned by the model runs under
+// its parent's pre_tool_use hook, so spawning does not escape it.
+func TestChildInheritsTheTasksHooks(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 2})
+	child := []fleettest.Step{{Calls: []fleettest.Call{fleettest.Shell("echo forbidden-word")}}, {Text: "child saw: {{results}}"}}
+	spec := sharedSpec(t, "hooked parent", fanOut([][]fleettest.Step{child})...)
+	spec.Hooks = []fleet.Hook{{Event: "pre_tool_use", Tool: "shell", Type: "shell",
+		Command: `grep -q forbidden-word && { echo "that word is not allowed" >&2; exit 2; }; exit 0`}}
+	res := succeeded(t, f.WaitDone(f.Submit(spec)))
+	if !strings.Contains(res.FinalText, "Tool call blocked by a hook: that word is not allowed") {
+		t.Fatalf("the child's call was not blocked by the parent's hook:\n%s", res.FinalText)
+	}
+}

@@ -147,6 +147,7 @@ func (s *spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 		ParentID:    r.task.ID, RootID: r.task.RootID, Depth: r.task.Depth + 1,
 		MaxSubagentDepth: p.MaxSubagentDepth, MaxLiveChildren: p.MaxLiveChildren, ChildPolicy: p.ChildPolicy,
 		Queue: p.Queue, Priority: min(p.Priority+1, fleet.MaxPriority),
+		Extensions: p.Extensions, // a child cannot shed its parent's hooks
 	}, nil
 }
 
