@@ -38,7 +38,7 @@ func (r *run) startExtensions(ctx context.Context) (*extensions, error) {
 		return nil, err
 	}
 	x := &extensions{}
-	if servers := slices.Concat(cfg.MCPServers, taskServers); len(servers) > 0 {
+	if servers := slices.Concat(cfg.operatorServers(), taskServers); len(servers) > 0 {
 		var failed []*mcp.StartError
 		x.mcp, failed = mcp.Start(ctx, servers, mcp.Options{Env: r.env, Secrets: cfg.secrets(), Logger: r.log})
 		for _, f := range failed {

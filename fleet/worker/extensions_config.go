@@ -70,16 +70,36 @@ func (c ExtensionsConfig) validate() []error {
 	return errs
 }
 
-// secrets resolves MCPSecrets' values ("env:VAR" read now).
+// secrets resolves MCPSecrets' values ("env:VAR" read now). Names match
+// case-insensitively: the configuration reader folds map keys to lower
+// case.
 func (c ExtensionsConfig) secrets() mcp.Secrets {
 	vals := make(map[string]string, len(c.MCPSecrets))
 	for k, v := range c.MCPSecrets {
 		if name, ok := strings.CutPrefix(v, "env:"); ok {
 			v = os.Getenv(name)
 		}
-		vals[k] = v
+		vals[strings.ToLower(k)] = v
 	}
 	return mcp.Secrets{Values: vals}
+}
+
+// operatorServers are MCPServers with their env names in upper case: the
+// configuration reader folds map keys to lower case, and environment
+// variables of servers are upper case by convention (GITHUB_TOKEN).
+func (c ExtensionsConfig) operatorServers() []mcp.ServerConfig {
+	out := make([]mcp.ServerConfig, len(c.MCPServers))
+	for i, s := range c.MCPServers {
+		if len(s.Env) > 0 {
+			env := make(map[string]string, len(s.Env))
+			for k, v := range s.Env {
+				env[strings.ToUpper(k)] = v
+			}
+			s.Env = env
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // taskServers converts and checks a spec's MCP servers against the

@@ -252,3 +252,33 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsResolve(t *testing.T) {
+	t.Setenv("MCPTEST_FROM_ENV", "from-env")
+	s := mcp.Secrets{Values: map[string]string{"gh": "folded", "Exact": "exact"}, AllowEnv: true}
+	for in, want := range map[string]string{
+		"Bearer ${secret:GH}":           "Bearer folded",
+		"${secret:Exact}/${secret:gh}":  "exact/folded",
+		"${secret:MCPTEST_FROM_ENV}":    "from-env",
+		"no references here ${secret:}": "no references here ${secret:}",
+	} {
+		if got, err := s.Resolve(in); err != nil || got != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := (mcp.Secrets{}).Resolve("${secret:MCPTEST_FROM_ENV}"); err == nil || !strings.Contains(err.Error(), "mcp_secrets") {
+		t.Fatalf("an environment variable was read without AllowEnv: %v", err)
+	}
+}
+
+func TestSecretsStayOutOfErrors(t *testing.T) {
+	b := setup(t)
+	cfg := mcp.ServerConfig{Name: "leaky", Command: "bash", Args: []string{"-c", `echo "token is $TOKEN" >&2; exit 1`},
+		Env: map[string]string{"TOKEN": "${secret:T}"}}
+	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{cfg},
+		mcp.Options{Env: b.env, Secrets: mcp.Secrets{Values: map[string]string{"T": "hunter2-value"}}})
+	defer c.Close()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "token is [secret]") || strings.Contains(errs[0].Error(), "hunter2") {
+		t.Fatalf("errs = %v", errs)
+	}
+}

@@ -131,7 +131,8 @@ func ShellQuote(s string) string {
 // or inside a longer value such as "Bearer ${secret:NAME}") becomes the
 // secret NAME. The worker's Secrets map names come first; a name it does
 // not hold is read from the worker's environment variable of that name
-// when AllowEnv is set. Specs carry only references; the values never
+// when AllowEnv is set. A name not in Values as written is looked up in
+// lower case too, as configuration readers fold map keys. Specs carry only references; the values never
 // leave the worker.
 type Secrets struct {
 	Values   map[string]string
@@ -149,6 +150,9 @@ func (s Secrets) Resolve(v string) (string, error) {
 		if val, ok := s.Values[name]; ok {
 			return val
 		}
+		if val, ok := s.Values[strings.ToLower(name)]; ok {
+			return val // configuration files fold map keys to lower case
+		}
 		if s.AllowEnv {
 			if val, ok := os.LookupEnv(name); ok {
 				return val
@@ -163,18 +167,33 @@ func (s Secrets) Resolve(v string) (string, error) {
 	return out, nil
 }
 
-// resolveMap resolves every value of m into a new map.
-func (s Secrets) resolveMap(m map[string]string) (map[string]string, error) {
+// resolveMap resolves every value of m into a new map, and returns the
+// values that held references, to be kept out of error messages.
+func (s Secrets) resolveMap(m map[string]string) (map[string]string, []string, error) {
 	if len(m) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	out := make(map[string]string, len(m))
+	var secret []string
 	for k, v := range m {
 		r, err := s.Resolve(v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
+			return nil, nil, fmt.Errorf("%s: %w", k, err)
 		}
 		out[k] = r
+		if r != v {
+			secret = append(secret, r)
+		}
 	}
-	return out, nil
+	return out, secret, nil
+}
+
+// redact replaces each of secrets (of 4 bytes or more) in text.
+func redact(text string, secrets []string) string {
+	for _, s := range secrets {
+		if len(s) >= 4 {
+			text = strings.ReplaceAll(text, s, "[secret]")
+		}
+	}
+	return text
 }

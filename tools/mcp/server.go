@@ -30,6 +30,9 @@ type server struct {
 	proc   execenv.Process // nil for HTTP
 	stderr *tailBuffer
 	tools  []*sdk.Tool
+	// secrets are the resolved values that held references, kept out of
+	// error messages.
+	secrets []string
 	// resources is true when the server declared the resources capability.
 	resources bool
 	closed    bool
@@ -91,7 +94,8 @@ func (s *server) connectLocked(ctx context.Context) error {
 // transport builds the stdio or HTTP transport of the server.
 func (s *server) transport(ctx context.Context) (sdk.Transport, execenv.Process, error) {
 	if s.cfg.URL != "" {
-		headers, err := s.opts.Secrets.resolveMap(s.cfg.Headers)
+		headers, secret, err := s.opts.Secrets.resolveMap(s.cfg.Headers)
+		s.secrets = secret
 		if err != nil {
 			return nil, nil, fmt.Errorf("header %w", err)
 		}
@@ -103,7 +107,8 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, execenv.Process,
 	if !ok {
 		return nil, nil, ErrNoProcesses
 	}
-	env, err := s.opts.Secrets.resolveMap(s.cfg.Env)
+	env, secret, err := s.opts.Secrets.resolveMap(s.cfg.Env)
+	s.secrets = secret
 	if err != nil {
 		return nil, nil, fmt.Errorf("env %w", err)
 	}
@@ -126,6 +131,7 @@ func (s *server) explain(step string, ctx context.Context, err error) error {
 		if tail := strings.TrimSpace(s.stderr.String()); tail != "" {
 			msg += "; its standard error ends with: " + tail
 		}
+		msg = redact(msg, s.secrets)
 	}
 	return errors.New(msg)
 }

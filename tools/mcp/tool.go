@@ -93,6 +93,9 @@ func (s *server) callError(ctx context.Context, sess *sdk.ClientSession, err err
 	if tail := strings.TrimSpace(s.stderr.String()); tail != "" && s.cfg.URL == "" {
 		msg += "; its standard error ends with: " + tail
 	}
+	s.mu.Lock()
+	msg = redact(msg, s.secrets)
+	s.mu.Unlock()
 	return errors.New(msg)
 }
 
