@@ -41,6 +41,10 @@ func (r *run) startExtensions(ctx context.Context) (*extensions, error) {
 	if servers := slices.Concat(cfg.operatorServers(), taskServers); len(servers) > 0 {
 		var failed []*mcp.StartError
 		x.mcp, failed = mcp.Start(ctx, servers, mcp.Options{Env: r.env, Secrets: cfg.secrets(), Logger: r.log})
+		if err := ctx.Err(); err != nil {
+			_ = x.mcp.Close() // the worker stops: hand the task back rather than fail it
+			return nil, err
+		}
 		for _, f := range failed {
 			if f.Required {
 				_ = x.mcp.Close()
