@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 )
@@ -119,9 +120,14 @@ type Config struct {
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
-	// ExtensionsConfig: MCP servers, hooks and skills (extensions_config.go).
+	// ExtensionsConfig bounds MCP servers, hooks and skills (package
+	// fleet/extensions); its keys sit at the top level.
 	ExtensionsConfig `mapstructure:",squash"`
 }
+
+// ExtensionsConfig is the operator's bounds on MCP servers, hooks and
+// skills (extensions.Config), embedded in Config.
+type ExtensionsConfig = extensions.Config
 
 // DefaultWorkerMaxLiveChildren is Config.MaxLiveChildren's default.
 const DefaultWorkerMaxLiveChildren = 32
@@ -208,7 +214,7 @@ func (c Config) Validate() error {
 			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
 		}
 	}
-	errs = append(errs, c.ExtensionsConfig.validate()...)
+	errs = append(errs, c.ExtensionsConfig.Validate()...)
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

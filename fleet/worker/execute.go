@@ -11,12 +11,14 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/profiles"
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// errNotAllowed marks a spec this worker refuses (a permanent failure).
-var errNotAllowed = errors.New("not allowed on this worker")
+// errNotAllowed marks a spec this worker refuses (a permanent failure);
+// package extensions returns it for MCP servers and hooks beyond bounds.
+var errNotAllowed = extensions.ErrNotAllowed
 
 // execute builds the session of a claimed task, runs it and says how to
 // settle its delivery.
@@ -88,7 +90,7 @@ func (r *run) prepare(ctx context.Context) error {
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
 		Session: r.sessionConfig(),
 	}
-	r.ext.configure(&cfg)
+	r.ext.Configure(&cfg)
 	if r.spec.ParentID != uuid.Nil {
 		cfg.ParentID = r.spec.ParentID.String()
 	}
@@ -96,7 +98,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.ext.register(sess)
+	r.ext.Register(sess)
 	r.pump, err = newEventPump(ctx, r, sess)
 	if err != nil {
 		sess.Close()
@@ -224,7 +226,7 @@ func (r *run) lostReason(ctx context.Context) string {
 }
 
 func (r *run) closeEnv() {
-	_ = r.ext.close()
+	_ = r.ext.Close()
 	if r.env == nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -41,8 +42,8 @@ type run struct {
 	spawner *spawner
 	pump    *eventPump
 	rec     *turnRecorder
-	row     store.Session // the session row read or created by prepare
-	ext     *extensions   // MCP servers, hooks, skills; closed with env
+	row     store.Session       // the session row read or created by prepare
+	ext     *extensions.Session // MCP servers, hooks, skills; closed with env
 
 	mu       sync.Mutex // guards stop, aborting and sess once set
 	stop     string     // why abort was called; "" while not aborted

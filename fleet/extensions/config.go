@@ -1,4 +1,4 @@
-package worker
+package extensions
 
 import (
 	"errors"
@@ -13,11 +13,11 @@ import (
 	"github.com/agentfleet/agentfleet/tools/mcp"
 )
 
-// ExtensionsConfig is the operator's side of MCP servers, hooks and
-// skills. It is squashed into Config, so its keys sit at the top level of
-// the worker's configuration. It is an upper bound: a task's spec adds
-// servers and hooks only within it.
-type ExtensionsConfig struct {
+// Config is the operator's side of MCP servers, hooks and skills. The
+// worker's configuration squashes it, so its keys sit at the top level.
+// It is an upper bound: a task's spec adds servers and hooks only within
+// it.
+type Config struct {
 	// MCPServers every session on this worker connects to.
 	MCPServers []mcp.ServerConfig `mapstructure:"mcp_servers"`
 	// MCPSecrets are the values secret references ("${secret:NAME}") in
@@ -43,8 +43,8 @@ type ExtensionsConfig struct {
 	SkillDirs []string `mapstructure:"skill_dirs"`
 }
 
-// validate reports every invalid field of the extensions.
-func (c ExtensionsConfig) validate() []error {
+// Validate reports every invalid field, naming its key.
+func (c Config) Validate() []error {
 	var errs []error
 	names := map[string]bool{}
 	for i, s := range c.MCPServers {
@@ -73,7 +73,7 @@ func (c ExtensionsConfig) validate() []error {
 // secrets resolves MCPSecrets' values ("env:VAR" read now). Names match
 // case-insensitively: the configuration reader folds map keys to lower
 // case.
-func (c ExtensionsConfig) secrets() mcp.Secrets {
+func (c Config) secrets() mcp.Secrets {
 	vals := make(map[string]string, len(c.MCPSecrets))
 	for k, v := range c.MCPSecrets {
 		if name, ok := strings.CutPrefix(v, "env:"); ok {
@@ -87,7 +87,7 @@ func (c ExtensionsConfig) secrets() mcp.Secrets {
 // operatorServers are MCPServers with their env names in upper case: the
 // configuration reader folds map keys to lower case, and environment
 // variables of servers are upper case by convention (GITHUB_TOKEN).
-func (c ExtensionsConfig) operatorServers() []mcp.ServerConfig {
+func (c Config) operatorServers() []mcp.ServerConfig {
 	out := make([]mcp.ServerConfig, len(c.MCPServers))
 	for i, s := range c.MCPServers {
 		if len(s.Env) > 0 {
@@ -102,24 +102,28 @@ func (c ExtensionsConfig) operatorServers() []mcp.ServerConfig {
 	return out
 }
 
+// ErrNotAllowed marks a spec beyond the operator's bounds (a permanent
+// failure of the task).
+var ErrNotAllowed = errors.New("not allowed on this worker")
+
 // taskServers converts and checks a spec's MCP servers against the
-// operator's bounds; an error wraps errNotAllowed.
-func (c ExtensionsConfig) taskServers(spec []fleet.MCPServer) ([]mcp.ServerConfig, error) {
+// operator's bounds; an error wraps ErrNotAllowed.
+func (c Config) taskServers(spec []fleet.MCPServer) ([]mcp.ServerConfig, error) {
 	if len(spec) == 0 {
 		return nil, nil
 	}
 	if c.NoTaskMCPServers {
-		return nil, fmt.Errorf("%w: the task names MCP servers and this worker takes none from tasks (no_task_mcp_servers)", errNotAllowed)
+		return nil, fmt.Errorf("%w: the task names MCP servers and this worker takes none from tasks (no_task_mcp_servers)", ErrNotAllowed)
 	}
 	allow := hooks.Allowlist(c.MCPHTTPAllowlist)
 	out := make([]mcp.ServerConfig, 0, len(spec))
 	for i, s := range spec {
 		if s.URL != "" && !allow(s.URL) {
-			return nil, fmt.Errorf("%w: spec.mcp_servers[%d].url %q is not on this worker's mcp_http_allowlist", errNotAllowed, i, s.URL)
+			return nil, fmt.Errorf("%w: spec.mcp_servers[%d].url %q is not on this worker's mcp_http_allowlist", ErrNotAllowed, i, s.URL)
 		}
 		for _, op := range c.MCPServers {
 			if op.Name == s.Name {
-				return nil, fmt.Errorf("%w: spec.mcp_servers[%d].name %q is the name of a server the worker configures; choose another", errNotAllowed, i, s.Name)
+				return nil, fmt.Errorf("%w: spec.mcp_servers[%d].name %q is the name of a server the worker configures; choose another", ErrNotAllowed, i, s.Name)
 			}
 		}
 		out = append(out, mcp.ServerConfig{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL,
@@ -130,13 +134,13 @@ func (c ExtensionsConfig) taskServers(spec []fleet.MCPServer) ([]mcp.ServerConfi
 }
 
 // taskHooks converts and checks a spec's hooks; an error wraps
-// errNotAllowed.
-func (c ExtensionsConfig) taskHooks(spec []fleet.Hook) ([]hooks.Config, error) {
+// ErrNotAllowed.
+func (c Config) taskHooks(spec []fleet.Hook) ([]hooks.Config, error) {
 	if len(spec) == 0 {
 		return nil, nil
 	}
 	if c.NoTaskHooks {
-		return nil, fmt.Errorf("%w: the task names hooks and this worker takes none from tasks (no_task_hooks)", errNotAllowed)
+		return nil, fmt.Errorf("%w: the task names hooks and this worker takes none from tasks (no_task_hooks)", ErrNotAllowed)
 	}
 	allow := hooks.Allowlist(c.HooksHTTPAllowlist)
 	out := make([]hooks.Config, 0, len(spec))
@@ -150,7 +154,7 @@ func (c ExtensionsConfig) taskHooks(spec []fleet.Hook) ([]hooks.Config, error) {
 		out = append(out, hc)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("%w: %v", errNotAllowed, err)
+		return nil, fmt.Errorf("%w: %v", ErrNotAllowed, err)
 	}
 	return out, nil
 }
