@@ -174,6 +174,9 @@ type Config struct {
 	// EventBuffer is each subscriber's buffer of droppable events (deltas);
 	// 0 means DefaultEventBuffer.
 	EventBuffer int
+	// Hooks run at the points of the session's life HookPoint names, in
+	// order (see Hook); nil runs none.
+	Hooks []Hook
 }
 
 // Validate reports the first missing or invalid field.

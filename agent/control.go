@@ -240,7 +240,11 @@ func (s *Session) shutdown(holdingRun bool) {
 		s.mu.Unlock()
 		return
 	}
+	started := s.started
 	s.mu.Unlock()
+	if started {
+		s.runHooks(context.Background(), HookEvent{Point: HookSessionStop})
+	}
 	s.emit(Event{Kind: EventSessionEnd, State: StateClosed})
 	s.spawner.CloseAll(context.WithoutCancel(context.Background()))
 	s.mu.Lock()

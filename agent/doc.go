@@ -43,8 +43,18 @@
 // when the session closes, after which every subscription ends once
 // drained. INPUT_DONE (our addition) closes each input with its stop
 // reason; WARNING reports context use above 80% of the profile's window
-// (the provider's token counts when reported, else 4 characters a token);
-// PARKED reports a park.
+// (the provider's token counts when reported, else 4 characters a token),
+// and whatever a hook warns about; PARKED reports a park.
+//
+// # Hooks
+//
+// Config.Hooks run at five points (HookPoint): session_start right after
+// SESSION_START, user_prompt_submit after USER_INPUT, pre_tool_use before
+// each call (a block becomes the call's error result, with the hook's
+// reason, and the tool does not run), post_tool_use after it (text a hook
+// returns is appended to the result the model sees and to the full
+// output), and session_stop before SESSION_END. Package agent/hooks runs
+// configured shell and HTTP hooks.
 //
 // ASSISTANT_TEXT_START and ASSISTANT_TEXT_END bracket every model response
 // (START when the first text token arrives, or just before END for a

@@ -26,7 +26,8 @@ const (
 	EventTurnLimit          EventKind = "TURN_LIMIT"
 	EventLoopDetection      EventKind = "LOOP_DETECTION"
 	EventError              EventKind = "ERROR"
-	// EventWarning: context use above 80% of the profile's window.
+	// EventWarning: context use above 80% of the profile's window, or a
+	// hook's warning (a hook that failed, an extension that did not start).
 	EventWarning EventKind = "WARNING"
 	// EventInputDone: one input (with its follow-ups) finished; State says where
 	// the session is now, Stop why the loop ended.

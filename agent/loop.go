@@ -27,6 +27,7 @@ func (s *Session) process(ctx context.Context, input *string) (Outcome, error) {
 	s.mu.Unlock()
 	if first {
 		s.emit(Event{Kind: EventSessionStart, State: StateProcessing, Text: s.model})
+		s.runHooks(inCtx, HookEvent{Point: HookSessionStart})
 	}
 
 	var out Outcome
@@ -64,6 +65,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 			return err
 		}
 		s.emit(Event{Kind: EventUserInput, Text: *input})
+		s.runHooks(ctx, HookEvent{Point: HookUserPromptSubmit, Prompt: *input})
 	}
 	if err := s.drainSteering(ctx); err != nil {
 		return err

@@ -83,6 +83,8 @@ type TaskSpec struct {
 	// (see spec_permissions.go); nil keeps the operator's.
 	Permissions *Permissions `json:"permissions,omitempty"`
 	Context     ContextSpec  `json:"context,omitzero"` // spec_context.go
+	// Extensions adds mcp_servers and hooks at the top level (spec_mcp.go).
+	Extensions
 
 	// Set by the system for child tasks.
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
@@ -275,6 +277,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.checkPermissions,
 		s.Verification.check,
 		s.checkDelivery,
+		s.Extensions.check,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -19,6 +19,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -67,6 +68,10 @@ type ServeConfig struct {
 	// BudgetCheckInterval is how often label budgets are checked against
 	// spend (default 5 s; fleet/budget).
 	BudgetCheckInterval time.Duration `mapstructure:"budget_check_interval"`
+	// WebhookURLs receive each task's end, signed with WebhookSecret
+	// (AGENTFLEET_WEBHOOK_SECRET); see fleet/dispatcher/webhook.
+	WebhookURLs   []string `mapstructure:"webhook_urls"`
+	WebhookSecret string   `mapstructure:"webhook_secret"`
 }
 
 // defaultLimits are the configured default limits, each zero key taking
@@ -131,6 +136,9 @@ func (c ServeConfig) Validate() error {
 	if c.ApprovalSweep < 0 {
 		return fmt.Errorf("approval_sweep must be >= 0, got %s", c.ApprovalSweep)
 	}
+	if err := (webhook.Config{URLs: c.WebhookURLs, Secret: c.WebhookSecret}).WithDefaults().Validate(); err != nil {
+		return err
+	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
 	if err := dc.WithDefaults().Validate(); err != nil {
 		return fmt.Errorf("profiles/default_profile/queues: %w", err)
@@ -192,7 +200,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
 		Credentials:         fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens},
-		BudgetCheckInterval: cfg.BudgetCheckInterval})
+		BudgetCheckInterval: cfg.BudgetCheckInterval,
+		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret}})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -59,6 +60,9 @@ type Config struct {
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Webhooks post each task's end to URLs (package webhook); none
+	// without URLs.
+	Webhooks webhook.Config
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -122,13 +126,14 @@ func (c Config) Validate() error {
 // statistics. It is safe for concurrent use. The caller owns the store and
 // the queue client and closes them after Run has returned.
 type Dispatcher struct {
-	store   store.Store
-	queue   *queue.Client
-	cfg     Config
-	log     *slog.Logger
-	metrics *Metrics
-	stats   *throughput
-	budgets budgets
+	store    store.Store
+	queue    *queue.Client
+	cfg      Config
+	log      *slog.Logger
+	metrics  *Metrics
+	stats    *throughput
+	budgets  budgets
+	webhooks *webhook.Notifier // nil without webhook URLs
 }
 
 // New returns a Dispatcher over st and q.
@@ -142,6 +147,12 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
 	d.metrics = newMetrics(d)
+	if len(cfg.Webhooks.URLs) > 0 {
+		var err error
+		if d.webhooks, err = webhook.New(cfg.Webhooks, q, cfg.Logger.With("component", "webhook")); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }
 
@@ -171,6 +182,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	budgetsDone := make(chan struct{})
 	go func() { defer close(budgetsDone); d.runBudgets(ctx) }()
 	defer func() { <-budgetsDone }()
+	if d.webhooks != nil {
+		stop := d.runWebhooks(ctx)
+		defer stop()
+	}
 	tick := time.NewTicker(d.cfg.StatsInterval)
 	defer tick.Stop()
 	for {

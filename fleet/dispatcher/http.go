@@ -19,6 +19,8 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 )
 
 // APIOptions configure the HTTP API.
@@ -102,6 +104,7 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"GET /v1/budgets/{label}":                      a.getBudget,
 		"PUT /v1/budgets/{label}":                      a.putBudget,
 		"DELETE /v1/budgets/{label}":                   a.deleteBudget,
+		"GET /v1/webhooks/deliveries":                  a.webhookDeliveries,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -147,10 +150,12 @@ type handlers struct {
 	metrics *httpMetrics
 	log     *slog.Logger
 	opts    APIOptions
+	// webhooks is the webhook delivery log; nil without webhooks.
+	webhooks *webhook.Notifier
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
-	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts}
+	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks}
 }
 
 // statusRecorder remembers the status code for the latency metric. It

@@ -11,6 +11,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/delivery"
+	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/llm/ratelimit"
@@ -187,7 +188,14 @@ type Config struct {
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
+	// ExtensionsConfig bounds MCP servers, hooks and skills (package
+	// fleet/extensions); its keys sit at the top level.
+	ExtensionsConfig `mapstructure:",squash"`
 }
+
+// ExtensionsConfig is the operator's bounds on MCP servers, hooks and
+// skills (extensions.Config), embedded in Config.
+type ExtensionsConfig = extensions.Config
 
 // DefaultWorkerMaxLiveChildren is Config.MaxLiveChildren's default.
 const DefaultWorkerMaxLiveChildren = 32
@@ -298,6 +306,7 @@ func (c Config) Validate() error {
 	if err := c.Delivery.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.ExtensionsConfig.Validate()...)
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/approval"
 	"github.com/agentfleet/agentfleet/fleet/checks"
+	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -46,7 +47,8 @@ type run struct {
 	row     store.Session  // the session row read or created by prepare
 	checks  *checks.Runner // nil when the spec lists no checks (verify.go)
 
-	approvals *approval.Parker // the session's approver: calls waiting for a person
+	approvals *approval.Parker    // the session's approver: calls waiting for a person
+	ext       *extensions.Session // MCP servers, hooks, skills; closed with env
 
 	mu       sync.Mutex // guards stop, aborting and sess once set
 	stop     string     // why abort was called; "" while not aborted
