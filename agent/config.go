@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/compact"
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm"
@@ -44,6 +45,8 @@ type SessionConfig struct {
 	MaxQueueDepth int `json:"max_queue_depth,omitempty"`
 	// UserInstructions are appended last to the system prompt.
 	UserInstructions string `json:"user_instructions,omitempty"`
+	// Context configures the context window and compaction (package compact).
+	Context compact.Config `json:"context,omitzero"`
 }
 
 // Defaults of SessionConfig.
@@ -96,6 +99,9 @@ func (c SessionConfig) Validate() error {
 		return fmt.Errorf("SessionConfig.LoopDetectionWindow must be >= 1, got %d", c.LoopDetectionWindow)
 	case c.MaxQueueDepth < 0:
 		return fmt.Errorf("SessionConfig.MaxQueueDepth must be >= 0, got %d", c.MaxQueueDepth)
+	}
+	if err := c.Context.Validate(); err != nil {
+		return fmt.Errorf("SessionConfig.%w", err)
 	}
 	switch c.QueueMode {
 	case "", QueueQueue, QueueReject, QueueInterrupt:
@@ -168,6 +174,9 @@ type Config struct {
 	// EventBuffer is each subscriber's buffer of droppable events (deltas);
 	// 0 means DefaultEventBuffer.
 	EventBuffer int
+	// Hooks run at the points of the session's life HookPoint names, in
+	// order (see Hook); nil runs none.
+	Hooks []Hook
 }
 
 // Validate reports the first missing or invalid field.

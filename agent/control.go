@@ -75,10 +75,11 @@ func (s *Session) Continue(ctx context.Context) (Outcome, error) {
 func (s *Session) midInput() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.history) == 0 {
+	h := withoutTrailingCompactions(s.history)
+	if len(h) == 0 {
 		return false
 	}
-	switch last := s.history[len(s.history)-1]; last.Kind {
+	switch last := h[len(h)-1]; last.Kind {
 	case TurnAssistant:
 		return len(last.ToolCalls) > 0
 	case TurnSystem:
@@ -239,7 +240,11 @@ func (s *Session) shutdown(holdingRun bool) {
 		s.mu.Unlock()
 		return
 	}
+	started := s.started
 	s.mu.Unlock()
+	if started {
+		s.runHooks(context.Background(), HookEvent{Point: HookSessionStop})
+	}
 	s.emit(Event{Kind: EventSessionEnd, State: StateClosed})
 	s.spawner.CloseAll(context.WithoutCancel(context.Background()))
 	s.mu.Lock()
@@ -253,7 +258,7 @@ func (s *Session) shutdown(holdingRun bool) {
 // returning it to IDLE (the package doc lists them under Errors).
 func unrecoverable(err error) bool {
 	var rec *recordError
-	if errors.As(err, &rec) {
+	if errors.As(err, &rec) || contextError(err) {
 		return true
 	}
 	switch llm.KindOf(err) {

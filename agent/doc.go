@@ -43,8 +43,18 @@
 // when the session closes, after which every subscription ends once
 // drained. INPUT_DONE (our addition) closes each input with its stop
 // reason; WARNING reports context use above 80% of the profile's window
-// (the provider's token counts when reported, else 4 characters a token);
-// PARKED reports a park.
+// (the provider's token counts when reported, else 4 characters a token),
+// and whatever a hook warns about; PARKED reports a park.
+//
+// # Hooks
+//
+// Config.Hooks run at five points (HookPoint): session_start right after
+// SESSION_START, user_prompt_submit after USER_INPUT, pre_tool_use before
+// each call (a block becomes the call's error result, with the hook's
+// reason, and the tool does not run), post_tool_use after it (text a hook
+// returns is appended to the result the model sees and to the full
+// output), and session_stop before SESSION_END. Package agent/hooks runs
+// configured shell and HTTP hooks.
 //
 // ASSISTANT_TEXT_START and ASSISTANT_TEXT_END bracket every model response
 // (START when the first text token arrives, or just before END for a
@@ -52,14 +62,47 @@
 // TOOL_CALL_END carries the full output; the model receives the truncated
 // form from the tools pipeline.
 //
+// # The context pipeline
+//
+// A session outlives its model's context window (context.go, with the
+// arithmetic in package compact). Before every model call it estimates the
+// request: the input tokens reported for the previous request plus what
+// was added since, at 4 characters a token scaled by a ratio calibrated on
+// the session's reported usage. The window is SessionConfig.Context.Window,
+// else the profile's (lowered to a window a provider's error names). Above
+// window - reserve - buffer (20,000 and 13,000 tokens, scaled down for
+// small windows) it compacts, trying in order: prune (old tool-result
+// bodies become stubs that point at read_tool_output, registered once the
+// session has compacted), summarize (the summary model writes notes with
+// our own prompt; they replace the older turns, the latest round stays
+// verbatim, a view never starts at tool results), trim (the oldest turns
+// after the summary leave). A compaction is a turn of its own
+// (TurnCompaction, holding a compact.Record); earlier turns never change.
+// New rebuilds the view and the calibration from recorded turns, so a
+// resumed session sends what the one it replaces would have sent.
+// Session.Compact and RequestCompaction let a host ask for a compaction.
+// With Context.MemoryFlush, a compaction that will summarize is preceded by
+// a silent turn in which the model may write notes to MEMORY.md or answer
+// NO_REPLY (memory.go); the notes travel in the compaction record.
+//
+// A context-length error the estimate did not foresee emits the spec's
+// WARNING, compacts (always summarizing) and retries once; our deviation
+// from the spec, which closes the session. An answer cut by the output
+// limit gets up to 3 continuation requests. A window smaller than the
+// system prompt and tools (*WindowError), or a request that no strategy
+// brings under the window (*compact.TooLargeError), closes the session
+// with sizes in the message. SessionConfig.Context.Disabled restores the
+// spec's behaviour: warn only.
+//
 // # Errors
 //
 // Tool failures, unknown tools and bad arguments become error results the
 // model sees; the session goes on. Transient model errors are retried in
 // package llm; if they still fail, ERROR is emitted, Submit returns the
 // error and the session returns to IDLE (Continue retries). Authentication,
-// permission, quota, invalid-request and context-length errors, and a
-// Recorder failure, emit ERROR and close the session. Turn and round limits
+// permission, quota and invalid-request errors, a context-length error that
+// compaction and one retry did not cure, and a Recorder failure, emit ERROR
+// and close the session. Turn and round limits
 // emit TURN_LIMIT and return the session to IDLE with a nil error.
 //
 // Abort and Close shut down in this order: cancel

@@ -26,7 +26,8 @@ const (
 	EventTurnLimit          EventKind = "TURN_LIMIT"
 	EventLoopDetection      EventKind = "LOOP_DETECTION"
 	EventError              EventKind = "ERROR"
-	// EventWarning: context use above 80% of the profile's window.
+	// EventWarning: context use above 80% of the profile's window, or a
+	// hook's warning (a hook that failed, an extension that did not start).
 	EventWarning EventKind = "WARNING"
 	// EventInputDone: one input (with its follow-ups) finished; State says where
 	// the session is now, Stop why the loop ended.
@@ -39,11 +40,18 @@ const (
 	// EventPermissionDenied: a call was refused (Permission: tool, rule,
 	// reason, summary); the model gets an error result saying why.
 	EventPermissionDenied EventKind = "PERMISSION_DENIED"
+	// EventContextEstimate: the estimated size of the request about to be
+	// sent (Context). Droppable.
+	EventContextEstimate EventKind = "CONTEXT_ESTIMATE"
+	// EventCompactionStart and EventCompactionEnd bracket a compaction
+	// (Context: reason, strategies, tokens before and after).
+	EventCompactionStart EventKind = "COMPACTION_START"
+	EventCompactionEnd   EventKind = "COMPACTION_END"
 )
 
 // droppable reports whether an event may be dropped for a slow subscriber.
 func (k EventKind) droppable() bool {
-	return k == EventAssistantTextDelta || k == EventToolCallOutput
+	return k == EventAssistantTextDelta || k == EventToolCallOutput || k == EventContextEstimate
 }
 
 // Event is one thing that happened in a session. Seq is gapless per session
@@ -81,4 +89,6 @@ type Event struct {
 	ContextPercent int `json:"context_percent,omitempty"`
 	// Permission describes APPROVAL_REQUESTED and PERMISSION_DENIED.
 	Permission *permission.Record `json:"permission,omitempty"`
+	// Context describes the window at CONTEXT_ESTIMATE and compactions.
+	Context *ContextInfo `json:"context,omitempty"`
 }

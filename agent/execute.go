@@ -76,7 +76,10 @@ func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, 
 	opts.OnOutput = func(chunk string) {
 		s.emit(Event{Kind: EventToolCallOutput, ToolName: call.Name, CallID: call.ID, Output: chunk})
 	}
-	res := s.registry.Execute(ctx, call, s.env, opts)
+	res, blocked := s.preToolHooks(ctx, call)
+	if !blocked {
+		res = s.postToolHooks(ctx, call, s.registry.Execute(ctx, call, s.env, opts))
+	}
 	if _, parked := s.parkIDs.LoadAndDelete(call.ID); parked {
 		return llm.ToolResult{}, true
 	}

@@ -26,7 +26,9 @@ type step struct {
 	calls []llm.ToolCall
 	err   error
 	usage llm.Usage
-	fn    func(req llm.Request) (*llm.Response, error)
+	// finish is the response's finish reason ("" means stop or tool calls).
+	finish llm.FinishKind
+	fn     func(req llm.Request) (*llm.Response, error)
 }
 
 // fakeClient is an in-process llm.Client answering from a script; when the
@@ -74,7 +76,9 @@ func (f *fakeClient) next(ctx context.Context, req llm.Request) (*llm.Response, 
 	if st.err != nil {
 		return nil, st.err
 	}
-	return response(st.text, st.usage, st.calls...), nil
+	resp := response(st.text, st.usage, st.calls...)
+	resp.FinishReason.Reason = st.finish
+	return resp, nil
 }
 
 func response(text string, usage llm.Usage, calls ...llm.ToolCall) *llm.Response {

@@ -56,7 +56,7 @@ func (s *Session) checkContextUsage(u llm.Usage) {
 	if fire {
 		pct := tokens * 100 / window
 		s.emit(Event{Kind: EventWarning, ContextPercent: pct,
-			Text: fmt.Sprintf("Context usage at ~%d%% of context window (%d of %d tokens)", pct, tokens, window)})
+			Text: fmt.Sprintf("Context usage at ~%d%% of context window", pct)})
 	}
 }
 

@@ -27,6 +27,7 @@ func (s *Session) process(ctx context.Context, input *string) (Outcome, error) {
 	s.mu.Unlock()
 	if first {
 		s.emit(Event{Kind: EventSessionStart, State: StateProcessing, Text: s.model})
+		s.runHooks(inCtx, HookEvent{Point: HookSessionStart})
 	}
 
 	var out Outcome
@@ -64,6 +65,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 			return err
 		}
 		s.emit(Event{Kind: EventUserInput, Text: *input})
+		s.runHooks(ctx, HookEvent{Point: HookUserPromptSubmit, Prompt: *input})
 	}
 	if err := s.drainSteering(ctx); err != nil {
 		return err
@@ -79,20 +81,34 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 			out.Stop = stop
 			return nil
 		}
-		req, err := s.buildRequest(ctx)
+		req, err := s.prepareRequest(ctx)
 		if err != nil {
 			return err
 		}
-		resp, err := s.callModel(ctx, req)
+		resp, err := s.callFitting(ctx, req)
 		if err != nil {
 			return err
 		}
+		shown := out.Text
 		if err := s.recordAssistant(ctx, resp, out); err != nil {
 			return err
 		}
 		calls := resp.ToolCalls()
 		if len(calls) == 0 {
-			out.Stop = completion(resp.Text())
+			if again, err := s.endMemoryFlush(ctx, out, shown); again || err != nil {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			again, err := s.continueCut(ctx, resp, out)
+			if err != nil {
+				return err
+			}
+			if again {
+				continue
+			}
+			out.Stop = completion(out.Text)
 			return nil
 		}
 		round++
@@ -145,7 +161,7 @@ func (s *Session) recordAssistant(ctx context.Context, resp *llm.Response, out *
 	msg.Role = llm.RoleAssistant
 	t := Turn{
 		Kind: TurnAssistant, Text: resp.Text(), ToolCalls: resp.ToolCalls(), Reasoning: resp.Reasoning(),
-		Usage: resp.Usage, ResponseID: resp.ID, Message: &msg,
+		Usage: resp.Usage, ResponseID: resp.ID, Message: &msg, RequestChars: s.cw.lastChars, Model: resp.Model,
 	}
 	if err := s.appendTurn(ctx, t); err != nil {
 		return err

@@ -30,6 +30,7 @@ func (s *Session) buildRequest(ctx context.Context) (llm.Request, error) {
 		ToolChoice:      llm.ToolChoice{Mode: llm.ToolChoiceAuto},
 		ReasoningEffort: effort,
 		ProviderOptions: s.profile.ProviderOptions(effort),
+		CacheKey:        s.id,
 	}, nil
 }
 

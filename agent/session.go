@@ -54,6 +54,7 @@ type Session struct {
 	started     bool
 	inputCancel context.CancelCauseFunc // cancels the running input
 	warned      bool                    // context WARNING emitted for the current input
+	cw          windowState             // context accounting (context.go); the loop owner's
 }
 
 // New creates a session in state IDLE. No event is emitted until the first
@@ -88,6 +89,7 @@ func New(cfg Config) (*Session, error) {
 	if s.canSpawn() {
 		s.registerSubagentTools()
 	}
+	s.restoreWindow()
 	return s, nil
 }
 

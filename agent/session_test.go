@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/agent/compact"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools"
 )
@@ -24,7 +25,7 @@ func TestNaturalCompletionEmitsEventsInOrder(t *testing.T) {
 	}
 	evs := b.waitEvent(t, agent.EventInputDone)
 	got := slices.Compact(kinds(evs))
-	want := []agent.EventKind{agent.EventSessionStart, agent.EventUserInput, agent.EventAssistantTextStart,
+	want := []agent.EventKind{agent.EventSessionStart, agent.EventUserInput, agent.EventContextEstimate, agent.EventAssistantTextStart,
 		agent.EventAssistantTextDelta, agent.EventAssistantTextEnd, agent.EventInputDone}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
@@ -292,9 +293,12 @@ func TestAbortStopsToolsAndClosesSession(t *testing.T) {
 }
 
 func TestUnrecoverableErrorsCloseSession(t *testing.T) {
+	// A context-length error closes the session only when compaction is off
+	// (with it on, the session compacts and retries: context_test.go).
+	noCompaction := agent.SessionConfig{Context: compact.Config{Disabled: true}}
 	for _, kind := range []llm.ErrorKind{llm.ErrAuthentication, llm.ErrContextLength} {
 		t.Run(string(kind), func(t *testing.T) {
-			b := setup(t, agent.Config{}, newFakeClient(step{err: &llm.Error{Kind: kind, Provider: "test"}}))
+			b := setup(t, agent.Config{Session: noCompaction}, newFakeClient(step{err: &llm.Error{Kind: kind, Provider: "test"}}))
 			_, err := b.s.Submit(ctx30(t), "hi")
 			if llm.KindOf(err) != kind || b.s.State() != agent.StateClosed {
 				t.Fatalf("err %v state %s", err, b.s.State())

@@ -3,6 +3,7 @@ package agent
 import (
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/compact"
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -19,6 +20,9 @@ const (
 	// TurnPermission records a denial or a person's answer to an approval
 	// (Permission); the model never sees it.
 	TurnPermission TurnKind = "permission"
+	// TurnCompaction records a compaction: the view later requests are
+	// built from (see package compact). The model never sees it.
+	TurnCompaction TurnKind = "compaction"
 )
 
 // Turn is one entry of a session's history. Kind says which fields matter:
@@ -27,25 +31,34 @@ const (
 //	assistant:              Text, ToolCalls, Reasoning, Usage, ResponseID, Message
 //	tool_results:           Results
 //	permission:             Permission
+//	compaction:             Compaction, Usage (of the summary calls)
 //
 // Message keeps the assistant's full message including provider raw parts
 // (thinking signatures...), so the next request replays it exactly.
 // Turns are values: once appended they are never modified.
 type Turn struct {
-	Index      int              `json:"index"`
-	Kind       TurnKind         `json:"kind"`
-	Text       string           `json:"text,omitempty"`
-	ToolCalls  []llm.ToolCall   `json:"tool_calls,omitempty"`
-	Reasoning  string           `json:"reasoning,omitempty"`
-	Usage      llm.Usage        `json:"usage,omitzero"`
-	ResponseID string           `json:"response_id,omitempty"`
-	Message    *llm.Message     `json:"message,omitempty"`
-	Results    []llm.ToolResult `json:"results,omitempty"`
+	Index      int            `json:"index"`
+	Kind       TurnKind       `json:"kind"`
+	Text       string         `json:"text,omitempty"`
+	ToolCalls  []llm.ToolCall `json:"tool_calls,omitempty"`
+	Reasoning  string         `json:"reasoning,omitempty"`
+	Usage      llm.Usage      `json:"usage,omitzero"`
+	ResponseID string         `json:"response_id,omitempty"`
+	// Model is the model that answered an assistant turn, as the provider
+	// named it ("" when it did not): a fallback model shows here.
+	Model   string           `json:"model,omitempty"`
+	Message *llm.Message     `json:"message,omitempty"`
+	Results []llm.ToolResult `json:"results,omitempty"`
 	// Source says who produced a steering or system turn: "host" or "loop_detection".
 	Source string `json:"source,omitempty"`
 	// Permission is the record of a permission turn.
 	Permission *permission.Record `json:"permission,omitempty"`
-	Time       time.Time          `json:"time"`
+	// RequestChars counts the characters of the request an assistant turn
+	// answers, so a resumed session calibrates its token estimate as the
+	// session it replaces did.
+	RequestChars int             `json:"request_chars,omitempty"`
+	Compaction   *compact.Record `json:"compaction,omitempty"`
+	Time         time.Time       `json:"time"`
 }
 
 // appendMessages converts turns to the conversation sent to the model and
@@ -65,6 +78,7 @@ func appendMessages(msgs []llm.Message, turns []Turn) []llm.Message {
 			} else {
 				msgs = append(msgs, assistantMessage(t))
 			}
+		case TurnCompaction: // never sent; the view it records is built by viewMessages
 		case TurnToolResults:
 			m := llm.ToolResultMessage(t.Results...)
 			if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleTool {

@@ -83,6 +83,9 @@ type TaskSpec struct {
 	// (see spec_permissions.go); nil keeps the operator's.
 	Permissions *Permissions `json:"permissions,omitempty"`
 	Sandbox     SandboxSpec  `json:"sandbox,omitzero"` // a local task's OS sandbox, within the operator's bound
+	Context     ContextSpec  `json:"context,omitzero"` // spec_context.go
+	// Extensions adds mcp_servers and hooks at the top level (spec_mcp.go).
+	Extensions
 
 	// Set by the system for child tasks.
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
@@ -267,6 +270,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		func() *FieldError { return s.checkPrompt(allowed) },
 		s.Limits.check,
 		s.Environment.check,
+		s.checkContext,
 		s.Sandbox.check,
 		s.checkTree,
 		s.checkRouting,
@@ -275,6 +279,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.checkPermissions,
 		s.Verification.check,
 		s.checkDelivery,
+		s.Extensions.check,
 	} {
 		if err := check(); err != nil {
 			return err

@@ -34,6 +34,10 @@ type HTTPConfig struct {
 // most requests; over HTTP/2 the transport multiplexes anyway.
 var defaultHTTPClient = &http.Client{Transport: newDefaultTransport()}
 
+// DefaultTransport is the transport of the client adapters use when
+// given none, for a caller that wraps it (llm/ratelimit).
+func DefaultTransport() http.RoundTripper { return defaultHTTPClient.Transport }
+
 // MaxIdleConnsPerHost is how many idle connections the default client keeps
 // per provider host.
 const MaxIdleConnsPerHost = 1024

@@ -203,6 +203,12 @@ type Request struct {
 	MaxOutputTokens int              `json:"max_output_tokens,omitempty"`
 	Temperature     *float64         `json:"temperature,omitempty"`
 	ProviderOptions ProviderOptions  `json:"provider_options,omitempty"`
+	// CacheKey names the requests that share a prompt prefix, one key per
+	// session, so a provider that routes by it (OpenAI's prompt_cache_key)
+	// sends them to the machine holding that prefix. "" sends none; the
+	// Anthropic adapter marks cache breakpoints instead and Gemini caches
+	// implicitly, so both ignore it.
+	CacheKey string `json:"cache_key,omitempty"`
 }
 
 // FinishReason says why the model stopped. Raw keeps the provider's own word.

@@ -12,6 +12,8 @@ type modelFacts struct {
 
 var knownModels = []modelFacts{
 	{"gpt-5", 400_000, "2024-09"},
+	{"gpt-4o", 128_000, "2023-10"},
+	{"gpt-oss", 131_072, "2024-06"},
 	{"gpt-4.1", 1_047_576, "2024-06"},
 	{"o3", 200_000, "2024-06"},
 	{"o4-mini", 200_000, "2024-06"},
@@ -33,12 +35,25 @@ func lookupModel(model string) (modelFacts, bool) {
 	return best, found
 }
 
+// DefaultUnknownContextWindow is the window of an OpenAI-compatible model
+// the table does not know (served by Ollama, vLLM, llama.cpp...): small
+// on purpose, so the session compacts and warns rather than overflowing a
+// server configured with a short context. WithUnknownModelWindow or
+// WithContextWindow (the worker's provider setting context_window) changes it.
+const DefaultUnknownContextWindow = 32_768
+
 // contextWindow is the model's window, or def for models we do not know.
 func contextWindow(model string, def int) int {
 	if f, ok := lookupModel(model); ok {
 		return f.contextWindow
 	}
 	return def
+}
+
+// knownModel reports whether the table knows model.
+func knownModel(model string) bool {
+	_, ok := lookupModel(model)
+	return ok
 }
 
 // knowledgeCutoff is the model's training cutoff, or "unknown".

@@ -19,11 +19,11 @@ func OpenAI(model string, opts ...Option) *Profile {
 		model = "gpt-5.2-codex"
 	}
 	p := &Profile{
-		id: "openai", model: model,
+		id: "openai", model: model, unknownWindow: !knownModel(model),
 		registry: tools.NewRegistry(openaiTools()...),
 		docFiles: []string{"AGENTS.md", ".codex/instructions.md"},
 		base:     "openai",
-		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, 400_000)},
+		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, DefaultUnknownContextWindow)},
 		shell:    10 * time.Second,
 		options:  openaiOptions,
 	}

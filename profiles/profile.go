@@ -27,6 +27,10 @@ type Profile struct {
 	now      func() time.Time
 	options  func(effort string) llm.ProviderOptions
 	beta     []string
+	// unknownWindow: the model is not in the table, so its window is the
+	// conservative default until an option names one.
+	unknownWindow bool
+	summaryModel  string
 }
 
 // Capabilities are a profile's capability flags.
@@ -45,7 +49,24 @@ type Option func(*Profile)
 func WithClock(now func() time.Time) Option { return func(p *Profile) { p.now = now } }
 
 // WithContextWindow overrides the context window size in tokens.
-func WithContextWindow(tokens int) Option { return func(p *Profile) { p.caps.ContextWindow = tokens } }
+func WithContextWindow(tokens int) Option {
+	return func(p *Profile) { p.caps.ContextWindow, p.unknownWindow = tokens, false }
+}
+
+// WithUnknownModelWindow sets the window used when the model is not in the
+// profile's table (DefaultUnknownContextWindow otherwise); a known model
+// keeps its own.
+func WithUnknownModelWindow(tokens int) Option {
+	return func(p *Profile) {
+		if p.unknownWindow && tokens > 0 {
+			p.caps.ContextWindow = tokens
+		}
+	}
+}
+
+// WithSummaryModel names a cheaper model of the same provider that writes
+// the session's context summaries ("" means the session's model).
+func WithSummaryModel(model string) Option { return func(p *Profile) { p.summaryModel = model } }
 
 // WithParallelToolCalls turns concurrent read-only tool calls on or off.
 func WithParallelToolCalls(on bool) Option { return func(p *Profile) { p.caps.ParallelToolCalls = on } }
@@ -119,6 +140,10 @@ func (p *Profile) SupportsParallelToolCalls() bool { return p.caps.ParallelToolC
 
 // ContextWindow is the model's context size in tokens.
 func (p *Profile) ContextWindow() int { return p.caps.ContextWindow }
+
+// SummaryModel is the model that writes context summaries ("" means the
+// session's model).
+func (p *Profile) SummaryModel() string { return p.summaryModel }
 
 // DefaultCommandTimeout is the shell timeout when none is given: 10 s for
 // openai and gemini, 120 s for anthropic.

@@ -153,3 +153,18 @@ func TestForProvider(t *testing.T) {
 		t.Error("unknown provider accepted")
 	}
 }
+
+func TestUnknownOpenAICompatibleModelGetsAConservativeWindow(t *testing.T) {
+	if got := profiles.OpenAI("qwen2.5-coder:7b").ContextWindow(); got != profiles.DefaultUnknownContextWindow {
+		t.Errorf("unknown model window = %d, want %d (never the 400k of gpt-5)", got, profiles.DefaultUnknownContextWindow)
+	}
+	if got := profiles.OpenAI("qwen2.5-coder:7b", profiles.WithUnknownModelWindow(65536)).ContextWindow(); got != 65536 {
+		t.Errorf("WithUnknownModelWindow: %d", got)
+	}
+	if got := profiles.OpenAI("gpt-5.2-codex", profiles.WithUnknownModelWindow(65536)).ContextWindow(); got != 400_000 {
+		t.Errorf("a known model kept %d, want 400000", got)
+	}
+	if got := profiles.OpenAI("gpt-4o-mini").ContextWindow(); got != 128_000 {
+		t.Errorf("gpt-4o-mini window %d", got)
+	}
+}

@@ -26,6 +26,9 @@ const (
 	OpConfigure ControlOp = "configure"
 	// OpStatus asks for the session's status.
 	OpStatus ControlOp = "status"
+	// OpCompact asks the session to compact its context before its next
+	// model call.
+	OpCompact ControlOp = "compact"
 )
 
 // ControlRequest is the JSON body of a request on <prefix>.control.<session>.
@@ -59,13 +62,13 @@ func (r ControlRequest) Validate() error {
 		if r.CommandTimeout < 0 {
 			return fmt.Errorf("queue: ControlRequest.CommandTimeout must be > 0, got %s", r.CommandTimeout)
 		}
-	case OpAbort, OpStatus:
+	case OpAbort, OpStatus, OpCompact:
 	case OpApprove, OpDeny:
 		if r.TaskID == "" || r.CallID == "" {
 			return fmt.Errorf("queue: ControlRequest for %s needs TaskID and CallID", r.Op)
 		}
 	default:
-		return fmt.Errorf("queue: ControlRequest.Op must be steer, follow_up, abort, configure, status, approve or deny, got %q", r.Op)
+		return fmt.Errorf("queue: ControlRequest.Op must be steer, follow_up, abort, configure, status, compact, approve or deny, got %q", r.Op)
 	}
 	return nil
 }

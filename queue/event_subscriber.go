@@ -14,6 +14,8 @@ import (
 type EventFilter struct {
 	RootTaskID string
 	TaskID     string
+	// Kind keeps one kind of event ("SESSION_END"); "" keeps all.
+	Kind string
 }
 
 func (f EventFilter) subject(s Subjects) (string, error) {
@@ -30,7 +32,14 @@ func (f EventFilter) subject(s Subjects) (string, error) {
 		}
 		task = f.TaskID
 	}
-	return s.Event(root, task, "*"), nil
+	kind := "*"
+	if f.Kind != "" {
+		if err := checkToken("EventFilter.Kind", f.Kind); err != nil {
+			return "", err
+		}
+		kind = f.Kind
+	}
+	return s.Event(root, task, kind), nil
 }
 
 // StartPosition says where in the EVENTS stream a subscription begins: FromStart, FromSeq or

@@ -97,6 +97,14 @@ type Store interface {
 	GetArtifact(ctx context.Context, p GetArtifactParams) (Artifact, error)
 	// ListArtifacts returns the artifacts of a task without their content.
 	ListArtifacts(ctx context.Context, p ListArtifactsParams) ([]Artifact, error)
+	// LatestArtifact returns the newest artifact of a kind and name of any
+	// task, with its content (a repository's notes, kept by the tasks that
+	// worked on it), or ErrNotFound.
+	LatestArtifact(ctx context.Context, p LatestArtifactParams) (Artifact, error)
+
+	// Usage sums the usage and cost of the sessions p selects, one row per
+	// group in ascending key order (no rows when nothing matches).
+	Usage(ctx context.Context, p UsageParams) ([]UsageRow, error)
 
 	// Ping checks that the backend answers (for readiness probes).
 	Ping(ctx context.Context) error
@@ -435,4 +443,10 @@ type GetArtifactParams struct {
 // ListArtifactsParams names a task.
 type ListArtifactsParams struct {
 	TaskID uuid.UUID
+}
+
+// LatestArtifactParams names an artifact of any task.
+type LatestArtifactParams struct {
+	Kind string // required
+	Name string
 }

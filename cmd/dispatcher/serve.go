@@ -19,6 +19,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -64,6 +65,13 @@ type ServeConfig struct {
 	// Empty: not checked here (the worker refuses it).
 	DeliverySSHKeys []string `mapstructure:"delivery_ssh_keys"`
 	DeliveryTokens  []string `mapstructure:"delivery_tokens"`
+	// BudgetCheckInterval is how often label budgets are checked against
+	// spend (default 5 s; fleet/budget).
+	BudgetCheckInterval time.Duration `mapstructure:"budget_check_interval"`
+	// WebhookURLs receive each task's end, signed with WebhookSecret
+	// (AGENTFLEET_WEBHOOK_SECRET); see fleet/dispatcher/webhook.
+	WebhookURLs   []string `mapstructure:"webhook_urls"`
+	WebhookSecret string   `mapstructure:"webhook_secret"`
 	// Sandbox, when sandbox_network or sandbox_allow_hosts is set, bounds
 	// the sandbox field of submitted specs (a wider one is a 400); workers
 	// check their own bound too.
@@ -143,6 +151,9 @@ func (c ServeConfig) Validate() error {
 	if c.ApprovalSweep < 0 {
 		return fmt.Errorf("approval_sweep must be >= 0, got %s", c.ApprovalSweep)
 	}
+	if err := (webhook.Config{URLs: c.WebhookURLs, Secret: c.WebhookSecret}).WithDefaults().Validate(); err != nil {
+		return err
+	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
 	if err := dc.WithDefaults().Validate(); err != nil {
 		return fmt.Errorf("profiles/default_profile/queues: %w", err)
@@ -203,8 +214,10 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
 		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
-		Credentials:  fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens},
-		SandboxBound: cfg.sandboxBound()})
+		Credentials:         fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens},
+		BudgetCheckInterval: cfg.BudgetCheckInterval,
+		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret},
+		SandboxBound:        cfg.sandboxBound()})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -86,6 +86,9 @@ func printTask(w io.Writer, t api.TaskView) {
 		fmt.Fprintf(tw, "success\t%v\n", r.Success)
 		fmt.Fprintf(tw, "turns\t%d\n", r.TurnsUsed)
 		fmt.Fprintf(tw, "tokens\t%d in, %d out\n", r.Usage.InputTokens, r.Usage.OutputTokens)
+		if u := r.Usage; u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+			fmt.Fprintf(tw, "prompt cache\t%d read, %d written (of the input)\n", u.CacheReadTokens, u.CacheWriteTokens)
+		}
 		if r.CostUSD > 0 {
 			fmt.Fprintf(tw, "cost\t$%.4f\n", r.CostUSD)
 		}
@@ -140,16 +143,17 @@ func newCancelCmd() *cobra.Command {
 
 func newSteerCmd() *cobra.Command {
 	var cf clientFlags
-	var followUp bool
+	var followUp, compactNow bool
 	var effort, model string
 	var cmdTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "steer TASK [MESSAGE]",
-		Short: "Steer a running session, queue a follow-up, or change its reasoning effort or model",
+		Short: "Steer a running session, queue a follow-up, compact it, or change its reasoning effort or model",
 		Long: `Steer a running task's session: MESSAGE is injected between its tool rounds.
 --follow-up queues MESSAGE as the next input instead. --effort, --model and
 --command-timeout change the session's reasoning effort, model and default command
-timeout from its next turn (MESSAGE is then optional).`,
+timeout from its next turn; --compact has it compact its context (summarize the older
+turns) before its next model call (MESSAGE is then optional).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, cl, err := cf.taskClient(args[0])
@@ -160,8 +164,14 @@ timeout from its next turn (MESSAGE is then optional).`,
 			if len(args) == 2 {
 				msg = args[1]
 			}
-			if msg == "" && effort == "" && model == "" && cmdTimeout == 0 {
-				return usageErrorf("give a MESSAGE, --effort, --model or --command-timeout")
+			if msg == "" && effort == "" && model == "" && cmdTimeout == 0 && !compactNow {
+				return usageErrorf("give a MESSAGE, --effort, --model, --command-timeout or --compact")
+			}
+			if compactNow {
+				if _, err := cl.Compact(c.Context(), id); err != nil {
+					return apiFail(err)
+				}
+				fmt.Fprintln(c.OutOrStdout(), "compaction requested")
 			}
 			if effort != "" || model != "" || cmdTimeout != 0 {
 				if _, err := cl.Configure(c.Context(), id, api.ConfigureRequest{ReasoningEffort: effort, Model: model,
@@ -189,5 +199,6 @@ timeout from its next turn (MESSAGE is then optional).`,
 	cmd.Flags().StringVar(&effort, "effort", "", "reasoning effort: minimal, low, medium, high, xhigh")
 	cmd.Flags().StringVar(&model, "model", "", "model to use from the next turn")
 	cmd.Flags().DurationVar(&cmdTimeout, "command-timeout", 0, "default command timeout from the next tool call (e.g. 2m)")
+	cmd.Flags().BoolVar(&compactNow, "compact", false, "compact the session's context before its next model call")
 	return cmd
 }

@@ -24,9 +24,28 @@ import (
 
 // Scope wraps l so that its file operations, the directories of its
 // commands and its searches stay inside the workspace (read and write)
-// and the Settings' ReadOnly paths (read only).
+// and the Settings' ReadOnly paths (read only). The result also starts
+// long-lived processes (execenv.ProcessStarter, for MCP servers), under
+// bubblewrap like l's commands.
 func Scope(l *Local) execenv.Environment {
-	return execenv.Scoped(l, append([]string{l.WorkingDir()}, l.readOnly...)...)
+	return &scoped{Environment: execenv.Scoped(l, append([]string{l.WorkingDir()}, l.readOnly...)...), l: l}
+}
+
+// scoped is Scope's environment: execenv.Scoped, plus StartProcess.
+type scoped struct {
+	execenv.Environment
+	l *Local
+}
+
+var _ execenv.ProcessStarter = (*scoped)(nil)
+
+// StartProcess starts a process of l (sandboxed) whose directory is
+// inside the scope.
+func (s *scoped) StartProcess(ctx context.Context, req execenv.ProcessRequest) (execenv.Process, error) {
+	if _, err := s.Environment.Stat(ctx, req.Dir); err != nil {
+		return nil, err
+	}
+	return s.l.StartProcess(ctx, req)
 }
 
 // errHardLink refuses a file another name also reaches.

@@ -2,7 +2,9 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -190,5 +192,31 @@ func TestBadSettingsAreRefused(t *testing.T) {
 			l.Cleanup(context.Background())
 			t.Errorf("settings %+v accepted", s)
 		}
+	}
+}
+
+// A long-lived process (an MCP server on stdio) starts in the sandbox
+// too: it talks over its stdin and stdout and sees what a command sees.
+func TestProcessesRunInTheSandbox(t *testing.T) {
+	l := newLocal(t, t.TempDir(), sandbox.Settings{})
+	starter, ok := sandbox.Scope(l).(execenv.ProcessStarter)
+	if !ok {
+		t.Fatal("the scoped environment cannot start processes")
+	}
+	ctx := context.Background()
+	p, err := starter.StartProcess(ctx, execenv.ProcessRequest{Command: `read line; echo "$line; root: $(ls /root 2>&1 >/dev/null | wc -l); pid: $$"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(p)
+	if err != nil || !strings.HasPrefix(string(out), "hello; root: 1; pid: ") || len(strings.TrimSpace(string(out))) > len("hello; root: 1; pid: 99") {
+		t.Fatalf("process output %q, %v; want it to see no /root and a small pid of its own namespace", out, err)
+	}
+	if _, err := starter.StartProcess(ctx, execenv.ProcessRequest{Command: "true", Dir: "/etc"}); !errors.Is(err, execenv.ErrOutsideScope) {
+		t.Fatalf("a process outside the workspace: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/store"
@@ -41,6 +42,17 @@ type Config struct {
 	// SubmitOnly starts no workers and measures submission alone: the
 	// report's submit_tasks_per_s (the tasks stay queued).
 	SubmitOnly bool
+	// ContextWindow, when set, is each task's context window in tokens
+	// (spec context.window); the simulated model then counts every request
+	// and refuses one over the window as Anthropic does.
+	ContextWindow int
+	// OutputBytes, when set, makes each tool round a shell command that
+	// prints that many bytes, instead of an empty glob.
+	OutputBytes int
+	// ProviderRPM, when > 0, makes the simulated model enforce that many
+	// requests a minute (429 beyond, as a provider does) and gives the
+	// workers the same fleet-wide rate limit (llm/ratelimit).
+	ProviderRPM float64
 
 	// Server targets a running dispatcher (with Token) instead of starting
 	// a fleet in the process; its workers and model do the work.
@@ -115,6 +127,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --slots must be >= 1, got %d", c.Slots)
 	case c.Rounds < 1:
 		return fmt.Errorf("bench: --rounds must be >= 1, got %d", c.Rounds)
+	case c.ContextWindow < 0 || c.ContextWindow > 0 && c.ContextWindow < fleet.MinContextWindow:
+		return fmt.Errorf("bench: --context-window must be 0 or at least %d tokens, got %d", fleet.MinContextWindow, c.ContextWindow)
+	case c.OutputBytes < 0 || c.OutputBytes > 1<<20:
+		return fmt.Errorf("bench: --output-bytes must be 0..1048576, got %d", c.OutputBytes)
 	case c.Latency < 0:
 		return fmt.Errorf("bench: --latency must be >= 0, got %s", c.Latency)
 	case c.StreamTokens < 0:
@@ -123,6 +139,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --submit-concurrency must be >= 1, got %d", c.SubmitConcurrency)
 	case c.SubmitOnly && c.WorkerProcesses:
 		return errors.New("bench: --submit-only starts no workers; drop --worker-processes")
+	case c.ProviderRPM < 0 || c.ProviderRPM != c.ProviderRPM:
+		return fmt.Errorf("bench: --provider-rpm must be > 0 (0: no limit), got %v", c.ProviderRPM)
+	case c.ProviderRPM > 0 && c.Server != "":
+		return errors.New("bench: --provider-rpm limits the simulated provider of an in-process fleet; drop --server or --provider-rpm")
 	case c.Batch < 1 || c.Batch > api.MaxBatch:
 		return fmt.Errorf("bench: --batch must be between 1 and %d, got %d", api.MaxBatch, c.Batch)
 	case c.Server == "" && (c.Store == nil || c.Dir == ""):
@@ -192,6 +212,14 @@ type Report struct {
 	CPUSeconds       float64   `json:"cpu_s,omitempty"`
 	WorkerCPUSeconds []float64 `json:"worker_cpu_s,omitempty"`
 	FirstError       string    `json:"first_error,omitempty"`
+	// With ProviderRPM: the requests the simulated provider received, how
+	// many it refused with 429, and the rate it served (admitted requests
+	// per minute between the first and the last).
+	ProviderRPM      float64        `json:"provider_rpm,omitempty"`
+	ProviderRequests int64          `json:"provider_requests,omitempty"`
+	Provider429s     int64          `json:"provider_429s"`
+	AchievedRPM      float64        `json:"achieved_rpm,omitempty"`
+	Context          *ContextReport `json:"context,omitempty"` // with --context-window (context.go)
 }
 
 // RunBench runs a benchmark: it starts a fleet in the process (or uses
@@ -221,7 +249,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if run.cl, err = client.New(f.url, "", nil); err != nil {
 		return rep, err
 	}
-	run.profile, run.died = "anthropic", f.died
+	run.profile, run.died, run.model = "anthropic", f.died, f.model
 	rep.Mode, rep.Store, rep.Workers, rep.Slots = "in-process", cfg.StoreName, cfg.Workers, cfg.Slots
 	if cfg.SubmitOnly {
 		rep.Mode, rep.Workers, rep.Slots = "submit-only", 0, 0
@@ -259,6 +287,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		rep.StoreWritesPerS = float64(rep.StoreWrites) / rep.Seconds
 	}
 	rep.PeakRSSMB = peakRSSMB()
+	if f.rate != nil {
+		st := f.rate.Stats()
+		rep.ProviderRPM, rep.ProviderRequests, rep.Provider429s = cfg.ProviderRPM, st.Admitted+st.Limited, st.Limited
+		if d := st.Last.Sub(st.First).Minutes(); d > 0 {
+			rep.AchievedRPM = float64(st.Admitted-1) / d
+		}
+	}
 	return rep, nil
 }
 
@@ -269,7 +304,9 @@ type benchRun struct {
 	profile string
 	label   string
 
-	died <-chan error // a worker process that exited early (none without them)
+	died  <-chan error // a worker process that exited early (none without them)
+	model *benchModel  // the in-process simulated model (nil against a server)
+	ctxs  compactions  // compaction timings from the event stream
 
 	mu     sync.Mutex
 	events []time.Duration // receive time minus event time
@@ -308,6 +345,9 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 	b.mu.Lock()
 	rep.EventDelivery, rep.Events = percentiles(b.events), len(b.events)
 	b.mu.Unlock()
+	if b.cfg.ContextWindow > 0 {
+		rep.Context = b.contextReport()
+	}
 	return rep, nil
 }
 
@@ -321,6 +361,7 @@ func (b *benchRun) collectEvents(s *client.EventStream) {
 			continue
 		}
 		d := time.Since(ev.Event.Time)
+		b.ctxs.observe(ev.Event)
 		b.mu.Lock()
 		b.events = append(b.events, d)
 		b.mu.Unlock()
@@ -432,6 +473,11 @@ func (r Report) WriteText(w io.Writer) {
 	if r.EventsPerTask > 0 {
 		fmt.Fprintf(w, "  EVENTS       %.1f events, %.0f bytes per task (%d streamed tokens per answer)\n", r.EventsPerTask, r.EventBytesPerTask, r.StreamTokens)
 	}
+	if c := r.Context; c != nil {
+		fmt.Fprintf(w, "  context      window %d, largest request %d tokens, %d over the window, %d compactions (%d summaries)\n",
+			c.Window, c.MaxRequestTokens, c.Overflows, c.Compactions, c.Summaries)
+		fmt.Fprintf(w, "  compaction   p50 %.1f ms  p95 %.1f ms  max %.1f ms added per compaction\n", c.AddedLatency.P50, c.AddedLatency.P95, c.AddedLatency.Max)
+	}
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)
 	}
@@ -441,6 +487,14 @@ func (r Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, ", %.2f ms in worker process %d", 1000*s/float64(r.Tasks), i)
 		}
 		fmt.Fprintln(w)
+	}
+	if r.ProviderRPM > 0 {
+		share := 0.0
+		if r.ProviderRequests > 0 {
+			share = 100 * float64(r.Provider429s) / float64(r.ProviderRequests)
+		}
+		fmt.Fprintf(w, "  provider     %d requests, %d answered 429 (%.2f %%), %.0f rpm achieved of %.0f\n",
+			r.ProviderRequests, r.Provider429s, share, r.AchievedRPM, r.ProviderRPM)
 	}
 	switch {
 	case len(r.WorkerPeakRSSMB) > 0:

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
+	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
@@ -29,8 +30,10 @@ type benchFleet struct {
 	store *countingStore
 	stops []func()
 	procs []*benchProcess // the worker processes, if any
+	rate  *sim.RateLimit  // the simulated provider's limit, with ProviderRPM
 	died  chan error      // a worker process that exited before stopProcesses
 	js    jetstream.JetStream
+	model *benchModel
 }
 
 // streamUse is what a stream holds.
@@ -89,7 +92,12 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 	}
 	var modelURL string
 	labelled(ctx, "model", func() {
-		modelURL, err = f.listen(benchModel{latency: cfg.Latency, rounds: cfg.Rounds, tokens: cfg.StreamTokens, tokenInterval: cfg.TokenInterval})
+		if cfg.ProviderRPM > 0 {
+			f.rate = sim.NewRateLimit(cfg.ProviderRPM, 0)
+		}
+		f.model = &benchModel{latency: cfg.Latency, rounds: cfg.Rounds, window: cfg.ContextWindow, outputBytes: cfg.OutputBytes,
+			tokens: cfg.StreamTokens, tokenInterval: cfg.TokenInterval, rate: f.rate}
+		modelURL, err = f.listen(f.model)
 	})
 	if err != nil {
 		return nil, err

@@ -33,7 +33,8 @@ func (b *benchRun) submit(ctx context.Context) error {
 		n := min(b.cfg.Batch, b.cfg.Tasks-done)
 		specs := make([]fleet.TaskSpec, n)
 		for i := range specs {
-			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label}}
+			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label},
+				Context: fleet.ContextSpec{Window: b.cfg.ContextWindow}}
 		}
 		g.Go(func() error {
 			if _, err := b.cl.SubmitBatch(gctx, specs); err != nil {

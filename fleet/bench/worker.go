@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/llm/ratelimit"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -30,12 +31,13 @@ const benchDatabaseEnv = "AGENTFLEET_DATABASE_URL"
 // runs in the bench's process or in its own (then as command-line flags,
 // see args and parseBenchWorkerArgs).
 type benchWorkerArgs struct {
-	NATSURL       string // the bench's embedded NATS server
-	DatabaseURL   string // the shared store; worker processes only
-	ModelURL      string // the simulated model, the anthropic provider's base URL
-	WorkspaceRoot string // the parent of the worker's own workspace directory
-	Index         int    // the worker's number: its id is bench-w<Index>
-	Slots         int    // sessions
+	NATSURL       string  // the bench's embedded NATS server
+	DatabaseURL   string  // the shared store; worker processes only
+	ModelURL      string  // the simulated model, the anthropic provider's base URL
+	WorkspaceRoot string  // the parent of the worker's own workspace directory
+	Index         int     // the worker's number: its id is bench-w<Index>
+	Slots         int     // sessions
+	ProviderRPM   float64 // fleet-wide requests per minute (0: none)
 	DeltaWindow   time.Duration
 }
 
@@ -48,6 +50,7 @@ func newBenchWorkerArgs(cfg Config, i int, natsURL, modelURL string) benchWorker
 		Index:         i,
 		Slots:         cfg.Slots,
 		DeltaWindow:   cfg.DeltaWindow,
+		ProviderRPM:   cfg.ProviderRPM,
 	}
 }
 
@@ -65,6 +68,9 @@ func (a benchWorkerArgs) workerConfig() worker.Config {
 		Sandbox:        worker.SandboxAuto, // confined where bubblewrap runs
 	}
 	wc.Retry.MaxAttempts = 1
+	if a.ProviderRPM > 0 {
+		wc.RateLimits = ratelimit.Rules{{Provider: "anthropic", Limits: ratelimit.Limits{RequestsPerMinute: a.ProviderRPM}}}
+	}
 	return wc
 }
 
@@ -78,6 +84,7 @@ func (a benchWorkerArgs) args() []string {
 		"--index=" + strconv.Itoa(a.Index),
 		"--slots=" + strconv.Itoa(a.Slots),
 		"--delta-window=" + a.DeltaWindow.String(),
+		"--provider-rpm=" + strconv.FormatFloat(a.ProviderRPM, 'g', -1, 64),
 	}
 }
 
@@ -91,6 +98,7 @@ func parseBenchWorkerArgs(args []string) (benchWorkerArgs, error) {
 	fs.IntVar(&a.Index, "index", 0, "")
 	fs.IntVar(&a.Slots, "slots", 0, "")
 	fs.DurationVar(&a.DeltaWindow, "delta-window", 0, "")
+	fs.Float64Var(&a.ProviderRPM, "provider-rpm", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return a, fmt.Errorf("bench-worker: %w", err)
 	}

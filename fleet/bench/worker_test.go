@@ -9,13 +9,14 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/store"
 )
 
 // TestBenchWorkerArgsRoundTrip: what the bench passes a worker process is
 // what the process reads, so both build the same worker.Config.
 func TestBenchWorkerArgsRoundTrip(t *testing.T) {
 	want := benchWorkerArgs{NATSURL: "nats://127.0.0.1:4222", DatabaseURL: "postgres://db/bench", ModelURL: "http://127.0.0.1:9",
-		WorkspaceRoot: "/tmp/ws", Index: 1, Slots: 500, DeltaWindow: -1}
+		WorkspaceRoot: "/tmp/ws", Index: 1, Slots: 500, DeltaWindow: -1, ProviderRPM: 600}
 	t.Setenv(benchDatabaseEnv, want.DatabaseURL)
 	got, err := parseBenchWorkerArgs(want.args())
 	if err != nil {
@@ -28,10 +29,35 @@ func TestBenchWorkerArgsRoundTrip(t *testing.T) {
 	if wc.ID != "bench-w1" || wc.Sessions != 500 || wc.WorkspaceRoot != "/tmp/ws/ws-1" || wc.Providers["anthropic"].BaseURL != want.ModelURL {
 		t.Fatalf("worker config %+v", wc)
 	}
+	if len(wc.RateLimits) != 1 || wc.RateLimits[0].RequestsPerMinute != 600 {
+		t.Fatalf("rate limits %+v, want the provider's 600 rpm", wc.RateLimits)
+	}
 	if err := wc.WithDefaults().Validate(); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// TestBenchProviderRPM: with --provider-rpm the simulated provider
+// enforces the limit, the workers share it, and the report counts the
+// provider's requests and refusals.
+func TestBenchProviderRPM(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Config{Tasks: 20, Workers: 2, Rounds: 2, ProviderRPM: 1200,
+		Store: fleettest.SQLiteStore(t), StoreName: "sqlite", Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Succeeded != 20 || rep.ProviderRequests != 40+rep.Provider429s || rep.Provider429s != 0 || rep.AchievedRPM <= 0 {
+		t.Fatalf("report %+v: want 40 provider requests, none refused", rep)
+	}
+	if err := (Config{Tasks: 1, Workers: 1, ProviderRPM: -1, Store: rep0Store(t), Dir: t.TempDir()}).WithDefaults().Validate(); err == nil ||
+		!strings.Contains(err.Error(), "--provider-rpm") {
+		t.Fatalf("a negative --provider-rpm: %v", err)
+	}
+}
+
+func rep0Store(t *testing.T) store.Store { return fleettest.SQLiteStore(t) }
 
 func TestBenchWorkerArgsErrors(t *testing.T) {
 	good := benchWorkerArgs{NATSURL: "nats://x", ModelURL: "http://m", WorkspaceRoot: "/tmp", Slots: 1}.args()

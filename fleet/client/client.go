@@ -228,6 +228,13 @@ func (c *Client) Configure(ctx context.Context, id uuid.UUID, req api.ConfigureR
 	return out, c.do(ctx, http.MethodPost, "/v1/tasks/"+id.String()+"/configure", nil, req, &out)
 }
 
+// Compact asks the running session of a task to compact its context
+// before its next model call.
+func (c *Client) Compact(ctx context.Context, id uuid.UUID) (api.ControlResponse, error) {
+	var out api.ControlResponse
+	return out, c.do(ctx, http.MethodPost, "/v1/tasks/"+id.String()+"/compact", nil, nil, &out)
+}
+
 // Sessions lists the sessions of a task.
 func (c *Client) Sessions(ctx context.Context, id uuid.UUID) (api.SessionList, error) {
 	var out api.SessionList

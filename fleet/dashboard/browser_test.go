@@ -77,8 +77,8 @@ func browserPlan() dev.SimPlan {
 
 // TestDashboardInBrowser drives the dashboard of a dev-mode fleet in a real
 // headless Chromium: load it, submit a task and watch its events arrive,
-// reload and see them replayed, steer and cancel a running task, and save a
-// screenshot.
+// reload and see them replayed, read the usage panel, steer and cancel a
+// running task, and save screenshots.
 func TestDashboardInBrowser(t *testing.T) {
 	bin := chromium(t)
 	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
@@ -182,6 +182,18 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`#turns .ev[data-kind="turn-assistant"]`)),
 		chromedp.WaitVisible(css(`#turns .ev[data-kind="turn-tool_results"]`)),
 		chromedp.Click(css(`.tab[data-tab="events"]`)))
+
+	// The usage panel sums the finished task's tokens by model.
+	run("usage panel",
+		chromedp.Click(css(`#usage-box summary`)),
+		chromedp.WaitVisible(css(`#usage-table tr.total`)),
+		until(`document.querySelectorAll('#usage-table tbody tr').length >= 2 && document.querySelector('#usage-total').textContent.includes('$')`),
+		chromedp.WaitVisible(css(`#budget-empty`)))
+	if total := text(`#usage-table tr.total`); !strings.Contains(total, "total") {
+		t.Errorf("the usage total row reads %q", total)
+	}
+	saveScreenshot(t, ctx, "dashboard-usage.png")
+	run("close the usage panel", chromedp.Click(css(`#usage-box summary`)))
 
 	// A task with a subagent: the tree shows the parent and its child.
 	submit("browser-fanout: delegate to a subagent")

@@ -14,6 +14,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -52,6 +53,9 @@ type Config struct {
 	// Credentials lists the delivery credentials references the workers
 	// hold; a submission naming another is refused (empty: not checked).
 	Credentials fleet.KnownCredentials
+	// BudgetCheckInterval is how often budgets are checked against spend
+	// (default DefaultBudgetCheckInterval; see fleet/budget).
+	BudgetCheckInterval time.Duration
 	// SandboxBound, when set, is the widest sandbox a submitted spec may
 	// ask for (its sandbox field); a wider one is refused with a FieldError.
 	SandboxBound *fleet.SandboxBound
@@ -59,6 +63,9 @@ type Config struct {
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
 	Logger *slog.Logger
+	// Webhooks post each task's end to URLs (package webhook); none
+	// without URLs.
+	Webhooks webhook.Config
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -122,12 +129,14 @@ func (c Config) Validate() error {
 // statistics. It is safe for concurrent use. The caller owns the store and
 // the queue client and closes them after Run has returned.
 type Dispatcher struct {
-	store   store.Store
-	queue   *queue.Client
-	cfg     Config
-	log     *slog.Logger
-	metrics *Metrics
-	stats   *throughput
+	store    store.Store
+	queue    *queue.Client
+	cfg      Config
+	log      *slog.Logger
+	metrics  *Metrics
+	stats    *throughput
+	budgets  budgets
+	webhooks *webhook.Notifier // nil without webhook URLs
 }
 
 // New returns a Dispatcher over st and q.
@@ -141,6 +150,12 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
 	d.metrics = newMetrics(d)
+	if len(cfg.Webhooks.URLs) > 0 {
+		var err error
+		if d.webhooks, err = webhook.New(cfg.Webhooks, q, cfg.Logger.With("component", "webhook")); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }
 
@@ -150,7 +165,7 @@ func (d *Dispatcher) Config() Config { return d.cfg }
 // Metrics returns the dispatcher's Prometheus metrics.
 func (d *Dispatcher) Metrics() *Metrics { return d.metrics }
 
-// Run handles dead letters and samples throughput until ctx ends.
+// Run handles dead letters, samples throughput and enforces budgets until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	w, err := d.queue.WatchDeadLetters(ctx, taskops.HandleDeadLetter(d.store, d.log, d.metrics.deadLetters.Inc))
 	if err != nil {
@@ -167,6 +182,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	defer func() { _ = stopApprovals() }()
 	stopSweep := d.sweepApprovals(ctx)
 	defer stopSweep()
+	budgetsDone := make(chan struct{})
+	go func() { defer close(budgetsDone); d.runBudgets(ctx) }()
+	defer func() { <-budgetsDone }()
+	if d.webhooks != nil {
+		stop := d.runWebhooks(ctx)
+		defer stop()
+	}
 	tick := time.NewTicker(d.cfg.StatsInterval)
 	defer tick.Stop()
 	for {

@@ -19,6 +19,8 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 )
 
 // APIOptions configure the HTTP API.
@@ -86,6 +88,7 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"POST /v1/tasks/{id}/configure":                a.configure,
 		"POST /v1/tasks/{id}/approvals/{call_id}":      a.approve,
 		"GET /v1/tasks/{id}/permissions":               a.permissions,
+		"POST /v1/tasks/{id}/compact":                  a.compact,
 		"GET /v1/tasks/{id}/sessions":                  a.sessions,
 		"GET /v1/tasks/{id}/artifacts":                 a.artifacts,
 		"GET /v1/tasks/{id}/artifacts/{kind}":          a.artifact,
@@ -96,6 +99,12 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"GET /v1/sessions/{id}/tool_outputs/{call_id}": a.toolOutput,
 		"GET /v1/counts":                               a.counts,
 		"GET /v1/stats":                                a.statsHandler,
+		"GET /v1/usage":                                a.usage,
+		"GET /v1/budgets":                              a.listBudgets,
+		"GET /v1/budgets/{label}":                      a.getBudget,
+		"PUT /v1/budgets/{label}":                      a.putBudget,
+		"DELETE /v1/budgets/{label}":                   a.deleteBudget,
+		"GET /v1/webhooks/deliveries":                  a.webhookDeliveries,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -135,15 +144,18 @@ type events interface {
 // keep no state of their own beyond their options and metrics.
 type handlers struct {
 	svc     service
+	econ    economics
 	reads   reads
 	events  events
 	metrics *httpMetrics
 	log     *slog.Logger
 	opts    APIOptions
+	// webhooks is the webhook delivery log; nil without webhooks.
+	webhooks *webhook.Notifier
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
-	return &handlers{svc: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts}
+	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks}
 }
 
 // statusRecorder remembers the status code for the latency metric. It

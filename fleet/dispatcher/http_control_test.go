@@ -160,6 +160,12 @@ func TestAPIControl(t *testing.T) {
 	if got := receive(t, reqs); got.Op != queue.OpConfigure || got.CommandTimeout != 2*time.Minute {
 		t.Fatalf("configure of the command timeout delivered %+v", got)
 	}
+	if _, err := b.client.Compact(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, reqs); got.Op != queue.OpCompact {
+		t.Fatalf("compact delivered %+v", got)
+	}
 	for _, c := range []struct {
 		path  string
 		body  any

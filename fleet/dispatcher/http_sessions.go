@@ -71,6 +71,16 @@ func (a *handlers) configure(w http.ResponseWriter, r *http.Request) {
 		CommandTimeout: time.Duration(req.CommandTimeout)})
 }
 
+// compact asks the task's session to compact its context before its next
+// model call.
+func (a *handlers) compact(w http.ResponseWriter, r *http.Request) {
+	id, ok := taskID(w, r)
+	if !ok {
+		return
+	}
+	a.control(w, r, id, queue.ControlRequest{Op: queue.OpCompact})
+}
+
 func (a *handlers) control(w http.ResponseWriter, r *http.Request, id uuid.UUID, req queue.ControlRequest) {
 	reply, err := a.svc.Control(r.Context(), id, req)
 	if err != nil {

@@ -11,7 +11,10 @@ import (
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/delivery"
+	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/pricing"
+	"github.com/agentfleet/agentfleet/llm/ratelimit"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -38,11 +41,21 @@ type ProviderConfig struct {
 	APIKey string `mapstructure:"api_key"`
 	// BaseURL overrides the provider's API root (a proxy, or the simulated provider of llm/sim).
 	BaseURL string `mapstructure:"base_url"`
+	// Credential names the API key for fleet-wide rate limits (never the
+	// key itself): workers sharing a key give it the same name, and
+	// rate_limits rules name it. "" means "default".
+	Credential string `mapstructure:"credential"`
 	// DefaultModel is used when a spec names no model; "" means the
 	// profile's default.
 	DefaultModel string `mapstructure:"default_model"`
-	// InputPerMTok and OutputPerMTok price a million tokens in USD, for the
-	// cost of a task and the max_cost_usd limit; 0 means unknown (cost 0).
+	// FallbackModel, when set, answers a request whose model stays
+	// overloaded (529, 503) through the retries (llm/fallback); the turn
+	// records it as the model that answered. "" means none.
+	FallbackModel string `mapstructure:"fallback_model"`
+	// InputPerMTok and OutputPerMTok price a million tokens in USD for a
+	// model neither Config.Prices nor the built-in table (llm/pricing)
+	// knows; cache reads and writes are then priced as input. 0 means
+	// unknown (cost 0).
 	InputPerMTok  float64 `mapstructure:"input_per_mtok"`
 	OutputPerMTok float64 `mapstructure:"output_per_mtok"`
 	// Region and Project locate a cloud provider (bedrock: region; vertex:
@@ -58,6 +71,14 @@ type ProviderConfig struct {
 	// "bedrock" and "vertex" next to anthropic's own API); a task picks one
 	// with session.provider, the profile's own config serving the rest.
 	Choices map[string]ProviderConfig `mapstructure:"choices"`
+	// ContextWindow is the context size, in tokens, of this provider's
+	// models (an OpenAI-compatible server's configured context, say); 0
+	// means each model's known window (32,768 for models the table does
+	// not know). It bounds a task's context.window.
+	ContextWindow int `mapstructure:"context_window"`
+	// SummaryModel writes context summaries when a task names none; ""
+	// means the session's model.
+	SummaryModel string `mapstructure:"summary_model"`
 }
 
 // SSHKeyConfig is what a key reference in a task spec resolves to.
@@ -104,6 +125,14 @@ type Config struct {
 	// empty allows all. A task asking for something else fails at once.
 	AllowedProfiles []string `mapstructure:"allowed_profiles"`
 	AllowedModels   []string `mapstructure:"allowed_models"`
+	// Prices overrides or adds model prices on top of the built-in table
+	// of llm/pricing, keyed by model name (or a name prefix ending before
+	// a '-'): prices.<model>.input_per_mtok, output_per_mtok,
+	// cache_read_per_mtok, cache_write_per_mtok.
+	Prices map[string]pricing.Price `mapstructure:"prices"`
+	// RateLimits are fleet-wide limits per provider, credential and model,
+	// shared by every worker through NATS (llm/ratelimit).
+	RateLimits ratelimit.Rules `mapstructure:"rate_limits"`
 	// SSHKeys maps the key references specs name to keys on this worker.
 	SSHKeys map[string]SSHKeyConfig `mapstructure:"ssh_keys"`
 	// Delivery holds the tokens deliveries name by reference and the task
@@ -175,7 +204,14 @@ type Config struct {
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
+	// ExtensionsConfig bounds MCP servers, hooks and skills (package
+	// fleet/extensions); its keys sit at the top level.
+	ExtensionsConfig `mapstructure:",squash"`
 }
+
+// ExtensionsConfig is the operator's bounds on MCP servers, hooks and
+// skills (extensions.Config), embedded in Config.
+type ExtensionsConfig = extensions.Config
 
 // DefaultWorkerMaxLiveChildren is Config.MaxLiveChildren's default.
 const DefaultWorkerMaxLiveChildren = 32
@@ -260,6 +296,14 @@ func (c Config) Validate() error {
 			check(cp.InputPerMTok >= 0 && cp.OutputPerMTok >= 0, "providers.%s.choices.%s prices must be >= 0", name, choice)
 		}
 	}
+	for i, r := range c.RateLimits {
+		if err := r.Validate(fmt.Sprintf("rate_limits[%d]", i)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if _, err := pricing.Override(nil, c.Prices); err != nil {
+		errs = append(errs, err)
+	}
 	for ref, k := range c.SSHKeys {
 		check(ref != "", "ssh_keys has an empty key reference")
 		check(k.KeyFile != "" || k.UseAgent, "ssh_keys.%s needs key_file or use_agent", ref)
@@ -278,6 +322,7 @@ func (c Config) Validate() error {
 	if err := c.Delivery.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.ExtensionsConfig.Validate()...)
 	errs = append(errs, c.sandboxOperator().Validate())
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))

@@ -34,6 +34,8 @@ func (r *run) control(ctx context.Context, req queue.ControlRequest) queue.Contr
 	case queue.OpConfigure:
 		err = r.configure(sess, req)
 	case queue.OpStatus:
+	case queue.OpCompact:
+		sess.RequestCompaction()
 	}
 	if err != nil {
 		return queue.ControlReply{Error: err.Error(), Status: r.status(sess)}

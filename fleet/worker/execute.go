@@ -5,19 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/fleet/internal/settings"
 	"github.com/agentfleet/agentfleet/profiles"
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// errNotAllowed marks a spec this worker refuses (a permanent failure).
-var errNotAllowed = errors.New("not allowed on this worker")
+// errNotAllowed marks a spec this worker refuses (a permanent failure);
+// package extensions returns it for MCP servers and hooks beyond bounds.
+var errNotAllowed = extensions.ErrNotAllowed
 
 // execute builds the session of a claimed task, runs it and says how to
 // settle its delivery.
@@ -74,7 +77,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
-	profile, err := profiles.ForProvider(r.spec.Profile, model, popts...)
+	profile, err := profiles.ForProvider(r.spec.Profile, model, append(popts, contextOptions(pc)...)...)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
@@ -98,11 +101,18 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 	r.rec = newTurnRecorder(r, r.row, pc, create)
 	r.spawner = newSpawner(r)
+	if r.ext, err = r.startExtensions(ctx); err != nil {
+		return err
+	}
 	cfg := agent.Config{
 		Client: settings.Client(client, r.spec.Session.ProviderOptions), Profile: settings.Profile(profile, r.spec.Session.ProviderOptions), Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
 		Session: r.sessionConfig(), Permissions: checker, Approver: r.approvals,
 	}
+	if notes := r.loadRepoMemory(ctx); notes != "" {
+		cfg.Session.UserInstructions = strings.TrimSpace(cfg.Session.UserInstructions + "\n\n" + notes)
+	}
+	r.ext.Configure(&cfg)
 	if r.spec.ParentID != uuid.Nil {
 		cfg.ParentID = r.spec.ParentID.String()
 	}
@@ -110,6 +120,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.ext.Register(sess)
 	r.pump, err = newEventPump(ctx, r, sess)
 	if err != nil {
 		sess.Close()
@@ -137,6 +148,7 @@ func (r *run) sessionConfig() agent.SessionConfig {
 		MaxToolRoundsPerInput: r.spec.Limits.MaxToolRounds,
 		ReasoningEffort:       r.spec.ReasoningEffort,
 		MaxSubagentDepth:      depth,
+		Context:               contextConfig(r.spec.Context, r.w.cfg.Providers[r.spec.Profile]),
 	}
 	settings.Apply(&c, r.spec.Session)
 	return c
@@ -164,6 +176,7 @@ func (r *run) findSession(ctx context.Context, profileID, model string) (store.S
 // one, or runs new input given to one that had ended (see
 // runWithInputs), bounded by the spec's wall time.
 func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
+	ctx = withSessionNotes(ctx, r)
 	if wt := time.Duration(r.spec.Limits.WallTime); wt > 0 {
 		start := r.task.StartedAt
 		if start.IsZero() {
@@ -242,6 +255,7 @@ func (r *run) lostReason(ctx context.Context) string {
 }
 
 func (r *run) closeEnv() {
+	_ = r.ext.Close()
 	if r.env == nil {
 		return
 	}

@@ -42,6 +42,9 @@ func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 	if err != nil {
 		return w.claimFailed(ctx, d, id, err)
 	}
+	if s, held := w.budgetAtClaim(ctx, claimed); held {
+		return s
+	}
 	spec, err := fleet.DecodeSpec(claimed.Spec)
 	if err != nil {
 		return w.failTask(ctx, claimed.ID, fleet.ReasonBadSpec, err.Error())

@@ -109,6 +109,9 @@ func (r *run) runWithInputs(ctx context.Context, in pendingInputs) (agent.Outcom
 // finished answer (an assistant turn without tool calls) or a system note.
 // That is when agent.Session.Continue has nothing to do.
 func answered(h []agent.Turn) bool {
+	for len(h) > 0 && h[len(h)-1].Kind == agent.TurnCompaction {
+		h = h[:len(h)-1] // a compaction while idle follows the answer
+	}
 	if len(h) == 0 {
 		return false
 	}

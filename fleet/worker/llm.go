@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"net/http"
 	"sync"
 	"time"
 
@@ -16,26 +17,31 @@ type llmPool struct {
 	cfg       Config
 	newClient func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error)
 	metrics   *metrics
+	rates     *rateLimits
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
 	gates   map[string]*gate
 }
 
-func newLLMPool(cfg Config, nc func(string, ProviderConfig, llm.RetryPolicy) (llm.Client, error), m *metrics) *llmPool {
+func newLLMPool(cfg Config, nc func(string, ProviderConfig, llm.RetryPolicy) (llm.Client, error), m *metrics, rates *rateLimits) *llmPool {
 	if nc == nil {
-		nc = providerClient
+		hc := rates.HTTPClient()
+		nc = func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error) {
+			return providerClient(profile, pc, retry, hc)
+		}
 	}
-	return &llmPool{cfg: cfg, newClient: nc, metrics: m, clients: map[string]llm.Client{}, gates: map[string]*gate{}}
+	return &llmPool{cfg: cfg, newClient: nc, metrics: m, rates: rates, clients: map[string]llm.Client{}, gates: map[string]*gate{}}
 }
 
-// providerClient builds a client with llm/provider from the configuration.
-func providerClient(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error) {
+// providerClient builds a client with llm/provider from the configuration,
+// sending its requests with hc (the fleet-wide rate limits' transport).
+func providerClient(profile string, pc ProviderConfig, retry llm.RetryPolicy, hc *http.Client) (llm.Client, error) {
 	name := pc.Provider
 	if name == "" {
 		name = profile
 	}
-	return provider.New(provider.Config{Provider: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry,
+	return provider.New(provider.Config{Provider: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry, HTTPClient: hc,
 		Region: pc.Region, Project: pc.Project, CredentialsFile: pc.CredentialsFile})
 }
 
@@ -60,6 +66,7 @@ func (p *llmPool) client(profile, choice string) (llm.Client, error) {
 	if name == "" {
 		name = profile
 	}
+	inner = withFallback(p.rates.wrap(inner, name, pc), pc)
 	g, ok := p.gates[name]
 	if !ok {
 		g = &gate{sem: make(chan struct{}, p.cfg.concurrencyFor(name))}

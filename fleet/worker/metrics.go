@@ -56,7 +56,7 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 		llmLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "llm_latency_seconds",
 			Help: "Model call latency.", ConstLabels: cl, Buckets: prometheus.ExponentialBuckets(0.01, 3, 10)}, []string{"provider", "model"}),
 		llmTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "llm_tokens_total",
-			Help: "Tokens by provider, model and direction (input, output, reasoning).", ConstLabels: cl}, []string{"provider", "model", "direction"}),
+			Help: "Tokens by provider, model and direction (input, output, reasoning, cache_read, cache_write; input includes both cache kinds).", ConstLabels: cl}, []string{"provider", "model", "direction"}),
 		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "tool_calls_total",
 			Help: "Tool calls by tool and whether they returned an error result.", ConstLabels: cl}, []string{"tool", "is_error"}),
 		toolDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Subsystem: sub, Name: "tool_duration_seconds",
@@ -116,5 +116,7 @@ func (m *metrics) observeLLM(provider, model string, d time.Duration, resp *llm.
 		m.llmTokens.WithLabelValues(provider, model, "input").Add(float64(resp.Usage.InputTokens))
 		m.llmTokens.WithLabelValues(provider, model, "output").Add(float64(resp.Usage.OutputTokens))
 		m.llmTokens.WithLabelValues(provider, model, "reasoning").Add(float64(resp.Usage.ReasoningTokens))
+		m.llmTokens.WithLabelValues(provider, model, "cache_read").Add(float64(resp.Usage.CacheReadTokens))
+		m.llmTokens.WithLabelValues(provider, model, "cache_write").Add(float64(resp.Usage.CacheWriteTokens))
 	}
 }

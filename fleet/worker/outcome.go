@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,6 +32,8 @@ func (r *run) settleOutcome(ctx context.Context, out agent.Outcome, err error) s
 		return r.finish(ctx, store.TaskCancelled, fleet.ReasonCancelled, r.result(out, false, "cancelled"))
 	case stop == stopAborted:
 		return r.finish(ctx, store.TaskCancelled, fleet.ReasonAborted, r.result(out, false, "aborted over control"))
+	case stop == stopBudget:
+		return r.budgetStop(ctx, out)
 	case stop != "": // a limit
 		return r.finish(ctx, store.TaskFailed, stop, r.result(out, false, stop))
 	case err != nil:
@@ -81,8 +84,8 @@ func (r *run) result(out agent.Outcome, success bool, errText string) fleet.Task
 		}
 		res.TurnsUsed = assistantTurns(h)
 	}
-	if res.FinalText == "" {
-		res.FinalText = out.Text
+	if res.FinalText == "" || len(out.Text) > len(res.FinalText) && strings.HasSuffix(out.Text, res.FinalText) {
+		res.FinalText = out.Text // empty history, or an answer continued past the output limit
 	}
 	if r.rec != nil {
 		res.Usage, res.CostUSD = r.rec.totals()
@@ -109,6 +112,7 @@ func assistantTurns(h []agent.Turn) int {
 // once SESSION_END is stored.
 func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res fleet.TaskResult) settlement {
 	w := r.w
+	r.saveRepoMemory(ctx)
 	r.writeDiff(ctx)
 	body, _ := json.Marshal(res)
 	t, err := r.writeEnd(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning, To: to,

@@ -89,10 +89,10 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 	nt := store.NewTurn{Seq: int64(turn.Index) + 1, Kind: string(turn.Kind), Payload: payload}
 	p := t.pending
 	p.Turns = append(slices.Clip(p.Turns), nt)
-	if turn.Kind == agent.TurnAssistant {
-		nt.Usage, _ = json.Marshal(turn.Usage)
+	if turn.Kind == agent.TurnAssistant || turn.Kind == agent.TurnCompaction { // a compaction's summary calls cost tokens too
+		cost := t.price(turn.Model, turn.Usage)
+		nt.Usage, _ = json.Marshal(turnUsage{Usage: turn.Usage, CostUSD: cost})
 		p.Turns[len(p.Turns)-1].Usage = nt.Usage
-		cost := t.price(turn.Usage)
 		p.AddUsage = p.AddUsage.Add(storeUsage(turn.Usage))
 		p.AddCostUSD += cost
 		t.add(turn.Usage, cost)
@@ -203,12 +203,17 @@ func (t *turnRecorder) add(u llm.Usage, cost float64) {
 		t.r.abort(stopTokens)
 	case lim.MaxCostUSD > 0 && total >= lim.MaxCostUSD:
 		t.r.abort(stopCost)
+	default:
+		t.r.checkBudget()
 	}
 }
 
-// price is the cost of one model call at the configured prices.
-func (t *turnRecorder) price(u llm.Usage) float64 {
-	return (float64(u.InputTokens)*t.pc.InputPerMTok + float64(u.OutputTokens+u.ReasoningTokens)*t.pc.OutputPerMTok) / 1e6
+// price is the cost of one model call (see priceOf).
+func (t *turnRecorder) price(model string, u llm.Usage) float64 {
+	if model == "" {
+		model = t.r.row.Model
+	}
+	return t.r.w.priceOf(model, t.pc).Cost(u)
 }
 
 // Load returns the recorded turns of a session, in order. A session whose

@@ -11,6 +11,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/approval"
 	"github.com/agentfleet/agentfleet/fleet/checks"
+	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -47,7 +48,8 @@ type run struct {
 	checks  *checks.Runner // nil when the spec lists no checks (verify.go)
 	sandbox string         // the sandbox a local task's commands run in (TaskResult.Sandbox)
 
-	approvals *approval.Parker // the session's approver: calls waiting for a person
+	approvals *approval.Parker    // the session's approver: calls waiting for a person
+	ext       *extensions.Session // MCP servers, hooks, skills; closed with env
 
 	mu       sync.Mutex // guards stop, aborting and sess once set
 	stop     string     // why abort was called; "" while not aborted

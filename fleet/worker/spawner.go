@@ -148,6 +148,7 @@ func (s *spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 		MaxSubagentDepth: p.MaxSubagentDepth, MaxLiveChildren: p.MaxLiveChildren, ChildPolicy: p.ChildPolicy,
 		Queue: p.Queue, Priority: min(p.Priority+1, fleet.MaxPriority),
 		Permissions: p.Permissions,
+		Extensions:  p.Extensions, // a child cannot shed its parent's hooks
 	}, nil
 }
 

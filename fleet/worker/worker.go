@@ -13,9 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet/budget"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/pricing"
+	"github.com/agentfleet/agentfleet/llm/ratelimit"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -48,6 +51,9 @@ type Worker struct {
 	log      *slog.Logger
 	clock    agent.Clock
 	llm      *llmPool
+	prices   *pricing.Book
+	rates    *rateLimits
+	budgets  atomic.Pointer[budget.Watcher] // nil until Run watches them
 	metrics  *metrics
 	gatherer prometheus.Gatherer // nil when the caller passed a Registerer
 
@@ -105,7 +111,12 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if w.metrics, err = newMetrics(reg, w); err != nil {
 		return nil, err
 	}
-	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics)
+	w.rates = &rateLimits{}
+	if w.rates.metrics, err = ratelimit.NewMetrics(reg, "worker", prometheus.Labels{"worker": cfg.ID}); err != nil {
+		return nil, err
+	}
+	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics, w.rates)
+	w.prices = newPriceBook(cfg, w)
 	w.health = newStoreHealth(w.raw, w.log, w.metrics.storeUp)
 	w.sandbox = tasksandbox.Start(cfg.sandboxOperator(), w.log)
 	w.st = waitingStore{Store: w.raw, w: w}
@@ -159,6 +170,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer stopBackground()
+	defer w.watchBudgets(ctx)()
+	if err := w.openRateLimits(ctx); err != nil {
+		return err
+	}
 	w.ready.Store(true)
 	w.log.Info("worker started", "queues", w.cfg.Queues, "sessions", w.cfg.Sessions)
 	w.pull(ctx, puller)

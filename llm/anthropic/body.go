@@ -25,16 +25,18 @@ type toolsCache struct {
 // encodedSet is one tool set and its encoding. defs own their Parameters,
 // so a caller changing its schema in place does not change the key.
 type encodedSet struct {
-	defs []llm.ToolDefinition
-	json []byte
+	defs   []llm.ToolDefinition
+	cached bool // the last tool carries a cache breakpoint
+	json   []byte
 }
 
 // encoded returns the JSON array of tools, which buildRequest converted
 // from defs, from the cache or by encoding and remembering it.
 func (c *toolsCache) encoded(defs []llm.ToolDefinition, tools []wireTool) ([]byte, error) {
+	cached := len(tools) > 0 && tools[len(tools)-1].CacheControl != nil
 	if sets := c.sets.Load(); sets != nil {
 		for i := len(*sets) - 1; i >= 0; i-- {
-			if s := (*sets)[i]; sameTools(s.defs, defs) {
+			if s := (*sets)[i]; s.cached == cached && sameTools(s.defs, defs) {
 				return s.json, nil
 			}
 		}
@@ -43,7 +45,7 @@ func (c *toolsCache) encoded(defs []llm.ToolDefinition, tools []wireTool) ([]byt
 	if err != nil {
 		return nil, err
 	}
-	c.remember(encodedSet{defs: ownTools(defs), json: b})
+	c.remember(encodedSet{defs: ownTools(defs), cached: cached, json: b})
 	return b, nil
 }
 

@@ -60,7 +60,13 @@ func buildRequest(req llm.Request, stream bool) (*wireRequest, error) {
 		return nil, invalidRequest("Request.Messages has no user or assistant content: add at least one user message")
 	}
 	w.Tools = convertTools(req.Tools)
-	w.ToolChoice, err = convertToolChoice(req.ToolChoice, len(w.Tools) > 0)
+	if w.ToolChoice, err = convertToolChoice(req.ToolChoice, len(w.Tools) > 0); err != nil {
+		return nil, err
+	}
+	cache, err := promptCacheOn(req)
+	if cache {
+		markCacheBreakpoints(w)
+	}
 	return w, err
 }
 

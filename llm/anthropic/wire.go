@@ -38,13 +38,15 @@ type wireMessage struct {
 }
 
 type textBlock struct {
-	Type string `json:"type"` // "text"
-	Text string `json:"text"`
+	Type         string        `json:"type"` // "text"
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type imageBlock struct {
-	Type   string      `json:"type"` // "image"
-	Source imageSource `json:"source"`
+	Type         string        `json:"type"` // "image"
+	Source       imageSource   `json:"source"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type imageSource struct {
@@ -62,10 +64,11 @@ type toolUseBlock struct {
 }
 
 type toolResultBlock struct {
-	Type      string `json:"type"` // "tool_result"
-	ToolUseID string `json:"tool_use_id"`
-	Content   []any  `json:"content"` // text and image blocks
-	IsError   bool   `json:"is_error,omitempty"`
+	Type         string        `json:"type"` // "tool_result"
+	ToolUseID    string        `json:"tool_use_id"`
+	Content      []any         `json:"content"` // text and image blocks
+	IsError      bool          `json:"is_error,omitempty"`
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type thinkingBlock struct {
@@ -80,9 +83,10 @@ type redactedThinkingBlock struct {
 }
 
 type wireTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
 
 type wireToolChoice struct {

@@ -38,6 +38,39 @@ func Exercise(t *testing.T, target Target) {
 	t.Run("Failures", func(t *testing.T) { exerciseFailures(t, target) })
 	t.Run("Streams", func(t *testing.T) { exerciseStreams(t, target) })
 	t.Run("RequestIDs", func(t *testing.T) { exerciseRequestIDs(t, target) })
+	t.Run("ContextWindow", func(t *testing.T) { exerciseContextWindow(t, target) })
+}
+
+// exerciseContextWindow gives the model a window: a request that fits is
+// answered and reports its size as input tokens; one over it gets the
+// provider's context-length error (status 400, its own code and message),
+// is not retried and takes no scripted reply.
+func exerciseContextWindow(t *testing.T, target Target) {
+	modes(t, func(t *testing.T, stream bool) {
+		h := newHarness(t, target, 2, 0)
+		h.srv.SetContextWindow(target.Model, 100_000)
+		h.srv.Enqueue(sim.Text("fits"), sim.Text("after the overflow"))
+		_, resp, err := h.call(context.Background(), stream)
+		if err != nil || resp.Text() != "fits" {
+			t.Fatalf("a request inside the window: %v, %v", resp, err)
+		}
+		size := h.srv.Requests()[0].Tokens
+		if size <= 0 || resp.Usage.InputTokens != size {
+			t.Fatalf("input tokens %d, the server counted %d", resp.Usage.InputTokens, size)
+		}
+		h.srv.SetContextWindow(target.Model, size-1)
+		_, _, err = h.call(context.Background(), stream)
+		var e *llm.Error
+		if !errors.As(err, &e) || e.Kind != llm.ErrContextLength || e.Status != http.StatusBadRequest {
+			t.Fatalf("err = %v, want context_length with HTTP 400", err)
+		}
+		if n := len(h.srv.Requests()); n != 2 || h.srv.Pending() != 1 {
+			t.Fatalf("%d requests, %d replies left; the overflow must not be retried nor take a reply", n, h.srv.Pending())
+		}
+		if e.Message == "" {
+			t.Fatalf("error %v carries no provider message", e)
+		}
+	})
 }
 
 type harness struct {

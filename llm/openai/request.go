@@ -19,6 +19,7 @@ type wireRequest struct {
 	Store           bool           `json:"store"`
 	Include         []string       `json:"include,omitempty"`
 	Stream          bool           `json:"stream,omitempty"`
+	PromptCacheKey  string         `json:"prompt_cache_key,omitempty"`
 }
 
 type wireTool struct {
@@ -131,7 +132,7 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 		return nil, err
 	}
 	w := wireRequest{Model: req.Model, MaxOutputTokens: req.MaxOutputTokens, Temperature: req.Temperature,
-		Store: opts.store, Stream: stream, Include: opts.include}
+		Store: opts.store, Stream: stream, Include: opts.include, PromptCacheKey: req.CacheKey}
 	w.Input, err = buildInput(req.Messages, opts.store)
 	if err != nil {
 		return nil, err

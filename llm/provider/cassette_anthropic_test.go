@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,8 +44,11 @@ func anthropicRequest(t *testing.T, body []byte) llm.Request {
 	for _, s := range jarr(v, "system") {
 		req.Messages = append(req.Messages, llm.SystemMessage(jstr(s, "text")))
 	}
+	// The recordings were made without cache marks, which the adapter
+	// sends by default: a recording without them turns them off.
+	req.ProviderOptions = llm.ProviderOptions{"anthropic": {"prompt_cache": bytes.Contains(body, []byte(`"cache_control"`))}}
 	if jstr(v, "thinking", "type") == "enabled" {
-		req.ProviderOptions = llm.ProviderOptions{"anthropic": {"thinking_budget": jint(v, "thinking", "budget_tokens")}}
+		req.ProviderOptions["anthropic"]["thinking_budget"] = jint(v, "thinking", "budget_tokens")
 	}
 	if temp, ok := jpath(v, "temperature").(float64); ok {
 		req.Temperature = &temp

@@ -22,6 +22,9 @@ type RecordedRequest struct {
 	Header  http.Header
 	Body    []byte
 	Dialect string // name of the dialect that answered, "" when none matched
+	// Tokens is the request's size as the server counts it (CountTokens),
+	// set when a context window applies to its model.
+	Tokens int
 }
 
 // Server is the simulated provider: an http.Handler that answers each
@@ -38,6 +41,10 @@ type Server struct {
 	def        *Reply
 	requests   []RecordedRequest
 	requestsCh chan struct{} // closed and replaced on every recorded request
+	windows    []windowRule  // context windows by model prefix (window.go)
+	responder  Responder     // answers before the script when set
+	cache      *PromptCache  // nil: usage is the scripted one
+	rate       *RateLimit    // nil: no limit enforced
 }
 
 // New returns a Server that is not listening: use it as an http.Handler
@@ -163,7 +170,13 @@ func ReadBody(r *http.Request) ([]byte, error) {
 // already (r.Body is not read again).
 func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) {
 	d := s.match(r)
-	rep, ok := s.record(r, body, d)
+	tokens, window := s.measure(r, body, d)
+	if window > 0 && tokens > window {
+		s.record(r, body, d, tokens, false)
+		s.writeFailure(w, r, d, overflow(d, tokens, window))
+		return
+	}
+	rep, ok := s.record(r, body, d, tokens, true)
 	if d == nil {
 		http.Error(w, fmt.Sprintf("sim: no dialect serves %s %s; known paths: /v1/responses (openai), /v1/chat/completions (chatcompat), /v1/messages (anthropic), /v1beta/models/{model}:generateContent or :streamGenerateContent (gemini)", r.Method, r.URL.Path), http.StatusNotFound)
 		return
@@ -171,6 +184,12 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 	if !ok {
 		http.Error(w, "sim: script exhausted: no reply was enqueued for this request ("+r.Method+" "+r.URL.Path+"); call Enqueue before sending it, or SetDefault", http.StatusInternalServerError)
 		return
+	}
+	if s.enforce(w, r, d) {
+		return
+	}
+	if c := s.promptCache(); c != nil && rep.Failure == nil && rep.Raw == nil {
+		c.account(d, r, body, &rep)
 	}
 	if rep.FirstByteDelay > 0 && !sleep(r.Context(), s.closing, rep.FirstByteDelay) {
 		return
@@ -192,6 +211,12 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 }
 
+func (s *Server) promptCache() *PromptCache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cache
+}
+
 func (s *Server) match(r *http.Request) Dialect {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -203,19 +228,36 @@ func (s *Server) match(r *http.Request) Dialect {
 	return nil
 }
 
-// record stores the request and pops the reply for it.
-func (s *Server) record(r *http.Request, body []byte, d Dialect) (Reply, bool) {
+// record stores the request and, when pop is set, takes the reply for it:
+// the responder's, else the script's next, else the default. A counted
+// request (tokens > 0) reports its size as input tokens when the reply
+// leaves them 0.
+func (s *Server) record(r *http.Request, body []byte, d Dialect, tokens int, pop bool) (Reply, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body}
+	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Tokens: tokens}
 	if d != nil {
 		rec.Dialect = d.Name()
 	}
 	s.requests = append(s.requests, rec)
 	close(s.requestsCh)
 	s.requestsCh = make(chan struct{})
-	if d == nil {
+	if d == nil || !pop {
 		return Reply{}, false
+	}
+	rep, ok := s.next(rec)
+	if ok && tokens > 0 && rep.Usage.InputTokens == 0 {
+		rep.Usage.InputTokens = tokens
+	}
+	return rep, ok
+}
+
+// next is the reply for rec. The caller holds s.mu.
+func (s *Server) next(rec RecordedRequest) (Reply, bool) {
+	if s.responder != nil {
+		if rep, ok := s.responder(rec); ok {
+			return rep, true
+		}
 	}
 	if len(s.script) > 0 {
 		rep := s.script[0]

@@ -86,6 +86,19 @@ WHERE task_id = $1 AND kind = $2 AND name = $3`, p.TaskID, p.Kind, p.Name).Scan(
 	return a, translate(op, err)
 }
 
+// LatestArtifact implements store.Store.
+func (s *Store) LatestArtifact(ctx context.Context, p store.LatestArtifactParams) (store.Artifact, error) {
+	const op = "LatestArtifact"
+	a := store.Artifact{Kind: p.Kind, Name: p.Name}
+	err := s.pool.QueryRow(ctx, `SELECT task_id, content_type, content, size, created_at FROM artifacts
+WHERE kind = $1 AND name = $2 ORDER BY created_at DESC LIMIT 1`, p.Kind, p.Name).Scan(&a.TaskID, &a.ContentType, &a.Content, &a.Size, &a.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return a, store.NotFoundf(op, "no %s artifact %q", p.Kind, p.Name)
+	}
+	a.CreatedAt = a.CreatedAt.UTC()
+	return a, translate(op, err)
+}
+
 // ListArtifacts implements store.Store.
 func (s *Store) ListArtifacts(ctx context.Context, p store.ListArtifactsParams) ([]store.Artifact, error) {
 	rows, err := s.pool.Query(ctx, `SELECT kind, name, content_type, size, created_at FROM artifacts

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -83,6 +84,25 @@ WHERE task_id = ? AND kind = ? AND name = ?`, p.TaskID.String(), p.Kind, p.Name)
 	}
 	a.CreatedAt = micros(created)
 	return a, translate(op, err)
+}
+
+// LatestArtifact implements store.Store.
+func (s *Store) LatestArtifact(ctx context.Context, p store.LatestArtifactParams) (store.Artifact, error) {
+	const op = "LatestArtifact"
+	a := store.Artifact{Kind: p.Kind, Name: p.Name}
+	var task string
+	var created int64
+	err := s.r.QueryRowContext(ctx, `SELECT task_id, content_type, content, size, created_at FROM artifacts
+WHERE kind = ? AND name = ? ORDER BY created_at DESC LIMIT 1`, p.Kind, p.Name).Scan(&task, &a.ContentType, &a.Content, &a.Size, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return a, store.NotFoundf(op, "no %s artifact %q", p.Kind, p.Name)
+	}
+	if err != nil {
+		return a, translate(op, err)
+	}
+	a.CreatedAt = micros(created)
+	a.TaskID, err = uuid.Parse(task)
+	return a, err
 }
 
 // ListArtifacts implements store.Store.

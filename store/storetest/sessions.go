@@ -116,4 +116,23 @@ var blobTests = map[string]func(*testing.T, *bundle){
 		_, err = b.s.PutArtifact(b.ctx, store.PutArtifactParams{TaskID: uuid.New(), Kind: "diff"})
 		wantErr(t, err, store.ErrNotFound)
 	},
+	"LatestArtifact": func(t *testing.T, b *bundle) {
+		repo := "https://example.com/" + uuid.NewString() + ".git"
+		_, err := b.s.LatestArtifact(b.ctx, store.LatestArtifactParams{Kind: "memory", Name: repo})
+		wantErr(t, err, store.ErrNotFound)
+		first, second := b.task(t, store.CreateTaskParams{}), b.task(t, store.CreateTaskParams{})
+		for _, p := range []store.PutArtifactParams{
+			{TaskID: first.ID, Kind: "memory", Name: repo, Content: []byte("old notes")},
+			{TaskID: second.ID, Kind: "memory", Name: "another repo", Content: []byte("not these")},
+			{TaskID: second.ID, Kind: "memory", Name: repo, Content: []byte("new notes")},
+		} {
+			if _, err := b.s.PutArtifact(b.ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := b.s.LatestArtifact(b.ctx, store.LatestArtifactParams{Kind: "memory", Name: repo})
+		if err != nil || string(got.Content) != "new notes" || got.TaskID != second.ID {
+			t.Fatalf("LatestArtifact = %+v, %v; want the second task's notes", got, err)
+		}
+	},
 }

@@ -41,6 +41,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"Blob", blobTests},
 		{"BadInput", badInputTests},
 		{"Race", raceTests},
+		{"Usage", usageTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

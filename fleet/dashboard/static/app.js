@@ -6,6 +6,7 @@
 //   GET  /v1/tasks/{id}/events       one task's events, replayed from the start
 //   GET  /v1/tasks/{id}/tree         parents and children
 //   GET  /v1/tasks/{id}/sessions, /v1/sessions/{sid}/turns   stored turns
+//   GET  /v1/usage, /v1/budgets      the usage panel: tokens, cost, budgets
 //   POST /v1/tasks, /cancel, /steer, /follow_up, /approvals/{call_id}
 // A bearer token, when the dispatcher needs one, comes from ?token= once and
 // is kept in sessionStorage (this tab only).
@@ -197,6 +198,7 @@ async function refresh() {
     if (ui.filterStates.size) q.set("state", [...ui.filterStates].join(","));
     const [stats, list] = await Promise.all([api("GET", "/v1/stats"), api("GET", "/v1/tasks?" + q)]);
     renderStats(stats);
+    refreshUsage();
     ui.tasks = list.tasks || [];
     renderList();
     if (ui.selected) {
@@ -205,6 +207,43 @@ async function refresh() {
     }
   } catch (err) {
     if (!(err instanceof APIError && (err.status === 401 || err.status === 403))) toast("refresh: " + err.message, true);
+  }
+}
+
+// ---- usage and budgets ----
+
+function usd(n) {
+  return "$" + (n || 0).toFixed(n >= 100 ? 0 : n >= 1 ? 2 : 4);
+}
+
+function usageRow(name, r, cls) {
+  const u = r.usage || {};
+  return el("tr", { class: cls || "" },
+    el("td", { text: name }), el("td", { text: String(r.tasks || 0) }), el("td", { text: String(u.input_tokens || 0) }),
+    el("td", { text: `${u.cache_read_tokens || 0} (${Math.round(100 * (r.cache_read_share || 0))}%)` }),
+    el("td", { text: String(u.output_tokens || 0) }), el("td", { text: usd(r.cost_usd) }));
+}
+
+async function refreshUsage() {
+  if (!$("usage-box").open) return;
+  const by = $("usage-by").value;
+  const q = new URLSearchParams();
+  if (by) q.set("group_by", by);
+  if (by === "label") q.set("label_key", $("usage-key").value.trim() || "team");
+  try {
+    const [rep, b] = await Promise.all([api("GET", "/v1/usage?" + q), api("GET", "/v1/budgets")]);
+    const body = $("usage-table").querySelector("tbody");
+    body.replaceChildren(...(rep.rows || []).filter(() => by).map((r) => usageRow(r.key || "(none)", r)),
+      usageRow("total", rep.total || {}, "total"));
+    $("usage-total").textContent = "· " + usd((rep.total || {}).cost_usd);
+    const budgets = b.budgets || [];
+    $("budget-table").querySelector("tbody").replaceChildren(...budgets.map((x) => el("tr", {},
+      el("td", { text: x.label }), el("td", { text: usd(x.limit_usd) }), el("td", { text: usd(x.spent_usd) }),
+      el("td", { text: x.exhausted ? "spent" : "ok", "data-state": x.exhausted ? "spent" : "ok",
+        title: x.exhausted ? `tasks are ${x.on_exhausted === "cancel" ? "cancelled" : "held"}` : "" }))));
+    $("budget-empty").hidden = budgets.length > 0;
+  } catch (err) {
+    if (!(err instanceof APIError && (err.status === 401 || err.status === 403))) toast("usage: " + err.message, true);
   }
 }
 
@@ -238,7 +277,8 @@ function renderList() {
     stateBadge(t.state),
     el("span", { class: "title", text: firstLine(specOf(t).prompt, 120) || t.id }),
     el("span", { class: "age", title: t.created_at, text: ago(t.created_at) }),
-    el("span", { class: "sub mono", text: "…" + shortID(t.id) + (labels ? "  " + labels : "") + (t.worker_id ? "  @" + t.worker_id : "") })));
+    el("span", { class: "sub mono", text: "…" + shortID(t.id) + (labels ? "  " + labels : "") + (t.worker_id ? "  @" + t.worker_id : "") +
+      (t.state === "queued" && t.error === "budget" ? "  · held: budget spent" : "") })));
   }
   $("task-empty").hidden = shown > 0;
 }
@@ -420,7 +460,7 @@ function openStream(id) {
 const EVENT_KINDS = ["SESSION_START", "SESSION_END", "USER_INPUT", "ASSISTANT_TEXT_START", "ASSISTANT_TEXT_DELTA",
   "ASSISTANT_TEXT_END", "TOOL_CALL_START", "TOOL_CALL_OUTPUT_DELTA", "TOOL_CALL_END", "STEERING_INJECTED", "TURN_LIMIT",
   "LOOP_DETECTION", "ERROR", "WARNING", "INPUT_DONE", "PARKED", "APPROVAL_REQUESTED", "PERMISSION_DENIED",
-  "CHECK_END", "DELIVERY"];
+  "CHECK_END", "DELIVERY", "COMPACTION_END"];
 
 function append(node) {
   const box = $("events");
@@ -491,6 +531,13 @@ function onEvent(taskID, kind, m) {
     case "INPUT_DONE":
       append(el("div", { class: "ev marker", "data-kind": kind, text: `input done · ${d.stop || d.state || ""}` + (d.turns ? ` · ${d.turns} turns` : "") }));
       break;
+    case "COMPACTION_END": {
+      const c = d.context || {};
+      const how = (c.strategies || []).join(" + ") || "nothing to compact";
+      append(el("div", { class: "ev marker", "data-kind": kind,
+        text: `context compacted (${c.reason || "?"}) · ${how} · ~${c.tokens_before || "?"} → ~${c.tokens_after || "?"} tokens` + (c.error ? ` · ${c.error}` : "") }));
+      break;
+    }
     case "PARKED":
       for (const c of ui.calls.values()) {
         if (c.box.dataset.kind === "TOOL_CALL_START") c.summary.textContent = "output (parked: the call runs again on resume)";
@@ -511,6 +558,17 @@ function onEvent(taskID, kind, m) {
         el("div", { class: "text", text: `${d.tool_name} · ${p.rule || ""}: ${p.reason || ""}\n${p.summary || ""}` })));
       break;
     }
+    case "RATE_LIMITED":
+      append(block("notice", kind, "rate limited", env.time, el("div", { class: "text", text: d.text || "" })));
+      break;
+    case "MODEL_FALLBACK":
+      append(block("notice", kind, "fallback model", env.time, el("div", { class: "text", text: d.text || "" })));
+      break;
+    case "BUDGET_HELD":
+      append(block("notice", kind, "budget spent", env.time, el("div", { class: "text",
+        text: `${d.label}: $${(d.spent_usd || 0).toFixed(2)} of $${(d.limit_usd || 0).toFixed(2)} spent; held until the budget is raised` })));
+      scheduleRefresh();
+      break;
     case "SESSION_START":
       append(el("div", { class: "ev marker", "data-kind": kind, text: "session started " + clock(env.time) }));
       break;
@@ -766,6 +824,9 @@ function start() {
   $("cancel-button").addEventListener("click", () => cancel("cancelled from the dashboard"));
   $("abort-button").addEventListener("click", () => cancel("aborted from the dashboard"));
   $("filter-text").addEventListener("input", renderList);
+  $("usage-box").addEventListener("toggle", refreshUsage);
+  $("usage-by").addEventListener("change", refreshUsage);
+  $("usage-key").addEventListener("change", refreshUsage);
   $("filter-roots").addEventListener("change", renderList);
   for (const b of document.querySelectorAll(".tab")) b.addEventListener("click", () => showTab(b.dataset.tab));
   window.addEventListener("hashchange", fromHash);

@@ -41,6 +41,9 @@ type Step struct {
 	// failure instead (default once).
 	Fail      *sim.Failure `json:"fail,omitempty"`
 	FailTimes int          `json:"fail_times,omitempty"`
+	// Finish is the provider's finish reason of a text answer (max_tokens:
+	// cut by the output limit); "" means a normal end.
+	Finish string `json:"finish,omitempty"`
 }
 
 // Call is one tool call of a Step.
@@ -77,6 +80,9 @@ type Model struct {
 	total    int
 	// Latency, when set, is waited before every answer.
 	latency time.Duration
+	// countTokens reports each request's size (sim.CountTokens) as its
+	// input tokens instead of 100.
+	countTokens bool
 }
 
 type gate struct {
@@ -114,6 +120,15 @@ func (m *Model) gate(name string) *gate {
 func (m *Model) Open(name string) {
 	g := m.gate(name)
 	g.openOnce.Do(func() { close(g.open) })
+}
+
+// SetCountTokens makes every answer report its request's size
+// (sim.CountTokens) as input tokens, as a provider does, instead of 100:
+// for sessions whose context accounting the test exercises.
+func (m *Model) SetCountTokens(on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.countTokens = on
 }
 
 // Arrived is closed once a request reached the gate.
@@ -181,15 +196,32 @@ func (m *Model) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "scripted: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	rep, ok := m.reply(r.Context(), conv)
-	if !ok {
+	var rep sim.Reply
+	if isSummaryRequest(body) {
+		rep = summaryReply(conv.allUser)
+	} else if rep, err = m.replyOrGone(r, conv); err != nil {
 		return // the client went away at a gate
+	}
+	m.mu.Lock()
+	count := m.countTokens
+	m.mu.Unlock()
+	if count {
+		rep.Usage.InputTokens = sim.CountTokens(body)
 	}
 	one := sim.New()
 	defer one.Close()
 	one.Enqueue(rep)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	one.ServeHTTP(w, r)
+}
+
+// replyOrGone is reply, with an error when the client went away.
+func (m *Model) replyOrGone(r *http.Request, c conversation) (sim.Reply, error) {
+	rep, ok := m.reply(r.Context(), c)
+	if !ok {
+		return rep, r.Context().Err()
+	}
+	return rep, nil
 }
 
 // reply picks the step for the conversation's turn.
@@ -252,7 +284,7 @@ func render(st Step, c conversation) sim.Reply {
 	if len(st.Calls) == 0 {
 		text := strings.ReplaceAll(st.Text, "{{results}}", strings.Join(c.results, "\n"))
 		text = strings.ReplaceAll(text, "{{last_user}}", c.lastUser)
-		return sim.Reply{Text: text, Usage: usage()}
+		return sim.Reply{Text: text, Usage: usage(), FinishReason: st.Finish}
 	}
 	rep := sim.Reply{Usage: usage()}
 	ids := c.agentIDs()
@@ -287,6 +319,7 @@ func stepKey(prompt string, step int) string {
 // conversation is what the model needs to know of a request.
 type conversation struct {
 	firstUser      string
+	allUser        string // every user text, for a summary request
 	lastUser       string
 	assistantTurns int
 	results        []string
@@ -328,10 +361,19 @@ func parseAnthropic(body []byte) (conversation, error) {
 					c.firstUser = b.Text
 				}
 				c.lastUser = b.Text
+				c.allUser += b.Text + "\n"
 			case "tool_result":
 				c.results = append(c.results, b.ResultText())
 			}
 		}
+	}
+	if !strings.Contains(c.firstUser, scriptMarker) {
+		if p := promptIn(c.firstUser); p != "" { // a compacted conversation
+			c.firstUser = p
+		}
+	}
+	if t := turnFromIDs(msgs); t >= 0 {
+		c.assistantTurns = t
 	}
 	return c, nil
 }

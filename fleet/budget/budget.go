@@ -1,0 +1,197 @@
+package budget
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// What happens to a label's tasks once its budget is spent.
+const (
+	Hold   = "hold"
+	Cancel = "cancel"
+)
+
+// Reason is the task error (and stop reason) of a task stopped, held or
+// cancelled by a budget.
+const Reason = "budget"
+
+// Budget is the spending cap of one label.
+type Budget struct {
+	Label       string    `json:"label"`        // key=value
+	LimitUSD    float64   `json:"limit_usd"`    // >= 0; 0 stops everything at once
+	OnExhausted string    `json:"on_exhausted"` // hold (default) or cancel
+	SpentUSD    float64   `json:"spent_usd"`    // as of the last check
+	Exhausted   bool      `json:"exhausted"`    // spent_usd >= limit_usd at the last check
+	CheckedAt   time.Time `json:"checked_at,omitzero"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// ParseLabel splits "key=value" (or "key:value"); the error names the
+// field "label".
+func ParseLabel(s string) (key, value string, err error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok {
+		k, v, ok = strings.Cut(s, ":")
+	}
+	if !ok || k == "" {
+		return "", "", &fleet.FieldError{Field: "label", Reason: fmt.Sprintf("%q must be key=value, e.g. team=web", s)}
+	}
+	return k, v, nil
+}
+
+// Validate checks the fields a client sets, naming the bad one.
+func (b Budget) Validate() error {
+	if _, _, err := ParseLabel(b.Label); err != nil {
+		return err
+	}
+	if b.LimitUSD < 0 || math.IsNaN(b.LimitUSD) || math.IsInf(b.LimitUSD, 0) {
+		return &fleet.FieldError{Field: "limit_usd", Reason: fmt.Sprintf("must be a number >= 0 (USD), got %v", b.LimitUSD)}
+	}
+	switch b.OnExhausted {
+	case "", Hold, Cancel:
+	default:
+		return &fleet.FieldError{Field: "on_exhausted", Reason: fmt.Sprintf("%q must be hold or cancel", b.OnExhausted)}
+	}
+	return nil
+}
+
+// Book reads and writes the budgets bucket.
+type Book struct {
+	kv jetstream.KeyValue
+}
+
+// ErrNotFound is returned for a label without a budget; it is a
+// store.ErrNotFound, so the API answers 404.
+var ErrNotFound = fmt.Errorf("no budget for this label: %w", store.ErrNotFound)
+
+// Open opens (creating it once) the budgets bucket of q's prefix.
+func Open(ctx context.Context, q *queue.Client) (*Book, error) {
+	kv, err := q.KeyValue(ctx, "budgets", "agentfleet spending caps per label (fleet/budget)")
+	if err != nil {
+		return nil, err
+	}
+	return &Book{kv: kv}, nil
+}
+
+func keyOf(label string) string { return base64.RawURLEncoding.EncodeToString([]byte(label)) }
+
+// Put validates and stores b, keeping the spend of the budget it replaces
+// (Exhausted is recomputed from it against the new limit at once).
+func (bk *Book) Put(ctx context.Context, b Budget) (Budget, error) {
+	if err := b.Validate(); err != nil {
+		return Budget{}, err
+	}
+	if b.OnExhausted == "" {
+		b.OnExhausted = Hold
+	}
+	for {
+		old, rev, err := bk.get(ctx, b.Label)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Budget{}, err
+		}
+		b.SpentUSD, b.CheckedAt = old.SpentUSD, old.CheckedAt
+		b.Exhausted = rev != 0 && b.SpentUSD >= b.LimitUSD
+		b.UpdatedAt = time.Now().UTC()
+		data, _ := json.Marshal(b)
+		if rev == 0 {
+			_, err = bk.kv.Create(ctx, keyOf(b.Label), data)
+		} else {
+			_, err = bk.kv.Update(ctx, keyOf(b.Label), data, rev)
+		}
+		if err == nil {
+			return b, nil
+		}
+		if !isCASConflict(err) {
+			return Budget{}, err
+		}
+	}
+}
+
+// Get returns the budget of label, ErrNotFound when there is none.
+func (bk *Book) Get(ctx context.Context, label string) (Budget, error) {
+	b, _, err := bk.get(ctx, label)
+	return b, err
+}
+
+func (bk *Book) get(ctx context.Context, label string) (Budget, uint64, error) {
+	e, err := bk.kv.Get(ctx, keyOf(label))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Budget{}, 0, ErrNotFound
+	}
+	if err != nil {
+		return Budget{}, 0, err
+	}
+	var b Budget
+	if err := json.Unmarshal(e.Value(), &b); err != nil {
+		return Budget{}, 0, fmt.Errorf("budget: decoding %q: %w", label, err)
+	}
+	return b, e.Revision(), nil
+}
+
+// Delete removes the budget of label (ErrNotFound when there is none).
+func (bk *Book) Delete(ctx context.Context, label string) error {
+	if _, err := bk.Get(ctx, label); err != nil {
+		return err
+	}
+	return bk.kv.Purge(ctx, keyOf(label))
+}
+
+// List returns every budget, by label.
+func (bk *Book) List(ctx context.Context) ([]Budget, error) {
+	keys, err := bk.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Budget
+	for k := range keys.Keys() {
+		raw, err := base64.RawURLEncoding.DecodeString(k)
+		if err != nil {
+			continue
+		}
+		b, err := bk.Get(ctx, string(raw))
+		if err == nil {
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
+	return out, nil
+}
+
+// record writes the spend of a check when it changed anything, by
+// compare-and-set on rev; it reports the budget as written and whether it
+// was (false: unchanged, or another writer came first).
+func (bk *Book) record(ctx context.Context, b Budget, rev uint64, spent float64, now time.Time) (Budget, bool, error) {
+	next := b
+	next.SpentUSD, next.CheckedAt = spent, now
+	next.Exhausted = spent >= b.LimitUSD
+	if next.Exhausted == b.Exhausted && math.Abs(next.SpentUSD-b.SpentUSD) < 1e-9 {
+		return b, false, nil
+	}
+	data, _ := json.Marshal(next)
+	if _, err := bk.kv.Update(ctx, keyOf(b.Label), data, rev); err != nil {
+		if isCASConflict(err) {
+			return b, false, nil
+		}
+		return b, false, err
+	}
+	return next, true, nil
+}
+
+func isCASConflict(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, jetstream.ErrKeyExists) ||
+		(errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence)
+}

@@ -1,0 +1,217 @@
+package dispatcher_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/budget"
+	"github.com/agentfleet/agentfleet/fleet/client"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher"
+	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/llm/pricing"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// budgetFleet is a fleet whose every model turn costs $1 (100 input
+// tokens at $10,000 per million), with a dispatcher checking budgets every
+// 50 ms.
+func budgetFleet(t *testing.T) (*fleettest.Fleet, *client.Client) {
+	f, c, _ := budgetFleetURL(t)
+	return f, c
+}
+
+func budgetFleetURL(t *testing.T) (*fleettest.Fleet, *client.Client, string) {
+	t.Helper()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 4, SQLite: true, Worker: func(_ int, c *worker.Config) {
+		c.Prices = map[string]pricing.Price{"claude-test": {InputPerMTok: 10_000}}
+	}})
+	d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{BudgetCheckInterval: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = d.Run(ctx) }()
+	srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{}))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); stop(); <-ran })
+	c, err := client.New(srv.URL, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c, srv.URL
+}
+
+func shellStep(gate string) fleettest.Step {
+	return fleettest.Step{Gate: gate, Calls: []fleettest.Call{fleettest.Shell("echo step")}}
+}
+
+func labelled(spec fleet.TaskSpec, label string) fleet.TaskSpec {
+	k, v, _ := strings.Cut(label, "=")
+	spec.Labels = map[string]string{k: v}
+	return spec
+}
+
+func waitExhausted(t *testing.T, c *client.Client, label string) api.Budget {
+	t.Helper()
+	var b api.Budget
+	testenv.EventuallyErr(t, fleettest.Wait, label+"'s budget to be spent", func() (err error) {
+		if b, err = c.Budget(context.Background(), label); err == nil && !b.Exhausted {
+			err = fmt.Errorf("budget %+v", b)
+		}
+		return err
+	})
+	return b
+}
+
+func lastEventKind(t *testing.T, f *fleettest.Fleet, task store.Task) string {
+	t.Helper()
+	ev, ok, err := f.Queue.LastEvent(context.Background(), task.RootID.String(), task.ID.String())
+	if err != nil || !ok {
+		t.Fatalf("last event of %s: %v %v", task.ID, ok, err)
+	}
+	return ev.Kind
+}
+
+// TestBudgetHoldAndRaise: a running task of a label whose budget is spent
+// finishes its turn and is held (queued, error budget, BUDGET_HELD); a
+// queued one is held before it starts; raising the budget resumes both.
+func TestBudgetHoldAndRaise(t *testing.T) {
+	f, c := budgetFleet(t)
+	ctx := context.Background()
+	b, err := c.PutBudget(ctx, "team=a", api.BudgetRequest{LimitUSD: 2.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Tasks != 0 || !strings.Contains(b.Note, "no task carries the label team=a") || b.OnExhausted != budget.Hold {
+		t.Fatalf("budget on a label without tasks: %+v", b)
+	}
+	a := f.Submit(labelled(fleettest.Spec("a", shellStep(""), shellStep(""), shellStep("a2"), shellStep("a3"), fleettest.Step{Text: "a done"}), "team=a"))
+	f.Model.Open("a2") // turns 0..2 cost $3
+	waitExhausted(t, c, "team=a")
+	f.Model.Open("a3") // turn 3 is recorded, then the run stops
+	held := f.WaitFor("task a held", a, func(t store.Task) bool { return t.State == store.TaskQueued && t.Error == budget.Reason })
+	if k := lastEventKind(t, f, held); k != budget.EventHeld {
+		t.Fatalf("last event of the held task: %s", k)
+	}
+	if n := f.Model.Requests(fleettest.Prompt("a", shellStep(""), shellStep(""), shellStep("a2"), shellStep("a3"), fleettest.Step{Text: "a done"}), 4); n != 0 {
+		t.Fatalf("the held task asked for its next turn %d times", n)
+	}
+
+	bID := f.Submit(labelled(fleettest.Spec("b", fleettest.Step{Text: "b done"}), "team=a"))
+	heldB := f.WaitFor("task b held", bID, func(t store.Task) bool { return t.State == store.TaskQueued && t.Error == budget.Reason })
+	if heldB.Attempts != 1 || f.Model.Requests(fleettest.Prompt("b", fleettest.Step{Text: "b done"}), 0) != 0 {
+		t.Fatalf("task b ran before the budget was raised: %+v", heldB)
+	}
+	if k := lastEventKind(t, f, heldB); k != budget.EventHeld {
+		t.Fatalf("last event of the queued held task: %s", k)
+	}
+
+	if _, err := c.PutBudget(ctx, "team=a", api.BudgetRequest{LimitUSD: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uuid.UUID{a, bID} {
+		if done := f.WaitDone(id); done.State != store.TaskSucceeded {
+			t.Fatalf("task %s after the raise: %s %s", id, done.State, done.Error)
+		}
+	}
+	if res := fleettest.Result(t, f.Task(a)); res.CostUSD < 5 || res.TurnsUsed != 5 {
+		t.Fatalf("task a's result: %+v", res)
+	}
+	rep, err := c.Usage(ctx, client.UsageQuery{GroupBy: "label", LabelKey: "team"})
+	if err != nil || len(rep.Rows) != 1 || rep.Rows[0].Key != "a" || rep.Rows[0].Tasks != 2 || rep.Total.CostUSD < 6 {
+		t.Fatalf("usage by team: %+v %v", rep, err)
+	}
+}
+
+// TestBudgetCancel: with on_exhausted cancel, the running task ends
+// cancelled with reason budget after its turn, and a task submitted after
+// is cancelled without running.
+func TestBudgetCancel(t *testing.T) {
+	f, c := budgetFleet(t)
+	ctx := context.Background()
+	if _, err := c.PutBudget(ctx, "team=b", api.BudgetRequest{LimitUSD: 1.5, OnExhausted: budget.Cancel}); err != nil {
+		t.Fatal(err)
+	}
+	run := f.Submit(labelled(fleettest.Spec("c", shellStep(""), shellStep("c1"), fleettest.Step{Gate: "c2", Text: "c done"}), "team=b"))
+	f.Model.Open("c1")
+	waitExhausted(t, c, "team=b")
+	f.Model.Open("c2")
+	if done := f.WaitDone(run); done.State != store.TaskCancelled || done.Error != budget.Reason {
+		t.Fatalf("running task: %s %q, want cancelled for its budget", done.State, done.Error)
+	}
+	later := f.Submit(labelled(fleettest.Spec("d", fleettest.Step{Text: "d done"}), "team=b"))
+	if done := f.WaitDone(later); done.State != store.TaskCancelled || done.Error != budget.Reason {
+		t.Fatalf("queued task: %s %q, want cancelled for its budget", done.State, done.Error)
+	}
+	if n := f.Model.Requests(fleettest.Prompt("d", fleettest.Step{Text: "d done"}), 0); n != 0 {
+		t.Fatalf("the cancelled task asked the model %d times", n)
+	}
+}
+
+// TestBudgetBadInput: a negative or non-numeric limit, a label that is not
+// key=value and an unknown policy are 400s naming the field.
+func TestBudgetBadInput(t *testing.T) {
+	_, c, url := budgetFleetURL(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		label, body, field string
+	}{
+		{"team=x", `{"limit_usd": -1}`, "limit_usd"},
+		{"team=x", `{"limit_usd": "ten"}`, "body.limit_usd"},
+		{"team=x", `{"limit_usd": 1, "on_exhausted": "maybe"}`, "on_exhausted"},
+		{"teamx", `{"limit_usd": 1}`, "label"},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, url+"/v1/budgets/"+tc.label, strings.NewReader(tc.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var eb api.ErrorBody
+		_ = json.NewDecoder(resp.Body).Decode(&eb)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || eb.Error.Field != tc.field {
+			t.Errorf("PUT %s %s: %d %+v, want a 400 naming %s", tc.label, tc.body, resp.StatusCode, eb.Error, tc.field)
+		}
+	}
+	if _, err := c.Budget(ctx, "team=none"); err == nil || !strings.Contains(err.Error(), "no budget") {
+		t.Errorf("GET of a missing budget: %v", err)
+	}
+}
+
+// TestUsageBadInput: an unknown grouping, a label grouping without its key
+// and a time that does not parse are 400s naming the parameter.
+func TestUsageBadInput(t *testing.T) {
+	_, _, url := budgetFleetURL(t)
+	for query, field := range map[string]string{
+		"group_by=week":    "group_by",
+		"group_by=label":   "label_key",
+		"since=yesterday":  "since",
+		"label=nokeyvalue": "label",
+	} {
+		resp, err := http.Get(url + "/v1/usage?" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var eb api.ErrorBody
+		_ = json.NewDecoder(resp.Body).Decode(&eb)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || eb.Error.Field != field {
+			t.Errorf("GET /v1/usage?%s: %d %+v, want a 400 naming %s", query, resp.StatusCode, eb.Error, field)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package dispatcher
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/budget"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// economics is what the usage and budget endpoints ask of the dispatcher.
+type economics interface {
+	Usage(ctx context.Context, p store.UsageParams) (api.UsageReport, error)
+	PutBudget(ctx context.Context, label string, req api.BudgetRequest) (api.Budget, error)
+	GetBudget(ctx context.Context, label string) (api.Budget, error)
+	ListBudgets(ctx context.Context) ([]api.Budget, error)
+	DeleteBudget(ctx context.Context, label string) error
+}
+
+// Usage sums the sessions p selects, per group and in total.
+func (d *Dispatcher) Usage(ctx context.Context, p store.UsageParams) (api.UsageReport, error) {
+	rows, err := d.store.Usage(ctx, p)
+	if err != nil {
+		return api.UsageReport{}, err
+	}
+	rep := api.UsageReport{GroupBy: string(p.GroupBy), LabelKey: p.LabelKey, Rows: make([]api.UsageRow, 0, len(rows))}
+	for _, r := range rows {
+		row := usageRow(r)
+		rep.Rows = append(rep.Rows, row)
+		rep.Total.Tasks += r.Tasks // a task with sessions on two days counts on each
+		rep.Total.Sessions += r.Sessions
+		rep.Total.Usage = rep.Total.Usage.Add(r.Usage)
+		rep.Total.CostUSD += r.CostUSD
+	}
+	rep.Total.CacheReadShare = share(rep.Total.Usage)
+	return rep, nil
+}
+
+func usageRow(r store.UsageRow) api.UsageRow {
+	return api.UsageRow{Key: r.Key, Tasks: r.Tasks, Sessions: r.Sessions, Usage: r.Usage, CostUSD: r.CostUSD,
+		CacheReadShare: share(r.Usage)}
+}
+
+func share(u store.Usage) float64 {
+	if u.InputTokens == 0 {
+		return 0
+	}
+	return float64(u.CacheReadTokens) / float64(u.InputTokens)
+}
+
+// usage serves GET /v1/usage?group_by=&label_key=&label=k=v&since=&until=.
+func (a *handlers) usage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := store.UsageParams{GroupBy: store.UsageGroup(q.Get("group_by")), LabelKey: q.Get("label_key")}
+	switch p.GroupBy {
+	case store.GroupTotal, store.GroupProfile, store.GroupModel, store.GroupDay:
+	case store.GroupLabel:
+		if p.LabelKey == "" {
+			badRequest(w, "label_key", "is required with group_by=label: name the label whose values are the groups, e.g. label_key=team")
+			return
+		}
+	default:
+		badRequest(w, "group_by", "%q must be one of label, profile, model, day (or absent for the total)", p.GroupBy)
+		return
+	}
+	labels, field, reason := parseLabels(q["label"])
+	if field != "" {
+		badRequest(w, field, "%s", reason)
+		return
+	}
+	p.Labels = labels
+	for name, dst := range map[string]*time.Time{"since": &p.Since, "until": &p.Until} {
+		if v := q.Get(name); v != "" {
+			t, err := parseDayOrTime(v)
+			if err != nil {
+				badRequest(w, name, "%q is not a date (2025-01-02) or an RFC 3339 time (2025-01-02T15:04:05Z)", v)
+				return
+			}
+			*dst = t
+		}
+	}
+	rep, err := a.econ.Usage(r.Context(), p)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func parseDayOrTime(v string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339Nano, v)
+}
+
+// maxBudgetBody bounds a PUT /v1/budgets body.
+const maxBudgetBody = 4 << 10
+
+func (a *handlers) putBudget(w http.ResponseWriter, r *http.Request) {
+	label := r.PathValue("label")
+	if _, _, err := budget.ParseLabel(label); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	var req api.BudgetRequest
+	if !decodeBody(w, r, maxBudgetBody, "body", &req) {
+		return
+	}
+	b, err := a.econ.PutBudget(r.Context(), label, req)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (a *handlers) getBudget(w http.ResponseWriter, r *http.Request) {
+	b, err := a.econ.GetBudget(r.Context(), r.PathValue("label"))
+	if err != nil {
+		a.fail(w, r, fmt.Errorf("label %s: %w", r.PathValue("label"), err))
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (a *handlers) listBudgets(w http.ResponseWriter, r *http.Request) {
+	all, err := a.econ.ListBudgets(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.BudgetList{Budgets: all})
+}
+
+func (a *handlers) deleteBudget(w http.ResponseWriter, r *http.Request) {
+	if err := a.econ.DeleteBudget(r.Context(), r.PathValue("label")); err != nil {
+		a.fail(w, r, fmt.Errorf("label %s: %w", r.PathValue("label"), err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,51 @@
+package pricing
+
+// BuiltinDate is when the built-in prices were taken from the providers'
+// published price lists.
+const BuiltinDate = "2025-11-01"
+
+// Builtin returns a copy of the built-in price table (USD per million
+// tokens, standard tier, prompts under the long-context threshold).
+//
+// Sources, as published on BuiltinDate:
+//   - Anthropic: the pricing page of the Claude API documentation. Cache
+//     write is the five-minute cache (1.25 × input), cache read 0.1 × input.
+//   - OpenAI: the API pricing page; "cached input" is the cache-read price.
+//     OpenAI charges nothing extra to write its cache: write = input.
+//   - Google: the Gemini API pricing page; implicit caching reads at the
+//     context-caching price and writes at the input price (storage is not
+//     charged for implicit caches).
+func Builtin() Table {
+	t := make(Table, len(builtin))
+	for k, v := range builtin {
+		t[k] = v
+	}
+	return t
+}
+
+var builtin = Table{
+	// Anthropic
+	"claude-opus-4-5":   {InputPerMTok: 5, OutputPerMTok: 25, CacheReadPerMTok: 0.50, CacheWritePerMTok: 6.25},
+	"claude-opus-4-1":   {InputPerMTok: 15, OutputPerMTok: 75, CacheReadPerMTok: 1.50, CacheWritePerMTok: 18.75},
+	"claude-opus-4":     {InputPerMTok: 15, OutputPerMTok: 75, CacheReadPerMTok: 1.50, CacheWritePerMTok: 18.75},
+	"claude-sonnet-4-5": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
+	"claude-sonnet-4":   {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
+	"claude-3-7-sonnet": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
+	"claude-haiku-4-5":  {InputPerMTok: 1, OutputPerMTok: 5, CacheReadPerMTok: 0.10, CacheWritePerMTok: 1.25},
+	"claude-3-5-haiku":  {InputPerMTok: 0.80, OutputPerMTok: 4, CacheReadPerMTok: 0.08, CacheWritePerMTok: 1},
+
+	// OpenAI
+	"gpt-5":        {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
+	"gpt-5-codex":  {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
+	"gpt-5-mini":   {InputPerMTok: 0.25, OutputPerMTok: 2, CacheReadPerMTok: 0.025, CacheWritePerMTok: 0.25},
+	"gpt-5-nano":   {InputPerMTok: 0.05, OutputPerMTok: 0.40, CacheReadPerMTok: 0.005, CacheWritePerMTok: 0.05},
+	"gpt-4.1":      {InputPerMTok: 2, OutputPerMTok: 8, CacheReadPerMTok: 0.50, CacheWritePerMTok: 2},
+	"gpt-4.1-mini": {InputPerMTok: 0.40, OutputPerMTok: 1.60, CacheReadPerMTok: 0.10, CacheWritePerMTok: 0.40},
+	"gpt-4o":       {InputPerMTok: 2.50, OutputPerMTok: 10, CacheReadPerMTok: 1.25, CacheWritePerMTok: 2.50},
+	"o4-mini":      {InputPerMTok: 1.10, OutputPerMTok: 4.40, CacheReadPerMTok: 0.275, CacheWritePerMTok: 1.10},
+
+	// Google
+	"gemini-2.5-pro":        {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
+	"gemini-2.5-flash":      {InputPerMTok: 0.30, OutputPerMTok: 2.50, CacheReadPerMTok: 0.03, CacheWritePerMTok: 0.30},
+	"gemini-2.5-flash-lite": {InputPerMTok: 0.10, OutputPerMTok: 0.40, CacheReadPerMTok: 0.01, CacheWritePerMTok: 0.10},
+}

@@ -1,0 +1,56 @@
+// Package mcp connects a session to MCP (Model Context Protocol) servers
+// with the official Go SDK and offers their tools to the model as ordinary
+// tools.Tool values, so MCP calls go through the same pipeline as the
+// built-in tools: schema validation, truncation, events and recorded turns.
+//
+// # Servers
+//
+// A ServerConfig is a stdio command (Command, Args, Env) or a
+// streamable-HTTP endpoint (URL, Headers). A stdio server is started through
+// the session's execution environment (execenv.ProcessStarter), so it runs
+// in the task's workspace under the same environment policy and
+// confinement as the task's shell commands; an environment that cannot
+// start long-lived processes (SSH, for now) makes its start fail with
+// ErrNoProcesses. Values of Env and Headers may hold secret references,
+// "${secret:NAME}", resolved on the worker (Secrets); specs never hold the
+// secrets themselves.
+//
+// Start starts every server concurrently, each within StartTimeout
+// (initialize handshake and tools/list). It returns the servers that failed
+// as StartErrors, whose text says what happened: the process could not be
+// run (bash's message, from the tail of its standard error), it closed its
+// output or wrote something that is not JSON-RPC, or it did not answer in
+// time. The caller decides what a failure means; the fleet worker emits a
+// WARNING event and runs the session without that server's tools, or fails
+// the task when the server is Required.
+//
+// # Tools
+//
+// Each listed tool is offered as mcp__<server>__<tool> (characters
+// providers refuse become '_', cut to 64) with the server's own input
+// schema and description. A tool whose annotations say it only reads
+// (readOnlyHint) may run alongside other reading calls; every other MCP
+// tool counts as mutating. Register keeps a registry current: a
+// notifications/tools/list_changed from a server re-lists its tools and
+// adds and removes them in the registry, so the next model request sees the
+// new list. When a server declares resources, two more tools list
+// (mcp_list_resources) and read (mcp_read_resource) them.
+//
+// A result's text blocks are joined in order; images are attached to the
+// result; embedded resources are inlined; the result's isError flag makes
+// an error result. Each call is bounded by CallTimeout (the server is sent
+// a cancellation) and what the model sees by MaxOutputChars.
+//
+// # Failures during a session
+//
+// A server that dies during a call (its process exits, its HTTP session
+// ends) gives that call an error result saying it will be started again;
+// the next call to any of its tools starts it anew. A JSON-RPC error from a
+// live server is an error result and keeps the connection.
+//
+// # Concurrency
+//
+// A Client is safe for concurrent use; calls to one server share one
+// connection. Close ends every server and waits for list refreshes in
+// flight.
+package mcp
