@@ -57,7 +57,10 @@ func sessionEvents(t *testing.T, f *fleettest.Fleet, id uuid.UUID) []queue.Event
 func TestTaskCallsAnMCPTool(t *testing.T) {
 	t.Parallel()
 	everything := mcptest.NPX(t, "everything", mcptest.Everything, "stdio")
-	f := fleettest.Start(t, fleettest.Options{Workers: 1})
+	// npx reads the user's npm cache and the registry, which a task's
+	// sandbox has neither of (docs/operations.md, "Task sandbox": what an
+	// MCP server needs there); this test is about the MCP wiring.
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) { c.Sandbox = worker.SandboxOff }})
 	spec := fleettest.Spec("mcp",
 		fleettest.Step{Calls: []fleettest.Call{{Name: "mcp__everything__echo", Args: map[string]any{"message": "from the fleet"}}}},
 		fleettest.Step{Text: "done: {{results}}"})
