@@ -235,7 +235,7 @@ func (r *run) heartbeat(ctx context.Context) (stop func()) {
 			case <-t.C:
 			}
 			_, err := r.w.st.HeartbeatTask(ctx, store.HeartbeatTaskParams{ID: r.task.ID, WorkerID: r.w.cfg.ID})
-			r.w.health.observe(err)
+			r.w.health.Observe(err)
 			if errors.Is(err, store.ErrConflict) {
 				r.abort(r.lostReason(ctx))
 				return

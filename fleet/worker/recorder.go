@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -171,13 +172,13 @@ func (t *turnRecorder) flush(ctx context.Context) error {
 	return err
 }
 
-// appendWithRetry writes p, waiting out a store outage (retryStore). A
+// appendWithRetry writes p, waiting out a store outage (storegate.Retry). A
 // conflict after a failed attempt means that attempt committed before its
 // connection broke: the turns are there.
 func (t *turnRecorder) appendWithRetry(ctx context.Context, p store.AppendTurnsParams) error {
 	w := t.r.w
 	attempts := 0
-	return w.retryStore(ctx, w.graceOver, func(ctx context.Context) error {
+	return storegate.Retry(ctx, w.health, w.graceOver, w.metrics.storeRetries.Inc, func(ctx context.Context) error {
 		attempts++
 		_, err := w.raw.AppendTurns(ctx, p)
 		if attempts > 1 && errors.Is(err, store.ErrConflict) && !errors.As(err, new(*store.NotOwnerError)) {

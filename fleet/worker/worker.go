@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet/budget"
+	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
 	"github.com/agentfleet/agentfleet/llm"
@@ -45,7 +46,7 @@ type Deps struct {
 // (halt). Its exported methods are safe for concurrent use.
 type Worker struct {
 	cfg      Config
-	st       store.Store // waits out store outages (waitingStore)
+	st       store.Store // waits out store outages (storegate.Store)
 	raw      store.Store // the store as given, for calls that must not wait
 	q        *queue.Client
 	log      *slog.Logger
@@ -60,7 +61,7 @@ type Worker struct {
 	slots   *queue.Slots
 	pub     *queue.EventPublisher // set by Run before any run starts
 	ready   atomic.Bool           // pulling and healthy
-	health  *storeHealth
+	health  *storegate.Health
 	sandbox tasksandbox.State // how local tasks' commands run
 
 	// graceOver is closed when a drain's grace has run out (as running
@@ -117,9 +118,9 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	}
 	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics, w.rates)
 	w.prices = newPriceBook(cfg, w)
-	w.health = newStoreHealth(w.raw, w.log, w.metrics.storeUp)
+	w.health = storegate.NewHealth(w.raw, w.log, w.metrics.storeUp)
 	w.sandbox = tasksandbox.Start(cfg.sandboxOperator(), w.log)
-	w.st = waitingStore{Store: w.raw, w: w}
+	w.st = storegate.Store{Store: w.raw, Health: w.health, GiveUp: w.graceOver, OnRetry: w.metrics.storeRetries.Inc}
 	return w, nil
 }
 
@@ -131,7 +132,7 @@ func (w *Worker) Config() Config { return w.cfg }
 
 // Ready reports whether the worker is pulling work: started, not
 // draining, and its store answering (for /readyz).
-func (w *Worker) Ready() bool { return w.ready.Load() && w.health.isUp() }
+func (w *Worker) Ready() bool { return w.ready.Load() && w.health.IsUp() }
 
 // Running returns the ids of the tasks whose sessions run here now.
 func (w *Worker) Running() []uuid.UUID {
@@ -157,7 +158,7 @@ func (w *Worker) Running() []uuid.UUID {
 func (w *Worker) Run(ctx context.Context) error {
 	defer close(w.stopped)
 	puller, err := w.q.NewPuller(ctx, queue.PullerConfig{Queues: w.cfg.Queues, WorkerID: w.cfg.ID,
-		Gate: w.health.wait})
+		Gate: w.health.Wait})
 	if err != nil {
 		return err
 	}
@@ -211,7 +212,7 @@ func (w *Worker) startBackground(ctx context.Context) (stop func(), err error) {
 	var background sync.WaitGroup
 	background.Go(func() { w.sweepWorkspaces(ctx) })
 	background.Go(func() { w.moveOrphanedWorkEvery(ctx) })
-	background.Go(func() { w.health.watch(ctx) })
+	background.Go(func() { w.health.Watch(ctx) })
 	return func() {
 		cancel()
 		if dlw != nil {
