@@ -41,7 +41,7 @@ func (s *SSH) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
 	if fi, err := s.Stat(ctx, dir); err != nil || !fi.IsDir {
 		return ExecResult{}, fmt.Errorf("execenv: working directory %q for the command is not a directory: %v", dir, err)
 	}
-	script, err := s.execScript(req, dir)
+	script, err := s.execScript(req, dir, "</dev/null")
 	if err != nil {
 		return ExecResult{}, err
 	}
@@ -255,8 +255,11 @@ func remoteExitCode(waitErr error, signaled bool) (int, error) {
 	return -1, waitErr
 }
 
-// execScript builds the command line sent to the remote login shell.
-func (s *SSH) execScript(req ExecRequest, dir string) (string, error) {
+// execScript builds the command line sent to the remote login shell;
+// stdin is the redirection of the command's standard input ("</dev/null"
+// for Exec; "<&0" keeps the session's, which bash would otherwise replace
+// with /dev/null for a background job).
+func (s *SSH) execScript(req ExecRequest, dir, stdin string) (string, error) {
 	var b strings.Builder
 	b.WriteString("__setsid=$(command -v setsid) || { echo 'agentfleet: setsid (util-linux) is not installed on the remote host' >&2; exit 127; }\n")
 	b.WriteString(remoteEnvPrelude(s.cfg.EnvPolicy, s.cfg.KeepSecrets))
@@ -269,7 +272,7 @@ func (s *SSH) execScript(req ExecRequest, dir string) (string, error) {
 	fmt.Fprintf(&b, "cd -- %s || exit 1\n", shQuote(dir))
 	// The child reports its own pid (= its process group after setsid)
 	// before running the command, so the marker precedes its output.
-	fmt.Fprintf(&b, "\"$__setsid\" \"$BASH\" -c 'printf \"%s%%s\\n\" \"$$\"; exec \"$BASH\" -c \"$1\"' agentfleet %s </dev/null &\n", pgidMarker, shQuote(req.Command))
+	fmt.Fprintf(&b, "\"$__setsid\" \"$BASH\" -c 'printf \"%s%%s\\n\" \"$$\"; exec \"$BASH\" -c \"$1\"' agentfleet %s %s &\n", pgidMarker, shQuote(req.Command), stdin)
 	b.WriteString("__pg=$!\nwait \"$__pg\"\n__rc=$?\nkill -KILL -- -\"$__pg\" 2>/dev/null\nexit \"$__rc\"\n")
 	return "exec bash -c " + shQuote(b.String()), nil
 }

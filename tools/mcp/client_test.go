@@ -24,7 +24,7 @@ import (
 
 // bundle is one test's environment and registry.
 type bundle struct {
-	env *execenv.Local
+	env execenv.Environment
 	reg *tools.Registry
 }
 

@@ -9,9 +9,9 @@
 // streamable-HTTP endpoint (URL, Headers). A stdio server is started through
 // the session's execution environment (execenv.ProcessStarter), so it runs
 // in the task's workspace under the same environment policy and
-// confinement as the task's shell commands; an environment that cannot
-// start long-lived processes (SSH, for now) makes its start fail with
-// ErrNoProcesses. Values of Env and Headers may hold secret references,
+// confinement as the task's shell commands (in an SSH environment, on the
+// remote host); an environment that cannot start long-lived processes
+// makes its start fail with ErrNoProcesses. Values of Env and Headers may hold secret references,
 // "${secret:NAME}", resolved on the worker (Secrets); specs never hold the
 // secrets themselves.
 //

@@ -15,7 +15,7 @@ import (
 
 // ErrNoProcesses is the start error of a stdio server in an environment
 // that cannot start long-lived processes.
-var ErrNoProcesses = errors.New("the task's environment cannot start a long-lived process (stdio MCP servers need a local environment)")
+var ErrNoProcesses = errors.New("the task's environment cannot start a long-lived process (stdio MCP servers need a local or SSH environment)")
 
 // server is one configured MCP server and its current connection. The
 // connection is made by start and remade by the first call after it broke
