@@ -23,6 +23,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/profiles"
 	"github.com/agentfleet/agentfleet/queue"
@@ -174,9 +175,7 @@ func TestSessionSettingsReachTheSession(t *testing.T) {
 	done := fleettest.Step{Text: "results: {{results}}"}
 
 	t.Run("gemini 30s command", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("runs a 30 s command")
-		}
+		testenv.SkipIfShort(t, "runs a 30 s command")
 		t.Parallel()
 		// The Gemini shell's default is 10 s; the task raises it.
 		gem.Enqueue(sim.ToolCall("c1", "shell", `{"command":"sleep 30; echo finished-30s"}`), sim.Text("done"))
