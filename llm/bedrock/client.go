@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
+	"github.com/agentfleet/agentfleet/llm/internal/adapterkit"
 )
 
 // ProviderName names this adapter in errors and metrics.
@@ -53,16 +54,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, llm.ReadError(ProviderName, err)
-	}
-	out, err := anthropic.ParseResponse(body)
-	if err != nil {
-		return nil, llm.WithRequestID(err, resp.Header)
-	}
-	return out, nil
+	return adapterkit.ReadResponse(ProviderName, resp, anthropic.ParseResponse)
 }
 
 // Stream calls InvokeModelWithResponseStream and yields events as chunks
@@ -74,16 +66,17 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		defer resp.Body.Close()
-		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, eventStreamType) {
-			yield(llm.StreamEvent{}, &llm.Error{Kind: llm.ErrInvalidResponse, Provider: ProviderName,
-				Message: fmt.Sprintf("the stream answered Content-Type %q, not %s", ct, eventStreamType)})
-			return
-		}
-		DecodeStream(resp.Body, func(ev llm.StreamEvent, err error) bool {
-			return yield(ev, llm.WithRequestID(err, resp.Header))
-		})
+		adapterkit.YieldStream(resp, checkEventStream, DecodeStream, yield)
 	}
+}
+
+// checkEventStream refuses a streamed answer that is not AWS's event stream.
+func checkEventStream(resp *http.Response) error {
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, eventStreamType) {
+		return &llm.Error{Kind: llm.ErrInvalidResponse, Provider: ProviderName,
+			Message: fmt.Sprintf("the stream answered Content-Type %q, not %s", ct, eventStreamType)}
+	}
+	return nil
 }
 
 const eventStreamType = "application/vnd.amazon.eventstream"

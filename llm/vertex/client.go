@@ -3,7 +3,6 @@ package vertex
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/anthropic"
 	"github.com/agentfleet/agentfleet/llm/gemini"
+	"github.com/agentfleet/agentfleet/llm/internal/adapterkit"
 )
 
 // ProviderName names this adapter in errors and metrics.
@@ -46,20 +46,11 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, llm.ReadError(ProviderName, err)
-	}
 	parse := gemini.ParseResponse
 	if isClaude(req.Model) {
 		parse = anthropic.ParseResponse
 	}
-	out, err := parse(body)
-	if err != nil {
-		return nil, llm.WithRequestID(err, resp.Header)
-	}
-	return out, nil
+	return adapterkit.ReadResponse(ProviderName, resp, parse)
 }
 
 // Stream calls streamGenerateContent?alt=sse or streamRawPredict and yields
@@ -71,18 +62,11 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		defer resp.Body.Close()
-		if err := llm.CheckEventStream(ProviderName, resp); err != nil {
-			yield(llm.StreamEvent{}, err)
-			return
-		}
 		decode := gemini.DecodeSSE
 		if isClaude(req.Model) {
 			decode = anthropic.DecodeSSE
 		}
-		decode(resp.Body, func(ev llm.StreamEvent, err error) bool {
-			return yield(ev, llm.WithRequestID(err, resp.Header))
-		})
+		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), decode, yield)
 	}
 }
 

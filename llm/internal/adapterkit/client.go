@@ -38,16 +38,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, llm.WithRequestID(llm.ReadError(c.HTTP.Provider, err), resp.Header)
-	}
-	out, err := c.Parse(body)
-	if err != nil {
-		return nil, llm.WithRequestID(err, resp.Header)
-	}
-	return out, nil
+	return ReadResponse(c.HTTP.Provider, resp, c.Parse)
 }
 
 // Stream sends req with streaming on and yields the decoded events. The
@@ -59,14 +50,49 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		defer resp.Body.Close()
-		if err := llm.CheckEventStream(c.HTTP.Provider, resp); err != nil {
-			yield(llm.StreamEvent{}, err)
-			return
+		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), c.Decode, yield)
+	}
+}
+
+// ReadResponse reads a whole answer with parse and closes its body; an
+// error carries the response's request id. Every adapter's Complete ends
+// with it, whatever sent the request.
+func ReadResponse(provider string, resp *http.Response, parse func([]byte) (*llm.Response, error)) (*llm.Response, error) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, llm.WithRequestID(llm.ReadError(provider, err), resp.Header)
+	}
+	out, err := parse(body)
+	if err != nil {
+		return nil, llm.WithRequestID(err, resp.Header)
+	}
+	return out, nil
+}
+
+// YieldStream yields the events decode reads from a streamed answer, once
+// check accepts the response (its Content-Type), and closes its body;
+// errors carry the response's request id.
+func YieldStream(resp *http.Response, check func(*http.Response) error,
+	decode func(io.Reader, func(llm.StreamEvent, error) bool), yield func(llm.StreamEvent, error) bool) {
+	defer resp.Body.Close()
+	if err := check(resp); err != nil {
+		yield(llm.StreamEvent{}, err)
+		return
+	}
+	decode(resp.Body, func(ev llm.StreamEvent, err error) bool {
+		return yield(ev, llm.WithRequestID(err, resp.Header))
+	})
+}
+
+// EventStreamCheck is YieldStream's check of a Server-Sent Events answer
+// (llm.CheckEventStream).
+func EventStreamCheck(provider string) func(*http.Response) error {
+	return func(r *http.Response) error {
+		if e := llm.CheckEventStream(provider, r); e != nil {
+			return e
 		}
-		c.Decode(resp.Body, func(ev llm.StreamEvent, err error) bool {
-			return yield(ev, llm.WithRequestID(err, resp.Header))
-		})
+		return nil
 	}
 }
 
