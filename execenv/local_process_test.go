@@ -21,32 +21,7 @@ func TestLocalStartProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
-	p, err := env.StartProcess(context.Background(), execenv.ProcessRequest{
-		Command: `echo "started in $PWD as $WHO" >&2; while read -r line; do echo "got $line"; done`,
-		Env:     map[string]string{"WHO": "tester"}, Stderr: &stderr,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(p, "ping\n"); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(p).ReadString('\n')
-	if err != nil || line != "got ping\n" {
-		t.Fatalf("read %q, %v", line, err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.Exited():
-	default:
-		t.Fatal("Close returned before the process exited")
-	}
-	if got := stderr.String(); got != "started in "+dir+" as tester\n" {
-		t.Fatalf("stderr %q", got)
-	}
+	talkToProcess(t, env, dir)
 
 	stuck, err := env.StartProcess(context.Background(), execenv.ProcessRequest{Command: "trap '' TERM; sleep 300"})
 	if err != nil {
@@ -61,4 +36,40 @@ func TestLocalStartProcess(t *testing.T) {
 		t.Fatal("Cleanup left a started process running")
 	}
 	_ = stuck.Close()
+}
+
+// talkToProcess starts a process in env that answers each line of its
+// input, says where it runs on its standard error, and checks that it
+// answers two lines in dir with the request's environment and that Close
+// returns once it has exited.
+func talkToProcess(t *testing.T, env execenv.ProcessStarter, dir string) {
+	t.Helper()
+	var stderr strings.Builder
+	p, err := env.StartProcess(context.Background(), execenv.ProcessRequest{
+		Command: `echo "started in $PWD as $WHO" >&2; while read -r line; do echo "got $line"; done`,
+		Env:     map[string]string{"WHO": "tester"}, Stderr: &stderr,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(p)
+	for _, word := range []string{"ping", "pong"} {
+		if _, err := io.WriteString(p, word+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := out.ReadString('\n'); err != nil || line != "got "+word+"\n" {
+			t.Fatalf("read %q, %v", line, err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	default:
+		t.Fatal("Close returned before the process exited")
+	}
+	if got := stderr.String(); got != "started in "+dir+" as tester\n" {
+		t.Fatalf("stderr %q", got)
+	}
 }

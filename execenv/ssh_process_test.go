@@ -1,10 +1,7 @@
 package execenv_test
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,34 +18,7 @@ func TestSSHStartProcess(t *testing.T) {
 	dir := t.TempDir()
 	env := newSSH(t, srv.Config(dir))
 	ctx := testCtx(t)
-	var stderr strings.Builder
-	p, err := env.StartProcess(ctx, execenv.ProcessRequest{
-		Command: `echo "started in $PWD as $WHO" >&2; while read -r line; do echo "got $line"; done`,
-		Env:     map[string]string{"WHO": "tester"}, Stderr: &stderr,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := bufio.NewReader(p)
-	for _, word := range []string{"ping", "pong"} {
-		if _, err := io.WriteString(p, word+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		if line, err := out.ReadString('\n'); err != nil || line != "got "+word+"\n" {
-			t.Fatalf("read %q, %v", line, err)
-		}
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.Exited():
-	default:
-		t.Fatal("Close returned before the process exited")
-	}
-	if got := stderr.String(); got != "started in "+dir+" as tester\n" {
-		t.Fatalf("stderr %q", got)
-	}
+	talkToProcess(t, env, dir)
 
 	stubborn, err := env.StartProcess(ctx, execenv.ProcessRequest{Command: "trap '' TERM; exec sleep 300 <&-"})
 	if err != nil {
