@@ -84,6 +84,7 @@ func TestLongSessionStaysInsideTheWindow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		w.inputDone()
 		if out.Text != m.final || out.Rounds != rounds {
 			t.Fatalf("outcome text %q after %d rounds, want %q after %d", out.Text, out.Rounds, m.final, rounds)
 		}
@@ -114,6 +115,7 @@ func TestOverflowDespiteEstimateCompactsAndRetriesOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		w.inputDone()
 		if out.Text != m.final {
 			t.Fatalf("outcome %+v", out)
 		}
@@ -305,6 +307,7 @@ func TestFailingSummaryIsRetriedThenTrimRuns(t *testing.T) {
 	if err != nil || out.Text != m.final {
 		t.Fatalf("%+v %v", out, err)
 	}
+	w.inputDone()
 	var end agent.Event
 	for _, ev := range w.Events() {
 		if ev.Kind == agent.EventCompactionEnd && strings.Contains(strings.Join(ev.Context.Strategies, ","), compact.StrategyTrim) {
@@ -375,6 +378,7 @@ func TestMemoryFlushBeforeCompaction(t *testing.T) {
 			if err != nil || out.Text != m.final {
 				t.Fatalf("%+v %v", out, err)
 			}
+			w.inputDone()
 			for _, ev := range w.Events() {
 				if strings.Contains(ev.Text, "NO_REPLY") {
 					t.Fatalf("NO_REPLY was shown in %s", ev.Kind)

@@ -137,6 +137,14 @@ func (w *world) Events() []agent.Event {
 	return append([]agent.Event(nil), w.events...)
 }
 
+// inputDone waits for the INPUT_DONE of the one input submitted, so that
+// Events holds all of its events: Submit returns before the subscriber
+// has received the last ones.
+func (w *world) inputDone() {
+	w.t.Helper()
+	w.waitFor("the input's end", w.kind(agent.EventInputDone))
+}
+
 // waitFor waits (30 s at most) for an event matching ok and returns it.
 func (w *world) waitFor(what string, ok func(agent.Event) bool) agent.Event {
 	w.t.Helper()
