@@ -201,6 +201,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`#events .ev[data-kind="PARKED"]`)),
 		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)),
 		chromedp.WaitVisible(css(`#tree > li > ul > li > a`)))
+	// The tree refreshes after the parent's end; wait for the child's state there.
+	run("the tree shows the child's end",
+		until(`[...document.querySelectorAll('#tree > li > ul > li > a')].some(a => a.textContent.includes('browser-child') && a.textContent.includes('succeeded'))`))
 	if child := text(`#tree > li > ul > li > a`); !strings.Contains(child, "browser-child") || !strings.Contains(child, "succeeded") {
 		t.Errorf("the task tree shows the child as %q", child)
 	}
