@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+	"github.com/agentfleet/agentfleet/fleet/models"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/queue"
 )
@@ -122,14 +123,14 @@ back to the queue, and the command exits 0.`,
 
 // loadRunConfig reads the configuration (file, AGENTFLEET_* variables,
 // flags), then fills the providers the configuration leaves unset from the
-// model variables dev mode reads too (worker.ApplyProviderEnv:
+// model variables dev mode reads too (models.ApplyEnv:
 // AGENTFLEET_LLM_BASE_URL, AGENTFLEET_MODEL, AGENTFLEET_LLM_API_KEY).
 func loadRunConfig(v *viper.Viper, file string, getenv func(string) string) (runConfig, error) {
 	cfg, err := cli.Load[runConfig](v, file)
 	if err != nil {
 		return cfg, err
 	}
-	cfg.Providers, err = worker.ApplyProviderEnv(cfg.Providers, getenv)
+	cfg.Providers, err = models.ApplyEnv(cfg.Providers, getenv)
 	return cfg, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentfleet/agentfleet/fleet/models"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/llm/provider"
 )
@@ -24,11 +25,11 @@ type devModel struct {
 }
 
 // The environment variables dev mode reads to choose a model (the same as
-// `worker run`'s, see worker.ApplyProviderEnv).
+// `worker run`'s, see models.ApplyEnv).
 const (
-	EnvLLMBaseURL = worker.EnvLLMBaseURL
-	EnvLLMAPIKey  = worker.EnvLLMAPIKey
-	EnvModel      = worker.EnvModel
+	EnvLLMBaseURL = models.EnvLLMBaseURL
+	EnvLLMAPIKey  = models.EnvLLMAPIKey
+	EnvModel      = models.EnvModel
 )
 
 // providerKeys lists, in order of preference, the profiles dev mode serves
@@ -43,7 +44,7 @@ var providerKeys = []struct{ profile, provider string }{
 func chooseDevModel(getenv func(string) string, forceSim bool, plan SimPlan) (devModel, error) {
 	if !forceSim {
 		if base := getenv(EnvLLMBaseURL); base != "" {
-			providers, err := worker.ApplyProviderEnv(nil, getenv)
+			providers, err := models.ApplyEnv(nil, getenv)
 			if err != nil {
 				return devModel{}, err
 			}

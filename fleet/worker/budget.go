@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet/budget"
+	"github.com/agentfleet/agentfleet/fleet/worker/internal/eventpump"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -56,11 +57,11 @@ func (w *Worker) budgetAtClaim(ctx context.Context, t store.Task) (settlement, b
 // it), puts the task back to queued held by its budget and acknowledges
 // its message: the dispatcher republishes it when the budget is raised.
 // pump is the run's event pump, nil before a session started.
-func (w *Worker) holdTask(ctx context.Context, t store.Task, b budget.Budget, pump *eventPump) settlement {
+func (w *Worker) holdTask(ctx context.Context, t store.Task, b budget.Budget, pump *eventpump.Pump) settlement {
 	if pump != nil {
-		_ = pump.publish(ctx, budget.EventHeld, b.Held(), true)
-	} else if last, err := w.q.LastSeq(ctx, t.RootID.String(), t.ID.String()); err == nil {
-		_ = w.pub.PublishConfirmed(ctx, envelope(t, last+1, budget.EventHeld, b.Held()))
+		_ = pump.Publish(ctx, budget.EventHeld, b.Held(), true)
+	} else {
+		_ = w.eventSink().PublishAfterLast(ctx, t, budget.EventHeld, b.Held())
 	}
 	if err := budget.HoldTask(ctx, w.st, t.ID, w.cfg.ID); err != nil {
 		w.log.Warn("holding a task for its budget", "task_id", t.ID, "err", err)

@@ -18,7 +18,7 @@ func TestProviderContextWindowBoundsTheTasks(t *testing.T) {
 	if got := contextConfig(fleet.ContextSpec{}, ProviderConfig{}).Window; got != 0 {
 		t.Errorf("no setting anywhere: %d, want 0 (the model's window)", got)
 	}
-	p, err := profiles.ForProvider("chatcompat", "llama-local", contextOptions(pc)...)
+	p, err := profiles.ForProvider("chatcompat", "llama-local", pc.ProfileOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}

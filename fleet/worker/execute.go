@@ -14,6 +14,8 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/fleet/internal/settings"
+	"github.com/agentfleet/agentfleet/fleet/models"
+	"github.com/agentfleet/agentfleet/fleet/worker/internal/eventpump"
 	"github.com/agentfleet/agentfleet/profiles"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -46,7 +48,7 @@ func (r *run) execute(ctx context.Context) settlement {
 	_ = stopControl()
 	hbDone()
 	r.sess.Close() // SESSION_END closes the event subscription
-	r.pump.wait()
+	r.pump.Wait()
 	s := r.settleOutcome(ctx, out, runErr)
 	w.metrics.sessionDuration.Observe(time.Since(started).Seconds())
 	return s
@@ -62,7 +64,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.checkPolicy(); err != nil {
 		return err
 	}
-	pc, err := w.cfg.provider(r.spec.Profile, r.spec.Session.Provider)
+	pc, err := models.Select(w.cfg.Providers, r.spec.Profile, r.spec.Session.Provider)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
@@ -77,11 +79,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
-	profile, err := profiles.ForProvider(r.spec.Profile, model, append(popts, contextOptions(pc)...)...)
+	profile, err := profiles.ForProvider(r.spec.Profile, model, append(popts, pc.ProfileOptions()...)...)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
-	client, err := w.llm.client(r.spec.Profile, r.spec.Session.Provider)
+	client, err := w.models.Client(r.spec.Profile, r.spec.Session.Provider)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
@@ -121,7 +123,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 	r.ext.Register(sess)
-	r.pump, err = newEventPump(ctx, r, sess)
+	r.pump, err = eventpump.Start(ctx, w.eventSink(), r.task, sess.Subscribe(), r.log, w.eventMetrics())
 	if err != nil {
 		sess.Close()
 		return err
@@ -176,7 +178,7 @@ func (r *run) findSession(ctx context.Context, profileID, model string) (store.S
 // one, or runs new input given to one that had ended (see
 // runWithInputs), bounded by the spec's wall time.
 func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
-	ctx = withSessionNotes(ctx, r)
+	ctx = models.WithNotifier(ctx, r.notify)
 	if wt := time.Duration(r.spec.Limits.WallTime); wt > 0 {
 		start := r.task.StartedAt
 		if start.IsZero() {

@@ -81,7 +81,7 @@ func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, id uuid.UUI
 	case now.State.Terminal():
 		// Idempotent: redo what a crash may have cut short.
 		w.afterEnd(ctx, now)
-		if err := w.ensureSessionEnd(ctx, now); err != nil {
+		if err := w.eventSink().EnsureSessionEnd(ctx, now); err != nil {
 			w.log.Warn("publishing the SESSION_END of an ended task", "task_id", id, "err", err)
 			return nak(w.backoff(d.NumDelivered))
 		}

@@ -134,14 +134,14 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 	if !t.State.Terminal() {
 		return ack()
 	}
-	endErr := r.pump.publishEnd(ctx, t, res)
+	endErr := r.pump.PublishEnd(ctx, t, res)
 	if !r.reopenForLateInput(ctx, t) {
 		w.afterEndOf(ctx, t, r.mayHaveChildren())
 		r.cleanupWorkspace(t.State == store.TaskSucceeded)
 	}
 	if endErr != nil {
 		// Settled only once SESSION_END is stored: the redelivery of an
-		// ended task publishes it (claimFailed, ensureSessionEnd).
+		// ended task publishes it (claimFailed, eventpump.Sink.EnsureSessionEnd).
 		return nak(w.backoff(r.d.NumDelivered))
 	}
 	return ack()

@@ -12,6 +12,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/approval"
 	"github.com/agentfleet/agentfleet/fleet/checks"
 	"github.com/agentfleet/agentfleet/fleet/extensions"
+	"github.com/agentfleet/agentfleet/fleet/worker/internal/eventpump"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -42,7 +43,7 @@ type run struct {
 	ws      *workspace // nil for SSH
 	sess    *agent.Session
 	spawner *spawner
-	pump    *eventPump
+	pump    *eventpump.Pump
 	rec     *turnRecorder
 	row     store.Session  // the session row read or created by prepare
 	checks  *checks.Runner // nil when the spec lists no checks (verify.go)
@@ -95,4 +96,15 @@ func isRetryable(err error) (bool, time.Duration) {
 		return true, le.RetryAfter
 	}
 	return false, 0
+}
+
+// notify reports a host event (a rate-limit wait, a fallback model) to the
+// run's session, once it has one (see models.WithNotifier).
+func (r *run) notify(kind agent.EventKind, text string) {
+	r.mu.Lock()
+	sess := r.sess
+	r.mu.Unlock()
+	if sess != nil {
+		sess.Notify(kind, text)
+	}
 }

@@ -20,7 +20,7 @@ func (r *run) newChecks(sess *agent.Session) *checks.Runner {
 	}
 	return &checks.Runner{Env: r.env, Store: r.w.st, TaskID: r.task.ID, Spec: r.spec.Verification, Log: r.log,
 		Stopped: func() bool { return r.stopReason() != "" }, Closed: sess.Done(),
-		OnRun: func(run fleet.CheckRun) { r.pump.publishValue(context.Background(), fleet.KindCheckEnd, run) }}
+		OnRun: func(run fleet.CheckRun) { r.pump.PublishValue(context.Background(), fleet.KindCheckEnd, run) }}
 }
 
 // checkBefore runs the checks before a new session's first input, when
@@ -104,7 +104,7 @@ func (r *run) deliver(ctx context.Context, answer string) (_ *fleet.DeliveryResu
 	if res.Error != "" {
 		r.log.Warn("delivering the task's changes", "err", res.Error)
 	}
-	r.pump.publishValue(ctx, fleet.KindDelivery, res)
+	r.pump.PublishValue(ctx, fleet.KindDelivery, res)
 	return &res, temporary
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
+	"github.com/agentfleet/agentfleet/fleet/models"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/llm/ratelimit"
@@ -51,9 +52,9 @@ type Worker struct {
 	q        *queue.Client
 	log      *slog.Logger
 	clock    agent.Clock
-	llm      *llmPool
+	models   *models.Pool
 	prices   *pricing.Book
-	rates    *rateLimits
+	limits   ratelimit.Lazy                 // the fleet-wide rate limits, once Run opens them
 	budgets  atomic.Pointer[budget.Watcher] // nil until Run watches them
 	metrics  *metrics
 	gatherer prometheus.Gatherer // nil when the caller passed a Registerer
@@ -112,11 +113,12 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if w.metrics, err = newMetrics(reg, w); err != nil {
 		return nil, err
 	}
-	w.rates = &rateLimits{}
-	if w.rates.metrics, err = ratelimit.NewMetrics(reg, "worker", prometheus.Labels{"worker": cfg.ID}); err != nil {
+	limitMetrics, err := ratelimit.NewMetrics(reg, "worker", prometheus.Labels{"worker": cfg.ID})
+	if err != nil {
 		return nil, err
 	}
-	w.llm = newLLMPool(cfg, deps.NewClient, w.metrics, w.rates)
+	w.models = models.NewPool(models.PoolConfig{Providers: cfg.Providers, Concurrency: cfg.concurrencyFor, Retry: cfg.Retry,
+		NewClient: deps.NewClient, Limits: &w.limits, LimitMetrics: limitMetrics, Observe: w.metrics.observeLLM})
 	w.prices = newPriceBook(cfg, w)
 	w.health = storegate.NewHealth(w.raw, w.log, w.metrics.storeUp)
 	w.sandbox = tasksandbox.Start(cfg.sandboxOperator(), w.log)

@@ -1,4 +1,4 @@
-package worker
+package models
 
 import (
 	"context"
@@ -10,69 +10,87 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/provider"
+	"github.com/agentfleet/agentfleet/llm/ratelimit"
 )
 
-// llmPool holds one client per profile, each behind its provider's gate.
-type llmPool struct {
-	cfg       Config
-	newClient func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error)
-	metrics   *metrics
-	rates     *rateLimits
+// PoolConfig is what a Pool builds its clients from.
+type PoolConfig struct {
+	// Providers configures each profile's provider, keyed by profile.
+	Providers map[string]ProviderConfig
+	// Concurrency caps the concurrent calls to a provider (by name).
+	Concurrency func(provider string) int
+	// Retry is the retry policy of every client.
+	Retry llm.RetryPolicy
+	// NewClient builds a profile's client; nil means llm/provider.New,
+	// sending its HTTP requests through Limits (see ratelimit.Lazy).
+	NewClient func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error)
+	// Limits are the fleet-wide rate limits (none until it is Set), and
+	// LimitMetrics count their waits.
+	Limits       *ratelimit.Lazy
+	LimitMetrics *ratelimit.Metrics
+	// Observe is told of every call, for metrics; nil means nothing.
+	Observe func(provider, model string, d time.Duration, resp *llm.Response, err error)
+}
+
+// Pool holds one client per profile and provider choice, each behind its
+// provider's gate. It is safe for concurrent use.
+type Pool struct {
+	cfg PoolConfig
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
 	gates   map[string]*gate
 }
 
-func newLLMPool(cfg Config, nc func(string, ProviderConfig, llm.RetryPolicy) (llm.Client, error), m *metrics, rates *rateLimits) *llmPool {
-	if nc == nil {
-		hc := rates.HTTPClient()
-		nc = func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error) {
+// NewPool returns a pool that builds its clients on first use.
+func NewPool(cfg PoolConfig) *Pool {
+	if cfg.Limits == nil {
+		cfg.Limits = &ratelimit.Lazy{}
+	}
+	if cfg.NewClient == nil {
+		hc := cfg.Limits.HTTPClient()
+		cfg.NewClient = func(profile string, pc ProviderConfig, retry llm.RetryPolicy) (llm.Client, error) {
 			return providerClient(profile, pc, retry, hc)
 		}
 	}
-	return &llmPool{cfg: cfg, newClient: nc, metrics: m, rates: rates, clients: map[string]llm.Client{}, gates: map[string]*gate{}}
+	if cfg.Observe == nil {
+		cfg.Observe = func(string, string, time.Duration, *llm.Response, error) {}
+	}
+	return &Pool{cfg: cfg, clients: map[string]llm.Client{}, gates: map[string]*gate{}}
 }
 
 // providerClient builds a client with llm/provider from the configuration,
 // sending its requests with hc (the fleet-wide rate limits' transport).
 func providerClient(profile string, pc ProviderConfig, retry llm.RetryPolicy, hc *http.Client) (llm.Client, error) {
-	name := pc.Provider
-	if name == "" {
-		name = profile
-	}
-	return provider.New(provider.Config{Provider: name, BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry, HTTPClient: hc,
+	return provider.New(provider.Config{Provider: pc.name(profile), BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry, HTTPClient: hc,
 		Region: pc.Region, Project: pc.Project, CredentialsFile: pc.CredentialsFile})
 }
 
-// client returns the gated client of a profile's provider choice ("" for
-// the profile's own, see Config.provider), building it once.
-func (p *llmPool) client(profile, choice string) (llm.Client, error) {
+// Client returns the gated client of a profile's provider choice ("" for
+// the profile's own, see Select), building it once.
+func (p *Pool) Client(profile, choice string) (llm.Client, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := profile + "/" + choice
 	if c, ok := p.clients[key]; ok {
 		return c, nil
 	}
-	pc, err := p.cfg.provider(profile, choice)
+	pc, err := Select(p.cfg.Providers, profile, choice)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := p.newClient(profile, pc, p.cfg.Retry)
+	inner, err := p.cfg.NewClient(profile, pc, p.cfg.Retry)
 	if err != nil {
 		return nil, err
 	}
-	name := pc.Provider
-	if name == "" {
-		name = profile
-	}
-	inner = withFallback(p.rates.wrap(inner, name, pc), pc)
+	name := pc.name(profile)
+	inner = withFallback(p.withLimits(inner, name, pc), pc)
 	g, ok := p.gates[name]
 	if !ok {
-		g = &gate{sem: make(chan struct{}, p.cfg.concurrencyFor(name))}
+		g = &gate{sem: make(chan struct{}, p.cfg.Concurrency(name))}
 		p.gates[name] = g
 	}
-	c := &gatedClient{inner: inner, gate: g, provider: name, metrics: p.metrics}
+	c := &gatedClient{inner: inner, gate: g, provider: name, observe: p.cfg.Observe}
 	p.clients[key] = c
 	return c, nil
 }
@@ -126,7 +144,7 @@ type gatedClient struct {
 	inner    llm.Client
 	gate     *gate
 	provider string
-	metrics  *metrics
+	observe  func(provider, model string, d time.Duration, resp *llm.Response, err error)
 }
 
 func (c *gatedClient) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
@@ -168,5 +186,5 @@ func (c *gatedClient) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm
 
 func (c *gatedClient) done(model string, start time.Time, resp *llm.Response, err error) {
 	c.gate.observe(err)
-	c.metrics.observeLLM(c.provider, model, time.Since(start), resp, err)
+	c.observe(c.provider, model, time.Since(start), resp, err)
 }

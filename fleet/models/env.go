@@ -1,4 +1,4 @@
-package worker
+package models
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ const (
 	EnvModel      = "AGENTFLEET_MODEL"        // the model to ask for
 )
 
-// ApplyProviderEnv fills providers from the environment where the
+// ApplyEnv fills providers from the environment where the
 // configuration left them unset: AGENTFLEET_LLM_BASE_URL (with
 // AGENTFLEET_MODEL, required then, and AGENTFLEET_LLM_API_KEY) serves the
 // openai profile from that OpenAI-compatible server unless providers.openai
@@ -22,7 +22,7 @@ const (
 // that names none, configured or found by its key variable. Provider keys
 // need nothing here: a provider without api_key reads its usual variable
 // (ANTHROPIC_API_KEY, ...).
-func ApplyProviderEnv(providers map[string]ProviderConfig, getenv func(string) string) (map[string]ProviderConfig, error) {
+func ApplyEnv(providers map[string]ProviderConfig, getenv func(string) string) (map[string]ProviderConfig, error) {
 	out := make(map[string]ProviderConfig, len(providers)+1)
 	for name, p := range providers {
 		out[name] = p
