@@ -20,7 +20,7 @@ import (
 // Like git's own discovery, the walk honours ".git" files (worktrees,
 // submodules). It does not see GIT_DIR set in the environment of the
 // commands; a host relying on GIT_DIR runs git itself.
-func MayBeGitRepo(ctx context.Context, env Environment) bool {
+func MayBeGitRepo(_ context.Context, env Environment) bool {
 	if env.Describe().Kind != KindLocal {
 		return true
 	}
@@ -31,8 +31,10 @@ func MayBeGitRepo(ctx context.Context, env Environment) bool {
 		return false
 	}
 	for {
-		ok, err := env.Exists(ctx, filepath.Join(dir, ".git"))
-		if err != nil || ok {
+		// Looked up on this machine, not through env: a sandboxed
+		// environment refuses paths outside its workspace, which would
+		// answer true for every parent and start git under the sandbox.
+		if _, err := os.Stat(filepath.Join(dir, ".git")); !isNotExist(err) {
 			return true
 		}
 		parent := filepath.Dir(dir)

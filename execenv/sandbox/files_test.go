@@ -129,3 +129,21 @@ func TestGrepRunsInTheSandbox(t *testing.T) {
 		t.Fatalf("grep in the workspace: %+v, %v", res, err)
 	}
 }
+
+// A sandboxed workspace outside any repository asks no git process (the
+// environment refuses the parents' ".git" probes, so the answer must come
+// from the worker's own look); inside one it may.
+func TestSandboxedWorkspaceOutsideARepoStartsNoGit(t *testing.T) {
+	ws := t.TempDir()
+	env := sandbox.Scope(newLocal(t, ws, sandbox.Settings{}))
+	ctx := context.Background()
+	if execenv.MayBeGitRepo(ctx, env) {
+		t.Error("MayBeGitRepo is true for a sandboxed workspace outside any repository")
+	}
+	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !execenv.MayBeGitRepo(ctx, env) {
+		t.Error("MayBeGitRepo is false for a sandboxed workspace holding .git")
+	}
+}
