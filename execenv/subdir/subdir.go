@@ -88,9 +88,34 @@ func (e subdirEnv) Exec(ctx context.Context, req execenv.ExecRequest) (execenv.E
 	return e.Environment.Exec(ctx, req)
 }
 
+// Grep searches from the subdirectory. A file searched alone comes back
+// under the path the caller gave, as from any environment, not under the
+// absolute path the parent was asked about.
 func (e subdirEnv) Grep(ctx context.Context, req execenv.GrepRequest) (execenv.GrepResult, error) {
-	req.Path = e.abs(req.Path)
-	return e.Environment.Grep(ctx, req)
+	given := req.Path
+	req.Path = e.abs(given)
+	res, err := e.Environment.Grep(ctx, req)
+	if given == "" || given == req.Path {
+		return res, err
+	}
+	for i := range res.Matches {
+		res.Matches[i].Path = asGiven(res.Matches[i].Path, req.Path, given)
+	}
+	for i := range res.Files {
+		res.Files[i] = asGiven(res.Files[i], req.Path, given)
+	}
+	for i := range res.Counts {
+		res.Counts[i].Path = asGiven(res.Counts[i].Path, req.Path, given)
+	}
+	return res, err
+}
+
+// asGiven returns given where p is the absolute path it was turned into.
+func asGiven(p, abs, given string) string {
+	if p == abs {
+		return given
+	}
+	return p
 }
 
 func (e subdirEnv) Glob(ctx context.Context, req execenv.GlobRequest) (execenv.GlobResult, error) {
