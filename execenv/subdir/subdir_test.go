@@ -44,6 +44,9 @@ func parent(t *testing.T, dir string) execenv.Environment {
 // relative path, command directory and search root lands in the
 // subdirectory.
 func TestConformance(t *testing.T) {
+	for k, v := range execenvtest.ProbeEnv {
+		t.Setenv(k, v)
+	}
 	execenvtest.Exercise(t, func(t *testing.T, dir string) execenv.Environment {
 		env, err := subdir.Scope(testCtx(t), parent(t, filepath.Dir(dir)), filepath.Base(dir))
 		if err != nil {
