@@ -251,7 +251,7 @@ func (s *Session) shutdown(holdingRun bool) {
 	_ = s.setStateLocked(StateClosed) // any -> CLOSED is always legal
 	s.mu.Unlock()
 	close(s.done)
-	s.emitter.close()
+	s.events.Close()
 }
 
 // unrecoverable reports the errors that close the session instead of

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentfleet/agentfleet/agent/internal/fanout"
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -52,6 +53,33 @@ const (
 // droppable reports whether an event may be dropped for a slow subscriber.
 func (k EventKind) droppable() bool {
 	return k == EventAssistantTextDelta || k == EventToolCallOutput || k == EventContextEstimate
+}
+
+// Subscription receives a session's events in order (Session.Subscribe).
+// Each has its own queue: deltas (ASSISTANT_TEXT_DELTA,
+// TOOL_CALL_OUTPUT_DELTA, CONTEXT_ESTIMATE) are dropped and counted when
+// Config.EventBuffer events are waiting; every other event is always
+// queued. Safe for one reader; Close may be called from any goroutine.
+//
+// Its methods: Next(ctx) (Event, bool) waits for the next event and is
+// false once the session has closed (after SESSION_END was delivered), the
+// subscription was closed, or ctx ended; All(ctx) iterates them until then;
+// Dropped counts the deltas dropped because the reader fell behind; Close
+// stops delivery and discards what is queued.
+type Subscription = fanout.Subscription[Event]
+
+// newEventHub returns the hub a session emits through: it stamps each event
+// with its gapless Seq, the clock's time and the session id, and lets slow
+// subscribers drop the droppable kinds.
+func newEventHub(sessionID string, clock Clock, buffer int) *fanout.Hub[Event] {
+	return fanout.New(fanout.Config[Event]{
+		Buffer:    buffer,
+		Droppable: func(ev Event) bool { return ev.Kind.droppable() },
+		Stamp: func(ev Event, seq uint64) Event {
+			ev.Seq, ev.Time, ev.SessionID = seq, clock.Now(), sessionID
+			return ev
+		},
+	})
 }
 
 // Event is one thing that happened in a session. Seq is gapless per session

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/agentfleet/agentfleet/execenv/subdir"
 )
 
 // localSpawner runs children as in-process sessions sharing the parent's
@@ -41,7 +43,7 @@ func (l *localSpawner) Spawn(ctx context.Context, req SpawnRequest) (SubagentSta
 	}
 	l.mu.Unlock()
 	p := l.parent
-	env, err := scopeEnv(ctx, p.env, req.WorkingDir)
+	env, err := subdir.Scope(ctx, p.env, req.WorkingDir)
 	if err != nil {
 		return SubagentStatus{}, fmt.Errorf("working_dir %q: %w", req.WorkingDir, err)
 	}

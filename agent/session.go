@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/agent/internal/fanout"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools"
@@ -25,7 +26,7 @@ type Session struct {
 	profile  Profile
 	env      execenv.Environment
 	registry *tools.Registry
-	emitter  *emitter
+	events   *fanout.Hub[Event]
 	clock    Clock
 	log      *slog.Logger
 	spawner  Spawner
@@ -71,7 +72,7 @@ func New(cfg Config) (*Session, error) {
 	s := &Session{
 		id: id, cfg: cfg, client: cfg.Client, profile: cfg.Profile, env: cfg.Env,
 		registry: cfg.Profile.Registry().Clone(),
-		emitter:  newEmitter(id, cfg.Clock, cfg.EventBuffer),
+		events:   newEventHub(id, cfg.Clock, cfg.EventBuffer),
 		clock:    cfg.Clock, log: cfg.Logger.With("session_id", id),
 		run: make(chan struct{}, 1), done: make(chan struct{}),
 		state: StateIdle, history: append([]Turn(nil), cfg.History...),
@@ -160,12 +161,13 @@ func (s *Session) ReasoningEffort() string {
 }
 
 // Subscribe returns a new subscription to the session's events from now on.
-func (s *Session) Subscribe() *Subscription { return s.emitter.subscribe() }
+func (s *Session) Subscribe() *Subscription { return s.events.Subscribe() }
 
 // Done is closed when the session reaches CLOSED.
 func (s *Session) Done() <-chan struct{} { return s.done }
 
-func (s *Session) emit(ev Event) { s.emitter.emit(ev) }
+// emit stamps ev and delivers it to every subscriber; it never blocks.
+func (s *Session) emit(ev Event) { s.events.Publish(ev) }
 
 // appendTurn stamps t, records it durably, then adds it to history.
 // Only the loop owner calls it.

@@ -1,4 +1,4 @@
-package agent
+package subdir
 
 import (
 	"context"
@@ -7,17 +7,11 @@ import (
 	"github.com/agentfleet/agentfleet/execenv"
 )
 
-// subdirEnv is the parent's environment with another working directory:
-// relative paths, commands and searches start in dir. It moves the default
-// directory only; it is not a sandbox (absolute paths still reach the rest
-// of the parent's filesystem).
-type subdirEnv struct {
-	execenv.Environment
-	dir string
-}
-
-// scopeEnv returns env working in sub (relative to env's working dir).
-func scopeEnv(ctx context.Context, env execenv.Environment, sub string) (execenv.Environment, error) {
+// Scope returns env working in sub: sub is taken relative to env's working
+// directory unless absolute, and must be an existing directory of env (an
+// error otherwise, the one of env's Stat or one saying it is not a
+// directory). An empty sub or "." returns env itself.
+func Scope(ctx context.Context, env execenv.Environment, sub string) (execenv.Environment, error) {
 	if sub == "" || sub == "." {
 		return env, nil
 	}
@@ -38,6 +32,12 @@ func scopeEnv(ctx context.Context, env execenv.Environment, sub string) (execenv
 type notDirError struct{ path string }
 
 func (e *notDirError) Error() string { return e.path + " is not a directory" }
+
+// subdirEnv is the parent's environment with dir as its working directory.
+type subdirEnv struct {
+	execenv.Environment
+	dir string
+}
 
 func (e subdirEnv) abs(p string) string {
 	if p == "" {
@@ -88,9 +88,34 @@ func (e subdirEnv) Exec(ctx context.Context, req execenv.ExecRequest) (execenv.E
 	return e.Environment.Exec(ctx, req)
 }
 
+// Grep searches from the subdirectory. A file searched alone comes back
+// under the path the caller gave, as from any environment, not under the
+// absolute path the parent was asked about.
 func (e subdirEnv) Grep(ctx context.Context, req execenv.GrepRequest) (execenv.GrepResult, error) {
-	req.Path = e.abs(req.Path)
-	return e.Environment.Grep(ctx, req)
+	given := req.Path
+	req.Path = e.abs(given)
+	res, err := e.Environment.Grep(ctx, req)
+	if given == "" || given == req.Path {
+		return res, err
+	}
+	for i := range res.Matches {
+		res.Matches[i].Path = asGiven(res.Matches[i].Path, req.Path, given)
+	}
+	for i := range res.Files {
+		res.Files[i] = asGiven(res.Files[i], req.Path, given)
+	}
+	for i := range res.Counts {
+		res.Counts[i].Path = asGiven(res.Counts[i].Path, req.Path, given)
+	}
+	return res, err
+}
+
+// asGiven returns given where p is the absolute path it was turned into.
+func asGiven(p, abs, given string) string {
+	if p == abs {
+		return given
+	}
+	return p
 }
 
 func (e subdirEnv) Glob(ctx context.Context, req execenv.GlobRequest) (execenv.GlobResult, error) {
