@@ -12,6 +12,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/approval"
 	"github.com/agentfleet/agentfleet/fleet/checks"
 	"github.com/agentfleet/agentfleet/fleet/extensions"
+	"github.com/agentfleet/agentfleet/fleet/worker/internal/spawn"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -41,7 +42,7 @@ type run struct {
 	env     execenv.Environment
 	ws      *workspace // nil for SSH
 	sess    *agent.Session
-	spawner *spawner
+	spawner *spawn.Spawner
 	pump    *eventPump
 	rec     *turnRecorder
 	row     store.Session  // the session row read or created by prepare
