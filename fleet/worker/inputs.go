@@ -14,13 +14,13 @@ import (
 
 // Inputs for a session that is not running (send_input to a queued, parked
 // or ended child) are stored as artifacts of kind "input" named by a UUIDv7
-// (spawn.StoreInput), so names sort by time. The session's config remembers the last one delivered. A run
-// delivers the newer ones before it goes on: as steering when the session
-// is new or stopped inside an input, as new user inputs (the first, then
-// the rest as follow-ups) when its history ends with a finished answer,
-// which is how an ended child that was reopened answers again. The run
-// remembers them once the session returns, so a crash before that
-// delivers an input again (at least once).
+// (spawn.StoreInput), so names sort by time. The session's config
+// remembers the last one delivered. A run delivers the newer ones before
+// it goes on: as steering when the session is new or stopped inside an
+// input, as new user inputs (the first, then the rest as follow-ups) when
+// its history ends with a finished answer, which is how an ended child
+// that was reopened answers again. The run remembers them once the session
+// returns, so a crash before that delivers an input again (at least once).
 const inputArtifact = spawn.InputKind
 
 // sessionState is the worker's own record in store.Session.Config.
