@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet/worker/internal/spawn"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -57,7 +58,7 @@ func (r *run) steer(ctx context.Context, sess *agent.Session, message string) er
 	if r.task.ParentID == uuid.Nil {
 		return errors.New("the session has given its final answer and its task is ending; submit the message as a new task")
 	}
-	_, err := storeInput(ctx, r.w.st, r.task.ID, message)
+	_, err := spawn.StoreInput(ctx, r.w.st, r.task.ID, message)
 	return err
 }
 

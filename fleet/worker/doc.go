@@ -1,6 +1,6 @@
 // Package worker is the worker side of the fleet: it claims task messages
 // from JetStream, runs their agent sessions durably and settles the
-// messages. Subagents become child tasks (the spawner), every turn is
+// messages. Subagents become child tasks (package spawn), every turn is
 // recorded (the recorder), every event published (the event pump), and a
 // session waiting for its children is parked, holding nothing.
 //
@@ -92,7 +92,8 @@
 //
 // # Subagents
 //
-// The worker's agent.Spawner makes every spawn_agent a child task (parent,
+// The worker's agent.Spawner (package fleet/worker/internal/spawn, built
+// per run by newSpawner) makes every spawn_agent a child task (parent,
 // root, depth + 1, the parent's environment and profile, the requested or
 // the parent's current model, its own turn limit), created with the
 // idempotency key spawn:<parent>:<call-id> so a resumed parent re-running
@@ -127,16 +128,16 @@
 // in the history and enqueues the resume, and the re-run round applies it.
 //
 // send_input steers a running child over its control subject; for a
-// queued or parked child the input is stored (an "input" artifact) and
-// injected as steering when it next runs; an ended (succeeded or failed)
-// child is reopened: the input is stored, the task goes back to queued and
-// a deduplicated input message runs it, the input becoming a new user turn
-// after its answer. Steering that arrives during a child's final model
-// call is run as a new input before the run ends; input stored while the
-// run ends reopens the child at its end, succeeded or failed. A cancelled
-// child refuses input. When the message after a reopen cannot be sent, the
-// child stays queued with its input, and the next send_input to a queued
-// child that ran before sends one again.
+// queued or parked child the input is stored (an "input" artifact,
+// spawn.StoreInput) and injected as steering when it next runs; an ended
+// (succeeded or failed) child is reopened: the input is stored, the task
+// goes back to queued and a deduplicated input message runs it, the input
+// becoming a new user turn after its answer. Steering that arrives during
+// a child's final model call is run as a new input before the run ends;
+// input stored while the run ends reopens the child at its end, succeeded
+// or failed. A cancelled child refuses input. When the message after a
+// reopen cannot be sent, the child stays queued with its input, and the
+// next send_input to a queued child that ran before sends one again.
 // close_agent, like a cancel through the API, uses taskops.CancelTree to
 // cancel a whole subtree: queued and waiting descendants never start
 // again, running ones are aborted over control (or at their next

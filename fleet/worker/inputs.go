@@ -8,34 +8,24 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet/worker/internal/spawn"
 	"github.com/agentfleet/agentfleet/store"
 )
 
 // Inputs for a session that is not running (send_input to a queued, parked
-// or ended child) are stored as artifacts of kind "input" named by a UUIDv7, so names sort by
-// time. The session's config remembers the last one delivered. A run
-// delivers the newer ones before it goes on: as steering when the session
-// is new or stopped inside an input, as new user inputs (the first, then
-// the rest as follow-ups) when its history ends with a finished answer,
-// which is how an ended child that was reopened answers again. The run
-// remembers them once the session returns, so a crash before that
-// delivers an input again (at least once).
-const inputArtifact = "input"
+// or ended child) are stored as artifacts of kind "input" named by a UUIDv7
+// (spawn.StoreInput), so names sort by time. The session's config
+// remembers the last one delivered. A run delivers the newer ones before
+// it goes on: as steering when the session is new or stopped inside an
+// input, as new user inputs (the first, then the rest as follow-ups) when
+// its history ends with a finished answer, which is how an ended child
+// that was reopened answers again. The run remembers them once the session
+// returns, so a crash before that delivers an input again (at least once).
+const inputArtifact = spawn.InputKind
 
 // sessionState is the worker's own record in store.Session.Config.
 type sessionState struct {
 	LastInput string `json:"last_input,omitempty"`
-}
-
-// storeInput queues message for task and returns the input's name.
-func storeInput(ctx context.Context, st store.Store, task uuid.UUID, message string) (string, error) {
-	name, err := uuid.NewV7()
-	if err != nil {
-		return "", err
-	}
-	_, err = st.PutArtifact(ctx, store.PutArtifactParams{TaskID: task, Kind: inputArtifact, Name: name.String(),
-		ContentType: "text/plain; charset=utf-8", Content: []byte(message)})
-	return name.String(), err
 }
 
 // pendingInputs are the stored inputs the session has not seen yet, oldest

@@ -180,7 +180,7 @@ func (r *run) reopenForLateInput(ctx context.Context, t store.Task) bool {
 	if err != nil || in.last == "" {
 		return false
 	}
-	if err := r.w.reopen(ctx, t, in.last); err != nil {
+	if err := r.w.spawnFleet().Reopen(ctx, t, in.last); err != nil {
 		r.log.Warn("reopening for input that came while the run ended", "err", err)
 		return false
 	}
@@ -203,7 +203,7 @@ func (r *run) flushTurns(ctx context.Context) {
 // its own session spawns them, so a first run whose spawner created none
 // has none.
 func (r *run) mayHaveChildren() bool {
-	return r.task.Attempts > 1 || r.spawner == nil || r.spawner.created.Load() > 0
+	return r.task.Attempts > 1 || r.spawner == nil || r.spawner.Created() > 0
 }
 
 // fail ends the task as failed before its session ran.

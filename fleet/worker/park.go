@@ -51,7 +51,7 @@ func (r *run) park(ctx context.Context) settlement {
 // anyway. The parent wakes once all of them have ended, so children ending
 // together wake it once.
 func (r *run) awaited() []uuid.UUID {
-	ids := r.spawner.awaited()
+	ids := r.spawner.Awaited()
 	for _, agentID := range agent.PendingWaits(r.sess.History()) {
 		if id, err := uuid.Parse(agentID); err == nil && !slices.Contains(ids, id) {
 			ids = append(ids, id)
@@ -127,6 +127,3 @@ func (w *Worker) enqueueResume(ctx context.Context, parent store.Task, spec flee
 func (w *Worker) targetFor(t store.Task, spec fleet.TaskSpec) queue.Target {
 	return taskops.Target(t, spec)
 }
-
-// pinned reports whether a task must run on the worker holding its files.
-func pinned(spec fleet.TaskSpec) bool { return taskops.Pinned(spec) }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/checks"
 	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/fleet/worker/internal/eventpump"
+	"github.com/agentfleet/agentfleet/fleet/worker/internal/spawn"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -42,7 +43,7 @@ type run struct {
 	env     execenv.Environment
 	ws      *workspace // nil for SSH
 	sess    *agent.Session
-	spawner *spawner
+	spawner *spawn.Spawner
 	pump    *eventpump.Pump
 	rec     *turnRecorder
 	row     store.Session  // the session row read or created by prepare

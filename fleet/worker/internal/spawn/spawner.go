@@ -1,0 +1,225 @@
+package spawn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// Fleet is what the spawner uses of the worker it runs on.
+type Fleet struct {
+	Store    store.Store
+	Queue    *queue.Client
+	WorkerID string // this worker: children of a local workspace run here
+	Spawned  func() // called for each child task enqueued (a metric); may be nil
+}
+
+// Parent is the task whose session spawns.
+type Parent struct {
+	Task       store.Task
+	Spec       fleet.TaskSpec
+	WorkingDir string // the parent's environment's working directory
+	// Session gives the parent session's current model and reasoning
+	// effort, ok false before the session exists. Nil means it never does.
+	Session func() (model, effort string, ok bool)
+	Log     *slog.Logger
+}
+
+// Spawner is the fleet's agent.Spawner for one run of a parent task.
+type Spawner struct {
+	f       Fleet
+	p       Parent
+	created atomic.Int64 // child task creations attempted in this run
+
+	mu    sync.Mutex  // guards waits
+	waits []uuid.UUID // children whose wait parked the session in this run
+}
+
+var _ agent.Spawner = (*Spawner)(nil)
+
+// New returns the spawner of one run of the parent.
+func New(f Fleet, p Parent) *Spawner { return &Spawner{f: f, p: p} }
+
+// Created is how many child task creations this run attempted. A create
+// whose answer was lost may have committed, so it counts as well.
+func (s *Spawner) Created() int64 { return s.created.Load() }
+
+// Awaited returns the children the parked session waits for.
+func (s *Spawner) Awaited() []uuid.UUID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]uuid.UUID(nil), s.waits...)
+}
+
+// Spawn creates the child task (idempotent per spawn_agent call id, so a
+// resumed parent re-running the call gets the same child) and enqueues it.
+func (s *Spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.SubagentStatus, error) {
+	if err := s.checkRunning(ctx); err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	if err := s.checkLive(ctx, "spawn"); err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	spec, err := s.childSpec(req)
+	if err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	body, err := json.Marshal(spec)
+	if err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	t := s.p.Task
+	s.created.Add(1) // before: a create whose answer is lost may have committed
+	res, err := s.f.Store.CreateTask(ctx, store.CreateTaskParams{ParentID: t.ID, Queue: spec.Queue,
+		Priority: spec.Priority, Spec: body, IdempotencyKey: "spawn:" + t.ID.String() + ":" + req.CallID,
+		Labels: t.Labels})
+	if err != nil {
+		return agent.SubagentStatus{}, fmt.Errorf("creating the subagent task: %w", err)
+	}
+	child := res.Task
+	if child.State == store.TaskQueued {
+		msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: child.ID.String()}
+		if _, err := s.f.Queue.Send(ctx, s.f.target(spec), msg, fleet.StartMsgID(child.ID)); err != nil {
+			return agent.SubagentStatus{}, fmt.Errorf("enqueueing the subagent task: %w", err)
+		}
+		if s.f.Spawned != nil {
+			s.f.Spawned()
+		}
+	}
+	return agent.SubagentStatus{AgentID: child.ID.String(), Status: subagentStatus(child.State)}, nil
+}
+
+// checkRunning refuses a spawn when the store no longer has the parent
+// running here (cancelled, typically, before its abort arrived). It is a
+// cheap early answer for the model; what makes the rule strict is the
+// store, which never starts a child of a cancelled parent.
+func (s *Spawner) checkRunning(ctx context.Context) error {
+	t, err := s.f.Store.GetTask(ctx, store.GetTaskParams{ID: s.p.Task.ID})
+	if err != nil {
+		return fmt.Errorf("cannot spawn: reading this task's state: %w", err)
+	}
+	if t.State != store.TaskRunning || t.WorkerID != s.f.WorkerID {
+		return fmt.Errorf("cannot spawn: this task is %s and no longer running, so it may not start subagents; stop and report what you have", t.State)
+	}
+	return nil
+}
+
+// checkLive refuses a spawn beyond the parent's cap on unfinished children.
+func (s *Spawner) checkLive(ctx context.Context, doing string) error {
+	kids, err := s.f.Store.Children(ctx, store.ChildrenParams{ParentID: s.p.Task.ID})
+	if err != nil {
+		return err
+	}
+	live := 0
+	for _, c := range kids.Children {
+		if !c.State.Terminal() {
+			live++
+		}
+	}
+	if max := s.p.Spec.MaxLiveChildren; live >= max {
+		return fmt.Errorf("cannot %s: %d subagents are still running and the limit is %d; wait for or close one first", doing, live, max)
+	}
+	return nil
+}
+
+// childSpec derives the child's spec: the parent's profile, effort, tree
+// limits, queue and environment (a subdirectory of it with working_dir),
+// the requested or the parent's current model, its own turn limit, and the
+// parent's limits for the rest (wall time, tokens, cost: each child is
+// bounded as its parent is).
+func (s *Spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
+	p, t := s.p.Spec, s.p.Task
+	env := p.Environment
+	if env.Kind == fleet.EnvLocal || env.Kind == "" {
+		env = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: s.p.WorkingDir, Shared: p.Environment.Shared}
+	} else {
+		env.WorkingDir = s.p.WorkingDir
+	}
+	if req.WorkingDir != "" {
+		sub := path.Clean(req.WorkingDir)
+		if path.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
+			return fleet.TaskSpec{}, fmt.Errorf("working_dir %q must be a subdirectory of the working directory", req.WorkingDir)
+		}
+		env.WorkingDir = path.Join(env.WorkingDir, sub)
+	}
+	model, effort := req.Model, p.ReasoningEffort
+	if s.p.Session != nil {
+		if m, e, ok := s.p.Session(); ok {
+			effort = e
+			if model == "" {
+				model = m
+			}
+		}
+	}
+	return fleet.TaskSpec{
+		Prompt: req.Task, Profile: p.Profile, Model: model, ReasoningEffort: effort,
+		Limits:      fleet.Limits{MaxTurns: req.MaxTurns}.Within(p.Limits),
+		Environment: env, Session: p.Session, Sandbox: p.Sandbox, // a shared workspace shares its sandbox
+		ParentID: t.ID, RootID: t.RootID, Depth: t.Depth + 1,
+		MaxSubagentDepth: p.MaxSubagentDepth, MaxLiveChildren: p.MaxLiveChildren, ChildPolicy: p.ChildPolicy,
+		Queue: p.Queue, Priority: min(p.Priority+1, fleet.MaxPriority),
+		Permissions: p.Permissions,
+		Extensions:  p.Extensions, // a child cannot shed its parent's hooks
+	}, nil
+}
+
+// child returns the task behind an agent id, checking it is a child of
+// this parent.
+func (s *Spawner) child(ctx context.Context, agentID string) (store.Task, error) {
+	id, err := uuid.Parse(agentID)
+	if err != nil {
+		return store.Task{}, fmt.Errorf("no subagent with id %q; use the agent_id that spawn_agent returned", agentID)
+	}
+	t, err := s.f.Store.GetTask(ctx, store.GetTaskParams{ID: id})
+	if errors.Is(err, store.ErrNotFound) || err == nil && t.ParentID != s.p.Task.ID {
+		return store.Task{}, fmt.Errorf("no subagent with id %q among yours; use the agent_id that spawn_agent returned", agentID)
+	}
+	return t, err
+}
+
+// Close cancels the child and its whole subtree.
+func (s *Spawner) Close(ctx context.Context, agentID string) (agent.SubagentStatus, error) {
+	t, err := s.child(ctx, agentID)
+	if err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	if !t.State.Terminal() {
+		res, err := taskops.CancelTree(ctx, s.f.Store, s.f.Queue, t.ID, "closed by its parent", s.f.Queue.Config().ControlTimeout)
+		if err != nil {
+			return agent.SubagentStatus{}, err
+		}
+		if res.AbortErr != nil {
+			s.p.Log.Warn("closing a subagent: its session learns of the cancel at its next write", "agent_id", agentID, "err", res.AbortErr)
+		}
+	}
+	return agent.SubagentStatus{AgentID: agentID, Status: agent.SubagentClosed}, nil
+}
+
+// CloseAll does nothing: a session closes when it parks or its run ends,
+// and children must outlive a parked parent. Children of an ended task are
+// cancelled by the worker according to the spec's ChildPolicy.
+func (s *Spawner) CloseAll(context.Context) {}
+
+// target is where a child's messages go: this worker's own subject when
+// the child works in the parent's local workspace (the files are here),
+// else the child's queue.
+func (f Fleet) target(spec fleet.TaskSpec) queue.Target {
+	if taskops.Pinned(spec) {
+		return queue.ToWorker(f.WorkerID)
+	}
+	return queue.ToQueue(spec.Queue)
+}
