@@ -18,9 +18,7 @@ import (
 // <prefix>.control.<task-id>). It hands the request to the session and
 // returns; abort returns before the session has stopped.
 func (r *run) control(ctx context.Context, req queue.ControlRequest) queue.ControlReply {
-	r.mu.Lock()
-	sess := r.sess
-	r.mu.Unlock()
+	sess := r.session()
 	if sess == nil {
 		return queue.ControlReply{Error: "the session is starting; retry"}
 	}

@@ -102,10 +102,14 @@ func isRetryable(err error) (bool, time.Duration) {
 // notify reports a host event (a rate-limit wait, a fallback model) to the
 // run's session, once it has one (see models.WithNotifier).
 func (r *run) notify(kind agent.EventKind, text string) {
-	r.mu.Lock()
-	sess := r.sess
-	r.mu.Unlock()
-	if sess != nil {
+	if sess := r.session(); sess != nil {
 		sess.Notify(kind, text)
 	}
+}
+
+// session is the run's session, nil before prepare has built it.
+func (r *run) session() *agent.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sess
 }

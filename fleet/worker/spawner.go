@@ -10,10 +10,11 @@ import (
 func newSpawner(r *run) *spawn.Spawner {
 	return spawn.New(r.w.spawnFleet(), spawn.Parent{Task: r.task, Spec: r.spec, WorkingDir: r.env.WorkingDir(), Log: r.log,
 		Session: func() (string, string, bool) {
-			if r.sess == nil {
+			sess := r.session()
+			if sess == nil {
 				return "", "", false
 			}
-			return r.sess.Model(), r.sess.ReasoningEffort(), true
+			return sess.Model(), sess.ReasoningEffort(), true
 		}})
 }
 
