@@ -1,7 +1,7 @@
 // Package worker is the worker side of the fleet: it claims task messages
 // from JetStream, runs their agent sessions durably and settles the
 // messages. Subagents become child tasks (package spawn), every turn is
-// recorded (the recorder), every event published (the event pump), and a
+// recorded (the recorder), every event published (package eventpump), and a
 // session waiting for its children is parked, holding nothing.
 //
 // # Workers
@@ -31,7 +31,8 @@
 //     task goes back to queued and the message is naked with the
 //     provider's retry-after, else an exponential backoff; the next
 //     delivery resumes it. A rate limit also holds every call to that
-//     provider on this worker until the retry-after has passed.
+//     provider on this worker until the retry-after has passed (package
+//     fleet/models holds the model clients).
 //   - a permanent error (authentication, invalid request, an environment
 //     or profile this worker refuses, a corrupt message or spec): failed
 //     with a reason; term.
