@@ -15,6 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -125,7 +126,12 @@ func TestAPIEndToEnd(t *testing.T) {
 // TestAPIControlRunningTask steers and then cancels a task that runs on a
 // worker, through the API.
 func TestAPIControlRunningTask(t *testing.T) {
-	f, c := apiFleet(t, fleettest.Options{Workers: 1, Slots: 2, SQLite: true})
+	// Heartbeats far apart: only the abort can stop the session before the
+	// cancel's reply (a heartbeat finding the task cancelled first would stop
+	// it and its control subject, and the abort would find no one).
+	f, c := apiFleet(t, fleettest.Options{Workers: 1, Slots: 2, SQLite: true, Worker: func(_ int, c *worker.Config) {
+		c.HeartbeatInterval, c.StaleAfter = time.Minute, 5*time.Minute
+	}})
 	ctx := context.Background()
 	sub, err := c.Submit(ctx, fleettest.Spec("held", fleettest.Step{Gate: "g1", Calls: []fleettest.Call{fleettest.Shell("echo one")}}, fleettest.Step{Gate: "never", Text: "x"}))
 	if err != nil {
