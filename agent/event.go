@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"iter"
 	"time"
 
 	"github.com/agentfleet/agentfleet/agent/internal/fanout"
@@ -60,13 +62,21 @@ func (k EventKind) droppable() bool {
 // TOOL_CALL_OUTPUT_DELTA, CONTEXT_ESTIMATE) are dropped and counted when
 // Config.EventBuffer events are waiting; every other event is always
 // queued. Safe for one reader; Close may be called from any goroutine.
-//
-// Its methods: Next(ctx) (Event, bool) waits for the next event and is
-// false once the session has closed (after SESSION_END was delivered), the
-// subscription was closed, or ctx ended; All(ctx) iterates them until then;
-// Dropped counts the deltas dropped because the reader fell behind; Close
-// stops delivery and discards what is queued.
-type Subscription = fanout.Subscription[Event]
+type Subscription struct{ sub *fanout.Subscription[Event] }
+
+// Next waits for the next event. It is false once the session has closed
+// (after SESSION_END was delivered), the subscription was closed, or ctx
+// ended.
+func (s *Subscription) Next(ctx context.Context) (Event, bool) { return s.sub.Next(ctx) }
+
+// All iterates the events until Next would be false.
+func (s *Subscription) All(ctx context.Context) iter.Seq[Event] { return s.sub.All(ctx) }
+
+// Dropped counts the deltas dropped because the reader fell behind.
+func (s *Subscription) Dropped() int64 { return s.sub.Dropped() }
+
+// Close stops delivery and discards what is queued.
+func (s *Subscription) Close() { s.sub.Close() }
 
 // newEventHub returns the hub a session emits through: it stamps each event
 // with its gapless Seq, the clock's time and the session id, and lets slow

@@ -161,7 +161,7 @@ func (s *Session) ReasoningEffort() string {
 }
 
 // Subscribe returns a new subscription to the session's events from now on.
-func (s *Session) Subscribe() *Subscription { return s.events.Subscribe() }
+func (s *Session) Subscribe() *Subscription { return &Subscription{sub: s.events.Subscribe()} }
 
 // Done is closed when the session reaches CLOSED.
 func (s *Session) Done() <-chan struct{} { return s.done }
