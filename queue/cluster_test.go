@@ -3,11 +3,13 @@ package queue_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/queue"
@@ -56,7 +58,18 @@ func TestReplicatedLayoutOnThreeNodeCluster(t *testing.T) {
 	if _, err := c.Enqueue(ctx, "default", startMsg("t1"), "start:t1"); err != nil {
 		t.Fatal(err)
 	}
-	d := pull(t, p)
+	// Even with its leader elected, the node this client is connected to may
+	// not have heard of the consumer yet: a pull finds no responders until it
+	// has, and is asked again, as Serve does.
+	var d *queue.Delivery
+	testenv.EventuallyErr(t, waitTimeout, "a pull the replicated consumers answer", func() (err error) {
+		pctx, cancel := context.WithTimeout(ctx, waitTimeout)
+		defer cancel()
+		if d, err = p.Pull(pctx); err != nil && !errors.Is(err, nats.ErrNoResponders) {
+			t.Fatalf("Pull: %v", err)
+		}
+		return err
+	})
 	if err := d.Ack(ctx); err != nil {
 		t.Fatal(err)
 	}
