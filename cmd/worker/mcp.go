@@ -189,14 +189,5 @@ func callMCP(cmd *cobra.Command, client *mcp.Client, env execenv.Environment, se
 	if _, ok := reg.Get(name); !ok {
 		return usageErrorf("the server has no tool %q; it offers: %s", tool, strings.Join(reg.Names(), ", "))
 	}
-	res := reg.Execute(cmd.Context(), llm.ToolCall{ID: "cli", Name: name, Arguments: args}, env, tools.ExecOptions{})
-	out := cmd.OutOrStdout()
-	fmt.Fprint(out, res.Content)
-	if !strings.HasSuffix(res.Content, "\n") {
-		fmt.Fprintln(out)
-	}
-	if res.IsError {
-		return &exitError{code: 1}
-	}
-	return nil
+	return printToolCall(cmd, reg, env, name, args)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools"
 )
@@ -86,7 +87,13 @@ func runTool(cmd *cobra.Command, name string, f toolFlags) error {
 		return &exitError{code: 1, msg: err.Error()}
 	}
 	defer env.Cleanup(ctx)
-	res := reg.Execute(ctx, llm.ToolCall{ID: "cli", Name: name, Arguments: rawArgs}, env, tools.ExecOptions{})
+	return printToolCall(cmd, reg, env, name, rawArgs)
+}
+
+// printToolCall runs one call of tool name through reg, as a session
+// would, prints its result and exits 1 when the result is an error.
+func printToolCall(cmd *cobra.Command, reg *tools.Registry, env execenv.Environment, name string, args json.RawMessage) error {
+	res := reg.Execute(cmd.Context(), llm.ToolCall{ID: "cli", Name: name, Arguments: args}, env, tools.ExecOptions{})
 	out := cmd.OutOrStdout()
 	fmt.Fprint(out, res.Content)
 	if !strings.HasSuffix(res.Content, "\n") {
