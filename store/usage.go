@@ -50,3 +50,27 @@ func CheckUsageParams(p UsageParams) error {
 	}
 	return nil
 }
+
+// UsageRows is what a driver's query result gives ScanUsage (pgx.Rows and
+// *sql.Rows both do).
+type UsageRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanUsage reads the rows of a driver's usage query, whose columns are the
+// key, the distinct tasks, the sessions, the five token sums and the cost.
+func ScanUsage(rows UsageRows) ([]UsageRow, error) {
+	var out []UsageRow
+	for rows.Next() {
+		var r UsageRow
+		u := &r.Usage
+		if err := rows.Scan(&r.Key, &r.Tasks, &r.Sessions, &u.InputTokens, &u.OutputTokens, &u.ReasoningTokens,
+			&u.CacheReadTokens, &u.CacheWriteTokens, &r.CostUSD); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -43,15 +43,6 @@ func (s *Store) Usage(ctx context.Context, p store.UsageParams) ([]store.UsageRo
 		return nil, translate(op, err)
 	}
 	defer rows.Close()
-	var out []store.UsageRow
-	for rows.Next() {
-		var r store.UsageRow
-		u := &r.Usage
-		if err := rows.Scan(&r.Key, &r.Tasks, &r.Sessions, &u.InputTokens, &u.OutputTokens, &u.ReasoningTokens,
-			&u.CacheReadTokens, &u.CacheWriteTokens, &r.CostUSD); err != nil {
-			return nil, translate(op, err)
-		}
-		out = append(out, r)
-	}
-	return out, translate(op, rows.Err())
+	out, err := store.ScanUsage(rows)
+	return out, translate(op, err)
 }
