@@ -129,7 +129,7 @@ func (w *Worker) failCorrupt(ctx context.Context, d *queue.Delivery) settlement 
 		reason = fmt.Sprintf("%s: task id %q is not a UUID", fleet.ReasonCorruptMessage, d.Message.TaskID)
 	}
 	if id, err := uuid.Parse(d.TaskID); err == nil {
-		if _, err := taskops.FailFromAnyState(ctx, w.st, id, fleet.ReasonCorruptMessage, reason); err != nil {
+		if _, _, err := taskops.FailFromAnyState(ctx, w.st, id, fleet.ReasonCorruptMessage, reason); err != nil {
 			w.log.Warn("recording a corrupt message", "task_id", id, "err", err)
 		}
 	}
@@ -139,9 +139,12 @@ func (w *Worker) failCorrupt(ctx context.Context, d *queue.Delivery) settlement 
 
 // failTask moves a task that cannot run to failed and terminates its message.
 func (w *Worker) failTask(ctx context.Context, id uuid.UUID, reason, detail string) settlement {
-	if _, err := taskops.FailFromAnyState(ctx, w.st, id, reason, detail); err != nil {
+	t, _, err := taskops.FailFromAnyState(ctx, w.st, id, reason, detail)
+	if err != nil {
 		w.log.Warn("failing task", "task_id", id, "err", err)
+		w.afterEndByID(ctx, id) // it may have ended meanwhile
+	} else {
+		w.afterEnd(ctx, t)
 	}
-	w.afterEndByID(ctx, id)
 	return term(reason + ": " + detail)
 }

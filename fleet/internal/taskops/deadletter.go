@@ -35,7 +35,7 @@ func HandleDeadLetter(st store.Store, log *slog.Logger, failed func()) queue.Dea
 			log.Warn("dead letter without a task id", "reason", dl.Reason, "stream_seq", dl.StreamSeq)
 			return nil
 		}
-		moved, err := FailFromAnyState(ctx, st, id, fleet.ReasonDeadLetter, DeadLetterDetail(dl))
+		_, moved, err := FailFromAnyState(ctx, st, id, fleet.ReasonDeadLetter, DeadLetterDetail(dl))
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			log.Warn("dead letter of a task that does not exist", "task_id", id, "reason", dl.Reason)

@@ -101,11 +101,11 @@ func TestFailFromAnyStateLeavesFinalTasks(t *testing.T) {
 	ctx := context.Background()
 	task := createTask(t, st, uuid.Nil)
 	claim(t, st, task.ID)
-	moved, err := taskops.FailFromAnyState(ctx, st, task.ID, "r1", "first")
+	_, moved, err := taskops.FailFromAnyState(ctx, st, task.ID, "r1", "first")
 	if err != nil || !moved {
 		t.Fatalf("first fail: moved %v, %v; want it moved", moved, err)
 	}
-	moved, err = taskops.FailFromAnyState(ctx, st, task.ID, "r2", "second")
+	_, moved, err = taskops.FailFromAnyState(ctx, st, task.ID, "r2", "second")
 	if err != nil || moved {
 		t.Fatalf("second fail: moved %v, %v; want a no-op", moved, err)
 	}
@@ -113,7 +113,7 @@ func TestFailFromAnyStateLeavesFinalTasks(t *testing.T) {
 	if got.Error != "r1" {
 		t.Errorf("error %q, want the first reason r1 kept", got.Error)
 	}
-	if _, err := taskops.FailFromAnyState(ctx, st, uuid.New(), "r", "d"); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := taskops.FailFromAnyState(ctx, st, uuid.New(), "r", "d"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown task: %v, want store.ErrNotFound", err)
 	}
 }
