@@ -149,7 +149,14 @@
 //
 // With Config.Permissions set, every tool call is checked before it runs
 // (package permission: modes, ordered rules, protected paths, destructive
-// shell commands). A denied call gets an error result naming the rule and
+// shell commands), after the registry has validated it: the order is
+// validate, then approve, then execute. A call to an unknown tool, or
+// whose arguments are not JSON or fail the tool's schema, gets that error
+// and is never put to the policy or a person. The policy sees the paths
+// the tool itself reads from the arguments (tools.Tool.Paths; a patch
+// that does not parse is the tool's error, also before any approval), or,
+// for a tool that does not declare them (MCP tools), a call that may touch
+// any path (package permission, "Unknown paths"). A denied call gets an error result naming the rule and
 // saying why, so the model can change course; PERMISSION_DENIED is
 // emitted and a permission turn records the denial (tool, rule, reason,
 // argument summary). A call the policy asks about is announced with

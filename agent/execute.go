@@ -66,7 +66,16 @@ func (s *Session) parallel(calls []llm.ToolCall) bool {
 // park the session; its result is then not to be recorded.
 func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, opts tools.ExecOptions) (llm.ToolResult, bool) {
 	s.emit(Event{Kind: EventToolCallStart, ToolName: call.Name, CallID: call.ID, Arguments: call.Arguments, Round: round})
-	switch res, gated := s.gate(ctx, call); gated {
+	// Validate, then approve, then execute: a call that cannot run (an
+	// unknown tool, arguments that fail the schema) gets its error and is
+	// never put to the policy or a person.
+	tool, args, err := s.registry.Validate(call)
+	if err != nil {
+		res := llm.ToolResult{ToolCallID: call.ID, Name: call.Name, Content: err.Error(), IsError: true}
+		s.emit(Event{Kind: EventToolCallEnd, ToolName: call.Name, CallID: call.ID, Output: res.Content, IsError: true, Round: round})
+		return res, false
+	}
+	switch res, gated := s.gate(ctx, call, tool, args); gated {
 	case gateParked:
 		return llm.ToolResult{}, true
 	case gateDenied:

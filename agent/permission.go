@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/tools/patch"
+	"github.com/agentfleet/agentfleet/tools"
 )
 
 // Approver answers the calls a session's permission policy asks about.
@@ -27,7 +27,7 @@ type gateOutcome int
 
 const (
 	gateRun    gateOutcome = iota // run the call
-	gateDenied                    // the result is a denial
+	gateDenied                    // the call does not run: the result is a denial, or why its arguments cannot run
 	gateParked                    // the session parks until a person answers
 )
 
@@ -53,15 +53,22 @@ func (l *permLog) take() []permission.Record {
 	return r
 }
 
-// gate checks call against the session's policy before it runs (see
+// gate checks call, whose arguments args the registry has validated for
+// tool, against the session's policy before it runs (see
 // Config.Permissions). A denied call gets an error result the model can
 // act on; an asked one is answered from the history, by a remembered
-// answer, or by the Approver.
-func (s *Session) gate(ctx context.Context, call llm.ToolCall) (llm.ToolResult, gateOutcome) {
+// answer, or by the Approver. A call whose paths the tool cannot tell
+// from its arguments (a patch that does not parse) gets the tool's error
+// and is never asked about.
+func (s *Session) gate(ctx context.Context, call llm.ToolCall, tool tools.Tool, args json.RawMessage) (llm.ToolResult, gateOutcome) {
 	if s.cfg.Permissions == nil {
 		return llm.ToolResult{}, gateRun
 	}
-	pc := s.permissionCall(call)
+	pc, err := s.permissionCall(call, tool, args)
+	if err != nil {
+		text := "Tool error (" + call.Name + "): " + err.Error()
+		return llm.ToolResult{ToolCallID: call.ID, Name: call.Name, Content: text, IsError: true}, gateDenied
+	}
 	d := s.cfg.Permissions.Check(pc)
 	if d.Action == permission.Allow {
 		return llm.ToolResult{}, gateRun
@@ -144,51 +151,50 @@ func (s *Session) recordPermissions(ctx context.Context) error {
 	return nil
 }
 
-// permissionCall describes call for the policy: its kind from the tool's
-// name and whether it mutates, its command or paths from its arguments.
-func (s *Session) permissionCall(call llm.ToolCall) permission.Call {
-	var args struct {
-		Command  string   `json:"command"`
-		FilePath string   `json:"file_path"`
-		Path     string   `json:"path"`
-		DirPath  string   `json:"dir_path"`
-		Paths    []string `json:"paths"`
-		Patch    string   `json:"patch"`
-	}
-	_ = json.Unmarshal(call.Arguments, &args)
-	c := permission.Call{Tool: call.Name, Kind: s.toolKind(call.Name)}
-	if c.Kind == permission.KindShell {
-		c.Command = args.Command
-		return c
-	}
-	paths := append([]string{args.FilePath, args.Path, args.DirPath}, args.Paths...)
-	if args.Patch != "" {
-		if p, err := patch.Parse(args.Patch); err == nil {
-			for _, op := range p.Files {
-				paths = append(paths, op.Path, op.MoveTo)
-			}
+// permissionCall describes a call of tool with the validated arguments
+// args for the policy: its kind from the tool's name and whether it
+// mutates; the command of a shell call; else the paths the tool itself
+// reads from its arguments (Tool.Paths), or PathsUnknown when the tool
+// does not say. An error is the tool's own: its arguments cannot run.
+func (s *Session) permissionCall(call llm.ToolCall, tool tools.Tool, args json.RawMessage) (permission.Call, error) {
+	c := permission.Call{Tool: call.Name, Kind: toolKind(tool)}
+	switch {
+	case c.Kind == permission.KindShell:
+		var a struct {
+			Command string `json:"command"`
 		}
+		_ = json.Unmarshal(args, &a)
+		c.Command = a.Command
+		return c, nil
+	case c.Kind == permission.KindAgent:
+		return c, nil
+	case tool.Paths == nil:
+		c.PathsUnknown = true
+		return c, nil
+	}
+	paths, err := tool.Paths(args)
+	if err != nil {
+		return c, err
 	}
 	for _, p := range paths {
 		if p != "" {
 			c.Paths = append(c.Paths, s.relPath(p))
 		}
 	}
-	return c
+	return c, nil
 }
 
 // subagentTools coordinate children, which carry the policy themselves.
 var subagentTools = map[string]bool{"spawn_agent": true, "send_input": true, "wait": true, "close_agent": true}
 
 // toolKind classifies a tool for the modes.
-func (s *Session) toolKind(name string) permission.Kind {
-	t, ok := s.registry.Get(name)
-	switch {
+func toolKind(t tools.Tool) permission.Kind {
+	switch name := t.Name; {
 	case subagentTools[name]:
 		return permission.KindAgent
 	case name == "shell":
 		return permission.KindShell
-	case ok && !t.Mutates:
+	case !t.Mutates:
 		return permission.KindRead
 	case name == "write_file" || name == "edit_file" || name == "apply_patch":
 		return permission.KindEdit

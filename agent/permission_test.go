@@ -250,3 +250,47 @@ func TestConcurrentRoundParksOnEveryAskedCall(t *testing.T) {
 		t.Fatalf("recorded results for %v, want only b", answered)
 	}
 }
+
+// Validate, then approve, then execute: calls that cannot run (an unknown
+// tool, arguments that are not JSON or fail the schema, a patch that does
+// not parse) get their error at once, even where the policy asks about
+// every call, and no person is asked.
+func TestCallsThatCannotRunAreNeverPutToAPerson(t *testing.T) {
+	ap := &recordingApprover{}
+	k := permission.NewChecker(permission.Policy{}, permission.Policy{Mode: permission.ModeAsk})
+	dir := t.TempDir()
+	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: dir})
+	must(t, err)
+	client := newFakeClient(step{calls: []llm.ToolCall{
+		call("u1", "frobnicate", map[string]any{"path": ".git/config"}),
+		call("m1", "write_file", map[string]any{"file_path": 5}),
+		{ID: "j1", Name: "write_file", Arguments: []byte(`{"file_path": "a.txt", "content": `), ArgumentsError: "unexpected end of JSON input"},
+		call("p1", "apply_patch", map[string]any{"input": "*** Add File: a.txt\n+x"}),
+	}}, step{text: "done"})
+	s, err := agent.New(agent.Config{Client: client, Profile: profiles.OpenAI(""), Env: env, Permissions: k, Approver: ap})
+	must(t, err)
+	t.Cleanup(s.Abort)
+	sub := s.Subscribe()
+	if _, err := s.Submit(ctx30(t), "do things"); err != nil {
+		t.Fatalf("Submit: %v (the session must not park for calls that cannot run)", err)
+	}
+	if len(ap.asked) != 0 {
+		t.Errorf("a person was asked about %+v", ap.asked)
+	}
+	for _, ev := range drain(sub) {
+		if ev.Kind == agent.EventApprovalRequested || ev.Kind == agent.EventPermissionDenied {
+			t.Errorf("%s event for %s", ev.Kind, ev.CallID)
+		}
+	}
+	reqs := client.Requests()
+	for id, want := range map[string]string{
+		"u1": `Unknown tool: "frobnicate". Available tools: `,
+		"m1": "Tool error (write_file): invalid arguments: at / (the arguments object): missing property 'content'; at /file_path: got number, want string",
+		"j1": "Tool error (write_file): the arguments are not valid JSON (unexpected end of JSON input)",
+		"p1": "Tool error (apply_patch): invalid patch: ",
+	} {
+		if got, _ := resultOf(reqs, id); !strings.HasPrefix(got, want) {
+			t.Errorf("result of %s = %q, want it to start %q", id, got, want)
+		}
+	}
+}

@@ -39,6 +39,7 @@ func (s *Session) registerReadToolOutput() {
 	s.cw.readTool = true
 	s.registry.Register(tools.Typed(tools.Tool{
 		Name: "read_tool_output", Description: readToolOutputDescription, Parameters: readToolOutputSchema,
+		Paths:  tools.NoPaths, // it reads the history, no file
 		Limits: tools.Limits{MaxChars: -1, MaxLines: -1},
 	}, s.runReadToolOutput))
 }

@@ -66,7 +66,7 @@ type anthropicGrepParams struct {
 
 func anthropicGrep() tools.Tool {
 	return tools.Typed(tools.Tool{
-		Name: "grep", Description: describe("anthropic", "grep"),
+		Name: "grep", Description: describe("anthropic", "grep"), Paths: tools.ArgPaths("path"),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"pattern":{"type":"string","minLength":1,"description":"Regular expression to search for (ripgrep syntax)."},` +
 			`"path":{"type":"string","description":"File or directory to search; the working directory when omitted."},` +

@@ -22,7 +22,12 @@
 //
 // A tool has the same name in every profile that offers it; its parameters
 // follow each native agent (testdata/<profile>_tools.golden.json pins every
-// schema). Every executor is a core executor of package tools (RunShell,
+// schema). Every tool but the shell declares the paths a call touches in
+// its own argument names (tools.Tool.Paths: openai's apply_patch reads the
+// patch in "input", gemini's tools "dir_path" and "include"), so the
+// permission layer checks what each profile's model actually sends; a
+// custom tool without Paths is treated as touching any path. All returns
+// every profile, for checks that must hold for each. Every executor is a core executor of package tools (RunShell,
 // RunGrep, ...) behind a provider-shaped schema.
 // Sessions add spawn_agent, send_input, wait and close_agent themselves.
 // Custom tools register on a profile's Registry (or WithTools); latest wins.

@@ -47,7 +47,7 @@ type geminiReadParams struct {
 
 func geminiReadFile() tools.Tool {
 	return tools.Typed(tools.Tool{
-		Name: "read_file", Description: describe("gemini", "read_file"),
+		Name: "read_file", Description: describe("gemini", "read_file"), Paths: tools.ArgPaths("file_path"),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"file_path":{"type":"string","minLength":1,"description":"Path of the file to read."},` +
 			`"start_line":{"type":"integer","minimum":1,"description":"First line to read, 1-based."},` +
@@ -71,7 +71,7 @@ type geminiManyParams struct {
 
 func geminiReadManyFiles() tools.Tool {
 	return tools.Typed(tools.Tool{
-		Name: "read_many_files", Description: describe("gemini", "read_many_files"),
+		Name: "read_many_files", Description: describe("gemini", "read_many_files"), Paths: tools.ArgPaths("include"),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"include":{"type":"array","minItems":1,"items":{"type":"string","minLength":1},"description":"Paths or glob patterns (e.g. \"src/**/*.go\") of the files to read."}},` +
 			`"required":["include"],"additionalProperties":false}`),
@@ -90,7 +90,7 @@ type geminiEditParams struct {
 
 func geminiEditFile() tools.Tool {
 	return tools.Typed(tools.Tool{
-		Name: "edit_file", Description: describe("gemini", "edit_file"), Mutates: true,
+		Name: "edit_file", Description: describe("gemini", "edit_file"), Mutates: true, Paths: tools.ArgPaths("file_path"),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"file_path":{"type":"string","minLength":1,"description":"Path of the file to change."},` +
 			`"instruction":{"type":"string","description":"One sentence on what this change does and why."},` +
@@ -136,7 +136,7 @@ type geminiGrepParams struct {
 
 func geminiGrep() tools.Tool {
 	return tools.Typed(tools.Tool{
-		Name: "grep", Description: describe("gemini", "grep"),
+		Name: "grep", Description: describe("gemini", "grep"), Paths: tools.ArgPaths("dir_path"),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"pattern":{"type":"string","minLength":1,"description":"Regular expression to search for."},` +
 			`"dir_path":{"type":"string","description":"Directory to search; the working directory when omitted."},` +
@@ -161,7 +161,7 @@ type geminiGlobParams struct {
 
 func geminiGlob() tools.Tool {
 	return tools.Typed(tools.Tool{
-		Name: "glob", Description: describe("gemini", "glob"),
+		Name: "glob", Description: describe("gemini", "glob"), Paths: tools.ArgPaths("dir_path"),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"pattern":{"type":"string","minLength":1,"description":"Glob pattern, e.g. \"**/*.go\"."},` +
 			`"dir_path":{"type":"string","description":"Directory to search from; the working directory when omitted."}},` +
@@ -178,7 +178,7 @@ type geminiListParams struct {
 
 func geminiListDir() tools.Tool {
 	return tools.Typed(tools.Tool{
-		Name: "list_dir", Description: describe("gemini", "list_dir"),
+		Name: "list_dir", Description: describe("gemini", "list_dir"), Paths: tools.ArgPaths("dir_path"),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"dir_path":{"type":"string","minLength":1,"description":"Directory to list."},` +
 			`"depth":{"type":"integer","minimum":1,"maximum":5,"description":"How many levels to descend (default 2)."}},` +

@@ -41,7 +41,7 @@ type openaiPatchParams struct {
 
 func openaiApplyPatch() tools.Tool {
 	return tools.Typed(tools.Tool{
-		Name: "apply_patch", Description: describe("openai", "apply_patch"), Mutates: true,
+		Name: "apply_patch", Description: describe("openai", "apply_patch"), Mutates: true, Paths: tools.PatchPaths("input"),
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
 			`"input":{"type":"string","minLength":1,"description":"The whole patch, from *** Begin Patch to *** End Patch."}},` +
 			`"required":["input"],"additionalProperties":false}`),

@@ -104,6 +104,12 @@ func ForProvider(provider, model string, opts ...Option) (*Profile, error) {
 	return nil, fmt.Errorf("profiles: unknown provider %q: use openai, anthropic, gemini or chatcompat", provider)
 }
 
+// All returns every profile, each with its default model and opts: what a
+// check that must hold for every profile's tools walks.
+func All(opts ...Option) []*Profile {
+	return []*Profile{OpenAI("", opts...), Anthropic("", opts...), Gemini("", opts...)}
+}
+
 func (p *Profile) apply(opts []Option) *Profile {
 	if p.now == nil {
 		p.now = time.Now

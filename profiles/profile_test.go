@@ -168,3 +168,37 @@ func TestUnknownOpenAICompatibleModelGetsAConservativeWindow(t *testing.T) {
 		t.Errorf("gpt-4o-mini window %d", got)
 	}
 }
+
+// TestEveryToolDeclaresItsPaths: the permission layer reads a call's paths
+// from the tool (tools.Tool.Paths); a tool without them would be treated
+// as one that may touch any path. Only the shell is decided by its
+// command. Each profile's path arguments are read, whatever they are named.
+func TestEveryToolDeclaresItsPaths(t *testing.T) {
+	args := map[string]string{"file_path": `{"file_path":"a/b.go"}`, "path": `{"path":"a/b.go"}`,
+		"dir_path": `{"dir_path":"a/b.go"}`, "include": `{"include":["a/b.go"]}`,
+		"input": `{"input":"*** Begin Patch\n*** Add File: a/b.go\n+x\n*** End Patch"}`}
+	for _, p := range profiles.All() {
+		for _, name := range p.Registry().Names() {
+			tool, _ := p.Registry().Get(name)
+			if name == "shell" {
+				continue
+			}
+			if tool.Paths == nil {
+				t.Errorf("%s %s does not declare its paths", p.ID(), name)
+				continue
+			}
+			var schema struct {
+				Properties map[string]any `json:"properties"`
+			}
+			_ = json.Unmarshal(tool.Parameters, &schema)
+			for field, a := range args {
+				if _, ok := schema.Properties[field]; !ok {
+					continue
+				}
+				if got, err := tool.Paths(json.RawMessage(a)); err != nil || !slices.Equal(got, []string{"a/b.go"}) {
+					t.Errorf("%s %s reads %s as %v, %v", p.ID(), name, a, got, err)
+				}
+			}
+		}
+	}
+}

@@ -29,7 +29,7 @@ const applyPatchSchema = `{
 
 // ApplyPatch returns the core apply_patch tool.
 func ApplyPatch() Tool {
-	return Typed(coreTool("apply_patch", applyPatchDescription, applyPatchSchema, true), func(ctx context.Context, call Call, p ApplyPatchParams) (Output, error) {
+	return Typed(coreTool("apply_patch", applyPatchDescription, applyPatchSchema, true, PatchPaths("patch")), func(ctx context.Context, call Call, p ApplyPatchParams) (Output, error) {
 		return RunApplyPatch(ctx, call, p.Patch)
 	})
 }
@@ -38,9 +38,9 @@ func ApplyPatch() Tool {
 // that does not parse changes nothing; a failure part way leaves the earlier
 // operations applied and says which.
 func RunApplyPatch(ctx context.Context, call Call, text string) (Output, error) {
-	p, err := patch.Parse(text)
+	p, err := parsePatch(text)
 	if err != nil {
-		return Output{}, fmt.Errorf("%v. Nothing was changed; fix the patch and send it again", err)
+		return Output{}, err
 	}
 	changes, err := patch.Apply(ctx, call.Env, p)
 	if err == nil {

@@ -27,13 +27,16 @@ func Typed[P any](t Tool, run func(ctx context.Context, call Call, p P) (Output,
 }
 
 // coreTool declares a core tool without its executor: the description
-// (embedded markdown), the schema, whether it mutates and its default limits.
-func coreTool(name, description, schema string, mutates bool) Tool {
+// (embedded markdown), the schema, whether it mutates, the paths of a call
+// (see Tool.Paths; nil for the shell, whose command the permission layer
+// reads instead) and its default limits.
+func coreTool(name, description, schema string, mutates bool, paths func(json.RawMessage) ([]string, error)) Tool {
 	return Tool{
 		Name:        name,
 		Description: strings.TrimSpace(description),
 		Parameters:  json.RawMessage(schema),
 		Mutates:     mutates,
+		Paths:       paths,
 		Limits:      DefaultLimits(name),
 	}
 }

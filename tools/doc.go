@@ -24,7 +24,20 @@
 //     ExecOptions.Limits[name].
 //
 // Result.Content is what the model sees; Result.Full keeps the whole output
-// for events and storage.
+// for events and storage. Registry.Validate runs steps 1 to 3 alone, with
+// the same error text, for a caller that checks a call before it runs (the
+// agent's permission gate: validate, then approve, then execute).
+//
+// # Paths
+//
+// A tool says which paths a call touches with Tool.Paths, read from the
+// validated arguments: ArgPaths reads named path arguments (a path or a
+// list), PatchPaths every path a v4a patch adds, updates, deletes or moves
+// to (a patch that does not parse is the error apply_patch itself gives),
+// NoPaths is for a tool that touches no file. The permission layer checks
+// these paths against its rules and protected directories; a tool without
+// Paths (the shell, decided by its command; MCP tools) is treated as
+// touching any path. Every core tool but the shell declares its paths.
 //
 // # Core tools
 //

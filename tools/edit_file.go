@@ -34,7 +34,7 @@ const editFileSchema = `{
 
 // EditFile returns the core edit_file tool.
 func EditFile() Tool {
-	return Typed(coreTool("edit_file", editFileDescription, editFileSchema, true), RunEditFile)
+	return Typed(coreTool("edit_file", editFileDescription, editFileSchema, true, ArgPaths("file_path")), RunEditFile)
 }
 
 // RunEditFile replaces old_string with new_string in a file: exactly first,

@@ -30,7 +30,7 @@ const globSchema = `{
 
 // Glob returns the core glob tool.
 func Glob() Tool {
-	return Typed(coreTool("glob", globDescription, globSchema, false), RunGlob)
+	return Typed(coreTool("glob", globDescription, globSchema, false, ArgPaths("path")), RunGlob)
 }
 
 // RunGlob lists files matching a pattern, newest first.

@@ -39,7 +39,7 @@ const grepSchema = `{
 
 // Grep returns the core grep tool.
 func Grep() Tool {
-	return Typed(coreTool("grep", grepDescription, grepSchema, false), RunGrep)
+	return Typed(coreTool("grep", grepDescription, grepSchema, false, ArgPaths("path")), RunGrep)
 }
 
 // RunGrep searches file contents through call.Env. The pattern is checked

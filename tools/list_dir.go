@@ -33,7 +33,7 @@ const listDirSchema = `{
 
 // ListDir returns the core list_dir tool.
 func ListDir() Tool {
-	return Typed(coreTool("list_dir", listDirDescription, listDirSchema, false), RunListDir)
+	return Typed(coreTool("list_dir", listDirDescription, listDirSchema, false, ArgPaths("path")), RunListDir)
 }
 
 // RunListDir renders a directory tree: directories end in "/", files show

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/llm"
@@ -32,6 +33,16 @@ type ExecOptions struct {
 	Limits map[string]Limits
 	// OnOutput receives streamed output of the call, when the tool streams.
 	OnOutput func(chunk string)
+}
+
+// Validate is the pipeline's first two steps, lookup and validation, for
+// a caller that must check a call before running it (a permission gate):
+// it returns the tool and the call's arguments as a JSON object ("{}" when
+// the model sent none), or an error whose text is the result the model
+// sees, the same Execute returns for the call (unknown tool, arguments that
+// are not a JSON object or fail the schema). Execute validates again.
+func (r *Registry) Validate(call llm.ToolCall) (Tool, json.RawMessage, error) {
+	return r.validate(call)
 }
 
 // Execute runs one model tool call through the pipeline: lookup, validate,

@@ -15,17 +15,9 @@ import (
 // execute is the pipeline behind Execute: lookup, parse, validate, run,
 // truncate. Every failure becomes an error Result.
 func (r *Registry) execute(ctx context.Context, call llm.ToolCall, env execenv.Environment, opts ExecOptions) Result {
-	t, ok := r.Get(call.Name)
-	if !ok {
-		return errorResult(call, fmt.Sprintf("Unknown tool: %q. Available tools: %s. Call one of these by its exact name.",
-			call.Name, strings.Join(r.Names(), ", ")))
-	}
-	args, msg := parseArgs(call)
-	if msg != "" {
-		return errorResult(call, toolError(call.Name, msg))
-	}
-	if err := ValidateArgs(t.Parameters, args); err != nil {
-		return errorResult(call, toolError(call.Name, "invalid arguments: "+err.Error()+". Fix the arguments to match the tool's parameter schema and call it again."))
+	t, args, err := r.validate(call)
+	if err != nil {
+		return errorResult(call, err.Error())
 	}
 	out, full := run(ctx, t, Call{ID: call.ID, Name: call.Name, Args: args, Env: env, Settings: opts.Settings, OnOutput: opts.OnOutput})
 	limits := t.Limits.Merge(DefaultLimits(t.Name))
@@ -35,6 +27,29 @@ func (r *Registry) execute(ctx context.Context, call llm.ToolCall, env execenv.E
 	content, cut := Truncate(out.Text, limits)
 	return Result{CallID: call.ID, Name: call.Name, Content: content, Full: full, Images: out.Images, IsError: out.IsError, Truncated: cut}
 }
+
+// validate is the pipeline's lookup and validation (see Validate).
+func (r *Registry) validate(call llm.ToolCall) (Tool, json.RawMessage, error) {
+	t, ok := r.Get(call.Name)
+	if !ok {
+		return Tool{}, nil, callError(fmt.Sprintf("Unknown tool: %q. Available tools: %s. Call one of these by its exact name.",
+			call.Name, strings.Join(r.Names(), ", ")))
+	}
+	args, msg := parseArgs(call)
+	if msg != "" {
+		return Tool{}, nil, callError(toolError(call.Name, msg))
+	}
+	if err := ValidateArgs(t.Parameters, args); err != nil {
+		return Tool{}, nil, callError(toolError(call.Name, "invalid arguments: "+err.Error()+". Fix the arguments to match the tool's parameter schema and call it again."))
+	}
+	return t, args, nil
+}
+
+// callError is a failure of a call as the model sees it: its text is the
+// whole result.
+type callError string
+
+func (e callError) Error() string { return string(e) }
 
 // parseArgs returns the call's arguments as a JSON object, or a message
 // telling the model why they are not one.

@@ -45,7 +45,7 @@ const readFileSchema = `{
 
 // ReadFile returns the core read_file tool.
 func ReadFile() Tool {
-	return Typed(coreTool("read_file", readFileDescription, readFileSchema, false), RunReadFile)
+	return Typed(coreTool("read_file", readFileDescription, readFileSchema, false, ArgPaths("file_path")), RunReadFile)
 }
 
 // RunReadFile reads a slice of a text file as "N | line" lines, or returns

@@ -39,7 +39,7 @@ const readManyFilesSchema = `{
 
 // ReadManyFiles returns the core read_many_files tool.
 func ReadManyFiles() Tool {
-	return Typed(coreTool("read_many_files", readManyFilesDescription, readManyFilesSchema, false), RunReadManyFiles)
+	return Typed(coreTool("read_many_files", readManyFilesDescription, readManyFilesSchema, false, ArgPaths("paths")), RunReadManyFiles)
 }
 
 // RunReadManyFiles reads every file named or matched by p.Paths (at most

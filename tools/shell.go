@@ -40,7 +40,7 @@ const shellSchema = `{
 
 // Shell returns the core shell tool.
 func Shell() Tool {
-	return Typed(coreTool("shell", shellDescription, shellSchema, true), RunShell)
+	return Typed(coreTool("shell", shellDescription, shellSchema, true, nil), RunShell)
 }
 
 // RunShell runs p.Command through call.Env and formats exit code, duration

@@ -19,6 +19,17 @@ type Tool struct {
 	// Mutates is true when the tool changes files or runs commands. Calls to
 	// tools that do not mutate may run concurrently; mutating calls run in order.
 	Mutates bool
+	// Paths, when set, returns the paths a call with these arguments
+	// (validated against Parameters) reads or writes, as the model gave
+	// them: relative to the working directory, or absolute. A patch tool
+	// returns every path its patch adds, updates, deletes or moves to; a
+	// tool that touches no file returns none (NoPaths). An error means the
+	// arguments cannot run (a patch that does not parse): the call then
+	// fails with it, as with a schema violation, before any approval. nil
+	// means the tool does not say, and the permission layer treats its
+	// calls as ones that may touch any path (see package agent/permission).
+	// ArgPaths and PatchPaths build the usual ones.
+	Paths func(args json.RawMessage) ([]string, error)
 	// Limits overrides the default truncation for this tool (zero fields keep
 	// the default of DefaultLimits).
 	Limits Limits

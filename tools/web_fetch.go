@@ -89,7 +89,7 @@ func WebFetch(cfg WebFetchConfig) (Tool, error) {
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, Control: f.checkAddr}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
 	}}
-	return Typed(coreTool("web_fetch", webFetchDescription, webFetchSchema, false), f.run), nil
+	return Typed(coreTool("web_fetch", webFetchDescription, webFetchSchema, false, NoPaths), f.run), nil
 }
 
 type fetcher struct {

@@ -27,7 +27,7 @@ const writeFileSchema = `{
 
 // WriteFile returns the core write_file tool.
 func WriteFile() Tool {
-	return Typed(coreTool("write_file", writeFileDescription, writeFileSchema, true), RunWriteFile)
+	return Typed(coreTool("write_file", writeFileDescription, writeFileSchema, true, ArgPaths("file_path")), RunWriteFile)
 }
 
 // RunWriteFile replaces (or creates, with its parent directories) a file and

@@ -69,6 +69,12 @@ type Policy struct {
 	// Destructive is the least action a destructive shell command gets;
 	// "" leaves them to the rules and the mode (WithDefaults makes it ask).
 	Destructive Action `json:"destructive,omitempty"`
+	// UnknownPaths is the least action a call gets that may change files
+	// but whose paths are unknown (Call.PathsUnknown: an MCP tool, a custom
+	// tool that does not declare its paths) when no rule matched it; ""
+	// leaves them to the mode (WithDefaults makes it ask). A rule without
+	// a pattern whose tool glob matches still decides such a call.
+	UnknownPaths Action `json:"unknown_paths,omitempty"`
 	// Protected adds directories (relative to the working directory, or
 	// absolute) that edits never touch, to the built-in ones.
 	Protected []string `json:"protected,omitempty"`
@@ -81,13 +87,17 @@ var ProtectedDirs = []string{".git", ".husky", "node_modules"}
 var SystemDirs = []string{"/etc", "/usr", "/bin", "/sbin", "/boot", "/sys", "/proc"}
 
 // WithDefaults returns p with the documented defaults of an operator's
-// policy: mode allow and destructive commands asked about.
+// policy: mode allow, and destructive commands and writes to unknown
+// paths asked about.
 func (p Policy) WithDefaults() Policy {
 	if p.Mode == "" {
 		p.Mode = ModeAllow
 	}
 	if p.Destructive == "" {
 		p.Destructive = Ask
+	}
+	if p.UnknownPaths == "" {
+		p.UnknownPaths = Ask
 	}
 	return p
 }
@@ -108,6 +118,9 @@ func (p Policy) Validate() *FieldError {
 	}
 	if p.Destructive != "" && !slices.Contains(Actions, p.Destructive) {
 		return &FieldError{"destructive", fmt.Sprintf("%q is unknown, want one of %s", p.Destructive, join(Actions))}
+	}
+	if p.UnknownPaths != "" && !slices.Contains(Actions, p.UnknownPaths) {
+		return &FieldError{"unknown_paths", fmt.Sprintf("%q is unknown, want one of %s", p.UnknownPaths, join(Actions))}
 	}
 	for i, r := range p.Rules {
 		if err := r.validate(); err != nil {
@@ -136,9 +149,9 @@ func (r Rule) validate() *FieldError {
 }
 
 // Narrows reports whether p (a task's policy) is within op (the operator's,
-// with its defaults): a mode or destructive setting of p that is set and
-// wider than op's is a FieldError naming it. Rules cannot widen (see the
-// package doc), so they are not compared.
+// with its defaults): a mode, destructive or unknown_paths setting of p
+// that is set and wider than op's is a FieldError naming it. Rules cannot
+// widen (see the package doc), so they are not compared.
 func (p Policy) Narrows(op Policy) *FieldError {
 	op = op.WithDefaults()
 	if p.Mode != "" && modeRank(p.Mode) < modeRank(op.Mode) {
@@ -147,6 +160,9 @@ func (p Policy) Narrows(op Policy) *FieldError {
 	}
 	if p.Destructive != "" && actionRank(p.Destructive) < actionRank(op.Destructive) {
 		return &FieldError{"destructive", fmt.Sprintf("%q is wider than the operator's %q: a task may only narrow the operator's policy", p.Destructive, op.Destructive)}
+	}
+	if p.UnknownPaths != "" && actionRank(p.UnknownPaths) < actionRank(op.UnknownPaths) {
+		return &FieldError{"unknown_paths", fmt.Sprintf("%q is wider than the operator's %q: a task may only narrow the operator's policy", p.UnknownPaths, op.UnknownPaths)}
 	}
 	return nil
 }
@@ -157,7 +173,19 @@ type Call struct {
 	Kind    Kind
 	Command string   // the command of a shell call
 	Paths   []string // the paths of a file call, relative to the working directory when inside it
+	// PathsUnknown says the tool does not tell which paths the call
+	// touches, so it may touch any (see the package doc, "Unknown
+	// paths"). Shell calls are decided by their command and ignore it.
+	PathsUnknown bool
 }
+
+// anyPath reports whether c may touch any path.
+func (c Call) anyPath() bool { return c.PathsUnknown && c.Kind != KindShell }
+
+// writes reports whether c is a call that may change files by the paths
+// it names (an edit, or another tool that changes state); shell commands
+// are checked by their command instead.
+func (c Call) writes() bool { return c.Kind == KindEdit || c.Kind == KindOther }
 
 // Decision is the outcome of a check.
 type Decision struct {
@@ -171,7 +199,7 @@ type Decision struct {
 
 // Check decides c (see the package doc for the order).
 func (p Policy) Check(c Call) Decision {
-	if c.Kind == KindEdit {
+	if c.writes() && !c.anyPath() {
 		if d, ok := p.protected(c); ok {
 			return d
 		}
@@ -181,7 +209,10 @@ func (p Policy) Check(c Call) Decision {
 		return Decision{Action: Deny, Rule: "mode plan", Reason: fmt.Sprintf(
 			"this session is in plan mode, which is read-only: reading files and searching work, but %s changes files or runs commands. Do not retry it; finish by describing the changes you would make", c.Tool)}
 	}
-	d := p.byRules(c)
+	d, matched := p.byRules(c)
+	if c.writes() && c.anyPath() && !matched && p.UnknownPaths != "" && Stricter(p.UnknownPaths, d.Action) {
+		d = unknownPaths(c, p.UnknownPaths)
+	}
 	if c.Kind == KindShell && p.Destructive != "" && actionRank(p.Destructive) > actionRank(d.Action) {
 		if what := Destructive(c.Command); what != "" {
 			d = Decision{Action: p.Destructive, Rule: "destructive: " + what,
@@ -191,12 +222,12 @@ func (p Policy) Check(c Call) Decision {
 	return d
 }
 
-// byRules applies the first matching rule, else the mode.
-func (p Policy) byRules(c Call) Decision {
+// byRules applies the first matching rule (matched), else the mode.
+func (p Policy) byRules(c Call) (d Decision, matched bool) {
 	for i, r := range p.Rules {
 		if r.matches(c) {
 			return Decision{Action: r.Action, Rule: fmt.Sprintf("rules[%d]", i),
-				Reason: fmt.Sprintf("rule %d (tool %q, pattern %q) says %s", i, r.Tool, r.Pattern, r.Action)}
+				Reason: fmt.Sprintf("rule %d (tool %q, pattern %q) says %s", i, r.Tool, r.Pattern, r.Action)}, true
 		}
 	}
 	mode := p.Mode
@@ -204,12 +235,26 @@ func (p Policy) byRules(c Call) Decision {
 		mode = ModeAllow
 	}
 	a := modeAction(mode, c.Kind)
-	d := Decision{Action: a, Rule: "mode " + string(mode)}
+	d = Decision{Action: a, Rule: "mode " + string(mode)}
 	switch a {
 	case Ask:
 		d.Reason = fmt.Sprintf("mode %s asks a person before %s runs", mode, c.Tool)
 	case Deny:
 		d.Reason = fmt.Sprintf("mode %s allows reading and searching only; %s changes files or runs commands", mode, c.Tool)
+	}
+	return d, false
+}
+
+// unknownPaths is the decision on a write whose paths are unknown.
+func unknownPaths(c Call, a Action) Decision {
+	d := Decision{Action: a, Rule: "unknown paths", Reason: fmt.Sprintf(
+		"%s does not say which files it changes, so it could change a protected path (%s, system directories)", c.Tool,
+		strings.Join(ProtectedDirs, "/, ")+"/")}
+	switch a {
+	case Ask:
+		d.Reason += "; a person must approve it, unless the operator allows the tool by a rule that names it"
+	case Deny:
+		d.Reason += "; it is refused unless the operator allows the tool by a rule that names it. Do it with the file tools instead"
 	}
 	return d
 }
@@ -223,6 +268,11 @@ func (r Rule) matches(c Call) bool {
 	}
 	if c.Kind == KindShell {
 		return globMatch(r.Pattern, strings.TrimSpace(c.Command))
+	}
+	if c.anyPath() {
+		// The call may touch any path: a rule that restricts matches it;
+		// one that allows cannot vouch for paths it does not see.
+		return r.Action != Allow
 	}
 	for _, p := range c.Paths {
 		if globMatch(r.Pattern, p) {

@@ -155,6 +155,7 @@ func TestValidate(t *testing.T) {
 		{Policy{Rules: []Rule{{Tool: "shell", Action: Allow}, {Tool: "shell", Pattern: "git [abc", Action: Deny}}}, "rules[1].pattern", "'['"},
 		{Policy{Rules: []Rule{{Tool: "shell", Action: "maybe"}}}, "rules[0].action", "allow, ask, deny"},
 		{Policy{Destructive: "sometimes"}, "destructive", "ask"},
+		{Policy{UnknownPaths: "never"}, "unknown_paths", "allow, ask, deny"},
 		{Policy{Protected: []string{" "}}, "protected[0]", "empty"},
 	}
 	for _, c := range cases {
@@ -178,6 +179,12 @@ func TestNarrows(t *testing.T) {
 	}
 	if err := (Policy{Destructive: Allow}).Narrows(op); err == nil || err.Field != "destructive" {
 		t.Errorf("destructive allow under the default ask: %v", err)
+	}
+	if err := (Policy{UnknownPaths: Allow}).Narrows(op); err == nil || err.Field != "unknown_paths" || !strings.Contains(err.Reason, "wider") {
+		t.Errorf("unknown_paths allow under the default ask: %v", err)
+	}
+	if err := (Policy{UnknownPaths: Deny}).Narrows(op); err != nil {
+		t.Errorf("unknown_paths deny under the default ask: %v", err)
 	}
 	for _, p := range []Policy{{}, {Mode: ModeAsk}, {Mode: ModeDeny}, {Mode: ModePlan, Destructive: Deny},
 		{Rules: []Rule{{Tool: "*", Action: Allow}}}} {
@@ -222,5 +229,98 @@ func TestSummarize(t *testing.T) {
 	long := strings.Repeat("é", 300)
 	if s := Summarize(shell(long), nil); len(s) > MaxSummary+len("…") || !strings.HasSuffix(s, "…") {
 		t.Errorf("long: %d bytes", len(s))
+	}
+}
+
+func unknownEdit(tool string) Call  { return Call{Tool: tool, Kind: KindEdit, PathsUnknown: true} }
+func unknownOther(tool string) Call { return Call{Tool: tool, Kind: KindOther, PathsUnknown: true} }
+func unknownRead(tool string) Call  { return Call{Tool: tool, Kind: KindRead, PathsUnknown: true} }
+
+// A call that may write where the permission layer cannot see (an MCP
+// tool, a custom tool that does not declare its paths) could write into a
+// protected directory: under the operator's defaults it asks, whatever
+// the mode, unless a rule names the tool.
+func TestUnknownPathsAskUnlessARuleNamesTheTool(t *testing.T) {
+	def := Policy{}.WithDefaults()
+	for _, c := range []Call{unknownOther("mcp__fs__write"), unknownEdit("save_file")} {
+		d := def.Check(c)
+		if d.Action != Ask || d.Rule != "unknown paths" {
+			t.Errorf("%s under the defaults: %+v", c.Tool, d)
+		}
+		for _, want := range []string{c.Tool, "does not say which files", ".git/", "a person must approve it", "rule that names it"} {
+			if !strings.Contains(d.Reason, want) {
+				t.Errorf("reason %q lacks %q", d.Reason, want)
+			}
+		}
+	}
+	// Reads whose paths are unknown run, as every read does.
+	if d := def.Check(unknownRead("mcp__fs__read")); d.Action != Allow {
+		t.Errorf("unknown read: %+v", d)
+	}
+	// Shell calls are decided by their command.
+	if d := def.Check(Call{Tool: "shell", Kind: KindShell, Command: "ls", PathsUnknown: true}); d.Action != Allow {
+		t.Errorf("shell: %+v", d)
+	}
+	p := Policy{Rules: []Rule{
+		{Tool: "mcp__fs__*", Pattern: "docs/*", Action: Allow}, // cannot vouch for paths it does not see
+		{Tool: "mcp__fs__*", Pattern: "secrets/*", Action: Deny},
+		{Tool: "mcp__github__*", Action: Allow},
+		{Tool: "mcp__notes__*", Pattern: "*.md", Action: Ask},
+	}}.WithDefaults()
+	cases := []struct {
+		call Call
+		want Action
+		rule string
+	}{
+		{unknownOther("mcp__fs__write"), Deny, "rules[1]"},
+		{unknownRead("mcp__fs__read"), Deny, "rules[1]"},
+		{unknownOther("mcp__github__create_issue"), Allow, "rules[2]"},
+		{unknownOther("mcp__notes__save"), Ask, "rules[3]"},
+		{unknownOther("mcp__other__x"), Ask, "unknown paths"},
+		{Call{Tool: "mcp__fs__write", Kind: KindOther, Paths: []string{"docs/a.md"}}, Allow, "rules[0]"},
+	}
+	for _, c := range cases {
+		if d := p.Check(c.call); d.Action != c.want || d.Rule != c.rule {
+			t.Errorf("%s %v: got %s by %q, want %s by %q", c.call.Tool, c.call.Paths, d.Action, d.Rule, c.want, c.rule)
+		}
+	}
+	// The operator may refuse them outright, or (explicitly) let them run.
+	if d := (Policy{UnknownPaths: Deny}).Check(unknownOther("x")); d.Action != Deny || !strings.Contains(d.Reason, "refused") {
+		t.Errorf("unknown_paths deny: %+v", d)
+	}
+	if d := (Policy{UnknownPaths: Allow}).WithDefaults().Check(unknownOther("x")); d.Action != Allow {
+		t.Errorf("unknown_paths allow: %+v", d)
+	}
+	// Plan mode refuses them as every write.
+	if d := (Policy{Mode: ModePlan}).Check(unknownOther("x")); d.Action != Deny || d.Rule != "mode plan" {
+		t.Errorf("plan: %+v", d)
+	}
+}
+
+// A task's policy that leaves unknown_paths unset has no say: the
+// operator's rule naming a tool lets its calls run. One that sets it
+// narrows as any setting does.
+func TestUnknownPathsNarrowing(t *testing.T) {
+	op := Policy{Rules: []Rule{{Tool: "mcp__github__*", Action: Allow}}}
+	if d := NewChecker(op, Policy{}).Check(unknownOther("mcp__github__create_issue")); d.Action != Allow {
+		t.Errorf("operator's rule under an empty task policy: %+v", d)
+	}
+	// A task that refuses them narrows the operator's rule away, unless
+	// its own rules name the tool.
+	if d := NewChecker(op, Policy{UnknownPaths: Deny}).Check(unknownOther("mcp__github__create_issue")); d.Action != Deny || d.Rule != "unknown paths" {
+		t.Errorf("task's unknown_paths deny: %+v", d)
+	}
+	task := Policy{UnknownPaths: Deny, Rules: []Rule{{Tool: "mcp__github__create_issue", Action: Allow}}}
+	if d := NewChecker(op, task).Check(unknownOther("mcp__github__create_issue")); d.Action != Allow {
+		t.Errorf("task's rule naming the tool: %+v", d)
+	}
+}
+
+// A tool other than the edit tools that names its paths is held to the
+// protected directories too.
+func TestProtectedPathsHoldForEveryWriter(t *testing.T) {
+	p := Policy{Rules: []Rule{{Tool: "*", Action: Allow}}}.WithDefaults()
+	if d := p.Check(Call{Tool: "save_note", Kind: KindOther, Paths: []string{"x/.git/hooks/pre-commit"}}); d.Action != Deny || d.Rule != "protected .git/" {
+		t.Errorf("other tool into .git: %+v", d)
 	}
 }
