@@ -40,10 +40,10 @@ func Parse(raw string) (Source, error) {
 		return s, refused("the repository is empty")
 	case strings.HasPrefix(raw, "-"):
 		return s, refused("%q starts with '-'", raw)
-	case strings.ContainsAny(raw, "\x00\n\r\t "):
-		return s, refused("%q has a space or control character", raw)
 	case helperTransport(raw):
 		return s, refused("%q names a remote helper transport (\"name::address\", such as ext:: or fd::); use an https or ssh URL", raw)
+	case strings.ContainsAny(raw, "\x00\n\r\t "):
+		return s, refused("%q has a space or control character", raw)
 	case strings.Contains(raw, "://"):
 		return parseURL(raw)
 	case scpLike(raw):
