@@ -159,8 +159,9 @@ func closeAtCleanup(t testing.TB, st store.Store, err error) store.Store {
 }
 
 // WorkerConfig returns the configuration the harness gives worker i: its
-// id, slots, a workspace root, the model, short timings and sandbox
-// "auto".
+// id, slots, a workspace root, the model, short timings, sandbox "auto",
+// and a policy allowing shared working directories and local repositories
+// under the system's temporary directory.
 func (f *Fleet) WorkerConfig(i int) worker.Config {
 	c := worker.Config{
 		ID:                fmt.Sprintf("w%d", i),
@@ -175,6 +176,10 @@ func (f *Fleet) WorkerConfig(i int) worker.Config {
 		// Local tasks run under bubblewrap where it runs, unconfined
 		// elsewhere, so the fleet tests pass on either machine.
 		Sandbox: worker.SandboxAuto,
+		// Tests make their shared working directories and repositories
+		// in the temporary directory.
+		Policy: fleet.Policy{SharedRoots: []string{os.TempDir()},
+			Repositories: fleet.Repositories{AllowLocal: []string{os.TempDir()}}},
 	}
 	c.Retry.MaxAttempts = 1
 	if f.opts.Worker != nil {
