@@ -38,6 +38,7 @@ func TestWorkingDirAndRepoPolicy(t *testing.T) {
 		{"any public https", none, Environment{Repo: "https://example.com/o/r.git"}, uuid.Nil, ""},
 		{"local path by default", none, Environment{Repo: "/srv/git/app"}, uuid.Nil, "spec.environment.repo"},
 		{"allowed host", repos, Environment{Repo: "https://github.com/acme/app"}, uuid.Nil, ""},
+		{"plain http", none, Environment{Repo: "http://example.com/o/r.git"}, uuid.Nil, "spec.environment.repo"},
 		{"look-alike host", repos, Environment{Repo: "https://github.com.evil.net/x"}, uuid.Nil, "spec.environment.repo"},
 		{"allowed local", repos, Environment{Repo: "/srv/git/app"}, uuid.Nil, ""},
 		{"other local", repos, Environment{Repo: "/home/other/app"}, uuid.Nil, "spec.environment.repo"},
@@ -67,7 +68,7 @@ func TestWorkingDirAndRepoPolicy(t *testing.T) {
 // Validate alone, naming environment.repo.
 func TestRepoTransportsRefused(t *testing.T) {
 	t.Parallel()
-	for _, repo := range []string{"ext::sh -c touch% /tmp/x", "fd::3", "git://h/x", "http://h/x", "relative/x", "https://user@h/x"} {
+	for _, repo := range []string{"ext::sh -c touch% /tmp/x", "fd::3", "git://h/x", "relative/x", "https://user@h/x"} {
 		s := TaskSpec{Prompt: "p", Profile: "anthropic", Environment: Environment{Repo: repo}}
 		var fe *FieldError
 		if err := s.Validate(); !errors.As(err, &fe) || fe.Field != "spec.environment.repo" {

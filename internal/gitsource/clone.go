@@ -7,18 +7,23 @@ import (
 
 // CloneArgs returns git's arguments to clone s into target: no hard
 // links or shared objects (--no-local), only the https and ssh transports
-// (and file for a local source, which Rules admitted; from is then the
-// real path CheckLocal returned), no HTTP redirects, no submodules.
+// (and file for a local source, http for an http one, which Rules
+// admitted; from is a local source's real path, from CheckLocal), no
+// HTTP redirects, no submodules, no hooks.
 func CloneArgs(s Source, from, target string) []string {
-	file := "never"
+	file, http := "never", "never"
 	if s.Local {
 		file = "always"
+	}
+	if s.Scheme == "http" {
+		http = "always"
 	}
 	return []string{
 		"-c", "protocol.allow=never",
 		"-c", "protocol.https.allow=always",
 		"-c", "protocol.ssh.allow=always",
 		"-c", "protocol.file.allow=" + file,
+		"-c", "protocol.http.allow=" + http,
 		"-c", "http.followRedirects=false",
 		"-c", "submodule.recurse=false",
 		"-c", "core.hooksPath=/dev/null",

@@ -7,9 +7,10 @@
 // # Sources
 //
 // Parse accepts https:// URLs, ssh:// URLs (git+ssh:// and ssh+git://
-// too), scp-like SSH addresses (git@host:owner/repo.git), file:// URLs
-// and absolute local paths. It refuses plain http:// and git:// (no
-// transport security), remote helper transports (ext::, fd:: and any
+// too), scp-like SSH addresses (git@host:owner/repo.git), file:// URLs,
+// absolute local paths, and http:// URLs (which Rules admit only where an
+// entry names http://). It refuses git:// (no transport security), remote
+// helper transports (ext::, fd:: and any
 // "name::address", which run commands or reuse descriptors), relative
 // paths (they would be relative to the worker's working directory),
 // user information on an https URL (credentials live on the workers), a
@@ -22,7 +23,8 @@
 //
 //   - Allow lists the remote repositories a spec may name, each
 //     "host[:port][/path/prefix]", optionally with a scheme
-//     ("https://gitea.internal/team"). Hosts compare exactly (lower case,
+//     ("https://gitea.internal/team"; plain http only with "http://").
+//     Hosts compare exactly (lower case,
 //     no trailing dot: "github.com" does not admit
 //     "github.com.evil.net"); an entry without a port admits the scheme's
 //     default port only (443, 22); the path prefix matches whole segments

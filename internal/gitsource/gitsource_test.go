@@ -41,8 +41,8 @@ func TestParse(t *testing.T) {
 		"ext::sh",
 		"fd::3",
 		"foo::bar",
-		"http://github.com/acme/app",
 		"git://github.com/acme/app",
+		"http://user@github.com/acme/app",
 		"https://user@github.com/acme/app",
 		"https://github.com/acme/../evil/app",
 		"https://github.com/acme/app?x=1",
@@ -106,6 +106,14 @@ func TestAllowlist(t *testing.T) {
 	} {
 		if err := check(r, bad); !errors.Is(err, gitsource.ErrRefused) {
 			t.Errorf("%s: %v, want refused", bad, err)
+		}
+	}
+	if err := check(rules(t, []string{"http://gitea.local:3000/"}, nil, nil), "http://gitea.local:3000/team/x"); err != nil {
+		t.Errorf("an http host the operator names was refused: %v", err)
+	}
+	for _, bad := range []string{"http://github.com/acme/app", "http://gitea.local/team/x"} {
+		if err := check(r, bad); !errors.Is(err, gitsource.ErrRefused) {
+			t.Errorf("%s: %v, want refused (http not named)", bad, err)
 		}
 	}
 	if err := check(gitsource.Rules{}, "https://anything.example/x/y"); err != nil {
@@ -259,7 +267,7 @@ func TestNoRequestToLoopback(t *testing.T) {
 	if err := r.CheckAddresses(context.Background(), nil, s); !errors.Is(err, gitsource.ErrRefused) {
 		t.Fatalf("CheckAddresses(%s) = %v, want refused", raw, err)
 	}
-	if _, err := gitsource.Parse(srv.URL + "/admin/repo.git"); !errors.Is(err, gitsource.ErrRefused) {
+	if err := check(r, srv.URL+"/admin/repo.git"); !errors.Is(err, gitsource.ErrRefused) {
 		t.Fatalf("plain http accepted: %v", err)
 	}
 	if n := hits.Load(); n != 0 {

@@ -20,7 +20,7 @@ type Rules struct {
 }
 
 type remoteEntry struct {
-	scheme string // "" for https and ssh
+	scheme string // "" for https and ssh; "http" must be named
 	host   string
 	port   string // "" for the scheme's default
 	prefix []string
@@ -62,8 +62,8 @@ func parseEntry(a string) (remoteEntry, error) {
 	raw := a
 	if i := strings.Index(a, "://"); i >= 0 {
 		e.scheme = strings.ToLower(a[:i])
-		if e.scheme != "https" && e.scheme != "ssh" {
-			return e, fmt.Errorf("scheme %q is not https or ssh", e.scheme)
+		if e.scheme != "https" && e.scheme != "ssh" && e.scheme != "http" {
+			return e, fmt.Errorf("scheme %q is not https, ssh or http", e.scheme)
 		}
 	} else {
 		raw = "x://" + a
@@ -114,6 +114,9 @@ func (r Rules) Check(s Source) error {
 		}
 		return refused("%q is not under a directory the operator allows (policy.repositories.allow_local: %s)", s.Raw, strings.Join(r.local, ", "))
 	}
+	if s.Scheme == "http" && !r.namesHTTP() {
+		return refused("%q uses plain http, which anyone on the way can change; use https (an operator may allow an http:// host in policy.repositories.allow)", s.Raw)
+	}
 	if len(r.remote) == 0 {
 		return nil
 	}
@@ -125,8 +128,22 @@ func (r Rules) Check(s Source) error {
 	return refused("%q is not among the repositories the operator allows (policy.repositories.allow)", s.Raw)
 }
 
+func (r Rules) namesHTTP() bool {
+	for _, e := range r.remote {
+		if e.scheme == "http" {
+			return true
+		}
+	}
+	return false
+}
+
+// matches: an entry without a scheme admits https and ssh, never http.
 func (e remoteEntry) matches(s Source) bool {
-	if e.scheme != "" && e.scheme != s.Scheme || e.host != s.Host {
+	scheme := e.scheme
+	if scheme == "" && s.Scheme == "http" {
+		return false
+	}
+	if scheme != "" && scheme != s.Scheme || e.host != s.Host {
 		return false
 	}
 	port := s.Port

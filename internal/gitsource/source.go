@@ -92,8 +92,11 @@ func parseURL(raw string) (Source, error) {
 			return s, refused("%q names a host in a file:// URL", raw)
 		}
 		return local(raw, u.Path)
-	case "http":
-		return s, refused("%q uses plain http, which anyone on the way can change; use https", raw)
+	case "http": // admitted only by a rule naming http:// (Rules.Check)
+		s.Scheme = "http"
+		if u.User != nil {
+			return s, refused("%q carries user information; configure git credentials on the workers instead", raw)
+		}
 	case "git":
 		return s, refused("%q uses the git:// protocol, which has no transport security; use https or ssh", raw)
 	default:
@@ -184,8 +187,11 @@ func hasDotDot(p string) bool {
 
 // defaultPort is the port a scheme uses when a URL names none.
 func defaultPort(scheme string) string {
-	if scheme == "ssh" {
+	switch scheme {
+	case "ssh":
 		return "22"
+	case "http":
+		return "80"
 	}
 	return "443"
 }
