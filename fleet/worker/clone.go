@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os/exec"
 	"strings"
 
@@ -19,9 +20,9 @@ import (
 // (nothing hard-linked to the source), only the allowed transports, no
 // redirects, and an environment without the worker's secrets.
 //
-// The clone runs in the worker, outside the task's sandbox: the address
-// check comes before git resolves the name itself (see the gitsource
-// package doc on rebinding).
+// The clone runs in the worker, outside the task's sandbox; an http(s)
+// clone is pinned to the addresses checked, an ssh one resolves its host
+// again itself (see the gitsource package doc).
 func (w *Worker) clone(ctx context.Context, repo, ref, dir string) error {
 	rules, err := w.cfg.Policy.Repositories.Rules()
 	if err != nil { // Config.Validate refused it already
@@ -32,12 +33,13 @@ func (w *Worker) clone(ctx context.Context, repo, ref, dir string) error {
 		err = rules.Check(src)
 	}
 	from := repo
+	var addrs []netip.Addr
 	switch {
 	case err != nil:
 	case src.Local:
 		from, err = rules.CheckLocal(src)
 	default:
-		err = rules.CheckAddresses(ctx, nil, src)
+		addrs, err = rules.CheckAddresses(ctx, nil, src)
 	}
 	if errors.Is(err, gitsource.ErrRefused) {
 		return fmt.Errorf("%w: environment.repo: %v", errNotAllowed, err)
@@ -45,7 +47,7 @@ func (w *Worker) clone(ctx context.Context, repo, ref, dir string) error {
 	if err != nil {
 		return fmt.Errorf("cloning %s: %w", repo, err) // a name that does not resolve now may later
 	}
-	if err := git(ctx, "", gitsource.CloneArgs(src, from, dir)...); err != nil {
+	if err := git(ctx, "", gitsource.CloneArgs(src, from, dir, addrs)...); err != nil {
 		return fmt.Errorf("cloning %s: %w", repo, err)
 	}
 	if ref != "" {

@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"net/netip"
 	"os"
 	"strings"
 )
@@ -9,8 +10,11 @@ import (
 // links or shared objects (--no-local), only the https and ssh transports
 // (and file for a local source, http for an http one, which Rules
 // admitted; from is a local source's real path, from CheckLocal), no
-// HTTP redirects, no submodules, no hooks.
-func CloneArgs(s Source, from, target string) []string {
+// HTTP redirects, no submodules, no hooks. An http(s) clone connects
+// only to addrs, the addresses CheckAddresses checked
+// (http.curloptResolve), so a name that resolves elsewhere by the time
+// git asks (DNS rebinding) does not move it; ssh resolves on its own.
+func CloneArgs(s Source, from, target string, addrs []netip.Addr) []string {
 	file, http := "never", "never"
 	if s.Local {
 		file = "always"
@@ -18,17 +22,32 @@ func CloneArgs(s Source, from, target string) []string {
 	if s.Scheme == "http" {
 		http = "always"
 	}
-	return []string{
+	var pin []string
+	if (s.Scheme == "https" || s.Scheme == "http") && len(addrs) > 0 {
+		port := s.Port
+		if port == "" {
+			port = defaultPort(s.Scheme)
+		}
+		list := make([]string, len(addrs))
+		for i, a := range addrs {
+			list[i] = a.String()
+			if a.Is6() {
+				list[i] = "[" + list[i] + "]"
+			}
+		}
+		pin = []string{"-c", "http.curloptResolve=" + s.Host + ":" + port + ":" + strings.Join(list, ",")}
+	}
+	return append(pin,
 		"-c", "protocol.allow=never",
 		"-c", "protocol.https.allow=always",
 		"-c", "protocol.ssh.allow=always",
-		"-c", "protocol.file.allow=" + file,
-		"-c", "protocol.http.allow=" + http,
+		"-c", "protocol.file.allow="+file,
+		"-c", "protocol.http.allow="+http,
 		"-c", "http.followRedirects=false",
 		"-c", "submodule.recurse=false",
 		"-c", "core.hooksPath=/dev/null",
 		"clone", "--no-local", "--quiet", "--", from, target,
-	}
+	)
 }
 
 // cloneEnvKeys are the variables of the worker a clone keeps.

@@ -56,9 +56,12 @@
 // settings and locale, and nothing else, so no provider key, database URL
 // or token of the worker reaches git or anything git runs.
 //
-// The address check resolves the host before git does: a name that
-// re-resolves to an internal address between the two (DNS rebinding) is
-// not caught here. Running the clone behind the sandbox's egress proxy,
-// whose dialer checks the address it connects to, closes that; see
-// fleet/worker's clone for what runs where.
+// The address check resolves the host before git does. An http(s)
+// clone is then pinned to the addresses checked (CloneArgs sets
+// http.curloptResolve), so a name that re-resolves to an internal address
+// in between (DNS rebinding) does not move it. An ssh clone resolves the
+// host again in ssh, and a proxy the worker's environment names
+// (HTTPS_PROXY) resolves it itself: neither is pinned. Running the clone
+// inside the task's sandbox, behind its egress proxy, would close both;
+// see fleet/worker's clone for what runs where.
 package gitsource

@@ -174,7 +174,7 @@ func TestInternalAddressesRefused(t *testing.T) {
 	} {
 		s, err := gitsource.Parse(c.raw)
 		must(t, err)
-		err = r.CheckAddresses(context.Background(), fixed{}, s)
+		_, err = r.CheckAddresses(context.Background(), fixed{}, s)
 		if (err == nil) != c.ok {
 			t.Errorf("CheckAddresses(%s) = %v, want ok %v", c.raw, err, c.ok)
 		}
@@ -228,7 +228,7 @@ func TestLocalCloneSharesNoObjects(t *testing.T) {
 	from, err := r.CheckLocal(s)
 	must(t, err)
 	target := filepath.Join(t.TempDir(), "clone")
-	cmd := exec.Command("git", gitsource.CloneArgs(s, from, target)...)
+	cmd := exec.Command("git", gitsource.CloneArgs(s, from, target, nil)...)
 	cmd.Env = gitsource.CloneEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("clone: %v: %s", err, out)
@@ -264,7 +264,7 @@ func TestNoRequestToLoopback(t *testing.T) {
 	must(t, err)
 	r := gitsource.Rules{}
 	must(t, r.Check(s)) // any public-looking https URL passes the text check...
-	if err := r.CheckAddresses(context.Background(), nil, s); !errors.Is(err, gitsource.ErrRefused) {
+	if _, err := r.CheckAddresses(context.Background(), nil, s); !errors.Is(err, gitsource.ErrRefused) {
 		t.Fatalf("CheckAddresses(%s) = %v, want refused", raw, err)
 	}
 	if err := check(r, srv.URL+"/admin/repo.git"); !errors.Is(err, gitsource.ErrRefused) {
@@ -280,7 +280,7 @@ func TestNoRequestToLoopback(t *testing.T) {
 func TestExtTransportNeverRuns(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "pwned")
 	s := gitsource.Source{Raw: "x", Scheme: "https", Host: "example.com", Path: "/x"}
-	cmd := exec.Command("git", gitsource.CloneArgs(s, "ext::sh -c touch% "+marker, filepath.Join(t.TempDir(), "c"))...)
+	cmd := exec.Command("git", gitsource.CloneArgs(s, "ext::sh -c touch% "+marker, filepath.Join(t.TempDir(), "c"), nil)...)
 	cmd.Env = gitsource.CloneEnv()
 	out, err := cmd.CombinedOutput()
 	if err == nil {
@@ -299,4 +299,49 @@ func TestCloneEnvHasNoSecrets(t *testing.T) {
 			t.Fatalf("CloneEnv passes %s", kv)
 		}
 	}
+}
+
+// TestClonePinnedToCheckedAddresses: an https clone connects to the
+// addresses CheckAddresses returned, not to whatever the name resolves to
+// when git asks: here a name no DNS knows reaches the listener the check
+// resolved it to (an allowed private address).
+func TestClonePinnedToCheckedAddresses(t *testing.T) {
+	var conns atomic.Int32
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	s, err := gitsource.Parse("https://repo.agentfleet.invalid:" + port + "/team/app.git")
+	must(t, err)
+	r := rules(t, nil, nil, []string{"127.0.0.1"})
+	addrs, err := r.CheckAddresses(context.Background(), pinned{}, s)
+	must(t, err)
+	cmd := exec.Command("git", gitsource.CloneArgs(s, s.Raw, filepath.Join(t.TempDir(), "c"), addrs)...)
+	cmd.Env = gitsource.CloneEnv()
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Fatalf("the clone succeeded against a listener that speaks no TLS: %s", out)
+	}
+	if conns.Load() == 0 {
+		t.Fatal("git did not connect to the pinned address")
+	}
+}
+
+// pinned resolves repo.agentfleet.invalid to 127.0.0.1.
+type pinned struct{}
+
+func (pinned) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if host == "repo.agentfleet.invalid" {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }

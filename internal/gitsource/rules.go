@@ -200,10 +200,11 @@ type Resolver interface {
 }
 
 // CheckAddresses resolves a remote source's host and refuses it when one
-// of its addresses is not public unicast and not in AllowPrivate.
-func (r Rules) CheckAddresses(ctx context.Context, res Resolver, s Source) error {
+// of its addresses is not public unicast and not in AllowPrivate. It
+// returns the addresses checked, for CloneArgs to pin the clone to.
+func (r Rules) CheckAddresses(ctx context.Context, res Resolver, s Source) ([]netip.Addr, error) {
 	if s.Local {
-		return nil
+		return nil, nil
 	}
 	addrs := []netip.Addr{}
 	if a, err := netip.ParseAddr(s.Host); err == nil {
@@ -214,18 +215,19 @@ func (r Rules) CheckAddresses(ctx context.Context, res Resolver, s Source) error
 		}
 		found, err := res.LookupNetIP(ctx, "ip", s.Host)
 		if err != nil {
-			return fmt.Errorf("resolving %s: %w", s.Host, err)
+			return nil, fmt.Errorf("resolving %s: %w", s.Host, err)
 		}
 		addrs = found
 	}
-	for _, a := range addrs {
+	for i, a := range addrs {
 		a = a.Unmap()
+		addrs[i] = a
 		if kind := Special(a); kind != "" && !r.privateAllowed(a) {
-			return refused("%q: %s resolves to %s, a %s address; a clone reaches only public hosts unless the operator lists the address (policy.repositories.allow_private)",
+			return nil, refused("%q: %s resolves to %s, a %s address; a clone reaches only public hosts unless the operator lists the address (policy.repositories.allow_private)",
 				s.Raw, s.Host, a, kind)
 		}
 	}
-	return nil
+	return addrs, nil
 }
 
 func (r Rules) privateAllowed(a netip.Addr) bool {
