@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"encoding/json"
 	"io/fs"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -189,5 +191,39 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWorkerResolvesAChildsWorkingDir: a subagent's spec that names a
+// directory through a link in its parent's workspace (as a spawner that
+// checked only the text would have written it) is refused by the worker
+// that builds the child's workspace, and nothing is made through the link.
+func TestWorkerResolvesAChildsWorkingDir(t *testing.T) {
+	t.Parallel()
+	root, outside := filepath.Join(t.TempDir(), "ws"), t.TempDir()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) { c.WorkspaceRoot = root }})
+	parent := f.Submit(fleettest.Spec("parent", fleettest.Step{Text: "done"}))
+	succeeded(t, f.WaitDone(parent))
+	must(t, os.MkdirAll(filepath.Join(root, parent.String()), 0o755))
+	must(t, os.Symlink(outside, filepath.Join(root, parent.String(), "esc")))
+	spec := fleettest.Spec("child", fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("touch pwned")}}, fleettest.Step{Text: "done"})
+	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: filepath.Join(root, parent.String(), "esc", "sub")}
+	spec.ParentID, spec.RootID, spec.Depth = parent, parent, 1
+	spec = spec.WithDefaults()
+	body, err := json.Marshal(spec)
+	must(t, err)
+	ctx := waitCtx(t)
+	res, err := f.Store.CreateTask(ctx, store.CreateTaskParams{ParentID: parent, Queue: spec.Queue, Spec: body})
+	must(t, err)
+	if _, err := f.Queue.Send(ctx, queue.ToWorker(f.Workers()[0].ID()), queue.TaskMessage{Type: queue.MsgStart, TaskID: res.Task.ID.String()},
+		fleet.StartMsgID(res.Task.ID)); err != nil {
+		t.Fatal(err)
+	}
+	task := f.WaitDone(res.Task.ID)
+	if r := fleettest.Result(t, task); task.Error != fleet.ReasonNotAllowed || !strings.Contains(r.Error, "symbolic link") {
+		t.Fatalf("child %s %q %q, want not_allowed for the link", task.State, task.Error, r.Error)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("the child reached the link's target: %v", entries)
 	}
 }
