@@ -368,8 +368,16 @@ func (e Environment) checkLocal() *FieldError {
 		return fieldErr("environment.repo", "%q must not start with '-'", e.Repo)
 	case repoHasPassword(e.Repo):
 		return fieldErr("environment.repo", "carries a password; specs never carry secrets: configure git credentials on the workers")
+	case len(e.WorkingDir) > maxPathBytes:
+		return fieldErr("environment.working_dir", "is longer than %d bytes", maxPathBytes)
+	case e.WorkingDir != "" && !strings.HasPrefix(e.WorkingDir, "/"):
+		return fieldErr("environment.working_dir", "%q must be an absolute path under one of the operator's shared roots", e.WorkingDir)
+	case e.WorkingDir != "" && e.Repo != "":
+		return fieldErr("environment.repo", "is cloned into a fresh workspace, and environment.working_dir names an existing one; set one of them")
+	case e.Shared && e.WorkingDir == "":
+		return fieldErr("environment.shared", "needs environment.working_dir, a directory under one of the operator's shared roots")
 	}
-	return nil
+	return checkRepoText(e.Repo)
 }
 
 func repoHasPassword(repo string) bool {

@@ -17,7 +17,7 @@ func outcomeSpec() TaskSpec {
 // TestChecksAndDeliveryJSON: checks sit at the spec's top level, delivery
 // under its own key.
 func TestChecksAndDeliveryJSON(t *testing.T) {
-	raw := `{"prompt":"p","profile":"anthropic","environment":{"repo":"r"},
+	raw := `{"prompt":"p","profile":"anthropic","environment":{"repo":"https://forge.example/o/r.git"},
 	  "checks":[{"name":"test","command":"go test ./...","timeout":"5m"}],"max_repair_rounds":1,"checks_before":true,
 	  "delivery":{"branch":"fix/{short_id}","credentials":{"token":"gh"},"pull_request":{"labels":["bot"],"draft":true}}}`
 	var s TaskSpec

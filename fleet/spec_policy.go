@@ -33,6 +33,13 @@ type Policy struct {
 	// WebFetchHosts, when not empty, are the only hosts web_fetch may reach
 	// (a name also allows its subdomains); a spec may only narrow them.
 	WebFetchHosts []string `mapstructure:"web_fetch_hosts"`
+	// SharedRoots are the directories (absolute) a local spec's
+	// environment.working_dir may lie under; empty allows no working_dir
+	// and no shared in a submission (spec_paths.go).
+	SharedRoots []string `mapstructure:"shared_roots"`
+	// Repositories bound environment.repo: allowed hosts and path
+	// prefixes, local directories, internal addresses (spec_paths.go).
+	Repositories Repositories `mapstructure:"repositories"`
 }
 
 // MaxLimits are the policy's maxima as Limits (zero: no maximum).
@@ -70,7 +77,7 @@ func (p Policy) Validate() error {
 		}
 		return fmt.Errorf("%s must be >= 0", name)
 	}
-	return nil
+	return p.validatePaths()
 }
 
 // ApplyLimits returns l with its zero fields taken from def, where a
@@ -105,6 +112,9 @@ func (p Policy) Check(s TaskSpec) error {
 		return err
 	}
 	if err := p.checkSession(s.Session); err != nil {
+		return err
+	}
+	if err := p.checkEnvironment(s); err != nil {
 		return err
 	}
 	return nil

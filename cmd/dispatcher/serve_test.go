@@ -21,6 +21,7 @@ func TestServeConfigEveryKeyFromEnv(t *testing.T) {
 		"LOG_LEVEL": "warn", "TOKEN": "tk", "QUEUES": "a,b", "PROFILES": "openai,gemini", "DEFAULT_PROFILE": "gemini",
 		"SHUTDOWN_GRACE": "3s", "NATS_URL": "nats://n1:4222,nats://n2:4222", "NATS_USER": "dispatcher", "NATS_PASSWORD": "pw",
 		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7",
+		"POLICY_SHARED_ROOTS": "/srv/shared", "POLICY_REPOSITORIES_ALLOW": "github.com/acme/,gitea.internal/team",
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
 	}
@@ -49,6 +50,8 @@ func TestServeConfigEveryKeyFromEnv(t *testing.T) {
 		{"nats.replicas", q.Replicas, 3},
 		{"nats.ack_wait", q.AckWait, 90 * time.Second},
 		{"nats.max_deliver", q.MaxDeliver, 7},
+		{"policy.shared_roots", strings.Join(cfg.Policy.SharedRoots, " "), "/srv/shared"},
+		{"policy.repositories.allow", strings.Join(cfg.Policy.Repositories.Allow, " "), "github.com/acme/ gitea.internal/team"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)

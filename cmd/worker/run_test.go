@@ -56,7 +56,9 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		"SESSIONS": "8", "WORKSPACE_ROOT": "/var/ws", "DRAIN_GRACE": "1m", "KEEP_FAILED": "1h", "ALLOWED_PROFILES": "openai",
 		"KNOWN_HOSTS_FILE": "/etc/kh", "HEARTBEAT_INTERVAL": "5s", "STALE_AFTER": "20s", "MAX_LIVE_CHILDREN": "3",
 		"NO_DEAD_LETTER_WATCH": "true", "SANDBOX": "off", "SANDBOX_NETWORK": "allowlist", "SANDBOX_ALLOW_HOSTS": "github.com,*.golang.org",
-		"SANDBOX_READ_ONLY": "/opt/cache",
+		"SANDBOX_READ_ONLY": "/opt/cache", "POLICY_SHARED_ROOTS": "/srv/shared,/data/team",
+		"POLICY_REPOSITORIES_ALLOW": "github.com/acme/,gitea.internal/team", "POLICY_REPOSITORIES_ALLOW_LOCAL": "/srv/git",
+		"POLICY_REPOSITORIES_ALLOW_PRIVATE": "10.1.0.0/16",
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
 	}
@@ -97,6 +99,10 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		{"sandbox_network", cfg.SandboxBound.Network, "allowlist"},
 		{"sandbox_allow_hosts", strings.Join(cfg.SandboxBound.AllowHosts, " "), "github.com *.golang.org"},
 		{"sandbox_read_only", strings.Join(cfg.SandboxReadOnly, " "), "/opt/cache"},
+		{"policy.shared_roots", strings.Join(cfg.Policy.SharedRoots, " "), "/srv/shared /data/team"},
+		{"policy.repositories.allow", strings.Join(cfg.Policy.Repositories.Allow, " "), "github.com/acme/ gitea.internal/team"},
+		{"policy.repositories.allow_local", strings.Join(cfg.Policy.Repositories.AllowLocal, " "), "/srv/git"},
+		{"policy.repositories.allow_private", strings.Join(cfg.Policy.Repositories.AllowPrivate, " "), "10.1.0.0/16"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)

@@ -7,7 +7,11 @@
 // start in the subdirectory, and WorkingDir and Describe report it. It is
 // not a sandbox: absolute paths and "..", and any command, still reach
 // everything the parent reaches (execenv.Scoped and execenv/sandbox
-// confine). Initialize and Cleanup belong to the parent, which the scoped
+// confine); a link in sub is followed inside the parent's environment, so
+// the scoped one reaches nothing the parent does not. (A fleet subagent's
+// working_dir is a task of its own with its own sandbox: the worker
+// resolves it with internal/beneath, links refused.) Initialize and
+// Cleanup belong to the parent, which the scoped
 // environment shares: on it they do nothing, so a child cannot set up or
 // tear down what its parent owns. Everything else (Platform, Exec's
 // policies, output bounds) is the parent's.

@@ -44,6 +44,9 @@ func setup(t *testing.T, opts fleettest.Options, dcfg dispatcher.Config) bundle 
 	t.Helper()
 	f := fleettest.Start(t, opts)
 	dcfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if dcfg.Policy.SharedRoots == nil { // the shared directories of these tests, as the harness's workers allow
+		dcfg.Policy.SharedRoots = []string{fleettest.SharedRoot()}
+	}
 	d, err := dispatcher.New(f.Store, f.Queue, dcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +97,7 @@ func ctx(t *testing.T) context.Context {
 
 func TestDestructiveCommandParksAndApprovalRunsItOnAnotherWorker(t *testing.T) {
 	b := setup(t, fleettest.Options{Workers: 1}, dispatcher.Config{})
-	dir := t.TempDir()
+	dir := fleettest.SharedDir(t)
 	id := b.Submit(destructive(dir, "reset"))
 	pa := b.waitPending(t, id)
 	if pa.Tool != "shell" || pa.Rule != "destructive: hard reset" || !strings.Contains(pa.Summary, "git reset --hard") ||
@@ -277,7 +280,7 @@ func fieldOf(err error) string {
 
 func TestPlanModeInAFleet(t *testing.T) {
 	b := setup(t, fleettest.Options{Workers: 1}, dispatcher.Config{})
-	dir := t.TempDir()
+	dir := fleettest.SharedDir(t)
 	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("the plan is in here\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

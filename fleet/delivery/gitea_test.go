@@ -225,6 +225,8 @@ func TestGiteaPullRequest(t *testing.T) {
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, SQLite: true, Worker: func(_ int, c *worker.Config) {
 		c.Delivery.Tokens = map[string]delivery.Token{"gitea": {TokenFile: tok, Username: giteaAdmin, Forge: "gitea",
 			APIURL: g.URL + "/api/v1", Hosts: []string{host}}}
+		c.Policy.Repositories.Allow = []string{g.URL + "/"} // its http:// on loopback, named by the operator
+		c.Policy.Repositories.AllowPrivate = []string{"127.0.0.0/8", "::1"}
 	}})
 	spec := fleettest.Spec("fix the readme",
 		step{Calls: []fleettest.Call{fleettest.Shell("printf '\\nFixed by agentfleet.\\n' >> README.md")}},

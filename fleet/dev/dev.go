@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
@@ -213,11 +214,20 @@ func (d *Fleet) queueClient(ctx context.Context, name string) (*queue.Client, er
 	return q, nil
 }
 
+// devPolicy is the policy of dev mode's dispatcher and workers: the
+// defaults, except that a task may clone a local repository anywhere on
+// your machine (they are yours; the demo's sits in the temporary
+// directory). The clone still copies its objects (--no-local), so a task
+// cannot change the repository it came from. No working_dir of a spec's
+// own: dev mode has no shared roots.
+var devPolicy = fleet.Policy{Repositories: fleet.Repositories{AllowLocal: []string{"/"}}}
+
 func devWorkerID(i int) string { return fmt.Sprintf("dev-w%d", i+1) }
 
 func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.Client) error {
 	var err error
-	d.dispatcher, err = dispatcher.New(d.store, q, dispatcher.Config{Profiles: d.model.profiles, Logger: d.cfg.Logger.With("component", "dispatcher")})
+	d.dispatcher, err = dispatcher.New(d.store, q, dispatcher.Config{Profiles: d.model.profiles, Policy: devPolicy,
+		Logger: d.cfg.Logger.With("component", "dispatcher")})
 	if err != nil {
 		return err
 	}
@@ -254,6 +264,7 @@ func (d *Fleet) startWorker(ctx context.Context, i int, q *queue.Client) error {
 		Providers:     d.model.providers,
 		DrainGrace:    5 * time.Second,
 		Sandbox:       worker.SandboxAuto, // see Sandbox
+		Policy:        devPolicy,
 		// Your Go caches, so go test in a sandbox is as quick as outside.
 		SandboxWritable: d.goCaches.writable, SandboxReadOnly: d.goCaches.readOnly, SandboxEnv: d.goCaches.env,
 		// One watcher of dead letters is enough in one process.

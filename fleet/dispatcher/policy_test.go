@@ -68,3 +68,30 @@ func TestOperatorPolicyAppliedAndBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkingDirAndRepoRefusedAtSubmission: a spec naming a host
+// directory, shared without shared roots, or a repository the policy does
+// not admit is a 400 naming the field (issue 27 items 2 and 4).
+func TestWorkingDirAndRepoRefusedAtSubmission(t *testing.T) {
+	b := setupAPIWith(t, sqliteStore, func(c *Config) {
+		c.Policy = fleet.Policy{Repositories: fleet.Repositories{Allow: []string{"github.com/acme/"}}}
+	})
+	for _, c := range []struct {
+		name, body, field, msg string
+	}{
+		{"host dir", `{"prompt":"p","environment":{"kind":"local","working_dir":"/any/host/dir"}}`, "spec.environment.working_dir", "no policy.shared_roots"},
+		{"shared", `{"prompt":"p","environment":{"kind":"local","working_dir":"/any/host/dir","shared":true}}`, "spec.environment.shared", "policy.shared_roots"},
+		{"look-alike", `{"prompt":"p","environment":{"repo":"https://github.com.evil.net/x"}}`, "spec.environment.repo", "policy.repositories.allow"},
+		{"local", `{"prompt":"p","environment":{"repo":"/srv/git/app"}}`, "spec.environment.repo", "no local paths"},
+		{"ext", `{"prompt":"p","environment":{"repo":"ext::sh -c touch% /tmp/x"}}`, "spec.environment.repo", "remote helper"},
+	} {
+		code, detail, raw := b.rawCall(t, http.MethodPost, "/v1/tasks", c.body, testToken)
+		if code != http.StatusBadRequest || detail.Code != api.CodeInvalid || detail.Field != c.field || !strings.Contains(detail.Message, c.msg) {
+			t.Errorf("%s: %d %s, want 400 with field %q and a message containing %q", c.name, code, raw, c.field, c.msg)
+		}
+	}
+	if _, err := b.client.Submit(context.Background(), fleet.TaskSpec{Prompt: "p",
+		Environment: fleet.Environment{Repo: "https://github.com/acme/app.git"}}); err != nil {
+		t.Fatalf("an allowed repository was refused: %v", err)
+	}
+}

@@ -159,8 +159,9 @@ func closeAtCleanup(t testing.TB, st store.Store, err error) store.Store {
 }
 
 // WorkerConfig returns the configuration the harness gives worker i: its
-// id, slots, a workspace root, the model, short timings and sandbox
-// "auto".
+// id, slots, a workspace root, the model, short timings, sandbox "auto",
+// and a policy allowing shared working directories under SharedRoot and
+// local repositories under the system's temporary directory.
 func (f *Fleet) WorkerConfig(i int) worker.Config {
 	c := worker.Config{
 		ID:                fmt.Sprintf("w%d", i),
@@ -175,12 +176,37 @@ func (f *Fleet) WorkerConfig(i int) worker.Config {
 		// Local tasks run under bubblewrap where it runs, unconfined
 		// elsewhere, so the fleet tests pass on either machine.
 		Sandbox: worker.SandboxAuto,
+		// Shared working directories come from SharedDir; repositories
+		// from the temporary directory.
+		Policy: fleet.Policy{SharedRoots: []string{SharedRoot()},
+			Repositories: fleet.Repositories{AllowLocal: []string{os.TempDir()}}},
 	}
 	c.Retry.MaxAttempts = 1
 	if f.opts.Worker != nil {
 		f.opts.Worker(i, &c)
 	}
 	return c
+}
+
+// SharedRoot is the shared root (policy.shared_roots) of the harness's
+// workers: a directory of the system's temporary directory that holds no
+// workspace root, so that a subagent's directory in a gone worker's
+// workspace is not mistaken for a shared one.
+func SharedRoot() string { return filepath.Join(os.TempDir(), "agentfleet-fleettest-shared") }
+
+// SharedDir returns a new directory under SharedRoot for a shared
+// working_dir, removed when the test ends.
+func SharedDir(t testing.TB) string {
+	t.Helper()
+	if err := os.MkdirAll(SharedRoot(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(SharedRoot(), "shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 var tempMu sync.Mutex

@@ -12,7 +12,11 @@
 // workers never both run a task. A running task whose heartbeat is older
 // than Config.StaleAfter may be taken over (its worker died). It
 // then builds the environment (a fresh local workspace under
-// Config.WorkspaceRoot, cloned at the spec's ref; or SSH with the
+// Config.WorkspaceRoot, cloned at the spec's ref within
+// policy.repositories (clone.go, internal/gitsource); a working_dir under
+// one of policy.shared_roots, or a subagent's in its parent's workspace,
+// opened beneath its root with links refused (workspace.go,
+// internal/beneath); or SSH with the
 // key reference resolved from Config.SSHKeys), the profile and the
 // session, serves control requests (steer, follow_up, abort, configure,
 // status), stamps heartbeats (the store's, every HeartbeatInterval, which

@@ -258,6 +258,7 @@ func (r *run) lostReason(ctx context.Context) string {
 
 func (r *run) closeEnv() {
 	_ = r.ext.Close()
+	defer r.ws.close()
 	if r.env == nil {
 		return
 	}

@@ -33,7 +33,7 @@ func BenchmarkSubagentLatency(b *testing.B) {
 		}
 		steps = append(steps, fleettest.Step{Text: "all done"})
 		spec := fleettest.Spec(fmt.Sprintf("sequential %d", i), steps...)
-		spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: b.TempDir(), Shared: true}
+		spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: fleettest.SharedDir(b), Shared: true}
 		id := f.Submit(spec)
 		if task := f.WaitDone(id); task.State != store.TaskSucceeded {
 			b.Fatalf("state %s: %s", task.State, task.Error)
@@ -62,7 +62,7 @@ func BenchmarkTree100(b *testing.B) {
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
 		spec := fleettest.Spec(fmt.Sprintf("tree %d", i), steps...)
-		spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: b.TempDir(), Shared: true}
+		spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: fleettest.SharedDir(b), Shared: true}
 		spec.MaxLiveChildren = children
 		start := time.Now()
 		id := f.Submit(spec)

@@ -39,7 +39,7 @@ func fanOut(children [][]fleettest.Step) []fleettest.Step {
 // so its children may run on any worker.
 func sharedSpec(t *testing.T, title string, steps ...fleettest.Step) fleet.TaskSpec {
 	spec := fleettest.Spec(title, steps...)
-	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: t.TempDir(), Shared: true}
+	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: fleettest.SharedDir(t), Shared: true}
 	return spec
 }
 

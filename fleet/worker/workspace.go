@@ -1,12 +1,11 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/internal/beneath"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -25,10 +25,24 @@ var errBadEnvironment = errors.New("bad environment")
 // workspace is a local directory a task runs in. A task that got a fresh
 // directory owns it and cleans it up by policy; a child working in its
 // parent's directory does not.
+//
+// file is the directory as it was opened beneath its root (package
+// internal/beneath), held until the run ends (close): what the task's
+// sandbox should bind, rather than dir, a name a task could swap for a
+// link. It is nil while the workspace is lazy.
 type workspace struct {
 	dir   string
+	file  *os.File
 	owned bool
 	lazy  bool // not created yet: the environment creates it on first use
+}
+
+// close closes the opened directory; it is safe twice and on nil.
+func (ws *workspace) close() {
+	if ws != nil && ws.file != nil {
+		ws.file.Close()
+		ws.file = nil
+	}
 }
 
 // buildEnv builds and initializes the task's execution environment.
@@ -46,7 +60,7 @@ func (r *run) buildEnv(ctx context.Context) error {
 			return fmt.Errorf("%w: %v", errBadEnvironment, err)
 		}
 	default:
-		r.ws, err = r.w.prepareWorkspace(ctx, r.task.ID, env)
+		r.ws, err = r.w.prepareWorkspace(ctx, r.task.ID, r.spec)
 		if err != nil {
 			return err
 		}
@@ -75,10 +89,17 @@ func (w *Worker) resolver() execenv.Resolver {
 	})
 }
 
-// prepareWorkspace returns the directory a local task works in: the given
-// working_dir (a parent's workspace, which must be under the workspace root
-// unless shared), or a fresh <root>/<task-id>, cloned from the spec's
-// repository at its ref. A resumed task finds its directory as it left it.
+// prepareWorkspace returns the directory a local task works in: the
+// spec's working_dir, or a fresh <root>/<task-id>, cloned from the spec's
+// repository at its ref (clone.go). A resumed task finds its directory as
+// it left it.
+//
+// A working_dir is trusted only once resolved: it must lie under one of
+// the worker's shared roots (policy.shared_roots) or, for a subagent
+// working in its parent's workspace, under the workspace root; it is then
+// created and opened beneath that root with internal/beneath, so a link
+// in any component (a task's `ln -s / esc`, then working_dir "esc") is
+// refused, not followed.
 //
 // A fresh directory without a repository is not created here: it is lazy,
 // and the task's environment creates it on first use (CreateOnFirstUse in
@@ -86,58 +107,78 @@ func (w *Worker) resolver() execenv.Resolver {
 // only asks the model, costs no mkdir, and its cleanup removes nothing.
 // A resumed task needs no check either: its directory, if it made one, is
 // used as it is. A working_dir and a clone are created here, as before.
-func (w *Worker) prepareWorkspace(ctx context.Context, id uuid.UUID, env fleet.Environment) (*workspace, error) {
+func (w *Worker) prepareWorkspace(ctx context.Context, id uuid.UUID, spec fleet.TaskSpec) (*workspace, error) {
+	env := spec.Environment
 	if env.WorkingDir != "" {
-		dir := filepath.Clean(env.WorkingDir)
-		if !env.Shared && !within(w.cfg.WorkspaceRoot, dir) {
-			return nil, fmt.Errorf("%w: working_dir %q is outside this worker's workspace root %s: it is another worker's "+
-				"(the files of a worker that is gone are lost with it); spawn the subagent again to work here", errBadEnvironment, dir, w.cfg.WorkspaceRoot)
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		root, rel, err := w.workingDirRoot(env, spec.ParentID != uuid.Nil)
+		if err != nil {
 			return nil, err
 		}
-		return &workspace{dir: dir}, nil
+		f, err := beneath.MkdirAll(root, rel, 0o755)
+		if err != nil {
+			return nil, dirRefused(env.WorkingDir, err)
+		}
+		return &workspace{dir: filepath.Join(root, rel), file: f}, nil
 	}
-	ws := &workspace{dir: filepath.Join(w.cfg.WorkspaceRoot, id.String()), owned: true}
+	root := w.cfg.WorkspaceRoot
+	ws := &workspace{dir: filepath.Join(root, id.String()), owned: true}
 	if env.Repo == "" {
 		ws.lazy = true
 		return ws, nil
 	}
-	if _, err := os.Stat(ws.dir); err == nil {
+	f, err := beneath.OpenDir(root, id.String())
+	switch {
+	case err == nil:
+		ws.file = f
 		return ws, nil // resumed
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, dirRefused(ws.dir, err)
 	}
-	if err := os.MkdirAll(w.cfg.WorkspaceRoot, 0o755); err != nil {
+	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
 	tmp := ws.dir + ".clone"
 	_ = os.RemoveAll(tmp)
-	if err := git(ctx, "", "clone", "--quiet", "--", env.Repo, tmp); err != nil {
-		return nil, fmt.Errorf("cloning %s: %w", env.Repo, err)
+	if err := w.clone(ctx, env.Repo, env.Ref, tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, err
 	}
-	if env.Ref != "" {
-		if err := git(ctx, tmp, "checkout", "--quiet", "--detach", env.Ref); err != nil {
-			_ = os.RemoveAll(tmp)
-			return nil, fmt.Errorf("%w: checking out %q of %s: %v", errBadEnvironment, env.Ref, env.Repo, err)
-		}
+	if err := os.Rename(tmp, ws.dir); err != nil {
+		return nil, err
 	}
-	return ws, os.Rename(tmp, ws.dir)
+	if ws.file, err = beneath.OpenDir(root, id.String()); err != nil {
+		return nil, dirRefused(ws.dir, err)
+	}
+	return ws, nil
 }
 
-func within(root, dir string) bool {
-	rel, err := filepath.Rel(root, dir)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+// workingDirRoot returns the root a working_dir is resolved beneath and
+// the directory relative to it: the shared root it lies under, or, for a
+// subagent's directory that is not shared, this worker's workspace root.
+func (w *Worker) workingDirRoot(env fleet.Environment, child bool) (root, rel string, err error) {
+	if root, rel, ok := w.cfg.Policy.SharedRoot(env.WorkingDir); ok {
+		return root, rel, nil
+	}
+	if !child || env.Shared {
+		return "", "", fmt.Errorf("%w: working_dir %q is not under a shared root of worker %s (policy.shared_roots: %s)",
+			errNotAllowed, env.WorkingDir, w.cfg.ID, strings.Join(w.cfg.Policy.SharedRoots, ", "))
+	}
+	rel, err = beneath.Rel(w.cfg.WorkspaceRoot, env.WorkingDir)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: working_dir %q is outside this worker's workspace root %s: it is another worker's "+
+			"(the files of a worker that is gone are lost with it); spawn the subagent again to work here", errBadEnvironment, env.WorkingDir, w.cfg.WorkspaceRoot)
+	}
+	return w.cfg.WorkspaceRoot, rel, nil
 }
 
-func git(ctx context.Context, dir string, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+// dirRefused says why a task's directory could not be opened: a link or
+// an escape is refused for good (not allowed), anything else is a bad
+// environment.
+func dirRefused(dir string, err error) error {
+	if errors.Is(err, beneath.ErrSymlink) || errors.Is(err, beneath.ErrEscape) {
+		return fmt.Errorf("%w: working directory %s: %v", errNotAllowed, dir, err)
 	}
-	return nil
+	return fmt.Errorf("%w: working directory %s: %v", errBadEnvironment, dir, err)
 }
 
 // diffCommand prints the workspace's changes against HEAD, new files

@@ -200,6 +200,7 @@ func (f *fleetProcs) commonEnv(user string) []string {
 		"AGENTFLEET_NATS_ACK_WAIT=" + f.cfg.AckWait.String(),
 		"AGENTFLEET_NATS_WORKER_GONE_AFTER=" + f.cfg.WorkerGoneAfter.String(),
 		"AGENTFLEET_LOG_FORMAT=text",
+		"AGENTFLEET_POLICY_SHARED_ROOTS=" + filepath.Join(f.dir, "shared"), // treeSpec's working directories
 	}
 }
 

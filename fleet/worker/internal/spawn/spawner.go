@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/internal/beneath"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -144,17 +146,18 @@ func (s *Spawner) checkLive(ctx context.Context, doing string) error {
 func (s *Spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 	p, t := s.p.Spec, s.p.Task
 	env := p.Environment
-	if env.Kind == fleet.EnvLocal || env.Kind == "" {
+	local := env.Kind == fleet.EnvLocal || env.Kind == ""
+	if local {
 		env = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: s.p.WorkingDir, Shared: p.Environment.Shared}
 	} else {
 		env.WorkingDir = s.p.WorkingDir
 	}
 	if req.WorkingDir != "" {
-		sub := path.Clean(req.WorkingDir)
-		if path.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
-			return fleet.TaskSpec{}, fmt.Errorf("working_dir %q must be a subdirectory of the working directory", req.WorkingDir)
+		dir, err := subdir(env.WorkingDir, req.WorkingDir, local)
+		if err != nil {
+			return fleet.TaskSpec{}, err
 		}
-		env.WorkingDir = path.Join(env.WorkingDir, sub)
+		env.WorkingDir = dir
 	}
 	model, effort := req.Model, p.ReasoningEffort
 	if s.p.Session != nil {
@@ -175,6 +178,29 @@ func (s *Spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 		Permissions: p.Permissions,
 		Extensions:  p.Extensions, // a child cannot shed its parent's hooks
 	}, nil
+}
+
+// subdir resolves a subagent's working_dir beneath the parent's working
+// directory parent. A local one is created and opened there with
+// internal/beneath, so an absolute path, a ".." component or a link in
+// any component (the parent's `ln -s / esc`, then working_dir "esc") is
+// refused before the child exists; the child's worker resolves it again
+// when it builds the child's workspace. A remote (SSH) one is checked as
+// text: the links on that host are its owner's.
+func subdir(parent, req string, local bool) (string, error) {
+	if !local {
+		sub := path.Clean(req)
+		if path.IsAbs(sub) || sub == ".." || strings.HasPrefix(sub, "../") {
+			return "", fmt.Errorf("working_dir %q must be a subdirectory of the working directory", req)
+		}
+		return path.Join(parent, sub), nil
+	}
+	f, err := beneath.MkdirAll(parent, req, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("working_dir %q is refused: %w; name a real subdirectory of the working directory (relative, no links, no \"..\")", req, err)
+	}
+	f.Close()
+	return filepath.Join(parent, filepath.Clean(req)), nil
 }
 
 // child returns the task behind an agent id, checking it is a child of

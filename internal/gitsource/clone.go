@@ -1,0 +1,79 @@
+package gitsource
+
+import (
+	"net/netip"
+	"os"
+	"strings"
+)
+
+// CloneArgs returns git's arguments to clone s into target: no hard
+// links or shared objects (--no-local), only the https and ssh transports
+// (and file for a local source, http for an http one, which Rules
+// admitted; from is a local source's real path, from CheckLocal), no
+// HTTP redirects, no submodules, no hooks. An http(s) clone connects
+// only to addrs, the addresses CheckAddresses checked
+// (http.curloptResolve), so a name that resolves elsewhere by the time
+// git asks (DNS rebinding) does not move it; ssh resolves on its own.
+func CloneArgs(s Source, from, target string, addrs []netip.Addr) []string {
+	file, http := "never", "never"
+	if s.Local {
+		file = "always"
+	}
+	if s.Scheme == "http" {
+		http = "always"
+	}
+	var pin []string
+	if (s.Scheme == "https" || s.Scheme == "http") && len(addrs) > 0 {
+		port := s.Port
+		if port == "" {
+			port = defaultPort(s.Scheme)
+		}
+		list := make([]string, len(addrs))
+		for i, a := range addrs {
+			list[i] = a.String()
+			if a.Is6() {
+				list[i] = "[" + list[i] + "]"
+			}
+		}
+		pin = []string{"-c", "http.curloptResolve=" + s.Host + ":" + port + ":" + strings.Join(list, ",")}
+	}
+	return append(pin,
+		"-c", "protocol.allow=never",
+		"-c", "protocol.https.allow=always",
+		"-c", "protocol.ssh.allow=always",
+		"-c", "protocol.file.allow="+file,
+		"-c", "protocol.http.allow="+http,
+		"-c", "http.followRedirects=false",
+		"-c", "submodule.recurse=false",
+		"-c", "core.hooksPath=/dev/null",
+		"clone", "--no-local", "--quiet", "--", from, target,
+	)
+}
+
+// cloneEnvKeys are the variables of the worker a clone keeps.
+var cloneEnvKeys = []string{"PATH", "HOME", "USER", "LANG", "LANGUAGE", "TZ", "SSH_AUTH_SOCK",
+	"GIT_SSH", "GIT_SSH_COMMAND", "SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO",
+	"HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy", "TMPDIR"}
+
+// CloneEnv is the environment a clone runs with: the worker's variables
+// named in the package doc, and git's own that keep it from asking a
+// person or taking a protocol from the URL.
+func CloneEnv() []string {
+	env := []string{"GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0"}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "LC_") || contains(cloneEnvKeys, k) {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
