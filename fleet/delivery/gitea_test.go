@@ -225,6 +225,7 @@ func TestGiteaPullRequest(t *testing.T) {
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, SQLite: true, Worker: func(_ int, c *worker.Config) {
 		c.Delivery.Tokens = map[string]delivery.Token{"gitea": {TokenFile: tok, Username: giteaAdmin, Forge: "gitea",
 			APIURL: g.URL + "/api/v1", Hosts: []string{host}}}
+		c.OutboundAllowPrivate = []string{"127.0.0.1"} // the Gitea is on loopback, as a self-hosted one is on a private network
 	}})
 	spec := fleettest.Spec("fix the readme",
 		step{Calls: []fleettest.Call{fleettest.Shell("printf '\\nFixed by agentfleet.\\n' >> README.md")}},
