@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/agentfleet/agentfleet/internal/outbound"
 )
 
 //go:embed web_fetch.md
@@ -25,12 +25,17 @@ var webFetchDescription string
 type WebFetchConfig struct {
 	// Enabled must be true for the tool to fetch anything.
 	Enabled bool
-	// AllowedHosts, when not empty, lists the only host names that may be
-	// fetched (exact match, or a suffix match for entries starting with ".").
+	// AllowedHosts, when not empty, lists the only hosts that may be
+	// fetched, redirects included: "host" (http and https on their
+	// default ports), "host:port", "*.domain" (the names below domain;
+	// ".domain" is read the same way) or a URL prefix; see
+	// internal/outbound.ParseAllowlist.
 	AllowedHosts []string
-	// AllowPrivate permits loopback, private and link-local addresses, which
-	// are refused by default so the tool cannot reach internal services.
-	AllowPrivate bool
+	// AllowPrivate are the internal addresses (loopback, private,
+	// link-local, CGNAT, NAT64, ...) that may be fetched; every other one
+	// is refused after resolution, so the tool cannot reach internal
+	// services. nil allows none.
+	AllowPrivate []netip.Prefix
 	// MaxBytes bounds the body read (default 5 MiB).
 	MaxBytes int64
 	// Timeout bounds the whole request (default 30 s).
@@ -61,7 +66,23 @@ func (c WebFetchConfig) Validate() error {
 	if c.Timeout < 0 {
 		return fmt.Errorf("WebFetchConfig.Timeout must be >= 0, got %s", c.Timeout)
 	}
-	return nil
+	_, err := c.allowlist()
+	return err
+}
+
+// allowlist parses AllowedHosts; none admits any http or https URL.
+func (c WebFetchConfig) allowlist() (outbound.Allowlist, error) {
+	if len(c.AllowedHosts) == 0 {
+		return outbound.AnyURL(), nil
+	}
+	hosts := make([]string, len(c.AllowedHosts))
+	for i, h := range c.AllowedHosts {
+		if strings.HasPrefix(h, ".") {
+			h = "*" + h
+		}
+		hosts[i] = h
+	}
+	return outbound.ParseAllowlist("WebFetchConfig.AllowedHosts", hosts)
 }
 
 // WebFetchParams are the arguments of the web_fetch tool.
@@ -85,16 +106,16 @@ func WebFetch(cfg WebFetchConfig) (Tool, error) {
 		return Tool{}, err
 	}
 	f := &fetcher{cfg: cfg.WithDefaults()}
-	f.client = &http.Client{Timeout: f.cfg.Timeout, Transport: &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, Control: f.checkAddr}).DialContext,
-		TLSHandshakeTimeout: 10 * time.Second,
-	}}
+	f.allow, _ = f.cfg.allowlist() // Validate parsed it
+	f.client = outbound.Client(outbound.Policy{Allow: f.allow, AllowPrivate: f.cfg.AllowPrivate,
+		Timeout: f.cfg.Timeout, DialTimeout: 10 * time.Second})
 	return Typed(coreTool("web_fetch", webFetchDescription, webFetchSchema, false, NoPaths), f.run), nil
 }
 
 type fetcher struct {
 	cfg    WebFetchConfig
-	client *http.Client
+	allow  outbound.Allowlist
+	client *http.Client // through the outbound guard: every hop checked
 }
 
 func (f *fetcher) run(ctx context.Context, _ Call, p WebFetchParams) (Output, error) {
@@ -105,8 +126,8 @@ func (f *fetcher) run(ctx context.Context, _ Call, p WebFetchParams) (Output, er
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Output{}, fmt.Errorf("%q is not an http or https URL", p.URL)
 	}
-	if !f.hostAllowed(u.Hostname()) {
-		return Output{}, fmt.Errorf("fetching from %s is not allowed; allowed hosts: %s", u.Hostname(), strings.Join(f.cfg.AllowedHosts, ", "))
+	if err := f.allow.Check(u); err != nil {
+		return Output{}, fmt.Errorf("fetching %s is not allowed (%v); allowed hosts: %s", u.Redacted(), err, strings.Join(f.cfg.AllowedHosts, ", "))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -146,32 +167,4 @@ func (f *fetcher) render(rawURL string, resp *http.Response, body []byte, cut bo
 		head += fmt.Sprintf("Note: the body was cut at %d bytes.\n", f.cfg.MaxBytes)
 	}
 	return Output{Text: head + "\n" + text, IsError: resp.StatusCode >= 400}
-}
-
-func (f *fetcher) hostAllowed(host string) bool {
-	if len(f.cfg.AllowedHosts) == 0 {
-		return true
-	}
-	host = strings.ToLower(host)
-	return slices.ContainsFunc(f.cfg.AllowedHosts, func(a string) bool {
-		a = strings.ToLower(a)
-		return host == a || (strings.HasPrefix(a, ".") && strings.HasSuffix(host, a))
-	})
-}
-
-// checkAddr refuses connections to internal addresses unless allowed. It
-// runs on the resolved address, so DNS names pointing inside are caught.
-func (f *fetcher) checkAddr(_, address string, _ syscall.RawConn) error {
-	if f.cfg.AllowPrivate {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
-		return fmt.Errorf("address %s is internal and may not be fetched", host)
-	}
-	return nil
 }

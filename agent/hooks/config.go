@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 )
 
 // Action is what a hook does.
@@ -62,9 +63,9 @@ func (c Config) WithDefaults() Config {
 }
 
 // Validate reports the invalid fields, each prefixed with field (such as
-// "hooks[0]"). allowURL says whether an http hook's URL is on the
-// operator's allowlist; nil allows none.
-func (c Config) Validate(field string, allowURL func(string) bool) error {
+// "hooks[0]"). allow is the operator's allowlist an http hook's URL must
+// be on (see Allowlist); the zero value allows none.
+func (c Config) Validate(field string, allow outbound.Allowlist) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(field+"."+format, a...)) }
 	if !slices.Contains(agent.HookPoints, c.Event) {
@@ -87,8 +88,8 @@ func (c Config) Validate(field string, allowURL func(string) bool) error {
 			bad("command is not used by an http hook; give url")
 		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 			bad("url must be an http or https URL, got %q", c.URL)
-		case allowURL == nil || !allowURL(c.URL):
-			bad("url %q is not on the worker's hook allowlist (hooks.http_allowlist); ask the operator to add it", c.URL)
+		case allow.Check(u) != nil:
+			bad("url %q is not on the worker's hook allowlist (hooks_http_allowlist): %v; ask the operator to add it", c.URL, allow.Check(u))
 		}
 	default:
 		bad("type %q is unknown, want shell or http", c.Type)
@@ -123,16 +124,9 @@ func (c Config) describe() string {
 	return fmt.Sprintf("%s hook %s (%q)", c.Event, c.Type, what)
 }
 
-// Allowlist returns a URL check for Validate and Options.AllowURL: a URL is
-// allowed when it starts with one of prefixes (compare whole URLs or
-// scheme://host/ prefixes). An empty list allows none.
-func Allowlist(prefixes []string) func(string) bool {
-	return func(u string) bool {
-		for _, p := range prefixes {
-			if p != "" && len(u) >= len(p) && u[:len(p)] == p {
-				return true
-			}
-		}
-		return false
-	}
+// Allowlist parses the operator's hooks_http_allowlist (the entry forms
+// of outbound.ParseAllowlist: scheme, host, port and an optional path,
+// compared as parsed parts, never as text prefixes).
+func Allowlist(entries []string) (outbound.Allowlist, error) {
+	return outbound.ParseAllowlist("hooks_http_allowlist", entries)
 }

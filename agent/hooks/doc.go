@@ -17,7 +17,12 @@
 // # HTTP hooks
 //
 // An http hook POSTs the event JSON to a URL on the operator's allowlist
-// (checked when the hook is configured and again before each call). A 2xx
+// (checked when the hook is configured, again before each call and on
+// every redirect). The allowlist is parsed (Allowlist): scheme, host and
+// port must match an entry, so user info or a look-alike host does not
+// pass. Requests go through the outbound guard (internal/outbound): an
+// internal address is refused after resolution unless the operator names
+// it (Options.AllowPrivate). A 2xx
 // answer may be empty (no opinion) or a JSON object: {"decision":"block",
 // "reason":"..."} blocks a pre_tool_use call; "output" is appended at
 // post_tool_use.

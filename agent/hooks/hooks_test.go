@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -116,12 +117,15 @@ func TestHTTPHook(t *testing.T) {
 	rc := &receiver{answer: `{"decision":"block","reason":"policy says no"}`}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
-	allow := hooks.Allowlist([]string{srv.URL + "/"})
+	allow, err := hooks.Allowlist([]string{srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := hooks.Config{Event: agent.HookPreToolUse, Type: hooks.HTTP, URL: srv.URL + "/hook", Timeout: time.Second}
 	if err := cfg.Validate("hooks[0]", allow); err != nil {
 		t.Fatal(err)
 	}
-	r := hooks.New([]hooks.Config{cfg}, hooks.Options{AllowURL: allow})
+	r := hooks.New([]hooks.Config{cfg}, hooks.Options{Allow: allow, AllowPrivate: loopback})
 	res := r.RunHook(context.Background(), pre)
 	if !res.Block || res.Reason != "policy says no" {
 		t.Fatalf("block answer: %+v", res)
@@ -146,7 +150,10 @@ func TestHTTPHook(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	allow := hooks.Allowlist([]string{"https://hooks.example/"})
+	allow, err := hooks.Allowlist([]string{"https://hooks.example/"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		cfg  hooks.Config
 		want string
@@ -155,6 +162,10 @@ func TestValidate(t *testing.T) {
 		{hooks.Config{Event: agent.HookPreToolUse, Type: "exec", Command: "x"}, `type "exec" is unknown`},
 		{hooks.Config{Event: agent.HookPreToolUse, Type: hooks.Shell}, "command is required"},
 		{hooks.Config{Event: agent.HookPreToolUse, Type: hooks.HTTP, URL: "https://evil.example/x"}, "not on the worker's hook allowlist"},
+		{hooks.Config{Event: agent.HookPreToolUse, Type: hooks.HTTP, URL: "https://hooks.example@169.254.169.254/"}, "not on the worker's hook allowlist"},
+		{hooks.Config{Event: agent.HookPreToolUse, Type: hooks.HTTP, URL: "https://hooks.example.evil.net/"}, "not on the worker's hook allowlist"},
+		{hooks.Config{Event: agent.HookPreToolUse, Type: hooks.HTTP, URL: "http://hooks.example/"}, "not on the worker's hook allowlist"},
+		{hooks.Config{Event: agent.HookPreToolUse, Type: hooks.HTTP, URL: "https://hooks.example:8443/"}, "not on the worker's hook allowlist"},
 		{hooks.Config{Event: agent.HookPreToolUse, Tool: "[", Type: hooks.Shell, Command: "x"}, "not a valid glob"},
 		{hooks.Config{Event: agent.HookPreToolUse, Type: hooks.Shell, Command: "x", Timeout: time.Hour}, "timeout must be"},
 	} {
@@ -163,8 +174,58 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
-	ok := hooks.Config{Event: agent.HookPostToolUse, Type: hooks.HTTP, URL: "https://hooks.example/fmt"}
-	if err := ok.Validate("hooks[0]", allow); err != nil {
+	for _, u := range []string{"https://hooks.example/fmt", "https://HOOKS.example./fmt"} {
+		ok := hooks.Config{Event: agent.HookPostToolUse, Type: hooks.HTTP, URL: u}
+		if err := ok.Validate("hooks[0]", allow); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := hooks.Allowlist([]string{"https://hooks.example@169.254.169.254/"}); err == nil || !strings.Contains(err.Error(), "hooks_http_allowlist[0]") {
+		t.Fatalf("an allowlist entry with user info: %v, want an error naming it", err)
+	}
+}
+
+// loopback lets the tests' receivers on 127.0.0.1 be reached.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
+// TestHTTPHookGuard: without allow-private a loopback receiver is not
+// reached, and a redirect off the allowlist is not followed.
+func TestHTTPHookGuard(t *testing.T) {
+	rc := &receiver{}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	allow, err := hooks.Allowlist([]string{srv.URL + "/hook"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	cfg := hooks.Config{Event: agent.HookPreToolUse, Type: hooks.HTTP, URL: srv.URL + "/hook", Timeout: 5 * time.Second}
+	res := hooks.New([]hooks.Config{cfg}, hooks.Options{Allow: allow}).RunHook(context.Background(), pre)
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "loopback") {
+		t.Fatalf("loopback receiver without allow-private: %+v", res)
+	}
+	rc.mu.Lock()
+	n := len(rc.events)
+	rc.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("the receiver got %d events", n)
+	}
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, srv.URL+"/elsewhere", http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	allow, err = hooks.Allowlist([]string{redirector.URL, srv.URL + "/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.URL = redirector.URL + "/x"
+	res = hooks.New([]hooks.Config{cfg}, hooks.Options{Allow: allow, AllowPrivate: loopback}).RunHook(context.Background(), pre)
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "not on the allowlist") {
+		t.Fatalf("redirect off the allowlist: %+v", res)
+	}
+	rc.mu.Lock()
+	n = len(rc.events)
+	rc.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("the receiver got %d events through the redirect", n)
 	}
 }

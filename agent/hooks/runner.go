@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 )
 
 // Options are what a Runner needs besides its hooks.
@@ -18,17 +20,20 @@ type Options struct {
 	// Env runs shell hooks: the session's environment, so they run in the
 	// task's workspace under the same confinement as its commands.
 	Env execenv.Environment
-	// HTTPClient posts http hooks; nil means a client without cookies.
-	HTTPClient *http.Client
-	// AllowURL is the operator's allowlist, checked again before each POST.
-	AllowURL func(string) bool
+	// Allow is the operator's allowlist (see Allowlist), checked again
+	// before each POST and on every redirect; the zero value allows none.
+	Allow outbound.Allowlist
+	// AllowPrivate are the internal addresses http hooks may reach (the
+	// operator's outbound_allow_private); nil allows none.
+	AllowPrivate []netip.Prefix
 }
 
 // Runner runs a list of hooks; it implements agent.Hook. It is safe for
 // concurrent use.
 type Runner struct {
-	hooks []Config
-	opts  Options
+	hooks  []Config
+	opts   Options
+	client *http.Client // through the outbound guard
 }
 
 var _ agent.Hook = (*Runner)(nil)
@@ -39,9 +44,7 @@ func New(hooks []Config, opts Options) *Runner {
 	for _, h := range hooks {
 		r.hooks = append(r.hooks, h.WithDefaults())
 	}
-	if r.opts.HTTPClient == nil {
-		r.opts.HTTPClient = &http.Client{}
-	}
+	r.client = outbound.Client(outbound.Policy{Allow: opts.Allow, AllowPrivate: opts.AllowPrivate})
 	return r
 }
 
@@ -146,15 +149,15 @@ type decision struct {
 // whose decision "block" blocks a pre_tool_use call with its reason and
 // whose output is appended at post_tool_use.
 func (r *Runner) runHTTP(ctx context.Context, h Config, body []byte) outcome {
-	if r.opts.AllowURL == nil || !r.opts.AllowURL(h.URL) {
-		return outcome{failure: "the URL is not on the worker's hook allowlist (hooks.http_allowlist)"}
+	if !r.opts.Allow.Admits(h.URL) {
+		return outcome{failure: "the URL is not on the worker's hook allowlist (hooks_http_allowlist)"}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err != nil {
 		return outcome{failure: err.Error()}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := r.opts.HTTPClient.Do(req)
+	resp, err := r.client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{failure: fmt.Sprintf("timed out after %s", h.Timeout)}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -72,10 +74,21 @@ type ServeConfig struct {
 	// (AGENTFLEET_WEBHOOK_SECRET); see fleet/dispatcher/webhook.
 	WebhookURLs   []string `mapstructure:"webhook_urls"`
 	WebhookSecret string   `mapstructure:"webhook_secret"`
+	// OutboundAllowPrivate lists the internal addresses ("10.0.0.5") and
+	// prefixes ("10.20.0.0/16") webhook receivers may be at; every other
+	// loopback, private, link-local, CGNAT or NAT64 address is refused
+	// after resolution (internal/outbound). Empty by default.
+	OutboundAllowPrivate []string `mapstructure:"outbound_allow_private"`
 	// Sandbox, when sandbox_network or sandbox_allow_hosts is set, bounds
 	// the sandbox field of submitted specs (a wider one is a 400); workers
 	// check their own bound too.
 	Sandbox fleet.SandboxBound `mapstructure:",squash"`
+}
+
+// allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
+func (c ServeConfig) allowPrivate() []netip.Prefix {
+	p, _ := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate)
+	return p
 }
 
 // sandboxBound is the configured bound, nil when none is.
@@ -154,6 +167,9 @@ func (c ServeConfig) Validate() error {
 	if err := (webhook.Config{URLs: c.WebhookURLs, Secret: c.WebhookSecret}).WithDefaults().Validate(); err != nil {
 		return err
 	}
+	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
+		return err
+	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
 	if err := dc.WithDefaults().Validate(); err != nil {
 		return fmt.Errorf("profiles/default_profile/queues: %w", err)
@@ -216,7 +232,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
 		Credentials:         fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens},
 		BudgetCheckInterval: cfg.BudgetCheckInterval,
-		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret},
+		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, AllowPrivate: cfg.allowPrivate()},
 		SandboxBound:        cfg.sandboxBound()})
 	if err != nil {
 		return failf("%v", err)

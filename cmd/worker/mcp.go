@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools"
 	"github.com/agentfleet/agentfleet/tools/mcp"
@@ -25,6 +26,7 @@ type mcpFlags struct {
 	dir     string
 	url     string
 	headers []string
+	private []string
 	timeout time.Duration
 }
 
@@ -33,6 +35,7 @@ func (f *mcpFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.dir, "dir", ".", "working directory of a stdio server")
 	cmd.Flags().StringVar(&f.url, "url", "", "streamable-HTTP endpoint instead of a command")
 	cmd.Flags().StringArrayVar(&f.headers, "header", nil, `HTTP header "Name=value"; "${secret:VAR}" reads the environment variable VAR`)
+	cmd.Flags().StringArrayVar(&f.private, "allow-private", nil, "internal address or CIDR prefix the --url server may be at (as outbound_allow_private); repeatable")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", mcp.DefaultStartTimeout, "start-up and call timeout")
 }
 
@@ -56,7 +59,7 @@ func newMCPToolsCmd() *cobra.Command {
 		Use:   "tools [flags] -- CMD [ARGS...]",
 		Short: "Print the tools of an MCP server as the model would see them",
 		Example: `  worker mcp tools -- npx -y @modelcontextprotocol/server-everything stdio
-  worker mcp tools --url http://localhost:8080/mcp --header 'Authorization=Bearer ${secret:TOKEN}'`,
+  worker mcp tools --url http://localhost:8080/mcp --allow-private 127.0.0.1 --header 'Authorization=Bearer ${secret:TOKEN}'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			client, env, err := startMCP(cmd, f, args)
 			if err != nil {
@@ -115,11 +118,16 @@ func startMCP(cmd *cobra.Command, f mcpFlags, args []string) (*mcp.Client, exece
 	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return nil, nil, usageErrorf("--dir %q is not a directory", f.dir)
 	}
+	private, err := outbound.ParsePrefixes("--allow-private", f.private)
+	if err != nil {
+		return nil, nil, usageErrorf("%v", err)
+	}
 	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: dir})
 	if err != nil {
 		return nil, nil, usageErrorf("%v", err)
 	}
-	client, failed := mcp.Start(cmd.Context(), []mcp.ServerConfig{cfg}, mcp.Options{Env: env, Secrets: mcp.Secrets{AllowEnv: true}})
+	client, failed := mcp.Start(cmd.Context(), []mcp.ServerConfig{cfg}, mcp.Options{Env: env, Secrets: mcp.Secrets{AllowEnv: true},
+		AllowPrivate: private})
 	if len(failed) > 0 {
 		_ = client.Close()
 		_ = env.Cleanup(cmd.Context())

@@ -60,13 +60,18 @@ func TestWorkerMCPOverHTTP(t *testing.T) {
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	defer ts.Close()
 	t.Setenv("CALLER_NAME", "fleet")
-	code, out, errOut := runMCPCmd("mcp", "call", "--url", ts.URL, "--header", "X-Caller=${secret:CALLER_NAME}", "--tool", "whoami")
+	code, out, errOut := runMCPCmd("mcp", "call", "--url", ts.URL, "--allow-private", "127.0.0.1", "--header", "X-Caller=${secret:CALLER_NAME}", "--tool", "whoami")
 	if code != 0 || strings.TrimSpace(out) != "caller fleet" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	code, out, _ = runMCPCmd("mcp", "tools", "--url", ts.URL)
+	code, out, _ = runMCPCmd("mcp", "tools", "--url", ts.URL, "--allow-private", "127.0.0.0/8")
 	if code != 0 || !strings.Contains(out, "mcp__cli__whoami\n    Say who called.") {
 		t.Fatalf("tools: exit %d, stdout %q", code, out)
+	}
+	// Without --allow-private the loopback server is refused.
+	code, _, errOut = runMCPCmd("mcp", "tools", "--url", ts.URL)
+	if code != 1 || !strings.Contains(errOut, "loopback") {
+		t.Fatalf("tools without --allow-private: exit %d, stderr %q", code, errOut)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +46,10 @@ type Settings struct {
 	Env []string
 	// Logger receives the egress proxy's refusals; nil discards them.
 	Logger *slog.Logger
+	// AllowPrivate are the internal addresses the egress proxy may
+	// connect to (the operator's outbound_allow_private); every other
+	// non-public address is refused after resolution.
+	AllowPrivate []netip.Prefix
 }
 
 // Label is a short description of s for events and results:
@@ -169,7 +174,7 @@ func (l *Local) startProxy(s Settings) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	l.proxy, err = egress.Listen(filepath.Join(l.tmpDir, "egress.sock"), allow, s.Logger)
+	l.proxy, err = egress.Listen(filepath.Join(l.tmpDir, "egress.sock"), allow, s.Logger, s.AllowPrivate...)
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,7 +133,8 @@ func viaProxy(request string) string {
 // connecting to the host directly fails.
 func TestEgressAllowlist(t *testing.T) {
 	named, unnamed := serve(t, "named"), serve(t, "unnamed")
-	l := newLocal(t, t.TempDir(), sandbox.Settings{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"localhost:" + named}})
+	l := newLocal(t, t.TempDir(), sandbox.Settings{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"localhost:" + named},
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
 	get := func(port string) string {
 		return `GET http://localhost:` + port + `/ HTTP/1.0\r\nHost: localhost:` + port + `\r\n\r\n`
 	}

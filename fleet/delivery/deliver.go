@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -42,7 +43,10 @@ type Request struct {
 	Creds   Credentials
 	Config  Config
 	Store   Artifacts
-	HTTP    *http.Client // for the forge; nil = a default client
+	// AllowPrivate are the internal addresses the forge's API may be at
+	// (the worker's outbound_allow_private); the forge client goes through
+	// the outbound guard (internal/outbound), which refuses others.
+	AllowPrivate []netip.Prefix
 }
 
 // refs are the credential references of a spec.
@@ -250,7 +254,7 @@ func (req Request) openRequest(ctx context.Context, st *stage, remote string, en
 	if err != nil {
 		return forge.Request{}, fmt.Errorf("token %q: %w", req.Spec.Credentials.Token, err)
 	}
-	f, err := forge.New(t.Forge, t.apiURL(), secret, req.HTTP)
+	f, err := forge.New(t.Forge, t.apiURL(), secret, forge.Client(req.AllowPrivate))
 	if err != nil {
 		return forge.Request{}, err
 	}

@@ -227,6 +227,7 @@ func TestGiteaPullRequest(t *testing.T) {
 			APIURL: g.URL + "/api/v1", Hosts: []string{host}}}
 		c.Policy.Repositories.Allow = []string{g.URL + "/"} // its http:// on loopback, named by the operator
 		c.Policy.Repositories.AllowPrivate = []string{"127.0.0.0/8", "::1"}
+		c.OutboundAllowPrivate = []string{"127.0.0.1"} // the Gitea is on loopback, as a self-hosted one is on a private network
 	}})
 	spec := fleettest.Spec("fix the readme",
 		step{Calls: []fleettest.Call{fleettest.Shell("printf '\\nFixed by agentfleet.\\n' >> README.md")}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,8 +125,11 @@ func deliverOnce(ctx context.Context, req delivery.Request) fleet.DeliveryResult
 
 func request(dir, repo string, id uuid.UUID, spec fleet.Delivery, c delivery.Credentials, st delivery.Artifacts) delivery.Request {
 	return delivery.Request{Dir: dir, TaskID: id, Created: created, Spec: spec, Repo: repo, Answer: "Fix the greeting\n\nIt said hello.",
-		Creds: c, Store: st}
+		Creds: c, Store: st, AllowPrivate: loopback}
 }
+
+// loopback lets the tests' forges on 127.0.0.1 be reached.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
 // githubFake is a stateful GitHub pulls API: it lists what it opened and
 // counts the pulls created; it refuses requests without the bearer token

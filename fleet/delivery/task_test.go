@@ -36,6 +36,7 @@ func TestTaskChecksThenDeliversPullRequest(t *testing.T) {
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, SQLite: true, Worker: func(_ int, c *worker.Config) {
 		c.Delivery = delivery.Config{TaskURL: "https://fleet.example/#/tasks/{task_id}",
 			Tokens: map[string]delivery.Token{"gh": {TokenFile: tok, Forge: "github", APIURL: gh.srv.URL}}}
+		c.OutboundAllowPrivate = []string{"127.0.0.1"} // the fake forge is on loopback
 	}})
 	id := f.Submit(fixSpec(bare, &fleet.Delivery{Credentials: fleet.DeliveryCredentials{Token: "gh"},
 		PullRequest: &fleet.PullRequest{Repo: "octo/hello", Labels: nil}}))
@@ -119,6 +120,7 @@ func TestTaskRetriesTemporaryForgeError(t *testing.T) {
 	tok := tokenFile(t, "ghp_test")
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, SQLite: true, Worker: func(_ int, c *worker.Config) {
 		c.Delivery.Tokens = map[string]delivery.Token{"gh": {TokenFile: tok, Forge: "github", APIURL: gh.srv.URL}}
+		c.OutboundAllowPrivate = []string{"127.0.0.1"}
 	}})
 	id := f.Submit(fixSpec(bare, &fleet.Delivery{Credentials: fleet.DeliveryCredentials{Token: "gh"},
 		PullRequest: &fleet.PullRequest{Repo: "octo/hello"}}))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +38,8 @@ func TestWebhookPostsATaskEnd(t *testing.T) {
 	}))
 	defer receiver.Close()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, SQLite: true})
-	d, err := New(f.Store, f.Queue, Config{Webhooks: webhook.Config{URLs: []string{receiver.URL}, Secret: secret}})
+	d, err := New(f.Store, f.Queue, Config{Webhooks: webhook.Config{URLs: []string{receiver.URL}, Secret: secret,
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}})
 	if err != nil {
 		t.Fatal(err)
 	}

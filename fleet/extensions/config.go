@@ -10,6 +10,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/agent/hooks"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 	"github.com/agentfleet/agentfleet/tools/mcp"
 )
 
@@ -24,16 +25,20 @@ type Config struct {
 	// servers' env and headers resolve to; a value "env:VAR" reads the
 	// worker's environment variable VAR at each start.
 	MCPSecrets map[string]string `mapstructure:"mcp_secrets"`
-	// MCPHTTPAllowlist holds URL prefixes a task's HTTP MCP servers may use;
-	// empty allows no task HTTP server.
+	// MCPHTTPAllowlist lists the URLs a task's HTTP MCP servers may use
+	// (entries as internal/outbound.ParseAllowlist reads them: scheme,
+	// host, port and an optional path, compared as parsed parts); every
+	// server's redirects may lead to them too. Empty allows no task HTTP
+	// server.
 	MCPHTTPAllowlist []string `mapstructure:"mcp_http_allowlist"`
 	// NoTaskMCPServers refuses every MCP server a task spec names.
 	NoTaskMCPServers bool `mapstructure:"no_task_mcp_servers"`
 
 	// Hooks run in every session, before a task's own.
 	Hooks []hooks.Config `mapstructure:"hooks"`
-	// HooksHTTPAllowlist holds URL prefixes http hooks may post to (the
-	// operator's and tasks'); empty allows none.
+	// HooksHTTPAllowlist lists the URLs http hooks may post to (the
+	// operator's and tasks'), in the same form as MCPHTTPAllowlist; empty
+	// allows none.
 	HooksHTTPAllowlist []string `mapstructure:"hooks_http_allowlist"`
 	// NoTaskHooks refuses every hook a task spec names.
 	NoTaskHooks bool `mapstructure:"no_task_hooks"`
@@ -56,7 +61,13 @@ func (c Config) Validate() []error {
 		}
 		names[s.Name] = true
 	}
-	allow := hooks.Allowlist(c.HooksHTTPAllowlist)
+	if _, err := mcpAllowlist(c.MCPHTTPAllowlist); err != nil {
+		errs = append(errs, err)
+	}
+	allow, err := hooks.Allowlist(c.HooksHTTPAllowlist)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	for i, h := range c.Hooks {
 		if err := h.Validate(fmt.Sprintf("hooks[%d]", i), allow); err != nil {
 			errs = append(errs, err)
@@ -115,10 +126,13 @@ func (c Config) taskServers(spec []fleet.MCPServer) ([]mcp.ServerConfig, error) 
 	if c.NoTaskMCPServers {
 		return nil, fmt.Errorf("%w: the task names MCP servers and this worker takes none from tasks (no_task_mcp_servers)", ErrNotAllowed)
 	}
-	allow := hooks.Allowlist(c.MCPHTTPAllowlist)
+	allow, err := mcpAllowlist(c.MCPHTTPAllowlist)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotAllowed, err)
+	}
 	out := make([]mcp.ServerConfig, 0, len(spec))
 	for i, s := range spec {
-		if s.URL != "" && !allow(s.URL) {
+		if s.URL != "" && !allow.Admits(s.URL) {
 			return nil, fmt.Errorf("%w: spec.mcp_servers[%d].url %q is not on this worker's mcp_http_allowlist", ErrNotAllowed, i, s.URL)
 		}
 		for _, op := range c.MCPServers {
@@ -142,7 +156,10 @@ func (c Config) taskHooks(spec []fleet.Hook) ([]hooks.Config, error) {
 	if c.NoTaskHooks {
 		return nil, fmt.Errorf("%w: the task names hooks and this worker takes none from tasks (no_task_hooks)", ErrNotAllowed)
 	}
-	allow := hooks.Allowlist(c.HooksHTTPAllowlist)
+	allow, err := hooks.Allowlist(c.HooksHTTPAllowlist)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotAllowed, err)
+	}
 	out := make([]hooks.Config, 0, len(spec))
 	var errs []error
 	for i, h := range spec {
@@ -157,4 +174,9 @@ func (c Config) taskHooks(spec []fleet.Hook) ([]hooks.Config, error) {
 		return nil, fmt.Errorf("%w: %v", ErrNotAllowed, err)
 	}
 	return out, nil
+}
+
+// mcpAllowlist parses mcp_http_allowlist.
+func mcpAllowlist(entries []string) (outbound.Allowlist, error) {
+	return outbound.ParseAllowlist("mcp_http_allowlist", entries)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -38,6 +39,9 @@ type Task struct {
 	Env        execenv.Environment
 	RepoSkills bool
 	Logger     *slog.Logger
+	// AllowPrivate are the internal addresses HTTP MCP servers and http
+	// hooks may reach: the worker's outbound_allow_private, never a spec's.
+	AllowPrivate []netip.Prefix
 }
 
 // Start starts the operator's and the task's MCP servers in the task's
@@ -57,7 +61,8 @@ func Start(ctx context.Context, cfg Config, t Task) (*Session, error) {
 	x := &Session{}
 	if servers := slices.Concat(cfg.operatorServers(), taskServers); len(servers) > 0 {
 		var failed []*mcp.StartError
-		x.mcp, failed = mcp.Start(ctx, servers, mcp.Options{Env: t.Env, Secrets: cfg.secrets(), Logger: t.Logger})
+		x.mcp, failed = mcp.Start(ctx, servers, mcp.Options{Env: t.Env, Secrets: cfg.secrets(), Logger: t.Logger,
+			HTTPAllow: cfg.MCPHTTPAllowlist, AllowPrivate: t.AllowPrivate})
 		if err := ctx.Err(); err != nil {
 			_ = x.mcp.Close() // the worker stops: hand the task back rather than fail it
 			return nil, err
@@ -75,7 +80,12 @@ func Start(ctx context.Context, cfg Config, t Task) (*Session, error) {
 		return nil, err
 	}
 	if all := slices.Concat(cfg.Hooks, taskHooks); len(all) > 0 {
-		x.hooks = append(x.hooks, hooks.New(all, hooks.Options{Env: t.Env, AllowURL: hooks.Allowlist(cfg.HooksHTTPAllowlist)}))
+		allow, err := hooks.Allowlist(cfg.HooksHTTPAllowlist)
+		if err != nil {
+			_ = x.Close()
+			return nil, fmt.Errorf("%w: %v", ErrNotAllowed, err)
+		}
+		x.hooks = append(x.hooks, hooks.New(all, hooks.Options{Env: t.Env, Allow: allow, AllowPrivate: t.AllowPrivate}))
 	}
 	return x, nil
 }

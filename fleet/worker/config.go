@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/delivery"
 	"github.com/agentfleet/agentfleet/fleet/extensions"
 	"github.com/agentfleet/agentfleet/fleet/models"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/llm/ratelimit"
@@ -161,6 +163,19 @@ type Config struct {
 	// ExtensionsConfig bounds MCP servers, hooks and skills (package
 	// fleet/extensions); its keys sit at the top level.
 	ExtensionsConfig `mapstructure:",squash"`
+	// OutboundAllowPrivate lists the internal addresses ("10.0.0.5") and
+	// prefixes ("10.20.0.0/16") this worker's outbound requests may reach:
+	// forge APIs, HTTP MCP servers, http hooks and the sandbox's egress
+	// proxy. Every other loopback, private, link-local, CGNAT or NAT64
+	// address is refused after resolution (internal/outbound). Empty by
+	// default; a task's spec cannot widen it. web_fetch never gets it.
+	OutboundAllowPrivate []string `mapstructure:"outbound_allow_private"`
+}
+
+// allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
+func (c Config) allowPrivate() []netip.Prefix {
+	p, _ := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate)
+	return p
 }
 
 // ExtensionsConfig is the operator's bounds on MCP servers, hooks and
@@ -277,6 +292,9 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.ExtensionsConfig.Validate()...)
+	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.sandboxOperator().Validate())
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))

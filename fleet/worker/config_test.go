@@ -31,6 +31,9 @@ func TestWorkerConfigDefaultsAndValidate(t *testing.T) {
 		{"provider", func(c *worker.Config) { c.Providers = map[string]worker.ProviderConfig{"x": {}} }, "providers.x"},
 		{"ssh key", func(c *worker.Config) { c.SSHKeys = map[string]worker.SSHKeyConfig{"k": {KeyFile: "/nonexistent"}} }, "ssh_keys.k.key_file"},
 		{"llm", func(c *worker.Config) { c.LLMConcurrency = map[string]int{"openai": 0} }, "llm_concurrency.openai"},
+		{"allow private", func(c *worker.Config) { c.OutboundAllowPrivate = []string{"10.0.0.1", "git.internal"} }, "outbound_allow_private[1]"},
+		{"mcp allowlist", func(c *worker.Config) { c.MCPHTTPAllowlist = []string{"https://mcp.example@169.254.169.254/"} }, "mcp_http_allowlist[0]"},
+		{"hooks allowlist", func(c *worker.Config) { c.HooksHTTPAllowlist = []string{"ftp://hooks.example"} }, "hooks_http_allowlist[0]"},
 	} {
 		c := worker.Config{}.WithDefaults()
 		tc.mod(&c)

@@ -20,7 +20,7 @@ const (
 // sandboxOperator is the sandbox part of the configuration.
 func (c Config) sandboxOperator() tasksandbox.Operator {
 	return tasksandbox.Operator{Mode: c.Sandbox, Bound: c.SandboxBound, ReadOnly: c.SandboxReadOnly,
-		Writable: c.SandboxWritable, Env: c.SandboxEnv}
+		Writable: c.SandboxWritable, Env: c.SandboxEnv, AllowPrivate: c.allowPrivate()}
 }
 
 // localEnv builds a local task's environment under the worker's sandbox

@@ -168,6 +168,7 @@ func TestTaskAllowlistReachesOnlyNamedHosts(t *testing.T) {
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
 		c.Sandbox = worker.SandboxOn
 		c.SandboxBound = fleet.SandboxBound{AllowHosts: []string{"localhost"}}
+		c.OutboundAllowPrivate = []string{"127.0.0.1", "::1"} // the egress proxy may reach the test's servers
 	}})
 	get := func(port string) string {
 		return `addr=${HTTP_PROXY#http://}; exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}" && ` +
@@ -197,6 +198,7 @@ func TestSubagentSharesItsParentsSandbox(t *testing.T) {
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
 		c.Sandbox = worker.SandboxOn
 		c.SandboxBound = fleet.SandboxBound{AllowHosts: []string{"localhost"}}
+		c.OutboundAllowPrivate = []string{"127.0.0.1", "::1"} // the egress proxy may reach the test's servers
 	}})
 	get := `addr=${HTTP_PROXY#http://}; exec 3<>"/dev/tcp/${addr%:*}/${addr#*:}" && ` +
 		`printf 'GET http://localhost:` + named + `/ HTTP/1.0\r\n\r\n' >&3 && cat <&3; echo`

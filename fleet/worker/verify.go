@@ -99,7 +99,8 @@ func (r *run) deliver(ctx context.Context, answer string) (_ *fleet.DeliveryResu
 	} else {
 		res, temporary = delivery.Deliver(ctx, delivery.Request{Dir: r.ws.dir, TaskID: r.task.ID, Created: r.task.CreatedAt,
 			Spec: *r.spec.Delivery, Repo: r.spec.Environment.Repo, Ref: r.spec.Environment.Ref, Answer: answer,
-			Checks: r.checks.Report(), Creds: deliveryCreds{&r.w.cfg}, Config: r.w.cfg.Delivery, Store: r.w.st})
+			Checks: r.checks.Report(), Creds: deliveryCreds{&r.w.cfg}, Config: r.w.cfg.Delivery, Store: r.w.st,
+			AllowPrivate: r.w.cfg.allowPrivate()})
 	}
 	if res.Error != "" {
 		r.log.Warn("delivering the task's changes", "err", res.Error)

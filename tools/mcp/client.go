@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
 	"sort"
 	"sync"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 	"github.com/agentfleet/agentfleet/tools"
 )
 
@@ -20,9 +24,15 @@ type Options struct {
 	Env execenv.Environment
 	// Secrets resolves references in env values and headers.
 	Secrets Secrets
-	// HTTPTransport carries HTTP servers' requests; nil means
-	// http.DefaultTransport.
-	HTTPTransport http.RoundTripper
+	// HTTPAllow lists further URLs an HTTP server's redirects may lead
+	// to, besides its own URL's origin (the operator's
+	// mcp_http_allowlist). Requests go through the outbound guard
+	// (internal/outbound): a redirect elsewhere is refused, and one to
+	// another origin carries none of the server's headers.
+	HTTPAllow []string
+	// AllowPrivate are the internal addresses HTTP servers may be
+	// reached at (the operator's outbound_allow_private); nil allows none.
+	AllowPrivate []netip.Prefix
 	// Warn receives what goes wrong after start-up (a list refresh that
 	// failed); the worker turns it into a WARNING event. nil logs it.
 	Warn func(msg string)
@@ -30,11 +40,22 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-func (o *Options) httpTransport() http.RoundTripper {
-	if o.HTTPTransport != nil {
-		return o.HTTPTransport
+// httpClient is the client of the HTTP server at endpoint: through the
+// outbound guard, headers sent to the endpoint's origin only.
+func (o *Options) httpClient(endpoint string, headers map[string]string) (*http.Client, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %v", endpoint, err)
 	}
-	return http.DefaultTransport
+	allow, err := outbound.ParseAllowlist("mcp_http_allowlist", append(slices.Clip(o.HTTPAllow), u.Scheme+"://"+u.Host))
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	return outbound.Client(outbound.Policy{Allow: allow, AllowPrivate: o.AllowPrivate, Headers: h}), nil
 }
 
 func (o *Options) warn(msg string) {

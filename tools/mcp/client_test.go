@@ -131,7 +131,7 @@ func TestHTTPServerWithSecretHeader(t *testing.T) {
 	b := setup(t)
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "remote", URL: ts.URL,
 		Headers: map[string]string{"Authorization": "Bearer ${secret:REMOTE_TOKEN}"}}},
-		mcp.Options{Env: b.env, Secrets: mcp.Secrets{Values: map[string]string{"REMOTE_TOKEN": "s3cret"}}})
+		mcp.Options{Env: b.env, Secrets: mcp.Secrets{Values: map[string]string{"REMOTE_TOKEN": "s3cret"}}, AllowPrivate: loopback})
 	defer c.Close()
 	if len(errs) > 0 {
 		t.Fatal(errs[0])

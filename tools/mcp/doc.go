@@ -15,6 +15,13 @@
 // "${secret:NAME}", resolved on the worker (Secrets); specs never hold the
 // secrets themselves.
 //
+// An HTTP server's requests go through the outbound guard
+// (internal/outbound): its address must be public unless the operator
+// names it (Options.AllowPrivate), a redirect may lead only to the
+// server's own origin or a URL on Options.HTTPAllow, and Headers are sent
+// to the server's origin only: to the first request of each exchange and
+// to redirect hops that stay there, never to another origin.
+//
 // Start starts every server concurrently, each within StartTimeout
 // (initialize handshake and tools/list). It returns the servers that failed
 // as StartErrors, whose text says what happened: the process could not be

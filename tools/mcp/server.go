@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 
@@ -100,7 +99,10 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, execenv.Process,
 			return nil, nil, fmt.Errorf("header %w", err)
 		}
 		s.stderr = nil
-		hc := &http.Client{Transport: headerTransport{base: s.opts.httpTransport(), headers: headers}}
+		hc, err := s.opts.httpClient(s.cfg.URL, headers)
+		if err != nil {
+			return nil, nil, err
+		}
 		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: -1}, nil, nil
 	}
 	starter, ok := s.opts.Env.(execenv.ProcessStarter)
@@ -276,22 +278,6 @@ type readOnly struct{ p execenv.Process }
 
 func (r readOnly) Read(b []byte) (int, error) { return r.p.Read(b) }
 func (r readOnly) Close() error               { return nil }
-
-// headerTransport adds fixed headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(h.headers) > 0 {
-		req = req.Clone(req.Context())
-		for k, v := range h.headers {
-			req.Header.Set(k, v)
-		}
-	}
-	return h.base.RoundTrip(req)
-}
 
 // tailBuffer keeps the last n bytes written to it.
 type tailBuffer struct {

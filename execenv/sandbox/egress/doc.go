@@ -31,5 +31,9 @@
 // Names are matched as the client wrote them and resolved by the worker;
 // an IP address is admitted only when the allowlist names it. Anything
 // else is answered 403 with the reason, which the model sees in its tool
-// output.
+// output. The proxy connects through the outbound guard
+// (internal/outbound): an admitted name that resolves to a loopback,
+// private, link-local, CGNAT or NAT64 address is answered 502 unless the
+// operator's outbound_allow_private names the address, so neither a name
+// nor DNS rebinding leads a task to the worker's own services.
 package egress

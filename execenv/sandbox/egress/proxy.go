@@ -7,11 +7,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/agentfleet/agentfleet/execenv/sandbox/allowlist"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 )
 
 // dialTimeout bounds the connection to an admitted host.
@@ -24,7 +26,7 @@ type Proxy struct {
 	log    *slog.Logger
 	ln     net.Listener
 	srv    *http.Server
-	dialer net.Dialer
+	dialer *outbound.Dialer
 	fwd    *httputil.ReverseProxy
 
 	mu      sync.Mutex
@@ -36,8 +38,11 @@ type Proxy struct {
 // Listen serves a proxy for allow on a new unix socket at socketPath
 // (mode 0600 in effect: only the worker's user, and the sandboxes it binds
 // the socket into, can connect). log receives one line per refusal; nil
-// discards.
-func Listen(socketPath string, allow allowlist.List, log *slog.Logger) (*Proxy, error) {
+// discards. The proxy dials through the outbound guard
+// (internal/outbound): an admitted name that resolves to a loopback,
+// private, link-local, CGNAT or NAT64 address is refused unless
+// allowPrivate (the operator's outbound_allow_private) contains it.
+func Listen(socketPath string, allow allowlist.List, log *slog.Logger, allowPrivate ...netip.Prefix) (*Proxy, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -50,13 +55,17 @@ func Listen(socketPath string, allow allowlist.List, log *slog.Logger) (*Proxy, 
 		return nil, fmt.Errorf("egress: %w", err)
 	}
 	p := &Proxy{allow: allow, log: log, ln: ln, tunnels: map[net.Conn]struct{}{}, done: make(chan struct{})}
-	p.dialer = net.Dialer{Timeout: dialTimeout}
+	p.dialer = outbound.NewDialer(allowPrivate, dialTimeout)
 	p.fwd = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL = r.In.URL
 			r.Out.Host = r.In.URL.Host
 		},
 		Transport: &http.Transport{Proxy: nil, DialContext: p.dialer.DialContext, ResponseHeaderTimeout: time.Minute},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			p.log.Info("egress failed", "host", r.URL.Host, "err", err)
+			http.Error(w, fmt.Sprintf("agentfleet egress proxy: %s: %v", r.URL.Host, err), http.StatusBadGateway)
+		},
 	}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	go func() {

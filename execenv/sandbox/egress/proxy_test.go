@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -17,14 +18,25 @@ import (
 	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
 )
 
-// proxy serves a proxy admitting hosts and returns it.
+// loopback lets the proxy reach the tests' servers.
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
+// proxy serves a proxy admitting hosts, and loopback addresses, and
+// returns it.
 func proxy(t *testing.T, hosts ...string) *egress.Proxy {
+	t.Helper()
+	return proxyAllowing(t, loopback, hosts...)
+}
+
+// proxyAllowing serves a proxy admitting hosts at the internal addresses
+// of allowPrivate.
+func proxyAllowing(t *testing.T, allowPrivate []netip.Prefix, hosts ...string) *egress.Proxy {
 	t.Helper()
 	allow, err := allowlist.Parse(hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := egress.Listen(filepath.Join(t.TempDir(), "egress.sock"), allow, nil)
+	p, err := egress.Listen(filepath.Join(t.TempDir(), "egress.sock"), allow, nil, allowPrivate...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +101,26 @@ func TestProxyAdmitsOnlyTheAllowlist(t *testing.T) {
 	_, r = send(t, p, "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
 	if line, _ := r.ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 400") {
 		t.Errorf("a request that is not a proxy request: %q, want 400", line)
+	}
+}
+
+// An admitted name that resolves to an internal address is refused after
+// resolution unless the operator allows the address: a task cannot reach
+// the worker's loopback (or the cloud metadata endpoint) by naming it.
+func TestProxyRefusesInternalAddressesAfterResolution(t *testing.T) {
+	addr := server(t)
+	_, port, _ := net.SplitHostPort(addr)
+	p := proxyAllowing(t, nil, "localhost:"+port, "127.0.0.1", "169.254.169.254")
+	for _, raw := range []string{
+		fmt.Sprintf("GET http://localhost:%s/ HTTP/1.1\r\nHost: localhost:%s\r\nConnection: close\r\n\r\n", port, port),
+		fmt.Sprintf("CONNECT localhost:%s HTTP/1.1\r\nHost: localhost:%s\r\n\r\n", port, port),
+		"CONNECT " + addr + " HTTP/1.1\r\nHost: " + addr + "\r\n\r\n",
+		"CONNECT 169.254.169.254:80 HTTP/1.1\r\nHost: 169.254.169.254:80\r\n\r\n",
+	} {
+		_, r := send(t, p, raw)
+		if line, _ := r.ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 502") {
+			t.Errorf("%q: %q, want 502", strings.SplitN(raw, "\r\n", 2)[0], line)
+		}
 	}
 }
 

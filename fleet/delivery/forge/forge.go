@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentfleet/agentfleet/internal/outbound"
 )
 
 // Kinds of forge.
@@ -62,8 +65,17 @@ type Request struct {
 	URL    string // the page a person opens
 }
 
+// Client is the HTTP client of a forge: through the outbound guard
+// (internal/outbound), with a 30 s timeout; allowPrivate are the internal
+// addresses (a self-hosted forge on a private network) it may reach. A
+// redirect to another origin carries neither Authorization nor
+// Private-Token.
+func Client(allowPrivate []netip.Prefix) *http.Client {
+	return outbound.Client(outbound.Policy{Allow: outbound.AnyURL(), AllowPrivate: allowPrivate, Timeout: 30 * time.Second})
+}
+
 // New returns the adapter for kind at apiURL ("" = DefaultAPIURL) with
-// token. client nil means a client with a 30 s timeout.
+// token. client nil means Client(nil): public addresses only.
 func New(kind, apiURL, token string, client *http.Client) (Forge, error) {
 	if apiURL == "" {
 		apiURL = DefaultAPIURL(kind)
@@ -72,7 +84,7 @@ func New(kind, apiURL, token string, client *http.Client) (Forge, error) {
 		return nil, fmt.Errorf("forge %q needs an api_url (such as https://forge.example/api/v1)", kind)
 	}
 	if client == nil {
-		client = &http.Client{Timeout: 30 * time.Second}
+		client = Client(nil)
 	}
 	c := &rest{base: strings.TrimSuffix(apiURL, "/"), client: client, kind: kind}
 	switch kind {

@@ -6,9 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/fleet/delivery/forge"
@@ -231,9 +233,48 @@ func TestNewRefusesUnknown(t *testing.T) {
 
 func mustForge(t *testing.T, kind, api, token string) forge.Forge {
 	t.Helper()
-	f, err := forge.New(kind, api, token, nil)
+	f, err := forge.New(kind, api, token, forge.Client([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestDefaultClientRefusesInternalAddresses: without allow-private a
+// forge on loopback is not reached, and the error says what to set.
+func TestDefaultClientRefusesInternalAddresses(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	f, err := forge.New(forge.KindGitea, srv.URL+"/api/v1", "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Open(context.Background(), "o/r", forge.NewRequest{Head: "b", Base: "main", Title: "t"})
+	if err == nil || !strings.Contains(err.Error(), "outbound_allow_private") || hits.Load() != 0 {
+		t.Fatalf("Open against a loopback forge = %v (hits %d), want refused", err, hits.Load())
+	}
+}
+
+// TestRedirectToAnotherOriginDropsTheToken: a forge API that redirects
+// elsewhere does not hand the token to the other origin.
+func TestRedirectToAnotherOriginDropsTheToken(t *testing.T) {
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(r.Header.Get("Authorization") + r.Header.Get("Private-Token"))
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer other.Close()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer api.Close()
+	for _, kind := range []string{forge.KindGitea, forge.KindGitLab} {
+		leaked.Store("unset")
+		f := mustForge(t, kind, api.URL+"/api", "s3cret")
+		_, _ = f.Open(context.Background(), "o/r", forge.NewRequest{Head: "b", Base: "main", Title: "t"})
+		if got := leaked.Load().(string); got != "" {
+			t.Errorf("%s: the other origin received %q, want no token (unset: not reached)", kind, got)
+		}
+	}
 }

@@ -20,6 +20,12 @@
 // MaxAttempts; the delivery is then marked failed. At most Concurrency
 // attempts run at once.
 //
+// Attempts go through the outbound guard (internal/outbound): a receiver
+// at a loopback, private, link-local, CGNAT or NAT64 address is refused
+// after resolution unless Config.AllowPrivate (the dispatcher's
+// outbound_allow_private) names it, a redirect to another origin carries
+// no Authorization or Cookie, and a URL with user info is refused.
+//
 // Deliveries are at least once while a dispatcher runs: the notifier
 // follows SESSION_END envelopes published after it started, so a task that
 // ended while no dispatcher ran is not posted, and each running dispatcher

@@ -12,11 +12,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"sync"
 	"time"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -40,6 +42,11 @@ type Config struct {
 	Timeout     time.Duration // per attempt, default 10 s
 	Concurrency int           // attempts in flight, default 8
 	LogSize     int           // deliveries kept for the API, default 1000
+	// AllowPrivate are the internal addresses receivers may be at (the
+	// dispatcher's outbound_allow_private); deliveries go through the
+	// outbound guard (internal/outbound), which refuses every other
+	// loopback, private, link-local, CGNAT or NAT64 address.
+	AllowPrivate []netip.Prefix
 }
 
 // WithDefaults returns c with its zero fields set.
@@ -72,8 +79,11 @@ func (c Config) Validate() error {
 	}
 	for i, u := range c.URLs {
 		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		switch {
+		case err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "":
 			errs = append(errs, fmt.Errorf("webhook_urls[%d] must be an http or https URL, got %q", i, u))
+		case p.User != nil:
+			errs = append(errs, fmt.Errorf("webhook_urls[%d] must not hold user info (user@host); receivers check the signature instead", i))
 		}
 	}
 	if c.MaxAttempts < 1 || c.Backoff < 0 || c.MaxBackoff < c.Backoff || c.Timeout < 0 || c.Concurrency < 1 || c.LogSize < 1 {
@@ -153,7 +163,7 @@ func New(cfg Config, q *queue.Client, log *slog.Logger) (*Notifier, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Notifier{cfg: cfg, q: q, log: log, http: &http.Client{Timeout: cfg.Timeout}, sem: make(chan struct{}, cfg.Concurrency),
+	return &Notifier{cfg: cfg, q: q, log: log, http: outbound.Client(outbound.Policy{Allow: outbound.AnyURL(), AllowPrivate: cfg.AllowPrivate, Timeout: cfg.Timeout}), sem: make(chan struct{}, cfg.Concurrency),
 		following: make(chan struct{})}, nil
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +75,21 @@ func TestTaskEndIsPostedSignedAndRetried(t *testing.T) {
 		defer ts.Close()
 		urls = append(urls, ts.URL)
 	}
-	n, err := webhook.New(webhook.Config{URLs: urls, Secret: secret, MaxAttempts: 3, Backoff: 10 * time.Millisecond}, q, nil)
+	// A receiver at an internal address the operator did not allow
+	// (127.0.0.2; only 127.0.0.1 is) is never reached.
+	internal := &receiver{}
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	its := httptest.NewUnstartedServer(internal)
+	its.Listener.Close()
+	its.Listener = ln
+	its.Start()
+	defer its.Close()
+	urls = append(urls, its.URL)
+	n, err := webhook.New(webhook.Config{URLs: urls, Secret: secret, MaxAttempts: 3, Backoff: 10 * time.Millisecond,
+		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, q, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +122,7 @@ func TestTaskEndIsPostedSignedAndRetried(t *testing.T) {
 				return false
 			}
 		}
-		return len(n.Deliveries(task.String(), 0)) >= 3
+		return len(n.Deliveries(task.String(), 0)) >= 4
 	})
 	p := good.payloads[0]
 	if p.TaskID != task.String() || p.End.State != store.TaskSucceeded || p.End.Result.FinalText != "all done" || p.Event != webhook.EventTaskEnded {
@@ -124,6 +140,12 @@ func TestTaskEndIsPostedSignedAndRetried(t *testing.T) {
 	}
 	if d := states[urls[2]]; d.State != webhook.StateFailed || d.Attempts != 3 || d.StatusCode != 500 || d.Error == "" {
 		t.Errorf("down: %+v, want failed after 3 attempts", d)
+	}
+	internal.mu.Lock()
+	reached := len(internal.payloads)
+	internal.mu.Unlock()
+	if d := states[urls[3]]; d.State != webhook.StateFailed || !strings.Contains(d.Error, "outbound_allow_private") || reached != 0 {
+		t.Errorf("internal: %+v (%d payloads), want refused before connecting", d, reached)
 	}
 	for _, rc := range []*receiver{good, flaky, down} {
 		if rc.badSig != 0 {
@@ -145,6 +167,10 @@ func TestSignAndVerify(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
+	if err := (webhook.Config{URLs: []string{"https://u:p@hooks.example/"}, Secret: "s"}).WithDefaults().Validate(); err == nil ||
+		!strings.Contains(err.Error(), "user info") {
+		t.Fatalf("a URL with user info: %v", err)
+	}
 	err := webhook.Config{URLs: []string{"ftp://x"}}.WithDefaults().Validate()
 	if err == nil || !strings.Contains(err.Error(), "webhook_secret is required") || !strings.Contains(err.Error(), "webhook_urls[0]") {
 		t.Fatalf("err = %v", err)

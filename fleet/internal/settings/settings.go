@@ -44,7 +44,7 @@ func ProfileOptions(s fleet.Session, p fleet.Policy) ([]profiles.Option, error) 
 	}
 	var hosts []string
 	for _, h := range p.EffectiveWebHosts(s) {
-		hosts = append(hosts, h, "."+h)
+		hosts = append(hosts, h, "*."+h)
 	}
 	t, err := tools.WebFetch(tools.WebFetchConfig{Enabled: true, AllowedHosts: hosts})
 	if err != nil {

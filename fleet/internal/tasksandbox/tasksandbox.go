@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/netip"
 	"path/filepath"
 	"slices"
 
@@ -40,6 +41,9 @@ type Operator struct {
 	ReadOnly []string           // further paths commands and file tools may read
 	Writable []string           // directories every sandbox may write (shared caches)
 	Env      map[string]string  // variables every sandboxed command gets
+	// AllowPrivate are the internal addresses the egress proxy may reach
+	// (the worker's outbound_allow_private).
+	AllowPrivate []netip.Prefix
 }
 
 // Validate names a bad key of the worker's configuration.
@@ -106,7 +110,7 @@ func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, log *slog.Lo
 		return nil, "", &RefusedError{fe.Error()}
 	}
 	set := sandbox.Settings{Network: sandbox.Network(spec.Network), AllowHosts: spec.AllowHosts,
-		ReadOnly: s.op.ReadOnly, Writable: s.op.Writable, Logger: log}
+		ReadOnly: s.op.ReadOnly, Writable: s.op.Writable, Logger: log, AllowPrivate: s.op.AllowPrivate}
 	for _, k := range slices.Sorted(maps.Keys(s.op.Env)) {
 		set.Env = append(set.Env, k+"="+s.op.Env[k])
 	}
