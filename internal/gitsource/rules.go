@@ -3,6 +3,7 @@ package gitsource
 import (
 	"context"
 	"fmt"
+	"github.com/agentfleet/agentfleet/internal/outbound"
 	"net"
 	"net/netip"
 	"net/url"
@@ -222,61 +223,10 @@ func (r Rules) CheckAddresses(ctx context.Context, res Resolver, s Source) ([]ne
 	for i, a := range addrs {
 		a = a.Unmap()
 		addrs[i] = a
-		if kind := Special(a); kind != "" && !r.privateAllowed(a) {
+		if outbound.CheckAddr(a, r.private) != nil {
 			return nil, refused("%q: %s resolves to %s, a %s address; a clone reaches only public hosts unless the operator lists the address (policy.repositories.allow_private)",
-				s.Raw, s.Host, a, kind)
+				s.Raw, s.Host, a, outbound.Special(a))
 		}
 	}
 	return addrs, nil
-}
-
-func (r Rules) privateAllowed(a netip.Addr) bool {
-	for _, p := range r.private {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// special ranges beyond what netip's predicates name.
-var special = []struct {
-	prefix netip.Prefix
-	kind   string
-}{
-	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\""},
-	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"},
-	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol"},
-	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
-	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
-	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
-	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64"},
-	{netip.MustParsePrefix("2002::/16"), "6to4"},
-	{netip.MustParsePrefix("2001::/32"), "Teredo"},
-}
-
-// Special names the kind of an address that is not public unicast
-// ("loopback", "private"...), or returns "" for a public one.
-func Special(a netip.Addr) string {
-	a = a.Unmap()
-	switch {
-	case !a.IsValid():
-		return "invalid"
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsPrivate():
-		return "private"
-	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast():
-		return "link-local"
-	case a.IsUnspecified():
-		return "unspecified"
-	case a.IsMulticast(), a.IsInterfaceLocalMulticast():
-		return "multicast"
-	}
-	for _, s := range special {
-		if s.prefix.Contains(a) {
-			return s.kind
-		}
-	}
-	return ""
 }
