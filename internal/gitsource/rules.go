@@ -3,12 +3,13 @@ package gitsource
 import (
 	"context"
 	"fmt"
-	"github.com/agentfleet/agentfleet/internal/outbound"
 	"net"
 	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentfleet/agentfleet/internal/outbound"
 )
 
 // Rules are an operator's rules for clone sources, parsed once (see the
