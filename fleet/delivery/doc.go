@@ -17,6 +17,15 @@
 // commit, the fetches and the push run there, and the workspace's .git is
 // left as it was.
 //
+// # The agent's notes stay behind
+//
+// What a session keeps for itself in the workspace (MEMORY.md, written by
+// the memory flush and context.repo_memory; repomemory.Files) is never
+// committed: the stage leaves those paths out of its `git add` by
+// pathspec, so the workspace's exclude files and git config play no part.
+// A repository that tracks a file at such a path gets it delivered as the
+// workspace's HEAD had it, without the agent's additions.
+//
 // # Credentials
 //
 // A spec names credentials, never holds them: delivery.credentials.ssh_key

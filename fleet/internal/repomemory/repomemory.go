@@ -24,6 +24,13 @@ import (
 // Kind is the artifact kind of a repository's notes.
 const Kind = "memory"
 
+// Files are the workspace paths (relative to its root) where a session
+// keeps its own notes: the memory flush and Seed write there. They are
+// the agent's, not the task's work, so delivery never commits them (a file
+// the repository itself tracks at one of these paths is delivered as the
+// workspace's HEAD had it).
+var Files = []string{compact.DefaultMemoryFile}
+
 // MaxBytes bounds the notes kept for a repository.
 const MaxBytes = 64 << 10
 
