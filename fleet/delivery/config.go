@@ -69,6 +69,19 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Secrets reads every token this configuration names, by its key
+// (delivery.tokens.<ref>), so that a worker can redact them; a token that
+// cannot be read is left out (its delivery fails on its own).
+func (c Config) Secrets() map[string]string {
+	out := map[string]string{}
+	for ref, t := range c.Tokens {
+		if v, err := t.secret(); err == nil {
+			out["delivery.tokens."+ref] = v
+		}
+	}
+	return out
+}
+
 // secret reads the token.
 func (t Token) secret() (string, error) {
 	if t.TokenEnv != "" {

@@ -158,6 +158,11 @@ type Config struct {
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
+	// KnownSecrets are further secret values (name → value) the worker
+	// redacts from tool outputs, besides those it finds itself (see
+	// redactor): `worker run` puts the database and NATS passwords here.
+	// Not a configuration key.
+	KnownSecrets map[string]string `mapstructure:"-"`
 	// ExtensionsConfig bounds MCP servers, hooks and skills (package
 	// fleet/extensions); its keys sit at the top level.
 	ExtensionsConfig `mapstructure:",squash"`
