@@ -39,6 +39,15 @@
 // remote of its choosing. The token's forge and api_url say which API
 // opens the request.
 //
+// Each credential has a scope (fleet.DeliveryScope: repos and branches),
+// and so has the worker's own git access for a delivery naming none
+// (Config's): CheckScope refuses a branch no pattern allows (by default
+// only agentfleet/*, so never a base branch such as main), a remote (or
+// pull_request.repo) outside the listed repositories. The worker checks
+// it before the session starts and Deliver again before it pushes; the
+// dispatcher checks the same at submission when its operator gave it the
+// scopes.
+//
 // # Retried safely
 //
 // The commit (the workspace's files on top of its HEAD) is made

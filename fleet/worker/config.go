@@ -43,6 +43,9 @@ type SSHKeyConfig struct {
 	UseAgent bool `mapstructure:"use_agent"`
 	// KnownHostsFile vouches for the hosts; "" means Config.KnownHostsFile.
 	KnownHostsFile string `mapstructure:"known_hosts_file"`
+	// DeliveryScope (repos, branches) is what a delivery may push with the
+	// key: by default any repository and the branches agentfleet/*.
+	fleet.DeliveryScope `mapstructure:",squash"`
 }
 
 // Config configures one worker. The zero value of every field means
@@ -269,6 +272,9 @@ func (c Config) Validate() error {
 		if k.KeyFile != "" {
 			_, err := os.Stat(k.KeyFile)
 			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
+		}
+		if err := k.DeliveryScope.Validate("ssh_keys." + ref); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := c.Policy.Validate(); err != nil {
