@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/checks"
 	"github.com/agentfleet/agentfleet/fleet/delivery"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker"
@@ -45,10 +47,19 @@ func TestToolOutputIsRedacted(t *testing.T) {
 	for _, h := range halves {
 		cmd.WriteString("printf '%s%s\\n' " + h[0] + " " + h[1] + "; printf '%s%s\\n' " + h[0] + " " + h[1] + " >&2; ")
 	}
-	id := f.Submit(fleettest.Spec("leak",
+	spec := fleettest.Spec("leak",
 		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell(cmd.String())}},
-		fleettest.Step{Text: "printed: {{results}}"}))
+		fleettest.Step{Text: "printed: {{results}}"})
+	spec.Checks = []fleet.Check{{Name: "leaks", Command: cmd.String()}} // a check's output is redacted too
+	id := f.Submit(spec)
 	res := succeeded(t, f.WaitDone(id))
+	if res.Checks == nil || len(res.Checks.Runs) != 1 {
+		t.Fatalf("checks %+v", res.Checks)
+	}
+	check, err := f.Store.GetArtifact(waitCtx(t), store.GetArtifactParams{TaskID: id, Kind: checks.ArtifactKind, Name: res.Checks.Runs[0].Output})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var events, ended strings.Builder
 	for _, ev := range sessionEvents(t, f, id) {
 		events.Write(ev.Data)
@@ -69,7 +80,7 @@ func TestToolOutputIsRedacted(t *testing.T) {
 	for name, h := range halves {
 		secret := h[0] + h[1]
 		for what, text := range map[string]string{"the events": events.String(), "the stored turns": stored.String(),
-			"the final answer": res.FinalText} {
+			"the final answer": res.FinalText, "the check's output": string(check.Content)} {
 			if strings.Contains(text, secret) {
 				t.Errorf("%s hold %s's value", what, name)
 			}

@@ -18,7 +18,7 @@ func (r *run) newChecks(sess *agent.Session) *checks.Runner {
 	if len(r.spec.Checks) == 0 {
 		return nil
 	}
-	return &checks.Runner{Env: r.env, Store: r.w.st, TaskID: r.task.ID, Spec: r.spec.Verification, Log: r.log,
+	return &checks.Runner{Env: r.env, Store: r.w.st, TaskID: r.task.ID, Spec: r.spec.Verification, Log: r.log, Redact: r.redact.Redact,
 		Stopped: func() bool { return r.stopReason() != "" }, Closed: sess.Done(),
 		OnRun: func(run fleet.CheckRun) { r.pump.PublishValue(context.Background(), fleet.KindCheckEnd, run) }}
 }
