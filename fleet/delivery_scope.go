@@ -93,8 +93,7 @@ func RepoKey(remote string) string {
 		p = u.Path
 		if u.Scheme != "file" {
 			host = strings.ToLower(u.Hostname())
-			if port := u.Port(); port != "" && port != map[string]string{"https": "443", "http": "80"}[u.Scheme] &&
-				!(port == "22" && strings.Contains(u.Scheme, "ssh")) {
+			if port := u.Port(); port != "" && !isDefaultPort(u.Scheme, port) {
 				host += ":" + port
 			}
 			if host == "" {
@@ -110,6 +109,19 @@ func RepoKey(remote string) string {
 	}
 	p = strings.TrimSuffix(path.Clean("/"+p), "/")
 	return host + strings.TrimSuffix(p, ".git")
+}
+
+// isDefaultPort reports whether port is the default of a remote's scheme.
+func isDefaultPort(scheme, port string) bool {
+	switch {
+	case scheme == "https":
+		return port == "443"
+	case scheme == "http":
+		return port == "80"
+	case strings.Contains(scheme, "ssh"): // ssh, git+ssh, ssh+git
+		return port == "22"
+	}
+	return false
 }
 
 // afterAt is what follows the last '@' of s (the host of user@host).
