@@ -18,13 +18,14 @@ const MinSecretLen = 8
 // Redactor replaces known secret values with "[redacted:NAME]". It is
 // built once from name→value pairs and is safe for concurrent use.
 //
-// It matches values exactly, as bytes; a value printed in another
-// encoding (base64, URL-escaped) is not recognized. A nil *Redactor
-// redacts nothing.
+// It matches values exactly, as bytes, scanning left to right; at each
+// position the longest value that matches wins. A value printed in
+// another encoding (base64, URL-escaped) is not recognized. A nil
+// *Redactor redacts nothing.
 type Redactor struct {
-	repl    *strings.Replacer
-	values  []string // longest first
-	longest int
+	values []string // longest first
+	marks  map[string]string
+	first  [256]bool // the first bytes of the values
 }
 
 // NewRedactor builds a Redactor of secrets (name → value). Values shorter
@@ -32,24 +33,18 @@ type Redactor struct {
 // reported under the first of them in sorted order. It returns nil when
 // no value is left.
 func NewRedactor(secrets map[string]string) *Redactor {
-	byValue := map[string]string{}
+	r := &Redactor{marks: map[string]string{}}
 	for _, name := range slices.Sorted(maps.Keys(secrets)) {
 		v := secrets[name]
-		if _, dup := byValue[v]; len(v) >= MinSecretLen && !dup {
-			byValue[v] = name
+		if _, dup := r.marks[v]; len(v) >= MinSecretLen && !dup {
+			r.marks[v] = "[redacted:" + name + "]"
+			r.first[v[0]] = true
 		}
 	}
-	if len(byValue) == 0 {
+	if len(r.marks) == 0 {
 		return nil
 	}
-	r := &Redactor{values: slices.Collect(maps.Keys(byValue))}
-	// Longest first, so a secret containing another is replaced whole.
-	slices.SortFunc(r.values, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
-	pairs := make([]string, 0, 2*len(r.values))
-	for _, v := range r.values {
-		pairs = append(pairs, v, "[redacted:"+byValue[v]+"]")
-	}
-	r.repl, r.longest = strings.NewReplacer(pairs...), len(r.values[0])
+	r.values = slices.SortedFunc(maps.Keys(r.marks), func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	return r
 }
 
@@ -58,40 +53,75 @@ func (r *Redactor) Redact(s string) string {
 	if r == nil || s == "" {
 		return s
 	}
-	return r.repl.Replace(s)
+	out, _ := r.scan(s, true)
+	return out
 }
 
-// heldBack is the length of the longest suffix of s that is the start
-// of a secret (shorter than it): a secret that a later chunk of output
-// may complete.
-func (r *Redactor) heldBack(s string) int {
-	for k := min(len(s), r.longest-1); k > 0; k-- {
-		tail := s[len(s)-k:]
-		for _, v := range r.values {
-			if len(v) > k && strings.HasPrefix(v, tail) {
-				return k
+// scan redacts s from the left. Unless final, it stops at the first
+// position where s's remainder is the start of a value (shorter than
+// it), since what comes next decides whether and which value matches
+// there, and returns that remainder unredacted as rest.
+func (r *Redactor) scan(s string, final bool) (out, rest string) {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if !r.first[s[i]] {
+			j := i + 1
+			for j < len(s) && !r.first[s[j]] {
+				j++
 			}
+			b.WriteString(s[i:j])
+			i = j
+			continue
+		}
+		if !final && r.mayStart(s[i:]) {
+			return b.String(), s[i:]
+		}
+		if v, ok := r.matchAt(s[i:]); ok {
+			b.WriteString(r.marks[v])
+			i += len(v)
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String(), ""
+}
+
+// matchAt returns the longest value s starts with.
+func (r *Redactor) matchAt(s string) (string, bool) {
+	for _, v := range r.values {
+		if strings.HasPrefix(s, v) {
+			return v, true
 		}
 	}
-	return 0
+	return "", false
+}
+
+// mayStart reports whether s is the start of a value longer than s.
+func (r *Redactor) mayStart(s string) bool {
+	for _, v := range r.values {
+		if len(v) > len(s) && strings.HasPrefix(v, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Stream wraps emit, a consumer of output chunks, so that it sees the
-// chunks redacted, a secret split across two chunks included: the end of
-// a chunk that may begin a secret is held back until the next chunk (or
-// flush) says. Call flush once, after the last chunk; chunks come one at
-// a time.
+// chunks redacted as Redact would redact them joined, a secret split
+// across chunks included: the end of a chunk that may begin a secret is
+// held back until the next chunk (or flush) decides. Call flush once,
+// after the last chunk; chunks come one at a time.
 func (r *Redactor) Stream(emit func(string)) (write func(string), flush func()) {
 	if r == nil {
 		return emit, func() {}
 	}
 	var pending string
 	write = func(chunk string) {
-		out := r.Redact(pending + chunk)
-		k := r.heldBack(out)
-		pending = out[len(out)-k:]
-		if head := out[:len(out)-k]; head != "" {
-			emit(head)
+		var out string
+		out, pending = r.scan(pending+chunk, false)
+		if out != "" {
+			emit(out)
 		}
 	}
 	flush = func() {

@@ -100,3 +100,28 @@ func TestSessionRedactsToolOutput(t *testing.T) {
 		}
 	}
 }
+
+// Streamed in two chunks split anywhere, or in chunks of one byte, the
+// output is what Redact makes of the whole.
+func TestRedactorStreamAnySplit(t *testing.T) {
+	r := agent.NewRedactor(map[string]string{"A": "aaaa-secret-1", "B": "aaaa-secret-12345", "C": "xyzxyzxy"})
+	whole := "aaaa-secret-aaaa-secret-12345 aaaa-secret-1 xyzxyzxyzxyzxy aaaa-secret-123 xyzxyzx"
+	want := r.Redact(whole)
+	stream := func(chunks []string) string {
+		var out strings.Builder
+		write, flush := r.Stream(func(s string) { out.WriteString(s) })
+		for _, c := range chunks {
+			write(c)
+		}
+		flush()
+		return out.String()
+	}
+	for i := 0; i <= len(whole); i++ {
+		if got := stream([]string{whole[:i], whole[i:]}); got != want {
+			t.Fatalf("split at %d: %q, want %q", i, got, want)
+		}
+	}
+	if got := stream(strings.Split(whole, "")); got != want {
+		t.Fatalf("byte by byte: %q, want %q", got, want)
+	}
+}
