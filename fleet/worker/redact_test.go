@@ -18,10 +18,11 @@ import (
 
 // TestToolOutputIsRedacted: secrets the worker knows (a delivery token
 // from its file, an MCP secret, a provider key, a database password of
-// `worker run`, a secret-named variable of its environment) printed by a
-// task's command reach neither the task's events nor its stored turns:
-// each is [redacted:NAME]. The command assembles them from halves, so
-// its arguments do not hold them.
+// `worker run`, a secret-named variable of its environment, the password
+// of a URL in its environment) printed by a task's command or check
+// reach neither the task's events, its stored turns nor the check's
+// output: each is [redacted:NAME]. The command assembles them from
+// halves, so its arguments do not hold them.
 func TestToolOutputIsRedacted(t *testing.T) {
 	halves := map[string][2]string{ // name in the redaction -> the secret's halves
 		"delivery.tokens.gh":       {"ghp_deliv", "ery0123456789"},
@@ -29,12 +30,14 @@ func TestToolOutputIsRedacted(t *testing.T) {
 		"providers.openai.api_key": {"sk-provider", "-0123456789"},
 		"database_url":             {"db-passw", "ord-0123456789"},
 		"GITHUB_PAT":               {"github_pat", "_0123456789"},
+		"MIRROR_URL":               {"mirror-pass", "word-0123"}, // the password of a URL
 	}
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte(join(halves["delivery.tokens.gh"])+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("GITHUB_PAT", join(halves["GITHUB_PAT"]))
+	t.Setenv("MIRROR_URL", "https://mirror:"+join(halves["MIRROR_URL"])+"@mirror.example.com/git")
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
 		c.Delivery.Tokens = map[string]delivery.Token{"gh": {TokenFile: tokenFile, Forge: "github"}}
 		c.MCPSecrets = map[string]string{"search": join(halves["mcp_secrets.search"])}
