@@ -20,11 +20,13 @@
 // # The agent's notes stay behind
 //
 // What a session keeps for itself in the workspace (MEMORY.md, written by
-// the memory flush and context.repo_memory; repomemory.Files) is never
-// committed: the stage leaves those paths out of its `git add` by
-// pathspec, so the workspace's exclude files and git config play no part.
-// A repository that tracks a file at such a path gets it delivered as the
-// workspace's HEAD had it, without the agent's additions.
+// the memory flush and context.repo_memory in the session's working
+// directory; repomemory.Files) is never committed, in any directory: the
+// stage leaves those names out of its `git add` by pathspec, so the
+// workspace's exclude files and git config play no part. A repository
+// that tracks a file of such a name gets it delivered as the workspace's
+// HEAD had it, without the agent's changes: a task cannot change a
+// MEMORY.md of the repository through a delivery.
 //
 // # Credentials
 //

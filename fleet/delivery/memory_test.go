@@ -19,6 +19,13 @@ func TestDeliverLeavesOutAgentNotes(t *testing.T) {
 	t.Run("untracked", func(t *testing.T) {
 		bare := newOrigin(t)
 		dir := workspace(t, bare, map[string]string{"README": "changed\n", "MEMORY.md": "the agent's notes\n"})
+		// A subagent working in a subdirectory keeps its notes there.
+		if err := os.MkdirAll(filepath.Join(dir, "pkg"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pkg", "MEMORY.md"), []byte("a subagent's notes\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		// repomemory.Seed names it in the workspace's exclude file, which
 		// the delivery stage never reads.
 		if err := os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("MEMORY.md\n"), 0o644); err != nil {

@@ -92,11 +92,12 @@ func (s *stage) snapshot(ctx context.Context, head string) (string, error) {
 }
 
 // agentFiles are pathspecs that leave out what the agent keeps for itself
-// (repomemory.Files), matched literally from the workspace's root.
+// (repomemory.Files) in any directory: a subagent's session, or a session
+// whose working directory is a subdirectory, keeps its notes there.
 func agentFiles() []string {
 	specs := make([]string, 0, len(repomemory.Files))
 	for _, f := range repomemory.Files {
-		specs = append(specs, ":(top,literal,exclude)"+f)
+		specs = append(specs, ":(top,glob,exclude)**/"+f)
 	}
 	return specs
 }
