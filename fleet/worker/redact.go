@@ -57,9 +57,15 @@ func (w *Worker) redactor() *agent.Redactor {
 
 // secretEnvName reports whether a variable's name says it holds a
 // secret: execenv.IsSecretEnvName, or a name containing PASSWORD,
-// PASSWD, SECRET, TOKEN or PASSPHRASE, or ending in _PAT or _KEY.
+// PASSWD, SECRET, TOKEN or PASSPHRASE, or ending in _PAT or _KEY; but not
+// one ending in _FILE, _PATH or _DIR, which names where a secret is.
 func secretEnvName(name string) bool {
 	up := strings.ToUpper(name)
+	for _, s := range []string{"_FILE", "_PATH", "_DIR"} {
+		if strings.HasSuffix(up, s) {
+			return false
+		}
+	}
 	if execenv.IsSecretEnvName(name) || strings.HasSuffix(up, "_PAT") || strings.HasSuffix(up, "_KEY") {
 		return true
 	}
