@@ -177,6 +177,11 @@ type Config struct {
 	// Hooks run at the points of the session's life HookPoint names, in
 	// order (see Hook); nil runs none.
 	Hooks []Hook
+	// Redactor replaces the secrets it knows in every tool's output (its
+	// output deltas, its result) after the post-tool hooks and before the
+	// result is recorded, emitted or sent to the model; nil redacts
+	// nothing. Subagents share it.
+	Redactor *Redactor
 }
 
 // Validate reports the first missing or invalid field.

@@ -62,6 +62,17 @@
 // TOOL_CALL_END carries the full output; the model receives the truncated
 // form from the tools pipeline.
 //
+// # Secrets in tool output
+//
+// With Config.Redactor set (NewRedactor, from the host's name→value pairs
+// of secrets), every tool's output is redacted in one place, after the
+// post-tool hooks: each known value becomes "[redacted:NAME]" in the
+// output deltas (a value split across two chunks included), TOOL_CALL_END,
+// the recorded turn and what the model is sent. Values are matched
+// exactly; those shorter than MinSecretLen are not redacted. Tool call
+// arguments and the model's own text are not rewritten: the model never
+// sees a redacted value, so it can only repeat one it was given.
+//
 // # The context pipeline
 //
 // A session outlives its model's context window (context.go, with the

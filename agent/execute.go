@@ -82,13 +82,14 @@ func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, 
 		s.emit(Event{Kind: EventToolCallEnd, ToolName: call.Name, CallID: call.ID, Output: res.Content, IsError: true, Round: round})
 		return res, false
 	}
-	opts.OnOutput = func(chunk string) {
-		s.emit(Event{Kind: EventToolCallOutput, ToolName: call.Name, CallID: call.ID, Output: chunk})
-	}
+	var flush func()
+	opts.OnOutput, flush = s.redactOutput(call)
 	res, blocked := s.preToolHooks(ctx, call)
 	if !blocked {
 		res = s.postToolHooks(ctx, call, s.registry.Execute(ctx, call, s.env, opts))
 	}
+	flush()
+	res = s.redactResult(res)
 	if _, parked := s.parkIDs.LoadAndDelete(call.ID); parked {
 		return llm.ToolResult{}, true
 	}

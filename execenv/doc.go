@@ -62,7 +62,8 @@
 // default) passes the base environment minus names ending in _API_KEY,
 // _SECRET, _TOKEN, _PASSWORD or _CREDENTIAL (any case) unless KeepSecrets;
 // EnvCoreOnly keeps PATH, HOME, USER, SHELL, LANG, LC_*, TERM, TMPDIR and
-// toolchain locations (IsCoreEnvName); EnvNone keeps nothing. The base is
+// toolchain locations (IsCoreEnvName), but no value holding a URL with a
+// password; EnvNone keeps nothing. The base is
 // the worker's own environment for Local and the remote login environment
 // for SSH (local variables are never forwarded). ExecRequest.Env is added
 // on top, whatever the names.

@@ -2,6 +2,7 @@ package execenv
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 )
@@ -84,15 +85,18 @@ func IsCoreEnvName(name string) bool {
 
 // FilterEnv applies a policy to environ ("NAME=value" entries) and returns
 // the entries a command may see. Secrets are dropped unless keepSecrets;
-// EnvCoreOnly keeps core names only; EnvNone returns an empty, non-nil slice.
+// EnvCoreOnly keeps core names only, and not those whose value holds a
+// URL with a password (a GOPROXY of https://user:pass@host); EnvNone
+// returns an empty, non-nil slice.
 func FilterEnv(environ []string, policy EnvPolicy, keepSecrets bool) []string {
 	out := make([]string, 0, len(environ))
 	if policy.orDefault() == EnvNone {
 		return out
 	}
 	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if name == "" || !keepEnvName(name, policy, keepSecrets) {
+		name, value, _ := strings.Cut(kv, "=")
+		if name == "" || !keepEnvName(name, policy, keepSecrets) ||
+			policy.orDefault() == EnvCoreOnly && hasURLPassword(value) {
 			continue
 		}
 		out = append(out, kv)
@@ -106,9 +110,23 @@ func keepEnvName(name string, policy EnvPolicy, keepSecrets bool) bool {
 	case EnvNone:
 		return false
 	case EnvCoreOnly:
-		return IsCoreEnvName(name)
+		return IsCoreEnvName(name) && !IsSecretEnvName(name)
 	}
 	return keepSecrets || !IsSecretEnvName(name)
+}
+
+// hasURLPassword reports whether value holds a URL with a password in its
+// user information (lists such as GOPROXY's, split on ',' and '|', are
+// looked at item by item).
+func hasURLPassword(value string) bool {
+	for _, item := range strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
+		if u, err := url.Parse(item); err == nil && u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mergeEnv appends the request's variables, replacing earlier entries of the

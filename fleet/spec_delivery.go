@@ -199,9 +199,16 @@ type DeliveryResult struct {
 type KnownCredentials struct {
 	SSHKeys []string
 	Tokens  []string
+	// Scopes are what the credentials may push to, as the workers hold
+	// them (delivery_branches, delivery_repos, delivery_token_scopes,
+	// delivery_ssh_key_scopes): the zero value allows any repository and
+	// the default branches, DefaultDeliveryBranches.
+	Scopes DeliveryScopes
 }
 
-// CheckCredentials refuses a delivery naming a reference k does not list.
+// CheckCredentials refuses a delivery naming a reference k does not list,
+// or asking for a branch or repository outside the scope of its
+// credentials (DeliveryScopes.Check).
 func (s TaskSpec) CheckCredentials(k KnownCredentials) *FieldError {
 	if s.Delivery == nil {
 		return nil
@@ -213,5 +220,5 @@ func (s TaskSpec) CheckCredentials(k KnownCredentials) *FieldError {
 	if c.Token != "" && len(k.Tokens) > 0 && !slices.Contains(k.Tokens, c.Token) {
 		return fieldErr("delivery.credentials.token", "%q is not a token the workers hold; known: %s", c.Token, strings.Join(k.Tokens, ", "))
 	}
-	return nil
+	return k.Scopes.Check(*s.Delivery, s.Environment.Repo, uuid.Nil)
 }

@@ -67,6 +67,16 @@ type ServeConfig struct {
 	// Empty: not checked here (the worker refuses it).
 	DeliverySSHKeys []string `mapstructure:"delivery_ssh_keys"`
 	DeliveryTokens  []string `mapstructure:"delivery_tokens"`
+	// What deliveries may push to, as the workers' configuration says
+	// (fleet.DeliveryScope): delivery_branches and delivery_repos for
+	// deliveries naming no credentials, delivery_token_scopes and
+	// delivery_ssh_key_scopes ({repos, branches} by reference) for the
+	// others. A spec outside them is refused at submission; unset, every
+	// delivery may push to any repository and only agentfleet/* branches.
+	DeliveryBranches     []string                       `mapstructure:"delivery_branches"`
+	DeliveryRepos        []string                       `mapstructure:"delivery_repos"`
+	DeliveryTokenScopes  map[string]fleet.DeliveryScope `mapstructure:"delivery_token_scopes"`
+	DeliverySSHKeyScopes map[string]fleet.DeliveryScope `mapstructure:"delivery_ssh_key_scopes"`
 	// BudgetCheckInterval is how often label budgets are checked against
 	// spend (default 5 s; fleet/budget).
 	BudgetCheckInterval time.Duration `mapstructure:"budget_check_interval"`
@@ -128,6 +138,14 @@ func (c ServeConfig) WithDefaults() ServeConfig {
 	return c
 }
 
+// knownCredentials are the delivery credentials and scopes the workers
+// hold, as this configuration lists them.
+func (c ServeConfig) knownCredentials() fleet.KnownCredentials {
+	return fleet.KnownCredentials{SSHKeys: c.DeliverySSHKeys, Tokens: c.DeliveryTokens, Scopes: fleet.DeliveryScopes{
+		Default: fleet.DeliveryScope{Repos: c.DeliveryRepos, Branches: c.DeliveryBranches},
+		Tokens:  c.DeliveryTokenScopes, SSHKeys: c.DeliverySSHKeyScopes}}
+}
+
 // Validate names the first field that is wrong and what to do.
 func (c ServeConfig) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
@@ -149,6 +167,9 @@ func (c ServeConfig) Validate() error {
 	}
 	if err := c.Policy.Validate(); err != nil {
 		return fmt.Errorf("policy.%w", err)
+	}
+	if err := c.knownCredentials().Scopes.Validate(); err != nil {
+		return err
 	}
 	if err := c.NATS.Validate(); err != nil {
 		return err
@@ -230,7 +251,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
 		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
-		Credentials:         fleet.KnownCredentials{SSHKeys: cfg.DeliverySSHKeys, Tokens: cfg.DeliveryTokens},
+		Credentials:         cfg.knownCredentials(),
 		BudgetCheckInterval: cfg.BudgetCheckInterval,
 		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, AllowPrivate: cfg.allowPrivate()},
 		SandboxBound:        cfg.sandboxBound()})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -151,6 +152,7 @@ func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 		return cli.Failf("%v", err)
 	}
 	defer st.Close()
+	cfg.KnownSecrets = knownSecrets(cfg)
 	w, err := worker.New(cfg.Config, worker.Deps{Store: st, Queue: q, Logger: log})
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -165,6 +167,25 @@ func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	}
 	log.Info("worker stopped")
 	return nil
+}
+
+// knownSecrets are the secrets of the worker's connections, for the
+// worker to redact from tool outputs: the database URL's password and the
+// NATS password and token, from whichever of flags, file or environment
+// set them.
+func knownSecrets(cfg runConfig) map[string]string {
+	out := map[string]string{"nats.password": cfg.NATS.Password, "nats.token": cfg.NATS.Token}
+	if u, err := url.Parse(cfg.DatabaseURL); err == nil && u.User != nil {
+		out["database_url"], _ = u.User.Password()
+	}
+	if u, err := url.Parse(cfg.NATS.URL); err == nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			out["nats.url"] = p
+		} else {
+			out["nats.url"] = u.User.Username() // nats://TOKEN@host
+		}
+	}
+	return out
 }
 
 // runUntilSignalled runs w until ctx ends (the first SIGTERM or SIGINT),

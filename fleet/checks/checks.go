@@ -50,6 +50,9 @@ type Runner struct {
 	// running then is killed rather than left to its timeout.
 	Closed <-chan struct{}
 	Log    *slog.Logger
+	// Redact, when set, rewrites a check's output before it is stored,
+	// published or shown to the agent (the worker's secrets redacted).
+	Redact func(string) string
 
 	report fleet.CheckReport
 }
@@ -174,6 +177,9 @@ func (r *Runner) runOne(ctx context.Context, c fleet.Check, phase string, round 
 	stop()
 	run.DurationMS = time.Since(started).Milliseconds()
 	output := combined(res, c, err)
+	if r.Redact != nil {
+		output = r.Redact(output)
+	}
 	run.ExitCode, run.TimedOut = res.ExitCode, res.TimedOut
 	if err != nil {
 		run.ExitCode = -1

@@ -9,7 +9,8 @@
 // duration and the name of the artifact (kind "check") holding its full
 // output. Artifact names are "before.<check>" and "round<N>.<check>", so a
 // redelivered task that runs a round again overwrites that round's
-// outputs rather than adding to them.
+// outputs rather than adding to them. With Runner.Redact set (the worker's
+// secrets), the output is redacted before it is stored or shown.
 //
 // Repair inputs start with RepairMarker; CountRepairs counts them in a
 // session's history, so a task resumed on another worker keeps its bound

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/delivery/forge"
 )
 
@@ -19,6 +20,10 @@ type Config struct {
 	// TaskURL is the link to a task in a pull request's body, with
 	// {task_id} replaced ("" = the task id alone).
 	TaskURL string `mapstructure:"task_url"`
+	// DeliveryScope (delivery.repos, delivery.branches) is what a
+	// delivery naming no credentials may push to with the worker's own
+	// git access: by default any repository and the branches agentfleet/*.
+	fleet.DeliveryScope `mapstructure:",squash"`
 }
 
 // Token is an HTTPS token of a forge: for pushes over HTTPS to its hosts,
@@ -37,12 +42,18 @@ type Token struct {
 	// Hosts are the git hosts (host or host:port) the token may be sent to;
 	// default the host of APIURL (for github, also github.com).
 	Hosts []string `mapstructure:"hosts"`
+	// DeliveryScope (repos, branches) is what a delivery may push with the
+	// token: by default any repository on Hosts and the branches
+	// agentfleet/*.
+	fleet.DeliveryScope `mapstructure:",squash"`
 }
 
 // SSHKey is what an ssh_key reference resolves to on a worker.
 type SSHKey struct {
 	KeyFile        string // "" offers the keys of the agent at SSH_AUTH_SOCK
 	KnownHostsFile string // "" = ~/.ssh/known_hosts
+	// Scope is what a delivery may push with the key.
+	Scope fleet.DeliveryScope
 }
 
 // Credentials resolves the references of a spec on the worker.
@@ -65,8 +76,24 @@ func (c Config) Validate() error {
 		case t.Forge != "" && t.APIURL == "" && forge.DefaultAPIURL(t.Forge) == "":
 			return fmt.Errorf("%s.api_url is required for forge %q (such as https://forge.example/api/v1)", key, t.Forge)
 		}
+		if err := t.DeliveryScope.Validate(key); err != nil {
+			return err
+		}
 	}
-	return nil
+	return c.DeliveryScope.Validate("delivery")
+}
+
+// Secrets reads every token this configuration names, by its key
+// (delivery.tokens.<ref>), so that a worker can redact them; a token that
+// cannot be read is left out (its delivery fails on its own).
+func (c Config) Secrets() map[string]string {
+	out := map[string]string{}
+	for ref, t := range c.Tokens {
+		if v, err := t.secret(); err == nil {
+			out["delivery.tokens."+ref] = v
+		}
+	}
+	return out
 }
 
 // secret reads the token.

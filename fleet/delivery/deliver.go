@@ -72,6 +72,29 @@ func CheckCredentials(d fleet.Delivery, creds Credentials) error {
 	return nil
 }
 
+// CheckScope refuses a delivery of task outside the scope of the
+// credentials it names (of cfg's when it names none): a branch no pattern
+// allows, a remote (or repo, the task's environment.repo) no repository
+// entry covers. The dispatcher checks the same at submission when its
+// operator listed the scopes; this is the worker's own check before
+// anything is pushed.
+func CheckScope(d fleet.Delivery, repo string, task uuid.UUID, cfg Config, creds Credentials) error {
+	scopes := fleet.DeliveryScopes{Default: cfg.DeliveryScope, Tokens: map[string]fleet.DeliveryScope{},
+		SSHKeys: map[string]fleet.DeliveryScope{}}
+	if ref := d.Credentials.Token; ref != "" {
+		t, _ := creds.Token(ref)
+		scopes.Tokens[ref] = t.DeliveryScope
+	}
+	if ref := d.Credentials.SSHKey; ref != "" {
+		k, _ := creds.SSHKey(ref)
+		scopes.SSHKeys[ref] = k.Scope
+	}
+	if fe := scopes.Check(d, repo, task); fe != nil {
+		return fmt.Errorf("%s %s (this worker's delivery configuration)", strings.TrimPrefix(fe.Field, "spec."), fe.Reason)
+	}
+	return nil
+}
+
 // Deliver commits, pushes and opens the request; the result says how far
 // it got, and its Error why it stopped. temporary reports an error worth
 // another try later (see Temporary): delivering again is safe.
@@ -110,6 +133,9 @@ func Temporary(err error) bool {
 
 func (req Request) deliver(ctx context.Context, res *fleet.DeliveryResult) error {
 	if err := CheckCredentials(req.Spec, req.Creds); err != nil {
+		return err
+	}
+	if err := CheckScope(req.Spec, req.Repo, req.TaskID, req.Config, req.Creds); err != nil {
 		return err
 	}
 	remote := req.Spec.Remote

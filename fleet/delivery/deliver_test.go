@@ -78,7 +78,8 @@ func TestDeliverOverSSH(t *testing.T) {
 	remote := "ssh://" + srv.User + "@" + srv.Addr() + bare
 	dir := workspace(t, bare, map[string]string{"new.txt": "over ssh\n"})
 	st, id := taskStore(t)
-	c := creds{keys: map[string]delivery.SSHKey{"deploy": {KeyFile: srv.KeyFile, KnownHostsFile: srv.KnownHostsFile}}}
+	c := creds{keys: map[string]delivery.SSHKey{"deploy": {KeyFile: srv.KeyFile, KnownHostsFile: srv.KnownHostsFile,
+		Scope: fleet.DeliveryScope{Branches: []string{"fix/*"}}}}} // a key that may push fix/ branches
 	spec := fleet.Delivery{Remote: remote, Branch: "fix/{short_id}", Credentials: fleet.DeliveryCredentials{SSHKey: "deploy"}}
 	res := deliverOnce(context.Background(), request(dir, bare, id, spec, c, st))
 	if res.Error != "" || !res.Pushed || res.Branch != "fix/"+id.String()[:8] || res.Remote != remote {
@@ -89,7 +90,7 @@ func TestDeliverOverSSH(t *testing.T) {
 	}
 	// Without the key, sshd refuses: the error is ssh's and git's.
 	spec.Credentials = fleet.DeliveryCredentials{}
-	spec.Branch = "other"
+	spec.Branch = "agentfleet/other"
 	res = deliverOnce(context.Background(), request(dir, bare, id, spec, creds{}, st))
 	if res.Pushed || !strings.Contains(res.Error, "git ls-remote") {
 		t.Errorf("delivery without the key %+v, want git's refusal", res)
@@ -135,7 +136,7 @@ func TestDeliverOverSmartHTTP(t *testing.T) {
 		t.Errorf("pushed file = %q", got)
 	}
 	// A token is never sent to a host its configuration does not list.
-	spec.Credentials.Token, spec.Branch = "elsewhere", "x"
+	spec.Credentials.Token, spec.Branch = "elsewhere", "agentfleet/x"
 	res = deliverOnce(context.Background(), request(dir, bare, id, spec, c, st))
 	if res.Pushed || !strings.Contains(res.Error, `token "elsewhere" may not be sent to `+host) {
 		t.Errorf("delivery with a token for another host %+v", res)
@@ -156,10 +157,10 @@ func TestPushRejected(t *testing.T) {
 	theirs := workspace(t, bare, map[string]string{"theirs.txt": "theirs\n"})
 	git(t, theirs, "add", ".")
 	git(t, theirs, "commit", "--quiet", "-m", "someone else")
-	git(t, theirs, "push", "--quiet", "origin", "HEAD:refs/heads/taken")
+	git(t, theirs, "push", "--quiet", "origin", "HEAD:refs/heads/agentfleet/taken")
 	st, id := taskStore(t)
 	dir := workspace(t, bare, map[string]string{"mine.txt": "mine\n"})
-	res := deliverOnce(context.Background(), request(dir, bare, id, fleet.Delivery{Branch: "taken"}, creds{}, st))
+	res := deliverOnce(context.Background(), request(dir, bare, id, fleet.Delivery{Branch: "agentfleet/taken"}, creds{}, st))
 	if res.Pushed || res.Commit == "" || !strings.Contains(res.Error, "rejected") {
 		t.Fatalf("delivery %+v, want git's rejection", res)
 	}
@@ -184,7 +185,7 @@ func TestForgeRefuses(t *testing.T) {
 	if !res.Pushed || res.RequestURL != "" || !strings.Contains(res.Error, "422") || !strings.Contains(res.Error, "No commits between") || temporary {
 		t.Errorf("delivery %+v (temporary %v), want pushed and the forge's 422, for good", res, temporary)
 	}
-	spec.Credentials.Token, spec.Branch = "bad", "other"
+	spec.Credentials.Token, spec.Branch = "bad", "agentfleet/other"
 	res = deliverOnce(context.Background(), request(workspace(t, bare, map[string]string{"a": "c"}), bare, id, spec, c, st))
 	if !res.Pushed || !strings.Contains(res.Error, "401") || !strings.Contains(res.Error, "Bad credentials") {
 		t.Errorf("delivery %+v, want the forge's 401", res)

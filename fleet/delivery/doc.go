@@ -17,6 +17,17 @@
 // commit, the fetches and the push run there, and the workspace's .git is
 // left as it was.
 //
+// # The agent's notes stay behind
+//
+// What a session keeps for itself in the workspace (MEMORY.md, written by
+// the memory flush and context.repo_memory in the session's working
+// directory; repomemory.Files) is never committed, in any directory: the
+// stage leaves those names out of its `git add` by pathspec, so the
+// workspace's exclude files and git config play no part. A repository
+// that tracks a file of such a name gets it delivered as the workspace's
+// HEAD had it, without the agent's changes: a task cannot change a
+// MEMORY.md of the repository through a delivery.
+//
 // # Credentials
 //
 // A spec names credentials, never holds them: delivery.credentials.ssh_key
@@ -29,6 +40,15 @@
 // the host of its api_url), so a spec cannot send a worker's token to a
 // remote of its choosing. The token's forge and api_url say which API
 // opens the request.
+//
+// Each credential has a scope (fleet.DeliveryScope: repos and branches),
+// and so has the worker's own git access for a delivery naming none
+// (Config's): CheckScope refuses a branch no pattern allows (by default
+// only agentfleet/*, so never a base branch such as main), a remote (or
+// pull_request.repo) outside the listed repositories. The worker checks
+// it before the session starts and Deliver again before it pushes; the
+// dispatcher checks the same at submission when its operator gave it the
+// scopes.
 //
 // # Retried safely
 //

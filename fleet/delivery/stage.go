@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentfleet/agentfleet/fleet/internal/repomemory"
 )
 
 // stage is the worker's own git directory for one delivery. The agent
@@ -75,14 +77,27 @@ func (s *stage) workspaceRefs(ctx context.Context, branch string) (head string, 
 }
 
 // snapshot records the workspace's files (as `git add --all` would, with
-// its .gitignore files) on top of head's tree and returns the tree.
+// its .gitignore files) on top of head's tree and returns the tree. The
+// agent's own notes (repomemory.Files) are left out by pathspec, whatever
+// the workspace's exclude files say: the tree holds them as head did.
 func (s *stage) snapshot(ctx context.Context, head string) (string, error) {
 	env := []string{"GIT_INDEX_FILE=" + filepath.Join(s.dir, "index"), "GIT_WORK_TREE=" + s.work}
 	if _, err := s.git(ctx, env, "", "read-tree", head); err != nil {
 		return "", err
 	}
-	if _, err := gitRun(ctx, s.work, append(env, "GIT_DIR="+s.dir), "", "add", "--all", "--", "."); err != nil {
+	if _, err := gitRun(ctx, s.work, append(env, "GIT_DIR="+s.dir), "", append([]string{"add", "--all", "--", "."}, agentFiles()...)...); err != nil {
 		return "", err
 	}
 	return s.git(ctx, env, "", "write-tree")
+}
+
+// agentFiles are pathspecs that leave out what the agent keeps for itself
+// (repomemory.Files) in any directory: a subagent's session, or a session
+// whose working directory is a subdirectory, keeps its notes there.
+func agentFiles() []string {
+	specs := make([]string, 0, len(repomemory.Files))
+	for _, f := range repomemory.Files {
+		specs = append(specs, ":(top,glob,exclude)**/"+f)
+	}
+	return specs
 }

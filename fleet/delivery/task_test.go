@@ -91,9 +91,9 @@ func TestTaskPushRejected(t *testing.T) {
 	theirs := workspace(t, bare, map[string]string{"theirs.txt": "theirs\n"})
 	git(t, theirs, "add", ".")
 	git(t, theirs, "commit", "--quiet", "-m", "someone else")
-	git(t, theirs, "push", "--quiet", "origin", "HEAD:refs/heads/protected")
+	git(t, theirs, "push", "--quiet", "origin", "HEAD:refs/heads/agentfleet/protected")
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, SQLite: true})
-	id := f.Submit(fixSpec(bare, &fleet.Delivery{Branch: "protected"}))
+	id := f.Submit(fixSpec(bare, &fleet.Delivery{Branch: "agentfleet/protected"}))
 	task := f.WaitDone(id)
 	res := fleettest.Result(t, task)
 	if task.State != store.TaskFailed || task.Error != fleet.ReasonDelivery || !strings.Contains(res.Error, "rejected") {

@@ -116,7 +116,7 @@ func isLoopback(host string) bool {
 type Fleet struct {
 	cfg      Config
 	model    devModel
-	goCaches goCaches // the user's, for the sandboxes
+	goCaches goCaches // the fleet's build cache and the user's module cache, for the sandboxes
 
 	nats       *embedded.Server
 	store      store.Store
@@ -164,7 +164,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		ln.Close()
 		return nil, fmt.Errorf("dev mode: opening the SQLite store: %w", err)
 	}
-	d.goCaches = findGoCaches()
+	d.goCaches = findGoCaches(cfg.DataDir)
 	if d.model, err = chooseDevModel(cfg.Getenv, cfg.Simulated, cfg.Plan); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("dev mode: %w", err)
@@ -265,7 +265,7 @@ func (d *Fleet) startWorker(ctx context.Context, i int, q *queue.Client) error {
 		DrainGrace:    5 * time.Second,
 		Sandbox:       worker.SandboxAuto, // see Sandbox
 		Policy:        devPolicy,
-		// Your Go caches, so go test in a sandbox is as quick as outside.
+		// Go caches (see goCaches), so go test in a sandbox is quick after the first.
 		SandboxWritable: d.goCaches.writable, SandboxReadOnly: d.goCaches.readOnly, SandboxEnv: d.goCaches.env,
 		// One watcher of dead letters is enough in one process.
 		NoDeadLetterWatch: i > 0,

@@ -50,3 +50,50 @@ func TestSubmitRefusesUnknownCredentials(t *testing.T) {
 		t.Errorf("a spec with checks: %d %s", code, raw)
 	}
 }
+
+// TestSubmitRefusesDeliveryOutsideScopes: a delivery to a branch no
+// scope allows (main, by the default agentfleet/*) or to a repository
+// outside its token's is a 400 naming the field, with or without scopes
+// configured; one inside them is accepted.
+func TestSubmitRefusesDeliveryOutsideScopes(t *testing.T) {
+	b := setupAPI(t, sqliteStore)
+	spec := func(repo string, d fleet.Delivery) fleet.TaskSpec {
+		s := validSpec("deliver")
+		s.Environment.Repo = repo
+		s.Delivery = &d
+		return s
+	}
+	const repo = "https://git.example.com/team/app.git"
+	token := fleet.DeliveryCredentials{Token: "forge-bot"}
+	for _, known := range []fleet.KnownCredentials{{}, {Tokens: []string{"forge-bot"}, Scopes: fleet.DeliveryScopes{
+		Tokens: map[string]fleet.DeliveryScope{"forge-bot": {Repos: []string{"git.example.com/team"}}}}}} {
+		b.d.cfg.Credentials = known
+		for _, c := range []struct {
+			name  string
+			body  fleet.TaskSpec
+			field string
+			msg   string
+		}{
+			{"main", spec(repo, fleet.Delivery{Branch: "main"}), "spec.delivery.branch",
+				`"main" is not a branch a delivery without credentials may push to (allowed: agentfleet/*)`},
+			{"main with a token", spec(repo, fleet.Delivery{Branch: "main", Credentials: token}), "spec.delivery.branch",
+				`token "forge-bot" may push to`},
+		} {
+			code, detail, raw := b.rawCall(t, http.MethodPost, "/v1/tasks", c.body, testToken)
+			if code != http.StatusBadRequest || detail.Field != c.field || !strings.Contains(detail.Message, c.msg) {
+				t.Errorf("%s: %d %s, want 400 on %s saying %q", c.name, code, raw, c.field, c.msg)
+			}
+		}
+	}
+	// With the token's repositories listed, a remote elsewhere is refused.
+	code, detail, raw := b.rawCall(t, http.MethodPost, "/v1/tasks",
+		spec(repo, fleet.Delivery{Remote: "https://git.example.com/other/app.git", Credentials: token}), testToken)
+	if code != http.StatusBadRequest || detail.Field != "spec.delivery.remote" ||
+		!strings.Contains(detail.Message, `is not a repository token "forge-bot" may push to (allowed: git.example.com/team)`) {
+		t.Errorf("a remote outside the token's repositories: %d %s", code, raw)
+	}
+	code, _, raw = b.rawCall(t, http.MethodPost, "/v1/tasks", spec(repo, fleet.Delivery{Branch: "agentfleet/fix-{short_id}", Credentials: token}), testToken)
+	if code != http.StatusCreated {
+		t.Errorf("a delivery inside the token's scope: %d %s", code, raw)
+	}
+}

@@ -45,6 +45,9 @@ type SSHKeyConfig struct {
 	UseAgent bool `mapstructure:"use_agent"`
 	// KnownHostsFile vouches for the hosts; "" means Config.KnownHostsFile.
 	KnownHostsFile string `mapstructure:"known_hosts_file"`
+	// DeliveryScope (repos, branches) is what a delivery may push with the
+	// key: by default any repository and the branches agentfleet/*.
+	fleet.DeliveryScope `mapstructure:",squash"`
 }
 
 // Config configures one worker. The zero value of every field means
@@ -160,6 +163,11 @@ type Config struct {
 	// NoDeadLetterWatch turns off the dead-letter watcher this worker runs
 	// (every worker runs one by default; they share one durable consumer).
 	NoDeadLetterWatch bool `mapstructure:"no_dead_letter_watch"`
+	// KnownSecrets are further secret values (name → value) the worker
+	// redacts from tool outputs, besides those it finds itself (see
+	// redactor): `worker run` puts the database and NATS passwords here.
+	// Not a configuration key.
+	KnownSecrets map[string]string `mapstructure:"-"`
 	// ExtensionsConfig bounds MCP servers, hooks and skills (package
 	// fleet/extensions); its keys sit at the top level.
 	ExtensionsConfig `mapstructure:",squash"`
@@ -279,6 +287,9 @@ func (c Config) Validate() error {
 		if k.KeyFile != "" {
 			_, err := os.Stat(k.KeyFile)
 			check(err == nil, "ssh_keys.%s.key_file %q cannot be read: %v", ref, k.KeyFile, err)
+		}
+		if err := k.DeliveryScope.Validate("ssh_keys." + ref); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := c.Policy.Validate(); err != nil {

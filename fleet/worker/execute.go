@@ -106,10 +106,11 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.ext, err = r.startExtensions(ctx); err != nil {
 		return err
 	}
+	r.redact = w.redactor()
 	cfg := agent.Config{
 		Client: settings.Client(client, r.spec.Session.ProviderOptions), Profile: settings.Profile(profile, r.spec.Session.ProviderOptions), Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
-		Session: r.sessionConfig(), Permissions: checker, Approver: r.approvals,
+		Session: r.sessionConfig(), Permissions: checker, Approver: r.approvals, Redactor: r.redact,
 	}
 	if notes := r.loadRepoMemory(ctx); notes != "" {
 		cfg.Session.UserInstructions = strings.TrimSpace(cfg.Session.UserInstructions + "\n\n" + notes)

@@ -46,9 +46,10 @@ type run struct {
 	spawner *spawn.Spawner
 	pump    *eventpump.Pump
 	rec     *turnRecorder
-	row     store.Session  // the session row read or created by prepare
-	checks  *checks.Runner // nil when the spec lists no checks (verify.go)
-	sandbox string         // the sandbox a local task's commands run in (TaskResult.Sandbox)
+	row     store.Session   // the session row read or created by prepare
+	checks  *checks.Runner  // nil when the spec lists no checks (verify.go)
+	sandbox string          // the sandbox a local task's commands run in (TaskResult.Sandbox)
+	redact  *agent.Redactor // the secrets this worker knows (redact.go), set by prepare
 
 	approvals *approval.Parker    // the session's approver: calls waiting for a person
 	ext       *extensions.Session // MCP servers, hooks, skills; closed with env

@@ -18,7 +18,7 @@ func (r *run) newChecks(sess *agent.Session) *checks.Runner {
 	if len(r.spec.Checks) == 0 {
 		return nil
 	}
-	return &checks.Runner{Env: r.env, Store: r.w.st, TaskID: r.task.ID, Spec: r.spec.Verification, Log: r.log,
+	return &checks.Runner{Env: r.env, Store: r.w.st, TaskID: r.task.ID, Spec: r.spec.Verification, Log: r.log, Redact: r.redact.Redact,
 		Stopped: func() bool { return r.stopReason() != "" }, Closed: sess.Done(),
 		OnRun: func(run fleet.CheckRun) { r.pump.PublishValue(context.Background(), fleet.KindCheckEnd, run) }}
 }
@@ -78,12 +78,16 @@ func (r *run) finishAnswered(ctx context.Context, out agent.Outcome) settlement 
 var errDelivery = errors.New("delivery")
 
 // checkDelivery refuses, before the session spends anything, a delivery
-// whose credentials references this worker does not hold.
+// whose credentials references this worker does not hold, or that is
+// outside the scope of its credentials (delivery.CheckScope).
 func (r *run) checkDelivery() error {
 	if r.spec.Delivery == nil {
 		return nil
 	}
 	if err := delivery.CheckCredentials(*r.spec.Delivery, deliveryCreds{&r.w.cfg}); err != nil {
+		return fmt.Errorf("%w: %v", errDelivery, err)
+	}
+	if err := delivery.CheckScope(*r.spec.Delivery, r.spec.Environment.Repo, r.task.ID, r.w.cfg.Delivery, deliveryCreds{&r.w.cfg}); err != nil {
 		return fmt.Errorf("%w: %v", errDelivery, err)
 	}
 	return nil
@@ -119,7 +123,7 @@ func (c deliveryCreds) SSHKey(ref string) (delivery.SSHKey, bool) {
 	if kh == "" {
 		kh = c.cfg.KnownHostsFile
 	}
-	return delivery.SSHKey{KeyFile: k.KeyFile, KnownHostsFile: kh}, ok
+	return delivery.SSHKey{KeyFile: k.KeyFile, KnownHostsFile: kh, Scope: k.DeliveryScope}, ok
 }
 
 func (c deliveryCreds) Token(ref string) (delivery.Token, bool) {

@@ -24,6 +24,14 @@ import (
 // Kind is the artifact kind of a repository's notes.
 const Kind = "memory"
 
+// Files are the names of the files where a session keeps its own notes,
+// in its working directory (the workspace's root, or a subagent's
+// directory): the memory flush and Seed write there. They are the
+// agent's, not the task's work, so delivery never commits a file of these
+// names in any directory (one the repository itself tracks is delivered
+// as the workspace's HEAD had it, without the agent's changes).
+var Files = []string{compact.DefaultMemoryFile}
+
 // MaxBytes bounds the notes kept for a repository.
 const MaxBytes = 64 << 10
 

@@ -1,7 +1,10 @@
 // Package tasksandbox decides, for a worker, what confines the commands
 // of a local task: bubblewrap (execenv/sandbox) with the task's sandbox
 // spec within the operator's bound, or nothing when the operator turned
-// the sandbox off. `worker run` and `worker tool --sandbox` share it, so
+// the sandbox off. Off, a task's commands see only core variables of the
+// worker's environment (UnconfinedEnvPolicy), whatever its spec's
+// env_policy says, but they run as the worker's user with everything that
+// user can reach. `worker run` and `worker tool --sandbox` share it, so
 // a tool tried from a terminal runs as a fleet task's would.
 package tasksandbox
 
@@ -103,6 +106,7 @@ func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, log *slog.Lo
 			s.missing)}
 	}
 	if !s.on {
+		cfg.EnvPolicy, cfg.KeepSecrets = UnconfinedEnvPolicy(cfg.EnvPolicy), false
 		env, err := execenv.NewLocal(cfg)
 		return env, Label, err
 	}
@@ -119,4 +123,19 @@ func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, log *slog.Lo
 		return nil, "", err
 	}
 	return sandbox.Scope(l), set.Label(), nil
+}
+
+// UnconfinedEnvPolicy is the environment policy of a task whose commands
+// run unconfined (sandbox off): an allowlist, execenv.EnvCoreOnly, or
+// EnvNone when the spec asked for none. A denylist of secret-looking
+// names would pass whatever the worker holds under other names (a
+// database URL with its password, PGPASSWORD, GITHUB_PAT), so without a
+// sandbox a task gets only what a build needs. That is not a boundary:
+// an unconfined command runs as the worker's user and can still read
+// /proc/$PPID/environ and every file that user can.
+func UnconfinedEnvPolicy(p execenv.EnvPolicy) execenv.EnvPolicy {
+	if p == execenv.EnvNone {
+		return p
+	}
+	return execenv.EnvCoreOnly
 }

@@ -64,3 +64,46 @@ func TestEnvFollowsTheMode(t *testing.T) {
 		t.Fatalf("the command saw /root: %+v, %v", res, err)
 	}
 }
+
+// TestOffPassesAnAllowlist: with the sandbox off, a task's commands see
+// the worker's core variables only, whatever the spec's env_policy asks:
+// not its cloud keys, database and NATS URLs with their passwords, or
+// tokens under names no denylist knows.
+func TestOffPassesAnAllowlist(t *testing.T) {
+	secrets := map[string]string{
+		"AWS_SECRET_ACCESS_KEY":   "aws-secret-value-1234",
+		"PGPASSWORD":              "pg-password-value-1234",
+		"AGENTFLEET_DATABASE_URL": "postgres://fleet:db-password-1234@db.internal/fleet",
+		"AGENTFLEET_NATS_URL":     "nats://fleet:nats-password-1234@nats.internal:4222",
+		"GITHUB_PAT":              "ghp_pat-value-1234",
+		"GOPROXY":                 "https://user:proxy-password-1234@proxy.internal,direct",
+	}
+	for k, v := range secrets {
+		t.Setenv(k, v)
+	}
+	t.Setenv("TZ", "UTC")
+	st := tasksandbox.Start(tasksandbox.Operator{Mode: tasksandbox.Off}, discard)
+	for _, policy := range []execenv.EnvPolicy{"", execenv.EnvInheritAll, execenv.EnvCoreOnly} {
+		env, _, err := st.Env(execenv.LocalConfig{WorkingDir: t.TempDir(), EnvPolicy: policy, KeepSecrets: true}, fleet.SandboxSpec{}, discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := env.Exec(context.Background(), execenv.ExecRequest{Command: "env"})
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("env: %+v, %v", res, err)
+		}
+		for k, v := range secrets {
+			if strings.Contains(res.Stdout, k+"=") || strings.Contains(res.Stdout, v) {
+				t.Errorf("policy %q: the task sees %s:\n%s", policy, k, res.Stdout)
+			}
+		}
+		for _, k := range []string{"PATH=", "HOME=", "TZ=UTC"} {
+			if !strings.Contains(res.Stdout, k) {
+				t.Errorf("policy %q: the task lacks %s:\n%s", policy, k, res.Stdout)
+			}
+		}
+	}
+	if got := tasksandbox.UnconfinedEnvPolicy(execenv.EnvNone); got != execenv.EnvNone {
+		t.Errorf("a spec asking for no environment gets %q", got)
+	}
+}
