@@ -21,7 +21,7 @@ import (
 // milliseconds.
 func BenchmarkShellTrue(b *testing.B) {
 	b.Run("unsandboxed", func(b *testing.B) {
-		env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: b.TempDir()})
+		env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(b)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func BenchmarkShellTrue(b *testing.B) {
 			if err := sandbox.Available(); err != nil {
 				testenv.SkipOrFatal(b, err.Error())
 			}
-			env, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: b.TempDir()}, s)
+			env, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(b)}, s)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -19,7 +19,7 @@ import (
 // with links to both planted in the workspace.
 func plant(t *testing.T) (ws, secret string) {
 	t.Helper()
-	parent := t.TempDir()
+	parent := testenv.SearchableTempDir(t)
 	ws, secret = filepath.Join(parent, "ws"), filepath.Join(parent, "secret.txt")
 	secretDir := filepath.Join(parent, "secret-dir")
 	for _, d := range []string{ws, secretDir} {
@@ -134,7 +134,7 @@ func TestGrepRunsInTheSandbox(t *testing.T) {
 // environment refuses the parents' ".git" probes, so the answer must come
 // from the worker's own look); inside one it may.
 func TestSandboxedWorkspaceOutsideARepoStartsNoGit(t *testing.T) {
-	ws := t.TempDir()
+	ws := testenv.SearchableTempDir(t)
 	env := sandbox.Scope(newLocal(t, ws, sandbox.Settings{}))
 	ctx := context.Background()
 	if execenv.MayBeGitRepo(ctx, env) {
