@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/internal/bytesize"
 )
 
 // Exec runs a command as execenv.Local does; one that failed because it
@@ -48,7 +49,7 @@ func (l *Local) limitHit(before counters, res execenv.ExecResult) (LimitHit, boo
 		return false
 	}
 	pids := LimitHit{LimitPids, strconv.Itoa(l.limits.Pids)}
-	mem := LimitHit{LimitMemory, FormatBytes(l.limits.Memory)}
+	mem := LimitHit{LimitMemory, bytesize.Format(l.limits.Memory)}
 	if l.cgroup != nil {
 		after := l.cgroup.counters()
 		switch {

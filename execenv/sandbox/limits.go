@@ -3,9 +3,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/agentfleet/agentfleet/internal/bytesize"
 )
 
 // Limits bound everything the commands of one environment start. A zero
@@ -70,7 +70,7 @@ func (l Limits) Within(spec Limits) (Limits, error) {
 	}
 	if spec.Memory > 0 {
 		if l.Memory > 0 && spec.Memory > l.Memory {
-			return l, fmt.Errorf("sandbox.limits.memory %s is more than this worker allows (%s)", FormatBytes(spec.Memory), FormatBytes(l.Memory))
+			return l, fmt.Errorf("sandbox.limits.memory %s is more than this worker allows (%s)", bytesize.Format(spec.Memory), bytesize.Format(l.Memory))
 		}
 		out.Memory = spec.Memory
 	}
@@ -87,41 +87,6 @@ func (l Limits) Within(spec Limits) (Limits, error) {
 		out.CPUTime = spec.CPUTime
 	}
 	return out, nil
-}
-
-// ParseBytes reads a size: a number of bytes, or one with a unit (KiB,
-// MiB, GiB, TiB, or K, M, G, T, also powers of 1024; KB, MB, GB, TB are
-// powers of 1000). "" is 0.
-func ParseBytes(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, nil
-	}
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:])
-	}
-	mult, ok := map[string]float64{"": 1, "B": 1, "K": 1 << 10, "KiB": 1 << 10, "M": 1 << 20, "MiB": 1 << 20,
-		"G": 1 << 30, "GiB": 1 << 30, "T": 1 << 40, "TiB": 1 << 40, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[unit]
-	f, err := strconv.ParseFloat(num, 64)
-	if !ok || err != nil || f < 0 {
-		return 0, fmt.Errorf("size %q must be a number of bytes, or one with a unit such as 512MiB or 4GiB", s)
-	}
-	return int64(f * mult), nil
-}
-
-// FormatBytes writes n in the largest binary unit that divides it.
-func FormatBytes(n int64) string {
-	for _, u := range []struct {
-		name string
-		size int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // LimitHit is what a command that hit one of its environment's limits

@@ -134,6 +134,8 @@ type Config struct {
 	// variables every sandboxed command gets (GOCACHE pointing there).
 	SandboxWritable []string          `mapstructure:"sandbox_writable"`
 	SandboxEnv      map[string]string `mapstructure:"sandbox_env"`
+	// SandboxIsolation is sandbox_uid_range and sandbox_limits.
+	SandboxIsolation `mapstructure:",squash"`
 	// DeltaWindow and DeltaMaxBytes merge a session's text deltas before
 	// they are published: one event per window or per that much text,
 	// whichever comes first, the first delta of an answer at once (defaults
@@ -277,7 +279,7 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.ExtensionsConfig.Validate()...)
-	errs = append(errs, c.sandboxOperator().Validate())
+	errs = append(errs, c.SandboxIsolation.validate(), c.sandboxOperator().Validate())
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}
