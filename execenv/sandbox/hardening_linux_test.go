@@ -103,11 +103,21 @@ func TestRootWorkerSandboxesRunAsUidsOfTheirOwn(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wsA, "cloned"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	source := filepath.Join(parent, "source-object") // a local clone's hard-linked object
+	if err := os.WriteFile(source, []byte("object"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(source, filepath.Join(wsA, "object")); err != nil {
+		t.Fatal(err)
+	}
 	a := newLocal(t, wsA, sandbox.Settings{IDs: ids, Tree: "tree-a"})
 	b := newLocal(t, wsB, sandbox.Settings{IDs: ids, Tree: "tree-b", ReadOnly: []string{wsA}})
 	uidA := owner(t, wsA)
 	if uidA < sandbox.DefaultUIDFirst || uidA > sandbox.DefaultUIDLast || owner(t, filepath.Join(wsA, "cloned")) != uidA {
 		t.Fatalf("workspace a owned by %d; want one uid of the range for it and its files", uidA)
+	}
+	if owner(t, source) != 0 {
+		t.Fatal("a hard-linked file, reached from outside the workspace too, was given to the task")
 	}
 	if out, code := sh(t, a, `echo secret > private && chmod 600 private && cat cloned`); code != 0 || out != "x" {
 		t.Fatalf("a: exit %d, %q", code, out)

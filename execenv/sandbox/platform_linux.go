@@ -53,7 +53,9 @@ func openWorkspace(dir string) (*os.File, error) {
 
 // chownTree gives dir (an open directory) and everything beneath it to
 // uid, never following a link: os.Root keeps the walk inside dir, and
-// Lchown changes a link itself.
+// Lchown changes a link itself. A file with more than one hard link is
+// left as it is: another name, outside the workspace (a local clone's
+// objects), may reach it, and its owner could make it writable.
 func chownTree(dir *os.File, uid int) error {
 	root, err := os.OpenRoot(fdPath(dir))
 	if err != nil {
@@ -66,6 +68,11 @@ func chownTree(dir *os.File, uid int) error {
 				return nil // removed while we walked
 			}
 			return err
+		}
+		if !d.IsDir() {
+			if fi, err := d.Info(); err == nil && links(fi) > 1 {
+				return nil
+			}
 		}
 		if err := root.Lchown(path, uid, uid); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
