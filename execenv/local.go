@@ -70,6 +70,10 @@ type Wrapped struct {
 	// Release, when set, is called once the program has started or
 	// failed to start: it closes what Wrap opened for this command only.
 	Release func()
+	// Start, when set, starts cmd (cmd.Start) where it sees fit: from a
+	// thread it prepared, in a mount namespace of its own. It must not
+	// reap the process: the caller waits for it.
+	Start func(cmd *exec.Cmd) error
 }
 
 // exec is w's command in dir (w.Dir when set), killed when ctx ends,
@@ -92,6 +96,14 @@ func (w Wrapped) setup(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	w.Attr(cmd.SysProcAttr)
+}
+
+// start starts cmd, through w.Start when set.
+func (w Wrapped) start(cmd *exec.Cmd) error {
+	if w.Start != nil {
+		return w.Start(cmd)
+	}
+	return cmd.Start()
 }
 
 // release calls w.Release when set.

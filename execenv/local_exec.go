@@ -116,7 +116,7 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 		pipes: []*os.File{outR, errR}, exited: make(chan struct{}),
 	}
 	run.started = time.Now()
-	err = cmd.Start()
+	err = w.start(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {

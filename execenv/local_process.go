@@ -42,7 +42,7 @@ func (l *Local) StartProcess(ctx context.Context, req ProcessRequest) (Process, 
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := w.start(cmd); err != nil {
 		return nil, fmt.Errorf("execenv: start %s: %w", cmd.Path, err)
 	}
 	p := &localProcess{l: l, cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, stdout: stdout, exited: make(chan struct{})}

@@ -60,7 +60,7 @@ func (l *Local) ripgrep(ctx context.Context, root string, p search.GrepPlan, c *
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := w.start(cmd); err != nil {
 		return fmt.Errorf("execenv: start rg: %w", err)
 	}
 	parseErr := search.ParseRipgrep(out, c)

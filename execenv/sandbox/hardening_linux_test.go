@@ -249,3 +249,40 @@ func owner(t *testing.T, path string) int {
 	}
 	return int(fi.Sys().(*syscall.Stat_t).Uid)
 }
+
+// A root worker's sandbox reaches a workspace, and an operator's
+// read-only path, under a directory only root may search (t.TempDir is
+// 0700): they are bound through portals, the workspace as it was opened.
+func TestRootWorkerReachesWhatOnlyRootMaySearch(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the worker is not root: its sandboxes run as its own uid")
+	}
+	private := t.TempDir() // 0700, root's
+	ws, cache := filepath.Join(private, "ws"), filepath.Join(private, "cache")
+	for _, d := range []string{ws, cache} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cache, "pkg"), []byte("cached"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: ws}, sandbox.Settings{ReadOnly: []string{cache}})
+	if err != nil && strings.Contains(err.Error(), "not searchable") {
+		t.Skipf("this root worker cannot make mount namespaces (no CAP_SYS_ADMIN): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Cleanup(context.Background()) })
+	out, code := sh(t, l, "cat "+filepath.Join(cache, "pkg")+" && echo made > here && pwd")
+	if code != 0 || out != "cached"+ws {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+	if uid := owner(t, filepath.Join(ws, "here")); uid < sandbox.DefaultUIDFirst {
+		t.Fatalf("the command's file is owned by %d outside", uid)
+	}
+	if _, code := sh(t, l, "echo x > "+filepath.Join(cache, "pkg")); code == 0 {
+		t.Fatal("a read-only path was written through its portal")
+	}
+}

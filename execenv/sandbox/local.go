@@ -92,8 +92,11 @@ type Local struct {
 	limits   Limits
 	onLimit  func(LimitHit)
 	cgroup   *taskCgroup // nil: limits are resource limits (prlimit)
-	bwrap    string      // bwrap's path
-	fwd      string      // the egress forwarder's executable
+	portals  *portals    // a root worker's (portal_linux.go); nil: sources bound by name
+	wsPortal string      // the workspace's portal
+	sources  map[string]string
+	bwrap    string // bwrap's path
+	fwd      string // the egress forwarder's executable
 
 	wsMu  sync.Mutex
 	ws    *os.File // the workspace as opened; nil until it exists
@@ -167,16 +170,26 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 	if err := l.chown(l.tmpDir); err != nil {
 		return err
 	}
+	if err := reachableBy(l.tmpDir, l.uid); err != nil {
+		return err
+	}
+	if err := l.makePortals(*cfg, s); err != nil {
+		return err
+	}
 	if s.Network == NetworkAllowlist {
 		if err := l.startProxy(s); err != nil {
 			return err
 		}
-		if l.fwd, err = forwarderFor(l.uid, l.tmpDir); err != nil {
+		if l.portals == nil {
+			l.fwd, err = forwarderFor(l.uid, l.tmpDir)
+		} else if exe, eerr := egress.Executable(); eerr != nil {
+			err = eerr
+		} else {
+			l.fwd, err = l.portals.add(exe, false)
+		}
+		if err != nil {
 			return err
 		}
-	}
-	if err := reachableBy(l.tmpDir, l.uid); err != nil {
-		return err
 	}
 	if l.ws = cfg.WorkingDirFile; l.ws != nil {
 		err = l.ownTree()
@@ -192,6 +205,34 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 		}
 	}
 	return err
+}
+
+// makePortals gives a root worker's workspace and the operator's
+// read-only and writable paths portals (see portal_linux.go), where the
+// worker may make mount namespaces.
+func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
+	if l.uid < 0 || !portalsWork() {
+		return nil
+	}
+	l.portals = &portals{dir: filepath.Join(l.tmpDir, "portals")}
+	if err := os.Mkdir(l.portals.dir, 0o711); err != nil {
+		return err
+	}
+	var err error
+	if l.wsPortal, err = l.portals.add("", true); err != nil { // its source is the workspace as opened, at each start
+		return err
+	}
+	l.sources = map[string]string{cfg.WorkingDir: l.wsPortal}
+	for _, src := range append(append([]string{}, s.ReadOnly...), s.Writable...) {
+		fi, err := os.Stat(src)
+		if err != nil {
+			continue // bound by name: bwrap says what is wrong with it
+		}
+		if l.sources[src], err = l.portals.add(src, fi.IsDir()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // chown gives path (not following a link) to the commands' uid when it
@@ -218,8 +259,10 @@ func (l *Local) ownTree() error {
 	if l.uid < 0 {
 		return nil
 	}
-	if err := reachableBy(fdPath(l.ws), l.uid); err != nil {
-		return err
+	if l.portals == nil {
+		if err := reachableBy(fdPath(l.ws), l.uid); err != nil {
+			return err
+		}
 	}
 	if err := chownTree(l.ws, l.uid); err != nil {
 		return fmt.Errorf("sandbox: giving the workspace to the task's uid %d: %w", l.uid, err)
@@ -254,6 +297,13 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 	}
 	files := []*os.File{ws, filter}
 	p.WorkspaceFD, p.SeccompFD, p.Forwarder = 3, 4, l.fwd
+	var start func(*exec.Cmd) error
+	if l.portals != nil { // the workspace through its portal, its source what was opened
+		files, p.WorkspaceFD, p.SeccompFD, p.Sources = files[1:], 0, 3, l.sources
+		with := *l.portals
+		with.list = append([]portal{{source: fdPath(ws), path: l.wsPortal}}, with.list[1:]...)
+		start = with.start
+	}
 	full, err := p.Command(argv)
 	if err == nil {
 		full[0] = l.bwrap
@@ -270,7 +320,7 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 		cgroupFD = int(l.cgroup.fd.Fd())
 	}
 	return execenv.Wrapped{Argv: full, Env: []string{}, Dir: "/", Files: files, Attr: asUser(l.uid, cgroupFD),
-		Release: func() { filter.Close() }}, nil
+		Release: func() { filter.Close() }, Start: start}, nil
 }
 
 // confine returns cfg with every command run under bubblewrap: the

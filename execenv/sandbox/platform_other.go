@@ -46,3 +46,14 @@ func forwarderFor(uid int, dir string) (string, error) { return "", nil }
 
 // LimitsEnforcement says there are no limits off Linux.
 func LimitsEnforcement() (string, error) { return "", errNotLinux }
+
+type portal struct{ source, path string }
+
+type portals struct {
+	dir  string
+	list []portal
+}
+
+func (p *portals) add(source string, isDir bool) (string, error) { return "", errNotLinux }
+func (p *portals) start(cmd *exec.Cmd) error                     { return errNotLinux }
+func portalsWork() bool                                          { return false }

@@ -61,6 +61,18 @@ type Policy struct {
 	// SeccompFD, when > 0, is where bwrap reads the seccomp filter
 	// (Seccomp) from.
 	SeccompFD int
+	// Sources, when set, maps a directory the sandbox sees (Workspace, a
+	// ReadOnly or Writable entry) to the host path bound there, in place
+	// of the same path: a root worker's portals (see Local).
+	Sources map[string]string
+}
+
+// source is the host path bound at dest.
+func (p Policy) source(dest string) string {
+	if src, ok := p.Sources[dest]; ok {
+		return src
+	}
+	return dest
 }
 
 // Home is the private, empty home directory of a sandboxed command.
@@ -152,10 +164,10 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	}
 	args = append(args, systemArgs()...)
 	for _, ro := range p.ReadOnly {
-		args = append(args, "--ro-bind", ro, ro)
+		args = append(args, "--ro-bind", p.source(ro), ro)
 	}
 	for _, rw := range p.Writable {
-		args = append(args, "--bind", rw, rw)
+		args = append(args, "--bind", p.source(rw), rw)
 	}
 	env := p.environment()
 	if p.Egress != "" {
@@ -177,7 +189,7 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	if p.WorkspaceFD > 0 {
 		args = append(args, "--bind-fd", strconv.Itoa(p.WorkspaceFD), p.Workspace)
 	} else {
-		args = append(args, "--bind", p.Workspace, p.Workspace)
+		args = append(args, "--bind", p.source(p.Workspace), p.Workspace)
 	}
 	args = append(args, "--chdir", dir, "--clearenv")
 	for _, kv := range env {
@@ -199,7 +211,7 @@ func (p Policy) validate() error {
 	var errs []error
 	if !filepath.IsAbs(p.Workspace) {
 		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q must be an absolute directory", p.Workspace))
-	} else if fi, err := os.Stat(p.Workspace); p.WorkspaceFD <= 0 && (err != nil || !fi.IsDir()) {
+	} else if fi, err := os.Stat(p.source(p.Workspace)); p.WorkspaceFD <= 0 && (err != nil || !fi.IsDir()) {
 		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q is not a directory", p.Workspace))
 	}
 	for name, d := range map[string]string{"Dir": p.Dir, "Home": p.Home, "Tmp": p.Tmp} {

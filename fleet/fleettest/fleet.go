@@ -188,7 +188,7 @@ var tempMu sync.Mutex
 func (f *Fleet) tempDir() string {
 	tempMu.Lock()
 	defer tempMu.Unlock()
-	return testenv.SearchableTempDir(f.t) // a root worker's sandboxes reach workspaces as uids of their own
+	return f.t.TempDir()
 }
 
 // StartWorker starts one more in-process worker with its own NATS

@@ -95,7 +95,7 @@ func (cf *clusterFleet) startWorker(i, slots int) (stop func()) {
 	cfg := worker.Config{
 		ID:                fmt.Sprintf("cw%d", i),
 		Sessions:          slots,
-		WorkspaceRoot:     filepath.Join(testenv.SearchableTempDir(t), fmt.Sprintf("ws-%d", i)),
+		WorkspaceRoot:     filepath.Join(t.TempDir(), fmt.Sprintf("ws-%d", i)),
 		Providers:         map[string]worker.ProviderConfig{"anthropic": {APIKey: "test-key", BaseURL: cf.model.URL(), DefaultModel: "claude-test"}},
 		HeartbeatInterval: 200 * time.Millisecond,
 		// No worker dies here: a takeover would only come from a store

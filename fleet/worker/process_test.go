@@ -65,7 +65,7 @@ stale_after: 1s
 drain_grace: 100ms
 providers:
   anthropic: {api_key: test-key, base_url: %q, default_model: claude-test}
-`, f.NATS.URL, f.DSN, id, filepath.Join(testenv.SearchableTempDir(t), "ws"), f.Model.URL())
+`, f.NATS.URL, f.DSN, id, filepath.Join(t.TempDir(), "ws"), f.Model.URL())
 	path := filepath.Join(t.TempDir(), "worker.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

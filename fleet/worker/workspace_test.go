@@ -44,7 +44,7 @@ func gitRepo(t *testing.T) string {
 func TestGitWorkspaceDiffAndCleanup(t *testing.T) {
 	t.Parallel()
 	repo := gitRepo(t)
-	root := filepath.Join(testenv.SearchableTempDir(t), "ws")
+	root := filepath.Join(t.TempDir(), "ws")
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) { c.WorkspaceRoot = root }})
 	spec := fleettest.Spec("edit",
 		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("echo changed > README && echo new > added.txt")}},
@@ -96,7 +96,7 @@ func TestSpawnLimits(t *testing.T) {
 // workspace root, and one that wrote a file keeps it.
 func TestFreshWorkspaceCreatedOnFirstUse(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join(testenv.SearchableTempDir(t), "ws")
+	root := filepath.Join(t.TempDir(), "ws")
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
 		c.WorkspaceRoot, c.KeepFailed = root, time.Hour
 	}})
@@ -124,7 +124,7 @@ func TestFreshWorkspaceCreatedOnFirstUse(t *testing.T) {
 // worker finds the files it wrote when another worker resumes it.
 func TestResumedTaskFindsItsWorkspace(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join(testenv.SearchableTempDir(t), "ws")
+	root := filepath.Join(t.TempDir(), "ws")
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
 		c.WorkspaceRoot, c.DrainGrace = root, 100*time.Millisecond
 	}})
