@@ -39,13 +39,20 @@
 // from DefaultUIDFirst-DefaultUIDLast), gid the same, no supplementary
 // group, so that per-uid limits, file ownership and signals keep tasks
 // apart. The workspace tree (Lchown, through an os.Root, never following
-// a link), the home and /tmp belong to that uid, and so does what the file
-// tools create. bwrap resolves what it binds by name as that uid: every
-// directory above the workspace and $TMPDIR must be searchable by it
-// (mode 0755 or 0711; /root is not), or NewLocal fails saying which. The
-// egress forwarder (the worker's executable) is hard-linked (or copied)
-// into the environment's own directory when the uid cannot read it where
-// it is.
+// a link; a file with other hard links is left to its owner), the home
+// and /tmp belong to that uid, and so does what the file tools create.
+//
+// bwrap resolves what it binds by name, as the uid that started it. So a
+// root worker that may make mount namespaces (CAP_SYS_ADMIN; Linux 5.2+)
+// starts bwrap from a thread of its own in a private mount namespace
+// where the workspace (as opened), the operator's read-only and writable
+// paths and the egress forwarder are attached on portals, empty entries
+// of the environment's own directory the uid can reach (portal_linux.go);
+// the host's mounts are not changed. Without that privilege they are
+// bound by name: every directory above them and $TMPDIR must then be
+// searchable by the uid (mode 0755 or 0711), or NewLocal fails saying
+// which, and the forwarder is hard-linked (or copied) into the
+// environment's directory.
 //
 // # Limits
 //

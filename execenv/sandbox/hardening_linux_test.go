@@ -169,12 +169,12 @@ func TestRootWorkerSandboxesRunAsUidsOfTheirOwn(t *testing.T) {
 // A subagent sharing its parent's tree shares its uid, which stays held
 // until the last of them is cleaned up.
 func TestATreeSharesItsUid(t *testing.T) {
-	ids := sandbox.NewIDs(300000, 300001)
+	ids := sandbox.NewIDs(300000, 300002) // 300000 owns what tasks share
 	u1, r1, _ := ids.Acquire("tree")
 	u2, r2, _ := ids.Acquire("tree")
 	u3, r3, _ := ids.Acquire("other")
-	if u1 != u2 || u3 == u1 {
-		t.Fatalf("uids %d %d %d; want the tree's twice and another", u1, u2, u3)
+	if u1 != u2 || u3 == u1 || u1 == ids.Shared() || u3 == ids.Shared() || ids.Shared() != 300000 {
+		t.Fatalf("uids %d %d %d (shared %d); want the tree's twice and another, neither the shared one", u1, u2, u3, ids.Shared())
 	}
 	if _, _, err := ids.Acquire("third"); err == nil {
 		t.Fatal("a third tree got a uid of a range of two")
@@ -284,5 +284,28 @@ func TestRootWorkerReachesWhatOnlyRootMaySearch(t *testing.T) {
 	}
 	if _, code := sh(t, l, "echo x > "+filepath.Join(cache, "pkg")); code == 0 {
 		t.Fatal("a read-only path was written through its portal")
+	}
+}
+
+// Tasks of different uids share a writable directory (a build cache):
+// each sees it as its own through an idmapped mount, and on disk what
+// they write belongs to the range's shared uid, not to root.
+func TestRootWorkerTasksShareAWritableCache(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the worker is not root: its sandboxes run as its own uid")
+	}
+	ids := sandbox.NewIDs(sandbox.DefaultUIDFirst, sandbox.DefaultUIDLast)
+	cache := t.TempDir()
+	for i, tree := range []string{"a", "b"} {
+		l := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{IDs: ids, Tree: tree, Writable: []string{cache}})
+		out, code := sh(t, l, fmt.Sprintf("mkdir -p %[1]s/00 && echo %[2]s > %[1]s/00/entry-%[2]s && ls %[1]s/00 | wc -l", cache, tree))
+		if code != 0 || out != fmt.Sprint(i+1) {
+			t.Fatalf("tree %s: exit %d, %q", tree, code, out)
+		}
+	}
+	for _, p := range []string{filepath.Join(cache, "00"), filepath.Join(cache, "00", "entry-b")} {
+		if got := owner(t, p); got != ids.Shared() {
+			t.Fatalf("%s is owned by %d on disk, want the shared uid %d", p, got, ids.Shared())
+		}
 	}
 }

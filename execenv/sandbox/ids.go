@@ -33,8 +33,8 @@ func ParseUIDRange(s string) (first, last int, err error) {
 	switch {
 	case !ok || err != nil:
 		return 0, 0, fmt.Errorf("uid range %q must be FIRST-LAST, such as %q", s, fmt.Sprintf("%d-%d", DefaultUIDFirst, DefaultUIDLast))
-	case first < 1000 || last >= 1<<31-1 || first > last:
-		return 0, 0, fmt.Errorf("uid range %q must have 1000 <= FIRST <= LAST < 2147483647 (uids below 1000 are the system's)", s)
+	case first < 1000 || last >= 1<<31-1 || first >= last:
+		return 0, 0, fmt.Errorf("uid range %q must have 1000 <= FIRST < LAST < 2147483647 (uids below 1000 are the system's; FIRST owns what tasks share)", s)
 	}
 	return first, last, nil
 }
@@ -43,8 +43,9 @@ func ParseUIDRange(s string) (first, last int, err error) {
 // one per key (a task tree, whose tasks share a workspace), held while
 // any task of the key runs (Acquire counts references), and released to
 // be given again after every other free uid of the range was (round
-// robin), so that a uid returns to use as late as possible. Safe for
-// concurrent use.
+// robin), so that a uid returns to use as late as possible. The first
+// uid of the range is not given to a task: it owns what tasks share
+// (Shared). Safe for concurrent use.
 type IDs struct {
 	first, last int
 
@@ -59,10 +60,16 @@ type lease struct {
 	refs int
 }
 
-// NewIDs returns the allocator of [first, last] (see ParseUIDRange).
+// NewIDs returns the allocator of [first, last] (see ParseUIDRange):
+// tasks get first+1 to last.
 func NewIDs(first, last int) *IDs {
-	return &IDs{first: first, last: last, next: first, byKey: map[string]*lease{}, used: map[int]bool{}}
+	return &IDs{first: first + 1, last: last, next: first + 1, byKey: map[string]*lease{}, used: map[int]bool{}}
 }
+
+// Shared is the uid that owns, on disk, what every task of a root
+// worker writes in a shared writable directory (Settings.Writable),
+// which each task sees as its own through an idmapped mount.
+func (a *IDs) Shared() int { return a.first - 1 }
 
 // ErrNoIDs means every uid of the range is held by a running task tree.
 var ErrNoIDs = errors.New("sandbox: every uid of the sandbox uid range is in use by a running task; widen sandbox_uid_range or lower sessions")

@@ -88,6 +88,7 @@ type Local struct {
 	tmpDir   string   // the sandbox's home and /tmp, and the proxy's socket
 	readOnly []string // Settings.ReadOnly
 	uid      int      // the commands' uid outside; -1: the worker's own
+	shared   int      // the owner of shared writable paths (IDs.Shared)
 	putUID   func()   // gives uid back
 	limits   Limits
 	onLimit  func(LimitHit)
@@ -155,6 +156,7 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 		if l.uid, l.putUID, err = ids.Acquire(key); err != nil {
 			return err
 		}
+		l.shared = ids.Shared()
 	}
 	if l.tmpDir, err = os.MkdirTemp("", "agentfleet-sandbox-"); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
@@ -223,13 +225,24 @@ func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
 		return err
 	}
 	l.sources = map[string]string{cfg.WorkingDir: l.wsPortal}
-	for _, src := range append(append([]string{}, s.ReadOnly...), s.Writable...) {
+	if len(s.Writable) > 0 {
+		if l.portals.idmap, err = newIdmap(l.shared, l.uid); err != nil {
+			return err
+		}
+	}
+	for i, src := range append(append([]string{}, s.ReadOnly...), s.Writable...) {
 		fi, err := os.Stat(src)
 		if err != nil {
 			continue // bound by name: bwrap says what is wrong with it
 		}
 		if l.sources[src], err = l.portals.add(src, fi.IsDir()); err != nil {
 			return err
+		}
+		if i >= len(s.ReadOnly) && idmapWorks(src, l.portals.idmap) {
+			l.portals.list[len(l.portals.list)-1].idmap = true
+			if err := os.Lchown(src, l.shared, l.shared); err != nil { // its top: what is in it stays whose it is
+				return fmt.Errorf("sandbox: giving %s (sandbox_writable) to the tasks' shared uid %d: %w", src, l.shared, err)
+			}
 		}
 	}
 	return nil
@@ -400,6 +413,9 @@ func (l *Local) releaseNow() {
 	}
 	if l.cgroup != nil {
 		l.cgroup.remove()
+	}
+	if l.portals != nil && l.portals.idmap != nil {
+		l.portals.idmap.Close()
 	}
 	l.wsMu.Lock()
 	if l.ownWS {

@@ -47,12 +47,19 @@ func forwarderFor(uid int, dir string) (string, error) { return "", nil }
 // LimitsEnforcement says there are no limits off Linux.
 func LimitsEnforcement() (string, error) { return "", errNotLinux }
 
-type portal struct{ source, path string }
+type portal struct {
+	source, path string
+	idmap        bool
+}
 
 type portals struct {
-	dir  string
-	list []portal
+	dir   string
+	list  []portal
+	idmap *os.File
 }
+
+func newIdmap(shared, uid int) (*os.File, error) { return nil, errNotLinux }
+func idmapWorks(path string, ns *os.File) bool   { return false }
 
 func (p *portals) add(source string, isDir bool) (string, error) { return "", errNotLinux }
 func (p *portals) start(cmd *exec.Cmd) error                     { return errNotLinux }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,12 +30,58 @@ import (
 type portal struct {
 	source string // a host path, or /proc/self/fd/N
 	path   string // in the environment's directory
+	idmap  bool   // seen through the portals' idmap (shared writable paths)
 }
 
 // portals are an environment's portals.
 type portals struct {
 	dir  string // the environment's portal directory
 	list []portal
+	// idmap, when set, is a user namespace whose uid and gid shared (the
+	// range's, IDs.Shared) are the task's: a shared writable path (a build
+	// cache every task writes) is attached through an idmapped mount of
+	// it, where what the shared uid owns on disk is the task's and what
+	// the task writes is stored as the shared uid's, so that tasks of
+	// different uids share it (and a set-uid file one plants there is the
+	// shared uid's, not root's). nil where the kernel or the file system
+	// cannot idmap: such paths are bound as they are.
+	idmap *os.File
+}
+
+// newIdmap makes the user namespace of portals.idmap, where shared is
+// uid: a child made in it, whose maps Go writes, is held until its
+// namespace is opened.
+func newIdmap(shared, uid int) (*os.File, error) {
+	cmd := exec.Command("cat")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: shared, HostID: uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: shared, HostID: uid, Size: 1}}}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: a user namespace for idmapped mounts: %w", err)
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid))
+	stdin.Close()
+	_ = cmd.Wait()
+	return ns, err
+}
+
+// idmapWorks reports whether path can be attached idmapped through ns.
+func idmapWorks(path string, ns *os.File) bool {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return setIdmap(fd, ns) == nil
+}
+
+func setIdmap(treeFD int, ns *os.File) error {
+	return unix.MountSetattr(treeFD, "", unix.AT_EMPTY_PATH,
+		&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(ns.Fd())})
 }
 
 // add gives source a portal (a directory or file, like source) and
@@ -100,11 +147,20 @@ func (p *portals) mountAndStart(startCmd func() error) error {
 		}
 	}()
 	for _, pt := range p.list {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, pt.source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC | unix.AT_RECURSIVE)
+		if pt.idmap {
+			flags &^= unix.AT_RECURSIVE // the idmap is set on the one mount
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, pt.source, flags)
 		if err != nil {
 			return fmt.Errorf("sandbox: cloning the mount of %s for its portal: %w", pt.source, err)
 		}
 		trees = append(trees, fd)
+		if pt.idmap {
+			if err := setIdmap(fd, p.idmap); err != nil {
+				return fmt.Errorf("sandbox: idmapping %s for its portal: %w", pt.source, err)
+			}
+		}
 	}
 	if err := enterPrivateMounts(); err != nil {
 		return err

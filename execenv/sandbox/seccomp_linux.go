@@ -49,10 +49,12 @@ const namespaceFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWCGROUP | syscall.C
 // architecture than the worker's (i386 on x86_64, arm32 on arm64) fails
 // with ENOSYS, since the numbers above are the native ones: 32-bit
 // programs do not run in the sandbox.
-var Seccomp = sync.OnceValues(buildSeccomp)
+var Seccomp = sync.OnceValues(func() ([]byte, error) { return buildSeccomp("") })
 
-func buildSeccomp() ([]byte, error) {
-	info, err := arch.GetInfo("")
+// buildSeccomp assembles the filter for an architecture ("" is the
+// running one; "x86_64", "aarch64"...).
+func buildSeccomp(archName string) ([]byte, error) {
+	info, err := arch.GetInfo(archName)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: seccomp: %w", err)
 	}
