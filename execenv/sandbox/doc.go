@@ -52,7 +52,10 @@
 // bound by name: every directory above them and $TMPDIR must then be
 // searchable by the uid (mode 0755 or 0711), or NewLocal fails saying
 // which, and the forwarder is hard-linked (or copied) into the
-// environment's directory.
+// environment's directory. A shared writable path (Settings.Writable) is
+// attached through an idmapped mount where IDs.Shared, the range's first
+// uid, is the task's: tasks of different uids write it, and on disk what
+// they write is that unprivileged uid's, never root's.
 //
 // # Limits
 //

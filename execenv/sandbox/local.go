@@ -240,10 +240,25 @@ func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
 		}
 		if i >= len(s.ReadOnly) && idmapWorks(src, l.portals.idmap) {
 			l.portals.list[len(l.portals.list)-1].idmap = true
-			if err := os.Lchown(src, l.shared, l.shared); err != nil { // its top: what is in it stays whose it is
-				return fmt.Errorf("sandbox: giving %s (sandbox_writable) to the tasks' shared uid %d: %w", src, l.shared, err)
+			if err := l.shareEmpty(src); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// shareEmpty gives an empty shared writable directory (a cache made for
+// the tasks) to the shared uid, so that tasks may write it through its
+// idmap. One with content is left as it is: what root owns in it is
+// read-only to tasks (give it to IDs.Shared to share it).
+func (l *Local) shareEmpty(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) > 0 {
+		return nil
+	}
+	if err := os.Lchown(dir, l.shared, l.shared); err != nil {
+		return fmt.Errorf("sandbox: giving %s (sandbox_writable) to the tasks' shared uid %d: %w", dir, l.shared, err)
 	}
 	return nil
 }
