@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/chromedp/chromedp v0.22.1
+	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/spf13/pflag v1.0.10
 	golang.org/x/net v0.62.0
 )

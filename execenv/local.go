@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -19,6 +20,12 @@ type LocalConfig struct {
 	// WorkingDir is where relative paths and commands start; "" means the
 	// process's current directory. It is made absolute.
 	WorkingDir string
+	// WorkingDirFile, when set, is WorkingDir as the caller opened it
+	// (internal/beneath), so that a sandbox binds what was opened rather
+	// than a name that may have changed since (execenv/sandbox). The
+	// caller keeps it open for the environment's life and closes it;
+	// Local itself does not use it.
+	WorkingDirFile *os.File
 	// DefaultTimeout applies when a request gives none; default 10 s.
 	DefaultTimeout time.Duration
 	// MaxTimeout caps every request; default 10 min.
@@ -41,10 +48,69 @@ type LocalConfig struct {
 	NoRipgrep bool
 	// Wrap, when set, turns every command into the program actually
 	// started: it gets the command's directory, bash's argv and the
-	// environment the policy let through, and returns the argv and
-	// environment to run. execenv/sandbox confines commands this way; an
-	// error fails Exec without running anything.
-	Wrap func(dir string, argv, env []string) ([]string, []string, error)
+	// environment the policy let through, and returns the program to run
+	// (see Wrapped). execenv/sandbox confines commands this way; an error
+	// fails Exec without running anything.
+	Wrap func(dir string, argv, env []string) (Wrapped, error)
+}
+
+// Wrapped is the program a LocalConfig.Wrap makes of one command.
+type Wrapped struct {
+	// Argv and Env are the program and its whole environment.
+	Argv, Env []string
+	// Dir is the directory the program starts in; "" means the
+	// command's own.
+	Dir string
+	// Files are given to the program as file descriptors 3, 4...
+	// (exec.Cmd.ExtraFiles).
+	Files []*os.File
+	// Attr, when set, amends the program's process attributes after
+	// Local set its own (a new process group): credentials, a cgroup.
+	Attr func(*syscall.SysProcAttr)
+	// Release, when set, is called once the program has started or
+	// failed to start: it closes what Wrap opened for this command only.
+	Release func()
+	// Start, when set, starts cmd (cmd.Start) where it sees fit: from a
+	// thread it prepared, in a mount namespace of its own. It must not
+	// reap the process: the caller waits for it.
+	Start func(cmd *exec.Cmd) error
+}
+
+// exec is w's command in dir (w.Dir when set), killed when ctx ends,
+// without its process attributes: see setup.
+func (w Wrapped) exec(ctx context.Context, dir string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, w.Argv[0], w.Argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = dir, w.Env, w.Files
+	if w.Dir != "" {
+		cmd.Dir = w.Dir
+	}
+	return cmd
+}
+
+// setup applies w.Attr to cmd's process attributes (creating them).
+func (w Wrapped) setup(cmd *exec.Cmd) {
+	if w.Attr == nil {
+		return
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	w.Attr(cmd.SysProcAttr)
+}
+
+// start starts cmd, through w.Start when set.
+func (w Wrapped) start(cmd *exec.Cmd) error {
+	if w.Start != nil {
+		return w.Start(cmd)
+	}
+	return cmd.Start()
+}
+
+// release calls w.Release when set.
+func (w Wrapped) release() {
+	if w.Release != nil {
+		w.Release()
+	}
 }
 
 // WithDefaults returns a copy with zero fields set to their defaults.

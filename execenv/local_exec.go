@@ -86,10 +86,11 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("execenv: working directory %q for the command is not a directory: %v", dir, err)
 	}
-	argv, env, err := l.command(dir, req)
+	w, err := l.command(dir, req)
 	if err != nil {
 		return nil, err
 	}
+	defer w.release()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -100,9 +101,7 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 		outW.Close()
 		return nil, err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
+	cmd := w.exec(context.Background(), dir)
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if err := ownGroup(cmd); err != nil {
 		outR.Close()
@@ -111,18 +110,19 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 		errW.Close()
 		return nil, err
 	}
+	w.setup(cmd)
 	run := &localRun{
 		cmd: cmd, stdout: newHeadTail(l.cfg.MaxOutputBytes), stderr: newHeadTail(l.cfg.MaxOutputBytes),
 		pipes: []*os.File{outR, errR}, exited: make(chan struct{}),
 	}
 	run.started = time.Now()
-	err = cmd.Start()
+	err = w.start(cmd)
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("execenv: start %s: %w", argv[0], err)
+		return nil, fmt.Errorf("execenv: start %s: %w", w.Argv[0], err)
 	}
 	run.pgid = cmd.Process.Pid
 	l.remember(run.pgid)
@@ -137,13 +137,13 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 	return run, nil
 }
 
-// command is the argv and environment of req: bash -c in the filtered
-// environment, passed through Wrap when one is configured.
-func (l *Local) command(dir string, req ExecRequest) ([]string, []string, error) {
+// command is the program of req: bash -c in the filtered environment,
+// passed through Wrap when one is configured.
+func (l *Local) command(dir string, req ExecRequest) (Wrapped, error) {
 	argv := []string{"/bin/bash", "-c", req.Command}
 	env := mergeEnv(FilterEnv(os.Environ(), l.cfg.EnvPolicy, l.cfg.KeepSecrets), req.Env)
 	if l.cfg.Wrap == nil {
-		return argv, env, nil
+		return Wrapped{Argv: argv, Env: env}, nil
 	}
 	return l.cfg.Wrap(dir, argv, env)
 }

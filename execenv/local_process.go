@@ -25,13 +25,15 @@ func (l *Local) StartProcess(ctx context.Context, req ProcessRequest) (Process, 
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("execenv: working directory %q for the process is not a directory: %v", dir, err)
 	}
-	cmd, err := l.processCommand(req, dir)
+	cmd, w, err := l.processCommand(req, dir)
 	if err != nil {
 		return nil, err
 	}
+	defer w.release()
 	if err := ownGroup(cmd); err != nil {
 		return nil, err
 	}
+	w.setup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -40,7 +42,7 @@ func (l *Local) StartProcess(ctx context.Context, req ProcessRequest) (Process, 
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := w.start(cmd); err != nil {
 		return nil, fmt.Errorf("execenv: start %s: %w", cmd.Path, err)
 	}
 	p := &localProcess{l: l, cmd: cmd, pgid: cmd.Process.Pid, stdin: stdin, stdout: stdout, exited: make(chan struct{})}
@@ -53,19 +55,19 @@ func (l *Local) StartProcess(ctx context.Context, req ProcessRequest) (Process, 
 }
 
 // processCommand is the command a process runs: the same shell, directory
-// and environment as Exec's commands.
-func (l *Local) processCommand(req ProcessRequest, dir string) (*exec.Cmd, error) {
-	argv, env, err := l.command(dir, ExecRequest{Command: req.Command, Env: req.Env}) // through Wrap, as Exec's
+// and environment as Exec's commands. The caller sets it up and releases
+// the Wrapped.
+func (l *Local) processCommand(req ProcessRequest, dir string) (*exec.Cmd, Wrapped, error) {
+	w, err := l.command(dir, ExecRequest{Command: req.Command, Env: req.Env}) // through Wrap, as Exec's
 	if err != nil {
-		return nil, err
+		return nil, w, err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd := w.exec(context.Background(), dir)
 	cmd.Stderr = req.Stderr
 	if cmd.Stderr == nil {
 		cmd.Stderr = io.Discard
 	}
-	return cmd, nil
+	return cmd, w, nil
 }
 
 // localProcess is one process of StartProcess.

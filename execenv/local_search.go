@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/execenv/internal/search"
@@ -45,22 +44,23 @@ func (l *Local) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
 // ripgrep runs rg in root (through Wrap when one is configured: in the
 // sandbox of the commands) and parses its output.
 func (l *Local) ripgrep(ctx context.Context, root string, p search.GrepPlan, c *search.Collector) error {
-	argv, env := append([]string{l.rgPath}, search.RipgrepArgs(p)...), []string(nil)
+	w := Wrapped{Argv: append([]string{l.rgPath}, search.RipgrepArgs(p)...)}
 	if l.cfg.Wrap != nil {
 		var err error
-		if argv, env, err = l.cfg.Wrap(root, argv, []string{}); err != nil {
+		if w, err = l.cfg.Wrap(root, w.Argv, []string{}); err != nil {
 			return err
 		}
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = root, env
+	defer w.release()
+	cmd := w.exec(ctx, root)
+	w.setup(cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := w.start(cmd); err != nil {
 		return fmt.Errorf("execenv: start rg: %w", err)
 	}
 	parseErr := search.ParseRipgrep(out, c)

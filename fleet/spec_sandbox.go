@@ -3,8 +3,10 @@ package fleet
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentfleet/agentfleet/execenv/sandbox/allowlist"
+	"github.com/agentfleet/agentfleet/internal/bytesize"
 )
 
 // Sandbox networks, narrowest first.
@@ -26,6 +28,42 @@ type SandboxSpec struct {
 	// AllowHosts are the hosts an allowlist admits: "host", "host:port"
 	// or "*.domain".
 	AllowHosts []string `json:"allow_hosts,omitempty"`
+	// Limits narrow the worker's limits on what the task's commands
+	// start; each field set must be at most the worker's (a worker
+	// refuses a task asking for more).
+	Limits SandboxLimits `json:"limits,omitzero"`
+}
+
+// SandboxLimits bound everything a task's commands start (see
+// execenv/sandbox.Limits); zero fields leave the worker's limits.
+type SandboxLimits struct {
+	// Pids bounds processes and threads running at once.
+	Pids int `json:"pids,omitempty"`
+	// Memory bounds memory: "512MiB", "2GiB" (internal/bytesize).
+	Memory string `json:"memory,omitempty"`
+	// CPUs bounds CPU bandwidth, in CPUs (where the worker has cgroups).
+	CPUs float64 `json:"cpus,omitempty"`
+	// CPUTime bounds each process's CPU time: "10m".
+	CPUTime string `json:"cpu_time,omitempty"`
+}
+
+// check names a field of l that is not valid.
+func (l SandboxLimits) check() *FieldError {
+	if l.Pids < 0 {
+		return fieldErr("sandbox.limits.pids", "must be >= 0, got %d", l.Pids)
+	}
+	if _, err := bytesize.Parse(l.Memory); err != nil {
+		return fieldErr("sandbox.limits.memory", "%v", err)
+	}
+	if l.CPUs < 0 {
+		return fieldErr("sandbox.limits.cpus", "must be >= 0, got %g", l.CPUs)
+	}
+	if l.CPUTime != "" {
+		if d, err := time.ParseDuration(l.CPUTime); err != nil || d < time.Second {
+			return fieldErr("sandbox.limits.cpu_time", "%q must be a duration of at least 1s, such as \"10m\"", l.CPUTime)
+		}
+	}
+	return nil
 }
 
 // network is s.Network with its default.
@@ -62,7 +100,7 @@ func (s SandboxSpec) check() *FieldError {
 			return fieldErr(fmt.Sprintf("sandbox.allow_hosts[%d]", i), "%q: want a host name, host:port or *.domain", h)
 		}
 	}
-	return nil
+	return s.Limits.check()
 }
 
 // SandboxBound is an operator's upper bound on the sandboxes of tasks: the

@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/fleet"
@@ -40,5 +41,26 @@ func TestSandboxBoundPermitsOnlyNarrowerSpecs(t *testing.T) {
 	}
 	if err := (fleet.SandboxBound{AllowHosts: []string{"http://x"}}).Validate(); err == nil {
 		t.Error("a bad sandbox_allow_hosts entry was accepted")
+	}
+}
+
+// A spec's limits are checked on their own: the field that is wrong is
+// named (whether they fit a worker is the worker's to say).
+func TestSandboxLimitsAreChecked(t *testing.T) {
+	for _, c := range []struct {
+		limits fleet.SandboxLimits
+		want   string
+	}{
+		{fleet.SandboxLimits{Pids: -1}, "sandbox.limits.pids"},
+		{fleet.SandboxLimits{Memory: "lots"}, "sandbox.limits.memory"},
+		{fleet.SandboxLimits{CPUs: -2}, "sandbox.limits.cpus"},
+		{fleet.SandboxLimits{CPUTime: "10"}, "sandbox.limits.cpu_time"},
+	} {
+		if err := (fleet.SandboxSpec{Limits: c.limits}).Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %s", c.limits, err, c.want)
+		}
+	}
+	if err := (fleet.SandboxSpec{Limits: fleet.SandboxLimits{Pids: 64, Memory: "512MiB", CPUs: 1, CPUTime: "10m"}}).Validate(); err != nil {
+		t.Errorf("valid limits: %v", err)
 	}
 }

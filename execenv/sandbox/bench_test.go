@@ -16,23 +16,29 @@ import (
 
 // BenchmarkShellTrue is the sandbox's per-command overhead: `true`
 // through the shell tool in a plain local environment, and in sandboxed
-// ones without network and with an allowlist (which adds the egress
-// forwarder). Besides ns/op it reports the p50 and p99 of one command in
-// milliseconds.
+// ones without network, with the worker's default limits (prlimit in
+// front of bwrap where there is no delegated cgroup), and with an
+// allowlist (which adds the egress forwarder). Besides ns/op it reports
+// the p50 and p99 of one command in milliseconds.
 func BenchmarkShellTrue(b *testing.B) {
 	b.Run("unsandboxed", func(b *testing.B) {
-		env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: b.TempDir()})
+		env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(b)})
 		if err != nil {
 			b.Fatal(err)
 		}
 		benchShell(b, env)
 	})
-	for _, s := range []sandbox.Settings{{Network: sandbox.NetworkNone}, {Network: sandbox.NetworkAllowlist, AllowHosts: []string{"example.com"}}} {
-		b.Run("bwrap-network-"+string(s.Network), func(b *testing.B) {
+	for _, s := range []sandbox.Settings{{Network: sandbox.NetworkNone}, {Network: sandbox.NetworkNone, Limits: sandbox.DefaultLimits},
+		{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"example.com"}}} {
+		name := "bwrap-network-" + string(s.Network)
+		if s.Limits != (sandbox.Limits{}) {
+			name += "-limits"
+		}
+		b.Run(name, func(b *testing.B) {
 			if err := sandbox.Available(); err != nil {
 				testenv.SkipOrFatal(b, err.Error())
 			}
-			env, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: b.TempDir()}, s)
+			env, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(b)}, s)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -28,6 +28,7 @@ func TestConformance(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	execenvtest.Exercise(t, func(t *testing.T, dir string) execenv.Environment {
+		testenv.Searchable(t, dir)
 		l, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: dir},
 			sandbox.Settings{Env: []string{"AGENTFLEET_PROBE_PLAIN=" + execenvtest.ProbeEnv["AGENTFLEET_PROBE_PLAIN"]}})
 		if err != nil {
@@ -43,7 +44,7 @@ func TestTimeoutKillsTheSandboxAtOnce(t *testing.T) {
 	if _, err := exec.LookPath("pgrep"); err != nil {
 		testenv.SkipOrFatal(t, "pgrep is not on PATH (Debian: procps)")
 	}
-	l := newLocal(t, t.TempDir(), sandbox.Settings{})
+	l := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{})
 	marker := fmt.Sprintf("agentfleet-sandbox-probe-%d", time.Now().UnixNano())
 	res, err := l.Exec(context.Background(), execenv.ExecRequest{
 		Command: "trap '' TERM; (exec -a " + marker + " sleep 300 &); while :; do sleep 1; done", Timeout: time.Second})

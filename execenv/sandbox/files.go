@@ -116,7 +116,7 @@ func (l *Local) checkOpened(f *os.File, path string) error {
 // WriteFile writes a file of the workspace through an os.Root of it.
 func (l *Local) WriteFile(ctx context.Context, path string, data []byte) error {
 	return l.inWorkspace(ctx, path, func(root *os.Root, rel string) error {
-		if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		if err := l.mkdirAll(root, filepath.Dir(rel)); err != nil {
 			return err
 		}
 		f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE, 0o644)
@@ -124,6 +124,11 @@ func (l *Local) WriteFile(ctx context.Context, path string, data []byte) error {
 			return err
 		}
 		defer f.Close()
+		if l.uid >= 0 {
+			if err := f.Chown(l.uid, l.uid); err != nil {
+				return err
+			}
+		}
 		if fi, err := f.Stat(); err != nil {
 			return err
 		} else if n := links(fi); n > 1 {
@@ -152,7 +157,7 @@ func (l *Local) Rename(ctx context.Context, from, to string) error {
 		if err != nil {
 			return err
 		}
-		if err := root.MkdirAll(filepath.Dir(relTo), 0o755); err != nil {
+		if err := l.mkdirAll(root, filepath.Dir(relTo)); err != nil {
 			return err
 		}
 		return root.Rename(relFrom, relTo)
@@ -169,12 +174,30 @@ func (l *Local) inWorkspace(ctx context.Context, path string, op func(root *os.R
 	if _, err := l.Local.Stat(ctx, "."); err != nil { // creates a workspace made on first use
 		return err
 	}
-	root, err := os.OpenRoot(l.WorkingDir())
+	ws, err := l.workspace()
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(fdPath(ws))
 	if err != nil {
 		return err
 	}
 	defer root.Close()
 	return op(root, rel)
+}
+
+// mkdirAll makes dir (relative to root) and its missing parents, giving
+// each to the commands' uid when it is not the worker's.
+func (l *Local) mkdirAll(root *os.Root, dir string) error {
+	if err := root.MkdirAll(dir, 0o755); err != nil || l.uid < 0 {
+		return err
+	}
+	for d := dir; d != "." && d != "/" && d != ""; d = filepath.Dir(d) {
+		if err := root.Lchown(d, l.uid, l.uid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // relative is path relative to the workspace, refused when it is not

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/execenv/sandbox/allowlist"
@@ -50,6 +51,17 @@ type Settings struct {
 	// connect to (the operator's outbound_allow_private); every other
 	// non-public address is refused after resolution.
 	AllowPrivate []netip.Prefix
+	// IDs gives the commands their uid outside the sandbox when the
+	// worker is root: Tree's (a task tree shares its uid); nil means a
+	// process-wide allocator of the default range, and Tree "" a uid of
+	// the environment's own. A worker that is not root runs its
+	// sandboxes as its own uid.
+	IDs  *IDs
+	Tree string
+	// Limits bound everything the commands start; zero fields: none.
+	Limits Limits
+	// OnLimit, when set, learns of each command that hit a limit.
+	OnLimit func(LimitHit)
 }
 
 // Label is a short description of s for events and results:
@@ -69,41 +81,59 @@ func (s Settings) Label() string {
 }
 
 // Local is a local environment whose every command runs under bubblewrap
-// as Settings say (see Confine), and so does grep's ripgrep when the
-// sandbox can see it; its file operations are checked as files.go says
-// (wrap it with Scope to keep them in the workspace). Cleanup also stops
-// its egress proxy.
+// as Settings say, and so does grep's ripgrep when the sandbox can see
+// it; its file operations are checked as files.go says (wrap it with
+// Scope to keep them in the workspace). Its commands run as an
+// unprivileged uid outside the sandbox (see "Users" in the package doc)
+// within its Limits. Cleanup also stops its egress proxy and gives its
+// uid back.
 type Local struct {
 	*execenv.Local
 	proxy    *egress.Proxy
 	tmpDir   string   // the sandbox's home and /tmp, and the proxy's socket
 	readOnly []string // Settings.ReadOnly
+	uid      int      // the commands' uid outside; -1: the worker's own
+	shared   int      // the owner of shared writable paths (IDs.Shared)
+	putUID   func()   // gives uid back
+	limits   Limits
+	onLimit  func(LimitHit)
+	cgroup   *taskCgroup // nil: limits are resource limits (prlimit)
+	portals  *portals    // a root worker's (portal_linux.go); nil: sources bound by name
+	wsPortal string      // the workspace's portal
+	sources  map[string]string
+	bwrap    string // bwrap's path
+	fwd      string // the egress forwarder's executable
+
+	wsMu  sync.Mutex
+	ws    *os.File // the workspace as opened; nil until it exists
+	ownWS bool     // ws was opened here and is closed by Cleanup
+
+	releaseOnce sync.Once
 }
 
 // NewLocal returns a local environment for cfg whose commands are
 // confined by s. Commands that cannot be confined fail; none runs
 // unconfined.
+//
+// The workspace is bound as opened: cfg.WorkingDirFile when set, else
+// cfg.WorkingDir opened here without following a link in its last
+// component (at once when it exists, else when it is first created).
+// When the worker is root, the workspace tree, the home and /tmp are
+// given to the commands' uid when opened.
 func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 	if err := CheckSettings(s); err != nil {
 		return nil, err
 	}
+	if err := s.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("sandbox: limits: %w", err)
+	}
 	cfg = cfg.WithDefaults()
-	l := &Local{readOnly: s.ReadOnly}
-	var err error
-	if l.tmpDir, err = os.MkdirTemp("", "agentfleet-sandbox-"); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	for _, d := range []string{"home", "tmp"} {
-		if err = os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
-			break
-		}
-	}
-	if err == nil && s.Network == NetworkAllowlist {
-		err = l.startProxy(s)
-	}
+	l := &Local{readOnly: s.ReadOnly, uid: -1, limits: s.Limits, onLimit: s.OnLimit}
+	err := l.setUp(&cfg, s)
 	if err == nil {
 		cfg.NoRipgrep = cfg.NoRipgrep || !ripgrepVisible(s.ReadOnly)
-		cfg = confine(cfg, s, Policy{Home: filepath.Join(l.tmpDir, "home"), Tmp: filepath.Join(l.tmpDir, "tmp"), Egress: l.socket()})
+		base := Policy{Home: filepath.Join(l.tmpDir, "home"), Tmp: filepath.Join(l.tmpDir, "tmp"), Egress: l.socket()}
+		cfg = confine(cfg, s, base, l.wrap)
 		l.Local, err = execenv.NewLocal(cfg)
 	}
 	if err != nil {
@@ -113,28 +143,231 @@ func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 	return l, nil
 }
 
-// Confine returns cfg with every command run under bubblewrap: the
-// working directory is the writable workspace, the environment is only
-// the command's own variables plus PATH, LANG, LC_* and TZ of the worker,
-// and egressSocket, when not "", is the proxy that is the only way out
-// (NetworkAllowlist without one has no way out at all). It is the one
-// entry point for every process a local task starts; NewLocal adds a
-// home and /tmp that last and the proxy.
-func Confine(cfg execenv.LocalConfig, s Settings, egressSocket string) execenv.LocalConfig {
-	return confine(cfg, s, Policy{Egress: egressSocket})
+// setUp takes the uid, makes the home and /tmp, starts the proxy, opens
+// the workspace and makes the cgroup.
+func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
+	var err error
+	if l.bwrap, err = exec.LookPath("bwrap"); err != nil {
+		return ErrUnavailable
+	}
+	if isRoot() {
+		ids, key := s.IDs, s.Tree
+		if ids == nil {
+			ids = defaultIDs()
+		}
+		if key == "" {
+			key = fmt.Sprintf("env-%p", l)
+		}
+		if l.uid, l.putUID, err = ids.Acquire(key); err != nil {
+			return err
+		}
+		l.shared = ids.Shared()
+	}
+	if l.tmpDir, err = os.MkdirTemp("", "agentfleet-sandbox-"); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	for _, d := range []string{"home", "tmp"} {
+		if err := os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
+			return err
+		}
+		if err := l.chown(filepath.Join(l.tmpDir, d)); err != nil {
+			return err
+		}
+	}
+	if err := l.chown(l.tmpDir); err != nil {
+		return err
+	}
+	if err := reachableBy(l.tmpDir, l.uid); err != nil {
+		return err
+	}
+	if err := l.makePortals(*cfg, s); err != nil {
+		return err
+	}
+	if s.Network == NetworkAllowlist {
+		if err := l.startProxy(s); err != nil {
+			return err
+		}
+		if l.portals == nil {
+			l.fwd, err = forwarderFor(l.uid, l.tmpDir)
+		} else if exe, eerr := egress.Executable(); eerr != nil {
+			err = eerr
+		} else {
+			l.fwd, err = l.portals.add(exe, false)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if l.ws = cfg.WorkingDirFile; l.ws != nil {
+		err = l.ownTree()
+	} else if _, statErr := os.Lstat(cfg.WorkingDir); statErr == nil {
+		err = l.openWorkspace(cfg.WorkingDir)
+	}
+	if err != nil {
+		return err
+	}
+	if s.Limits.Pids > 0 || s.Limits.Memory > 0 || s.Limits.CPUs > 0 {
+		if p, perr := delegated(); perr == nil {
+			l.cgroup, err = p.child(s.Limits)
+		}
+	}
+	return err
 }
 
-// confine is Confine with base's Home, Tmp and Egress.
-func confine(cfg execenv.LocalConfig, s Settings, base Policy) execenv.LocalConfig {
-	cfg = cfg.WithDefaults()
+// makePortals gives a root worker's workspace and the operator's
+// read-only and writable paths portals (see portal_linux.go), where the
+// worker may make mount namespaces.
+func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
+	if l.uid < 0 || !portalsWork() {
+		return nil
+	}
+	l.portals = &portals{dir: filepath.Join(l.tmpDir, "portals")}
+	if err := os.Mkdir(l.portals.dir, 0o711); err != nil {
+		return err
+	}
+	var err error
+	if l.wsPortal, err = l.portals.add("", true); err != nil { // its source is the workspace as opened, at each start
+		return err
+	}
+	l.sources = map[string]string{cfg.WorkingDir: l.wsPortal}
+	if len(s.Writable) > 0 {
+		if l.portals.idmap, err = newIdmap(l.shared, l.uid); err != nil {
+			return err
+		}
+	}
+	for i, src := range append(append([]string{}, s.ReadOnly...), s.Writable...) {
+		fi, err := os.Stat(src)
+		if err != nil {
+			continue // bound by name: bwrap says what is wrong with it
+		}
+		if l.sources[src], err = l.portals.add(src, fi.IsDir()); err != nil {
+			return err
+		}
+		if i >= len(s.ReadOnly) && idmapWorks(src, l.portals.idmap) {
+			l.portals.list[len(l.portals.list)-1].idmap = true
+			if err := l.shareEmpty(src); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// shareEmpty gives an empty shared writable directory (a cache made for
+// the tasks) to the shared uid, so that tasks may write it through its
+// idmap. One with content is left as it is: what root owns in it is
+// read-only to tasks (give it to IDs.Shared to share it).
+func (l *Local) shareEmpty(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) > 0 {
+		return nil
+	}
+	if err := os.Lchown(dir, l.shared, l.shared); err != nil {
+		return fmt.Errorf("sandbox: giving %s (sandbox_writable) to the tasks' shared uid %d: %w", dir, l.shared, err)
+	}
+	return nil
+}
+
+// chown gives path (not following a link) to the commands' uid when it
+// is not the worker's.
+func (l *Local) chown(path string) error {
+	if l.uid < 0 {
+		return nil
+	}
+	return os.Lchown(path, l.uid, l.uid)
+}
+
+// openWorkspace opens dir (see NewLocal) and gives it to the uid.
+func (l *Local) openWorkspace(dir string) error {
+	ws, err := openWorkspace(dir)
+	if err != nil {
+		return fmt.Errorf("sandbox: opening the workspace: %w", err)
+	}
+	l.ws, l.ownWS = ws, true
+	return l.ownTree()
+}
+
+// ownTree gives the workspace tree to the commands' uid.
+func (l *Local) ownTree() error {
+	if l.uid < 0 {
+		return nil
+	}
+	if l.portals == nil {
+		if err := reachableBy(fdPath(l.ws), l.uid); err != nil {
+			return err
+		}
+	}
+	if err := chownTree(l.ws, l.uid); err != nil {
+		return fmt.Errorf("sandbox: giving the workspace to the task's uid %d: %w", l.uid, err)
+	}
+	return nil
+}
+
+// workspace is the opened workspace, opened now if it was created since
+// NewLocal (CreateOnFirstUse): callers make sure it exists.
+func (l *Local) workspace() (*os.File, error) {
+	l.wsMu.Lock()
+	defer l.wsMu.Unlock()
+	if l.ws == nil {
+		if err := l.openWorkspace(l.WorkingDir()); err != nil {
+			return nil, err
+		}
+	}
+	return l.ws, nil
+}
+
+// wrap makes one command's bwrap: the workspace, the seccomp filter and
+// the forwarder as descriptors, the resource limits in front, the uid
+// and cgroup as process attributes.
+func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
+	ws, err := l.workspace()
+	if err != nil {
+		return execenv.Wrapped{}, err
+	}
+	filter, err := seccompFile()
+	if err != nil {
+		return execenv.Wrapped{}, err
+	}
+	files := []*os.File{ws, filter}
+	p.WorkspaceFD, p.SeccompFD, p.Forwarder = 3, 4, l.fwd
+	var start func(*exec.Cmd) error
+	if l.portals != nil { // the workspace through its portal, its source what was opened
+		files, p.WorkspaceFD, p.SeccompFD, p.Sources = files[1:], 0, 3, l.sources
+		with := *l.portals
+		with.list = append([]portal{{source: fdPath(ws), path: l.wsPortal}}, with.list[1:]...)
+		start = with.start
+	}
+	full, err := p.Command(argv)
+	if err == nil {
+		full[0] = l.bwrap
+		var prefix []string
+		prefix, err = rlimitArgs(l.limits, l.cgroup != nil, l.uid >= 0)
+		full = append(prefix, full...)
+	}
+	if err != nil {
+		filter.Close()
+		return execenv.Wrapped{}, err
+	}
+	cgroupFD := -1
+	if l.cgroup != nil {
+		cgroupFD = int(l.cgroup.fd.Fd())
+	}
+	return execenv.Wrapped{Argv: full, Env: []string{}, Dir: "/", Files: files, Attr: asUser(l.uid, cgroupFD),
+		Release: func() { filter.Close() }, Start: start}, nil
+}
+
+// confine returns cfg with every command run under bubblewrap: the
+// working directory is the writable workspace, the environment is only
+// the command's own variables plus PATH, LANG, LC_* and TZ of the worker
+// and s.Env, and base's Home, Tmp and Egress; build makes the command.
+func confine(cfg execenv.LocalConfig, s Settings, base Policy, build func(Policy, []string) (execenv.Wrapped, error)) execenv.LocalConfig {
 	cfg.EnvPolicy = execenv.EnvNone
 	base.Workspace, base.ReadOnly, base.Writable, base.Network = cfg.WorkingDir, s.ReadOnly, s.Writable, s.Network == NetworkFull
 	fixed := append(hostEnv(), s.Env...)
-	cfg.Wrap = func(dir string, argv, env []string) ([]string, []string, error) {
+	cfg.Wrap = func(dir string, argv, env []string) (execenv.Wrapped, error) {
 		p := base
 		p.Dir, p.Env = dir, append(append([]string{}, fixed...), env...)
-		full, err := p.Command(argv)
-		return full, []string{}, err
+		return build(p, argv)
 	}
 	return cfg
 }
@@ -174,8 +407,10 @@ func (l *Local) startProxy(s Settings) error {
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	l.proxy, err = egress.Listen(filepath.Join(l.tmpDir, "egress.sock"), allow, s.Logger, s.AllowPrivate...)
-	return err
+	if l.proxy, err = egress.Listen(filepath.Join(l.tmpDir, "egress.sock"), allow, s.Logger, s.AllowPrivate...); err != nil {
+		return err
+	}
+	return l.chown(l.proxy.Addr()) // the commands' uid connects to it
 }
 
 func (l *Local) socket() string {
@@ -185,16 +420,37 @@ func (l *Local) socket() string {
 	return l.proxy.Addr()
 }
 
-// release stops the proxy and removes the home, /tmp and socket.
-func (l *Local) release() {
+// release stops the proxy, removes the home, /tmp and socket and the
+// cgroup, closes what was opened and gives the uid back.
+func (l *Local) release() { l.releaseOnce.Do(l.releaseNow) }
+
+func (l *Local) releaseNow() {
 	if l.proxy != nil {
 		l.proxy.Close()
 	}
-	os.RemoveAll(l.tmpDir)
+	if l.tmpDir != "" {
+		os.RemoveAll(l.tmpDir)
+	}
+	if l.cgroup != nil {
+		l.cgroup.remove()
+	}
+	if l.portals != nil && l.portals.idmap != nil {
+		l.portals.idmap.Close()
+	}
+	l.wsMu.Lock()
+	if l.ownWS {
+		l.ws.Close()
+		l.ws, l.ownWS = nil, false
+	}
+	l.wsMu.Unlock()
+	if l.putUID != nil {
+		l.putUID()
+	}
 }
 
-// Cleanup kills the commands still running, then stops the egress proxy
-// and removes the sandbox's home and /tmp.
+// Cleanup kills the commands still running, then stops the egress proxy,
+// removes the sandbox's home and /tmp and its cgroup, and gives its uid
+// back. Safe to call more than once.
 func (l *Local) Cleanup(ctx context.Context) error {
 	err := l.Local.Cleanup(ctx)
 	l.release()

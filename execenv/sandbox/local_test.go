@@ -54,7 +54,7 @@ func sh(t *testing.T, env execenv.Environment, script string) (string, int) {
 // environment, not a sibling workspace, not a file outside.
 func TestLocalCommandsAreConfined(t *testing.T) {
 	t.Setenv("AGENTFLEET_WORKER_SECRET", "leaked")
-	parent := t.TempDir()
+	parent := testenv.SearchableTempDir(t)
 	ws, other := filepath.Join(parent, "task-a"), filepath.Join(parent, "task-b")
 	for _, d := range []string{filepath.Join(ws, "sub"), other} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -94,7 +94,7 @@ func TestLocalCommandsAreConfined(t *testing.T) {
 // A sandbox that cannot start fails the command with bubblewrap's own
 // message, and the command does not run.
 func TestSandboxThatCannotStartRunsNothing(t *testing.T) {
-	ws := t.TempDir()
+	ws := testenv.SearchableTempDir(t)
 	l := newLocal(t, ws, sandbox.Settings{ReadOnly: []string{filepath.Join(ws, "..", "absent-cache")}})
 	out, code := sh(t, l, `touch ran`)
 	if code == 0 || !strings.Contains(out, "bwrap:") {
@@ -133,7 +133,7 @@ func viaProxy(request string) string {
 // connecting to the host directly fails.
 func TestEgressAllowlist(t *testing.T) {
 	named, unnamed := serve(t, "named"), serve(t, "unnamed")
-	l := newLocal(t, t.TempDir(), sandbox.Settings{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"localhost:" + named},
+	l := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"localhost:" + named},
 		AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}})
 	get := func(port string) string {
 		return `GET http://localhost:` + port + `/ HTTP/1.0\r\nHost: localhost:` + port + `\r\n\r\n`
@@ -162,7 +162,7 @@ func TestEgressAllowlist(t *testing.T) {
 // server on the host's loopback (where NATS and Postgres listen).
 func TestNoNetworkReachesNothing(t *testing.T) {
 	port := serve(t, "host")
-	l := newLocal(t, t.TempDir(), sandbox.Settings{})
+	l := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{})
 	if out, code := sh(t, l, `exec 3<>/dev/tcp/127.0.0.1/`+port+` && echo connected`); code == 0 || strings.Contains(out, "connected") {
 		t.Fatalf("reached the host's loopback: %s", out)
 	}
@@ -174,7 +174,7 @@ func TestNoNetworkReachesNothing(t *testing.T) {
 // The sandbox's home and /tmp last from one command to the next (a build
 // cache stays warm).
 func TestHomeAndTmpLastForTheEnvironment(t *testing.T) {
-	l := newLocal(t, t.TempDir(), sandbox.Settings{})
+	l := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{})
 	if out, code := sh(t, l, `echo kept > /tmp/note && mkdir -p ~/.cache && echo warm > ~/.cache/c`); code != 0 {
 		t.Fatalf("writing: %s", out)
 	}
@@ -190,7 +190,7 @@ func TestBadSettingsAreRefused(t *testing.T) {
 		{AllowHosts: []string{"example.com"}},
 		{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"http://example.com"}},
 	} {
-		if l, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: t.TempDir()}, s); err == nil {
+		if l, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(t)}, s); err == nil {
 			l.Cleanup(context.Background())
 			t.Errorf("settings %+v accepted", s)
 		}
@@ -200,7 +200,7 @@ func TestBadSettingsAreRefused(t *testing.T) {
 // A long-lived process (an MCP server on stdio) starts in the sandbox
 // too: it talks over its stdin and stdout and sees what a command sees.
 func TestProcessesRunInTheSandbox(t *testing.T) {
-	l := newLocal(t, t.TempDir(), sandbox.Settings{})
+	l := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{})
 	starter, ok := sandbox.Scope(l).(execenv.ProcessStarter)
 	if !ok {
 		t.Fatal("the scoped environment cannot start processes")

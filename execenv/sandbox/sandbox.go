@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
 )
@@ -44,6 +46,33 @@ type Policy struct {
 	// of the caller's environment reaches it otherwise. HOME and TMPDIR are
 	// set to the private home and /tmp unless Env sets them.
 	Env []string
+	// WorkspaceFD, when > 0, is the workspace as the caller opened it, as
+	// the descriptor bwrap will hold (3 for the first of
+	// exec.Cmd.ExtraFiles): it is bound in place of the name
+	// (--bind-fd), so that what is bound is where the opened directory is
+	// now, whatever became of its name (a link swapped in is not
+	// followed). bwrap resolves that place by name as its own uid: every
+	// directory above it must be searchable by that uid. Workspace stays
+	// where it is seen inside.
+	WorkspaceFD int
+	// Forwarder is the egress forwarder's executable to bind; ""
+	// means egress.Executable().
+	Forwarder string
+	// SeccompFD, when > 0, is where bwrap reads the seccomp filter
+	// (Seccomp) from.
+	SeccompFD int
+	// Sources, when set, maps a directory the sandbox sees (Workspace, a
+	// ReadOnly or Writable entry) to the host path bound there, in place
+	// of the same path: a root worker's portals (see Local).
+	Sources map[string]string
+}
+
+// source is the host path bound at dest.
+func (p Policy) source(dest string) string {
+	if src, ok := p.Sources[dest]; ok {
+		return src
+	}
+	return dest
 }
 
 // Home is the private, empty home directory of a sandboxed command.
@@ -67,7 +96,10 @@ var etcFiles = []string{
 // namespaces it needs on this machine.
 var ErrUnavailable = errors.New("sandbox: bubblewrap (bwrap) is not available: install it (Debian: apt-get install bubblewrap) or run the worker where user namespaces are allowed")
 
-// Available reports whether bwrap is installed and can run a command here.
+// Available reports whether bwrap is installed and can run a command
+// here as the sandbox does: in a user namespace of its own, started by an
+// unprivileged uid (one of the default range when this process is root),
+// with the descriptor bindings it uses.
 func Available() error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("%w: bubblewrap runs on Linux only, and this is %s", ErrUnavailable, runtime.GOOS)
@@ -76,18 +108,36 @@ func Available() error {
 	if err != nil {
 		return ErrUnavailable
 	}
-	out, err := exec.Command(path, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true").CombinedOutput()
+	if help, _ := exec.Command(path, "--help").CombinedOutput(); !strings.Contains(string(help), "--bind-fd") {
+		return fmt.Errorf("%w: this bwrap has no --bind-fd: install bubblewrap 0.8.0 or later (Debian 12 has it)", ErrUnavailable)
+	}
+	cmd := exec.Command(path, "--unshare-user", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true")
+	cmd.Dir = "/"
+	probeAs(cmd, DefaultUIDLast)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnavailable, strings.TrimSpace(string(out)), err)
+		return fmt.Errorf("%w: %s: %v (bubblewrap needs unprivileged user namespaces: see docs/operations.md)", ErrUnavailable, strings.TrimSpace(string(out)), err)
 	}
 	return nil
 }
 
+// hasDisableUserns reports whether this bwrap has --disable-userns
+// (bubblewrap 0.8.0 and later), asked once per process. An older one
+// runs without it: nested user namespaces are then refused by the
+// seccomp filter alone (unshare, setns and clone with CLONE_NEWUSER).
+var hasDisableUserns = sync.OnceValue(func() bool {
+	out, _ := exec.Command("bwrap", "--help").CombinedOutput()
+	return strings.Contains(string(out), "--disable-userns")
+})
+
 // Command returns argv run under p: bwrap's own arguments, then argv.
 // The command gets the workspace read-write, the system read-only, a
-// private /tmp and home, its own /proc, /dev and PID, IPC and UTS
-// namespaces, no network unless p.Network, and exactly p.Env. It dies
-// with its parent and cannot reach the terminal of the worker.
+// private /tmp and home, its own /proc, /dev and user, PID, IPC and UTS
+// namespaces, no network unless p.Network, and exactly p.Env. It runs as
+// InnerID with no capability, cannot make user namespaces of its own
+// (--disable-userns where bwrap has it, and the seccomp filter), dies
+// with its parent and cannot reach the terminal of the worker. Which uid
+// it has outside is the caller's (bwrap's own): see Local.
 func (p Policy) Command(argv []string) ([]string, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
@@ -95,9 +145,17 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: no command to run")
 	}
+	id := strconv.Itoa(InnerID)
 	args := []string{"bwrap", "--die-with-parent", "--new-session",
+		"--unshare-user", "--uid", id, "--gid", id, "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--proc", "/proc", "--dev", "/dev"}
+	if hasDisableUserns() {
+		args = append(args, "--disable-userns")
+	}
+	if p.SeccompFD > 0 {
+		args = append(args, "--seccomp", strconv.Itoa(p.SeccompFD))
+	}
 	args = append(args, privateDir(p.Tmp, "/tmp")...)
 	args = append(args, "--tmpfs", "/home")
 	args = append(args, privateDir(p.Home, Home)...)
@@ -106,16 +164,19 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	}
 	args = append(args, systemArgs()...)
 	for _, ro := range p.ReadOnly {
-		args = append(args, "--ro-bind", ro, ro)
+		args = append(args, "--ro-bind", p.source(ro), ro)
 	}
 	for _, rw := range p.Writable {
-		args = append(args, "--bind", rw, rw)
+		args = append(args, "--bind", p.source(rw), rw)
 	}
 	env := p.environment()
 	if p.Egress != "" {
-		exe, err := egress.Executable()
-		if err != nil {
-			return nil, err
+		exe := p.Forwarder
+		if exe == "" {
+			var err error
+			if exe, err = egress.Executable(); err != nil {
+				return nil, err
+			}
 		}
 		args = append(args, "--ro-bind", exe, egress.InnerForwarder, "--bind", p.Egress, egress.InnerSocket)
 		argv = egress.Wrap(argv)
@@ -125,7 +186,12 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	if dir == "" {
 		dir = p.Workspace
 	}
-	args = append(args, "--bind", p.Workspace, p.Workspace, "--chdir", dir, "--clearenv")
+	if p.WorkspaceFD > 0 {
+		args = append(args, "--bind-fd", strconv.Itoa(p.WorkspaceFD), p.Workspace)
+	} else {
+		args = append(args, "--bind", p.source(p.Workspace), p.Workspace)
+	}
+	args = append(args, "--chdir", dir, "--clearenv")
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		args = append(args, "--setenv", k, v)
@@ -145,7 +211,7 @@ func (p Policy) validate() error {
 	var errs []error
 	if !filepath.IsAbs(p.Workspace) {
 		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q must be an absolute directory", p.Workspace))
-	} else if fi, err := os.Stat(p.Workspace); err != nil || !fi.IsDir() {
+	} else if fi, err := os.Stat(p.source(p.Workspace)); p.WorkspaceFD <= 0 && (err != nil || !fi.IsDir()) {
 		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q is not a directory", p.Workspace))
 	}
 	for name, d := range map[string]string{"Dir": p.Dir, "Home": p.Home, "Tmp": p.Tmp} {

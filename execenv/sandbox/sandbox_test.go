@@ -35,7 +35,7 @@ func run(t *testing.T, p sandbox.Policy, script string) (string, bool) {
 // The workspace is writable and the working directory; the system is
 // readable but not writable; /tmp and the home are private and writable.
 func TestWorkspaceWritableSystemReadOnly(t *testing.T) {
-	ws := t.TempDir()
+	ws := testenv.SearchableTempDir(t)
 	p := sandbox.Policy{Workspace: ws}
 	if out, ok := run(t, p, `pwd && echo made > note.txt && echo t > /tmp/x && echo h > "$HOME/y" && cat /tmp/x "$HOME/y"`); !ok ||
 		out != ws+"\nt\nh" {
@@ -54,7 +54,7 @@ func TestWorkspaceWritableSystemReadOnly(t *testing.T) {
 // not a sibling directory (another task's workspace), not /root, not the
 // parts of /etc a worker's configuration could be in.
 func TestOtherFilesAreHidden(t *testing.T) {
-	parent := t.TempDir()
+	parent := testenv.SearchableTempDir(t)
 	ws, other := filepath.Join(parent, "task-a"), filepath.Join(parent, "task-b")
 	for _, d := range []string{ws, other} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -92,10 +92,10 @@ func TestNetworkOnlyWhenAllowed(t *testing.T) {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	// bash's /dev/tcp needs no network tools in the sandbox.
 	script := `exec bash -c 'exec 3<>/dev/tcp/127.0.0.1/` + port + ` && head -1 <&3'`
-	if out, ok := run(t, sandbox.Policy{Workspace: t.TempDir()}, script); ok || strings.Contains(out, "hello") {
+	if out, ok := run(t, sandbox.Policy{Workspace: testenv.SearchableTempDir(t)}, script); ok || strings.Contains(out, "hello") {
 		t.Fatalf("reached the host without network: ok %v, output %q", ok, out)
 	}
-	if out, ok := run(t, sandbox.Policy{Workspace: t.TempDir(), Network: true}, script); !ok || out != "hello" {
+	if out, ok := run(t, sandbox.Policy{Workspace: testenv.SearchableTempDir(t), Network: true}, script); !ok || out != "hello" {
 		t.Fatalf("with network: ok %v, output %q", ok, out)
 	}
 }
@@ -104,7 +104,7 @@ func TestNetworkOnlyWhenAllowed(t *testing.T) {
 // policy gives (with HOME and TMPDIR), none of the caller's.
 func TestOwnPIDsAndOnlyTheGivenEnvironment(t *testing.T) {
 	t.Setenv("AGENTFLEET_TEST_SECRET", "leaked")
-	p := sandbox.Policy{Workspace: t.TempDir(), Env: []string{"PATH=/usr/bin:/bin", "GREETING=hi"}}
+	p := sandbox.Policy{Workspace: testenv.SearchableTempDir(t), Env: []string{"PATH=/usr/bin:/bin", "GREETING=hi"}}
 	out, ok := run(t, p, `echo "pid $$"; ls /proc | grep -c '^[0-9]'; env | sort`)
 	if !ok {
 		t.Fatalf("run: %s", out)
@@ -131,15 +131,15 @@ func TestOwnPIDsAndOnlyTheGivenEnvironment(t *testing.T) {
 func TestBadPolicyIsRefused(t *testing.T) {
 	for _, p := range []sandbox.Policy{
 		{Workspace: "relative/dir"},
-		{Workspace: filepath.Join(t.TempDir(), "missing")},
-		{Workspace: t.TempDir(), ReadOnly: []string{"cache"}},
-		{Workspace: t.TempDir(), Env: []string{"NOEQUALS"}},
+		{Workspace: filepath.Join(testenv.SearchableTempDir(t), "missing")},
+		{Workspace: testenv.SearchableTempDir(t), ReadOnly: []string{"cache"}},
+		{Workspace: testenv.SearchableTempDir(t), Env: []string{"NOEQUALS"}},
 	} {
 		if _, err := p.Command([]string{"true"}); err == nil {
 			t.Errorf("policy %+v accepted", p)
 		}
 	}
-	if _, err := (sandbox.Policy{Workspace: t.TempDir()}).Command(nil); err == nil {
+	if _, err := (sandbox.Policy{Workspace: testenv.SearchableTempDir(t)}).Command(nil); err == nil {
 		t.Error("an empty command accepted")
 	}
 }

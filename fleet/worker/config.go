@@ -139,6 +139,8 @@ type Config struct {
 	// variables every sandboxed command gets (GOCACHE pointing there).
 	SandboxWritable []string          `mapstructure:"sandbox_writable"`
 	SandboxEnv      map[string]string `mapstructure:"sandbox_env"`
+	// SandboxIsolation is sandbox_uid_range and sandbox_limits.
+	SandboxIsolation `mapstructure:",squash"`
 	// DeltaWindow and DeltaMaxBytes merge a session's text deltas before
 	// they are published: one event per window or per that much text,
 	// whichever comes first, the first delta of an answer at once (defaults
@@ -306,7 +308,7 @@ func (c Config) Validate() error {
 	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, c.sandboxOperator().Validate())
+	errs = append(errs, c.SandboxIsolation.validate(), c.sandboxOperator().Validate())
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

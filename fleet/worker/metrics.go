@@ -33,6 +33,7 @@ type metrics struct {
 	deadLetters     prometheus.Counter
 	denials         *prometheus.CounterVec // tool, rule
 	approvals       prometheus.Counter
+	limitHits       *prometheus.CounterVec // limit: pids, memory, cpu
 }
 
 func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
@@ -76,6 +77,7 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 		denials: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "permission_denials_total",
 			Help: "Tool calls the permission policy or a person refused, by tool and the rule that decided.", ConstLabels: cl}, []string{"tool", "rule"}),
 		approvals: counter("approvals_requested_total", "Tool calls that parked their session for a person's approval."),
+		limitHits: newLimitHits(cl),
 	}
 	qm := w.q.Metrics()
 	fromQueue := func(name, help string, v func() uint64) prometheus.Collector {
@@ -84,7 +86,7 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 	}
 	cs := []prometheus.Collector{m.tasks, m.claimLatency, m.sessionDuration, m.sessionsRunning, m.turns, m.llmRequests,
 		m.llmLatency, m.llmTokens, m.toolCalls, m.toolDuration, m.retries, m.naks, m.parks, m.resumes, m.spawns, m.events,
-		m.storeRetries, m.storeUp, m.deadLetters, m.denials, m.approvals,
+		m.storeRetries, m.storeUp, m.deadLetters, m.denials, m.approvals, m.limitHits,
 		fromQueue("redeliveries_total", "Task messages delivered more than once.", qm.Redelivered.Load),
 		fromQueue("events_published_total", "Events the EVENTS stream acknowledged.", qm.EventsPublished.Load),
 		fromQueue("event_publish_failures_total",

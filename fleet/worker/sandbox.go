@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/google/uuid"
+
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
@@ -19,15 +21,28 @@ const (
 
 // sandboxOperator is the sandbox part of the configuration.
 func (c Config) sandboxOperator() tasksandbox.Operator {
+	limits, _ := c.SandboxLimits.limits() // Validate reports a bad size
 	return tasksandbox.Operator{Mode: c.Sandbox, Bound: c.SandboxBound, ReadOnly: c.SandboxReadOnly,
-		Writable: c.SandboxWritable, Env: c.SandboxEnv, AllowPrivate: c.allowPrivate()}
+		Writable: c.SandboxWritable, Env: c.SandboxEnv, AllowPrivate: c.allowPrivate(), UIDRange: c.SandboxUIDRange, Limits: limits}
+}
+
+// sandboxOperator is the configuration's, counting limit hits in the
+// worker's metrics.
+func (w *Worker) sandboxOperator() tasksandbox.Operator {
+	op := w.cfg.sandboxOperator()
+	op.OnLimit = func(limit string) { w.metrics.limitHits.WithLabelValues(limit).Inc() }
+	return op
 }
 
 // localEnv builds a local task's environment under the worker's sandbox
 // and records which sandbox it is; a refusal fails the task as not
 // allowed, with the reason.
 func (r *run) localEnv(cfg execenv.LocalConfig) (execenv.Environment, error) {
-	env, label, err := r.w.sandbox.Env(cfg, r.spec.Sandbox, r.log)
+	tree := r.task.RootID
+	if tree == uuid.Nil {
+		tree = r.task.ID // a root task: the tree is its own
+	}
+	env, label, err := r.w.sandbox.Env(cfg, r.spec.Sandbox, tree.String(), r.log)
 	var refused *tasksandbox.RefusedError
 	switch {
 	case errors.As(err, &refused):
@@ -47,5 +62,5 @@ func LocalEnvironment(cfg Config, dir string, spec fleet.SandboxSpec, log *slog.
 	if err := cfg.sandboxOperator().Validate(); err != nil {
 		return nil, "", err
 	}
-	return tasksandbox.Start(cfg.sandboxOperator(), log).Env(execenv.LocalConfig{WorkingDir: dir}, spec, log)
+	return tasksandbox.Start(cfg.sandboxOperator(), log).Env(execenv.LocalConfig{WorkingDir: dir}, spec, "", log)
 }

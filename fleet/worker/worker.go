@@ -121,7 +121,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		NewClient: deps.NewClient, Limits: &w.limits, LimitMetrics: limitMetrics, Observe: w.metrics.observeLLM})
 	w.prices = newPriceBook(cfg, w)
 	w.health = storegate.NewHealth(w.raw, w.log, w.metrics.storeUp)
-	w.sandbox = tasksandbox.Start(cfg.sandboxOperator(), w.log)
+	w.sandbox = tasksandbox.Start(w.sandboxOperator(), w.log)
 	w.st = storegate.Store{Store: w.raw, Health: w.health, GiveUp: w.graceOver, OnRetry: w.metrics.storeRetries.Inc}
 	return w, nil
 }

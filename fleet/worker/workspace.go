@@ -64,7 +64,7 @@ func (r *run) buildEnv(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy,
+		r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, WorkingDirFile: r.ws.file, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy,
 			EnvPolicy: policy, DefaultTimeout: defTimeout, MaxTimeout: maxTimeout})
 	}
 	if err != nil {

@@ -6,6 +6,21 @@
 // env_policy says, but they run as the worker's user with everything that
 // user can reach. `worker run` and `worker tool --sandbox` share it, so
 // a tool tried from a terminal runs as a fleet task's would.
+//
+// # Users and limits
+//
+// A root worker runs each task tree's commands as a uid of its own,
+// from Operator.UIDRange (sandbox_uid_range, default
+// execenv/sandbox.DefaultUIDFirst-DefaultUIDLast): the uid is keyed by
+// the tree's root task id, shared by the subagents that work in the same
+// workspace, and given back when the tree's last environment on this
+// worker is cleaned up. A worker that is not root runs them as its own
+// uid (subordinate ids through newuidmap are not used), still with no
+// capability, no nested user namespace and the seccomp filter.
+//
+// Operator.Limits (sandbox_limits) bound each environment; a spec's
+// sandbox.limits may only narrow them: a spec asking for more is
+// refused, naming the field.
 package tasksandbox
 
 import (
@@ -13,12 +28,15 @@ import (
 	"log/slog"
 	"maps"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/internal/bytesize"
 )
 
 // Modes of Operator.Mode.
@@ -47,6 +65,9 @@ type Operator struct {
 	// AllowPrivate are the internal addresses the egress proxy may reach
 	// (the worker's outbound_allow_private).
 	AllowPrivate []netip.Prefix
+	UIDRange     string             // "first-last": a root worker's task uids; "" the default range
+	Limits       sandbox.Limits     // bounds of each task's environment (zero fields: none)
+	OnLimit      func(limit string) // learns of each command that hit a limit (a metric)
 }
 
 // Validate names a bad key of the worker's configuration.
@@ -63,6 +84,14 @@ func (o Operator) Validate() error {
 			}
 		}
 	}
+	if o.UIDRange != "" {
+		if _, _, err := sandbox.ParseUIDRange(o.UIDRange); err != nil {
+			return fmt.Errorf("sandbox_uid_range: %w", err)
+		}
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return fmt.Errorf("sandbox_limits: %w", err)
+	}
 	return o.Bound.Validate()
 }
 
@@ -71,7 +100,8 @@ func (o Operator) Validate() error {
 type State struct {
 	op      Operator
 	on      bool
-	missing error // sandbox on but bubblewrap cannot run
+	missing error        // sandbox on but bubblewrap cannot run
+	ids     *sandbox.IDs // the task trees' uids
 }
 
 // Start checks bubblewrap once and logs what local tasks will run in.
@@ -81,10 +111,17 @@ func Start(op Operator, log *slog.Logger) State {
 		log.Warn("sandbox: off: local tasks run unconfined, as this worker's user, with its files and network")
 		return st
 	}
+	first, last := sandbox.DefaultUIDFirst, sandbox.DefaultUIDLast
+	if op.UIDRange != "" {
+		first, last, _ = sandbox.ParseUIDRange(op.UIDRange) // Validate checked it
+	}
+	st.ids = sandbox.NewIDs(first, last)
 	err := sandbox.Available()
 	switch {
 	case err == nil:
-		log.Info("sandbox: local tasks run under bubblewrap")
+		cg, cgErr := sandbox.LimitsEnforcement()
+		log.Info("sandbox: local tasks run under bubblewrap", "uids", uidsNote(first, last), "limits", limitsNote(op.Limits),
+			"limits_by", enforcementNote(cg, cgErr))
 		st.on = true
 	case op.Mode == Auto:
 		log.Warn("sandbox: bubblewrap cannot run here, so local tasks run UNSANDBOXED, as this worker's user", "reason", err)
@@ -96,11 +133,12 @@ func Start(op Operator, log *slog.Logger) State {
 }
 
 // Env builds a local task's environment for cfg: under bubblewrap with
-// spec (within the operator's bound), its file tools kept in the
+// spec (within the operator's bound and limits), as the uid of tree (the
+// root task's id; see "Users and limits"), its file tools kept in the
 // workspace and the read-only paths; or unconfined when the sandbox is
 // off. label names what confines it (TaskResult.Sandbox). A refusal is a
 // *RefusedError.
-func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, log *slog.Logger) (env execenv.Environment, label string, err error) {
+func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, tree string, log *slog.Logger) (env execenv.Environment, label string, err error) {
 	if s.missing != nil {
 		return nil, "", &RefusedError{fmt.Sprintf("local tasks run in a sandbox and %v; or set sandbox: off in this worker's configuration to run them unconfined",
 			s.missing)}
@@ -113,8 +151,15 @@ func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, log *slog.Lo
 	if fe := s.op.Bound.Permits(spec); fe != nil {
 		return nil, "", &RefusedError{fe.Error()}
 	}
+	limits, err := specLimits(s.op.Limits, spec.Limits)
+	if err != nil {
+		return nil, "", &RefusedError{err.Error()}
+	}
 	set := sandbox.Settings{Network: sandbox.Network(spec.Network), AllowHosts: spec.AllowHosts,
-		ReadOnly: s.op.ReadOnly, Writable: s.op.Writable, Logger: log, AllowPrivate: s.op.AllowPrivate}
+		ReadOnly: s.op.ReadOnly, Writable: s.op.Writable, Logger: log, AllowPrivate: s.op.AllowPrivate, IDs: s.ids, Tree: tree, Limits: limits}
+	if s.op.OnLimit != nil {
+		set.OnLimit = func(h sandbox.LimitHit) { s.op.OnLimit(h.Limit) }
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.op.Env)) {
 		set.Env = append(set.Env, k+"="+s.op.Env[k])
 	}
@@ -138,4 +183,33 @@ func UnconfinedEnvPolicy(p execenv.EnvPolicy) execenv.EnvPolicy {
 		return p
 	}
 	return execenv.EnvCoreOnly
+}
+
+// specLimits is the operator's limits narrowed by a spec's (which
+// TaskSpec.Validate checked).
+func specLimits(op sandbox.Limits, spec fleet.SandboxLimits) (sandbox.Limits, error) {
+	mem, _ := bytesize.Parse(spec.Memory)
+	var cpuTime time.Duration
+	if spec.CPUTime != "" {
+		cpuTime, _ = time.ParseDuration(spec.CPUTime)
+	}
+	return op.Within(sandbox.Limits{Pids: spec.Pids, Memory: mem, CPUs: spec.CPUs, CPUTime: cpuTime})
+}
+
+func uidsNote(first, last int) string {
+	if os.Geteuid() != 0 {
+		return "this worker's own (it is not root)"
+	}
+	return fmt.Sprintf("one per task tree, from %d-%d", first, last)
+}
+
+func limitsNote(l sandbox.Limits) string {
+	return fmt.Sprintf("pids %d, memory %s, cpus %g, cpu_time %s (0: none)", l.Pids, bytesize.Format(l.Memory), l.CPUs, l.CPUTime)
+}
+
+func enforcementNote(cgroup string, err error) string {
+	if err != nil {
+		return fmt.Sprintf("prlimit (RLIMIT_NPROC, RLIMIT_DATA, RLIMIT_CPU; no delegated cgroup v2: %v)", err)
+	}
+	return "a cgroup v2 per task under " + cgroup + ", and RLIMIT_CPU"
 }

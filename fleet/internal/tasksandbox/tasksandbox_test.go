@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/execenv"
@@ -26,6 +28,9 @@ func TestOperatorValidateNamesTheKey(t *testing.T) {
 		{tasksandbox.Operator{Writable: []string{"gocache"}}, `sandbox_writable entry "gocache"`},
 		{tasksandbox.Operator{Bound: fleet.SandboxBound{Network: "wide"}}, "sandbox_network must be"},
 		{tasksandbox.Operator{Bound: fleet.SandboxBound{AllowHosts: []string{"ok.com", "http://x"}}}, "sandbox_allow_hosts[1]"},
+		{tasksandbox.Operator{UIDRange: "5-10"}, "sandbox_uid_range"},
+		{tasksandbox.Operator{UIDRange: "300000"}, "sandbox_uid_range"},
+		{tasksandbox.Operator{Limits: sandbox.Limits{Pids: -1}}, "sandbox_limits: pids must be >= 0"},
 	} {
 		if err := c.op.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error containing %q", c.op, err, c.want)
@@ -39,7 +44,7 @@ func TestOperatorValidateNamesTheKey(t *testing.T) {
 // Off builds the plain local environment and says so; on, a spec wider
 // than the bound is refused before anything is built.
 func TestEnvFollowsTheMode(t *testing.T) {
-	env, label, err := tasksandbox.Start(tasksandbox.Operator{Mode: tasksandbox.Off}, discard).Env(execenv.LocalConfig{WorkingDir: t.TempDir()}, fleet.SandboxSpec{}, discard)
+	env, label, err := tasksandbox.Start(tasksandbox.Operator{Mode: tasksandbox.Off}, discard).Env(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(t)}, fleet.SandboxSpec{}, "", discard)
 	if err != nil || label != tasksandbox.Label {
 		t.Fatalf("off: label %q, %v", label, err)
 	}
@@ -50,12 +55,12 @@ func TestEnvFollowsTheMode(t *testing.T) {
 		testenv.SkipOrFatal(t, err.Error())
 	}
 	st := tasksandbox.Start(tasksandbox.Operator{}, discard)
-	_, _, err = st.Env(execenv.LocalConfig{WorkingDir: t.TempDir()}, fleet.SandboxSpec{Network: fleet.SandboxNetworkFull}, discard)
+	_, _, err = st.Env(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(t)}, fleet.SandboxSpec{Network: fleet.SandboxNetworkFull}, "", discard)
 	var refused *tasksandbox.RefusedError
 	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "spec.sandbox.network") {
 		t.Fatalf("a wider spec: %v, want a refusal naming spec.sandbox.network", err)
 	}
-	env, label, err = st.Env(execenv.LocalConfig{WorkingDir: t.TempDir()}, fleet.SandboxSpec{}, discard)
+	env, label, err = st.Env(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(t)}, fleet.SandboxSpec{}, "", discard)
 	if err != nil || label != "bwrap, network none" {
 		t.Fatalf("on: label %q, %v", label, err)
 	}
@@ -84,7 +89,7 @@ func TestOffPassesAnAllowlist(t *testing.T) {
 	t.Setenv("TZ", "UTC")
 	st := tasksandbox.Start(tasksandbox.Operator{Mode: tasksandbox.Off}, discard)
 	for _, policy := range []execenv.EnvPolicy{"", execenv.EnvInheritAll, execenv.EnvCoreOnly} {
-		env, _, err := st.Env(execenv.LocalConfig{WorkingDir: t.TempDir(), EnvPolicy: policy, KeepSecrets: true}, fleet.SandboxSpec{}, discard)
+		env, _, err := st.Env(execenv.LocalConfig{WorkingDir: t.TempDir(), EnvPolicy: policy, KeepSecrets: true}, fleet.SandboxSpec{}, "", discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,5 +110,41 @@ func TestOffPassesAnAllowlist(t *testing.T) {
 	}
 	if got := tasksandbox.UnconfinedEnvPolicy(execenv.EnvNone); got != execenv.EnvNone {
 		t.Errorf("a spec asking for no environment gets %q", got)
+	}
+}
+
+// A spec may narrow the operator's limits, never widen them; the tasks
+// of one tree share a uid, another tree gets another.
+func TestLimitsNarrowAndTreesShareAUid(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, err.Error())
+	}
+	st := tasksandbox.Start(tasksandbox.Operator{UIDRange: "310000-310009", Limits: sandbox.Limits{Pids: 100}}, discard)
+	_, _, err := st.Env(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(t)},
+		fleet.SandboxSpec{Limits: fleet.SandboxLimits{Pids: 200}}, "tree", discard)
+	var refused *tasksandbox.RefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Reason, "sandbox.limits.pids 200") {
+		t.Fatalf("a spec asking for more processes: %v, want a refusal naming sandbox.limits.pids", err)
+	}
+	uid := func(tree string) uint32 {
+		ws := testenv.SearchableTempDir(t)
+		env, _, err := st.Env(execenv.LocalConfig{WorkingDir: ws}, fleet.SandboxSpec{Limits: fleet.SandboxLimits{Pids: 50}}, tree, discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { env.Cleanup(context.Background()) })
+		res, err := env.Exec(context.Background(), execenv.ExecRequest{Command: "ulimit -u"})
+		if err != nil || res.ExitCode != 0 || res.Stdout != "50\n" {
+			t.Fatalf("the spec's process limit: %+v, %v; want 50", res, err)
+		}
+		fi, err := os.Stat(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Uid
+	}
+	a1, a2, b := uid("tree-a"), uid("tree-a"), uid("tree-b")
+	if os.Geteuid() == 0 && (a1 != a2 || a1 == b || a1 < 310000 || a1 > 310009) {
+		t.Fatalf("workspace owners %d %d %d; want tree-a's twice and tree-b's, all of the range", a1, a2, b)
 	}
 }
