@@ -50,7 +50,10 @@ type testFleet struct {
 	closers []func()
 }
 
-const fleetSessions = 4
+const (
+	fleetSessions   = 4
+	approvalTimeout = 5 * time.Second
+)
 
 func startFleet(ctx context.Context, cfg fleetConfig) (_ *testFleet, err error) {
 	f := &testFleet{workspace: filepath.Join(cfg.Dir, "workspaces"), done: make(chan struct{})}
@@ -126,7 +129,8 @@ func (f *testFleet) queue(ctx context.Context, url, name string) (*queue.Client,
 }
 
 func (f *testFleet) startDispatcher(ctx context.Context, st store.Store, q *queue.Client, log *slog.Logger) error {
-	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: []string{"anthropic", "openai"}, Logger: log.With("component", "dispatcher")})
+	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: []string{"anthropic", "openai"},
+		ApprovalSweep: time.Second, Logger: log.With("component", "dispatcher")})
 	if err != nil {
 		return fmt.Errorf("redteam: dispatcher: %w", err)
 	}
@@ -151,7 +155,10 @@ func (f *testFleet) startWorker(ctx context.Context, st store.Store, q *queue.Cl
 			"openai":    {Provider: "openai", APIKey: cfg.ProviderKey, BaseURL: modelURL + "/v1", DefaultModel: "simulated"},
 		},
 		DrainGrace: 2 * time.Second,
-		Sandbox:    worker.SandboxAuto, // as dev mode: bubblewrap where it runs
+		// Nobody answers approvals here: a call that asks a person is
+		// denied soon instead of parking its probe's task.
+		ApprovalTimeout: approvalTimeout,
+		Sandbox:         worker.SandboxAuto, // as dev mode: bubblewrap where it runs
 		ExtensionsConfig: worker.ExtensionsConfig{
 			MCPSecrets: cfg.MCPSecrets, MCPHTTPAllowlist: cfg.MCPAllowlist, HooksHTTPAllowlist: cfg.HookAllow,
 		},

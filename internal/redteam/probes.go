@@ -389,13 +389,12 @@ func hexToLetters(s string) string {
 }
 
 func probeApplyPatchHook(ctx context.Context, e *env) Result {
-	repo := filepath.Join(e.outside, "patch-src-"+canary())
-	if err := gitRepo(ctx, repo); err != nil {
-		return errResult(err)
-	}
 	c := canary()
 	patch := "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+#!/bin/sh\n+echo " + c + "\n*** End Patch\n"
 	st := []scripted.Step{
+		// A repository of the task's own (no clone: the probe is about
+		// the permission layer, not about what may be cloned).
+		{Calls: []scripted.Call{{Name: "shell", Args: map[string]any{"command": "git init -q . && echo initialised"}}}},
 		{Calls: []scripted.Call{{Name: "apply_patch", Args: map[string]any{"input": patch}}}},
 		// The hook's canary comes back transformed, so only a hook that
 		// exists can put this text in the output.
@@ -404,7 +403,6 @@ func probeApplyPatchHook(ctx context.Context, e *env) Result {
 	}
 	s := spec("openai apply_patch hook", st)
 	s.Profile = "openai"
-	s.Environment = fleet.Environment{Repo: repo}
 	o, err := e.run(ctx, s)
 	if err != nil {
 		return errResult(err)
