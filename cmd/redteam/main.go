@@ -34,7 +34,7 @@ func main() {
 	flag.Parse()
 	if *list {
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PROBE\tISSUE\tWHAT")
+		fmt.Fprintln(tw, "PROBE\t#27\tWHAT")
 		for _, p := range redteam.Probes() {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Issue, p.What)
 		}
