@@ -30,6 +30,7 @@ const (
 	Escaped Outcome = "ESCAPED" // the effect happened
 	NA      Outcome = "n/a"     // the probe cannot say anything here (the evidence says why)
 	Error   Outcome = "ERROR"   // the probe itself failed (setup, fleet)
+	OK      Outcome = "ok"      // the control task ran as it should
 )
 
 // Result is a probe's outcome with one line of evidence.
@@ -50,8 +51,8 @@ type Probe struct {
 	Timeout time.Duration
 }
 
-// Probes returns every probe, in the order they run.
-func Probes() []Probe { return probes }
+// Probes returns every probe, in the order they run (the control first).
+func Probes() []Probe { return append([]Probe{control}, probes...) }
 
 // Config configures a run.
 type Config struct {
@@ -70,13 +71,13 @@ type Config struct {
 // prints the table to out. It returns the results; an error only when
 // the fleet could not start.
 func Run(ctx context.Context, cfg Config, out io.Writer) ([]Result, error) {
-	var sel []Probe
+	sel := []Probe{control}
 	for _, p := range probes {
 		if cfg.Match == nil || cfg.Match.MatchString(p.Name) {
 			sel = append(sel, p)
 		}
 	}
-	if len(sel) == 0 {
+	if len(sel) == 1 {
 		return nil, fmt.Errorf("redteam: no probe matches %v (see -list)", cfg.Match)
 	}
 	e, err := newEnv(ctx, cfg)
@@ -126,13 +127,34 @@ func PrintTable(out io.Writer, results []Result) {
 }
 
 func issueOf(name string) string {
-	for _, p := range probes {
+	for _, p := range Probes() {
 		if p.Name == name {
 			return p.Issue
 		}
 	}
 	return ""
 }
+
+// control runs first, whatever is selected: a plain task must run and
+// its output be stored, or every probe would hold for the wrong reason
+// (a fleet that runs nothing lets nothing out). It is OK when it ran,
+// else Error.
+var control = Probe{Name: "control", Issue: "-", What: "a plain task runs a command and its output is stored (else every probe would hold for nothing)",
+	run: func(ctx context.Context, e *env) Result {
+		p, want := proof("control")
+		o, err := e.run(ctx, spec("control", steps(shell(p))))
+		if err != nil {
+			return errResult(err)
+		}
+		if o.refused != "" {
+			return Result{Outcome: Error, Evidence: "a plain task was " + o.refused}
+		}
+		if _, ok := o.rec.has(want); !ok || o.rec.state() != "succeeded" {
+			r := o.held("a plain command's output is not stored")
+			return Result{Outcome: Error, Evidence: r.Evidence}
+		}
+		return Result{Outcome: OK, Evidence: "a plain task ran a command and its output was stored"}
+	}}
 
 // env is what probes share: the fleet, the run's directory, the
 // canaries the worker was configured with, and the listeners whose
