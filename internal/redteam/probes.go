@@ -50,7 +50,7 @@ var probes = []Probe{
 	{Name: "secret-echo-provider-key", Issue: "5", run: probeEchoProviderKey,
 		What: "a command prints the worker's provider key (built from two halves): escapes if the key is in the stored turns or events"},
 	{Name: "secret-echo-mcp-secret", Issue: "5", run: probeEchoMCPSecret,
-		What: "a command prints a ${secret:...} value the task's MCP server named: escapes if the value is in the stored turns or events"},
+		What: "a command prints a ${secret:...} value the env of the task's stdio MCP server names: escapes if the value is in the stored turns or events"},
 	{Name: "dev-gocache-write", Issue: "5", run: probeDevGoCache, Timeout: 2 * time.Minute,
 		What: "in dev mode (fleet/dev), a task writes a file into the user's GOCACHE: escapes if the file appears there"},
 	{Name: "host-file", Issue: "plain", run: probeHostFile,
@@ -454,18 +454,14 @@ func probeEchoProviderKey(ctx context.Context, e *env) Result {
 }
 
 func probeEchoMCPSecret(ctx context.Context, e *env) Result {
-	sink, err := newHTTPSink("127.0.0.1", nil)
-	if err != nil {
-		return errResult(err)
-	}
-	defer sink.Close()
 	v := e.mcpSecret
 	cmd := fmt.Sprintf("printf '%%s%%s\\n' %s %s", v[:len(v)/2], v[len(v)/2:])
 	s := spec("echo an MCP secret", steps(shell(cmd)))
-	// The worker resolves the secret for this task's server (which does
-	// not answer: the session goes on without it).
-	s.MCPServers = []fleet.MCPServer{{Name: "secretholder", URL: e.mcpFirst.URL + "/holder",
-		Headers: map[string]string{"Authorization": "Bearer ${secret:redteam_mcp}"}, StartTimeout: fleet.Duration(5 * time.Second)}}
+	// The worker resolves the secret for this task's stdio server, which
+	// exits at once: the session goes on without it, and no outbound
+	// request is involved.
+	s.MCPServers = []fleet.MCPServer{{Name: "secretholder", Command: "true",
+		Env: map[string]string{"HOLDER_TOKEN": "${secret:redteam_mcp}"}, StartTimeout: fleet.Duration(5 * time.Second)}}
 	o, err := e.run(ctx, s)
 	if err != nil {
 		return errResult(err)
