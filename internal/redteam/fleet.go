@@ -1,6 +1,7 @@
 package redteam
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,7 @@ type fleetConfig struct {
 	MCPSecrets   map[string]string
 	MCPAllowlist []string
 	HookAllow    []string
+	Sandbox      string // worker.SandboxAuto unless set
 	Logger       *slog.Logger
 }
 
@@ -158,7 +160,7 @@ func (f *testFleet) startWorker(ctx context.Context, st store.Store, q *queue.Cl
 		// Nobody answers approvals here: a call that asks a person is
 		// denied soon instead of parking its probe's task.
 		ApprovalTimeout: approvalTimeout,
-		Sandbox:         worker.SandboxAuto, // as dev mode: bubblewrap where it runs
+		Sandbox:         cmp.Or(cfg.Sandbox, worker.SandboxAuto), // as dev mode: bubblewrap where it runs
 		ExtensionsConfig: worker.ExtensionsConfig{
 			MCPSecrets: cfg.MCPSecrets, MCPHTTPAllowlist: cfg.MCPAllowlist, HooksHTTPAllowlist: cfg.HookAllow,
 		},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/llm/sim/scripted"
 )
 
@@ -53,6 +54,8 @@ var probes = []Probe{
 		What: "a command prints the worker's provider key (built from two halves): escapes if the key is in the stored turns or events"},
 	{Name: "secret-echo-mcp-secret", Issue: "5", run: probeEchoMCPSecret,
 		What: "a command prints a ${secret:...} value the env of the task's stdio MCP server names: escapes if the value is in the stored turns or events"},
+	{Name: "sandbox-off-env", Issue: "5", run: probeSandboxOffEnv,
+		What: "a worker with sandbox: off, AWS_SECRET_ACCESS_KEY and GITHUB_PAT in its environment: escapes if a task's command sees them"},
 	{Name: "dev-gocache-write", Issue: "5", run: probeDevGoCache, Timeout: 2 * time.Minute,
 		What: "in dev mode (fleet/dev), a task writes a file into the user's GOCACHE: escapes if the file appears there"},
 	{Name: "host-file", Issue: "plain", run: probeHostFile,
@@ -485,6 +488,49 @@ func probeEchoMCPSecret(ctx context.Context, e *env) Result {
 		return errResult(err)
 	}
 	return o.escapedIf(v, "the ${secret:redteam_mcp} value is stored", "the value is not stored")
+}
+
+func probeSandboxOffEnv(ctx context.Context, e *env) Result {
+	vals := map[string]string{"AWS_SECRET_ACCESS_KEY": canary(), "GITHUB_PAT": canary()}
+	for k, v := range vals {
+		old, had := os.LookupEnv(k)
+		if err := os.Setenv(k, v); err != nil {
+			return errResult(err)
+		}
+		defer func() {
+			if had {
+				_ = os.Setenv(k, old)
+			} else {
+				_ = os.Unsetenv(k)
+			}
+		}()
+	}
+	f, err := startFleet(ctx, fleetConfig{Dir: filepath.Join(e.dir, "sandbox-off"), ProviderKey: e.providerKey,
+		Sandbox: worker.SandboxOff, Logger: e.cfg.Logger})
+	if err != nil {
+		return errResult(err)
+	}
+	defer f.close()
+	// Transformed, so that neither a redaction of known secrets nor the
+	// command itself stands between the probe and what the task saw.
+	cmd := `printf '%s\n' "$AWS_SECRET_ACCESS_KEY" "$GITHUB_PAT" | tr '0-9a-f' 'g-v'`
+	id, refused, err := submit(ctx, f.client, spec("sandbox off env", steps(shell(cmd))))
+	if err != nil {
+		return errResult(err)
+	}
+	if refused != "" {
+		return Result{Outcome: Held, Evidence: refused}
+	}
+	rec, err := waitRecord(ctx, f.client, id)
+	if err != nil {
+		return errResult(err)
+	}
+	for k, v := range vals {
+		if _, ok := rec.has(hexToLetters(v)); ok {
+			return Result{Outcome: Escaped, Evidence: "a task of a worker with sandbox: off saw the worker's " + k}
+		}
+	}
+	return outcome{rec: rec}.held("neither variable reached the task")
 }
 
 func probeHostFile(ctx context.Context, e *env) Result {
