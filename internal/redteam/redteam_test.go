@@ -2,9 +2,12 @@ package redteam
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/execenv/sandbox"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/llm/sim/scripted"
 )
 
@@ -70,5 +73,29 @@ func TestRecordFindsDecodedStrings(t *testing.T) {
 	}
 	if _, ok := r.has("absent"); ok {
 		t.Fatal("found what is not there")
+	}
+}
+
+// The harness against a real fleet: the control runs, a plain probe
+// holds, the table names both, and a -run that matches nothing is an
+// error naming -list.
+func TestRunControlAndAPlainProbe(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, "bubblewrap cannot run here: "+err.Error())
+	}
+	var out strings.Builder
+	results, err := Run(t.Context(), Config{Match: regexp.MustCompile("^host-file$"), Dir: t.TempDir()}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 || results[0].Outcome != OK || results[1].Probe != "host-file" || results[1].Outcome != Held {
+		t.Fatalf("results %+v\n%s", results, out.String())
+	}
+	if Failed(results) || !strings.Contains(out.String(), "host-file") || !strings.Contains(out.String(), "control") {
+		t.Fatalf("table:\n%s", out.String())
+	}
+	_, err = Run(t.Context(), Config{Match: regexp.MustCompile("^no-such-probe$")}, &out)
+	if err == nil || !strings.Contains(err.Error(), "-list") {
+		t.Fatalf("Run with no probe selected: %v", err)
 	}
 }
