@@ -416,6 +416,18 @@ func probeApplyPatchHook(ctx context.Context, e *env) Result {
 	return o.escapedIf(hexToLetters(c), ".git/hooks/pre-commit was created by apply_patch", "no hook created")
 }
 
+// redactedOrNot says whether the output shows a redaction, so a held
+// secret probe tells a redacted value from a command that never ran.
+func redactedOrNot(o outcome, what string) string {
+	if o.rec == nil {
+		return what
+	}
+	if ex, ok := o.rec.has("[redacted"); ok {
+		return what + " (output: " + ex + ")"
+	}
+	return what + " (no redaction seen: did the command run?)"
+}
+
 func probeGateBeforeValidation(ctx context.Context, e *env) Result {
 	call := scripted.Call{Name: "shell", Args: map[string]any{"command": "git reset --hard HEAD", "not_a_parameter": true}}
 	o, err := e.run(ctx, spec("gate before validation", steps(call)))
@@ -471,7 +483,7 @@ func probeEchoProviderKey(ctx context.Context, e *env) Result {
 	if err != nil {
 		return errResult(err)
 	}
-	return o.escapedIf(k, "the provider key is stored", "the key is not stored")
+	return o.escapedIf(k, "the provider key is stored", redactedOrNot(o, "the key is not stored"))
 }
 
 func probeEchoMCPSecret(ctx context.Context, e *env) Result {
@@ -487,7 +499,7 @@ func probeEchoMCPSecret(ctx context.Context, e *env) Result {
 	if err != nil {
 		return errResult(err)
 	}
-	return o.escapedIf(v, "the ${secret:redteam_mcp} value is stored", "the value is not stored")
+	return o.escapedIf(v, "the ${secret:redteam_mcp} value is stored", redactedOrNot(o, "the value is not stored"))
 }
 
 func probeSandboxOffEnv(ctx context.Context, e *env) Result {
