@@ -25,8 +25,11 @@ type record struct {
 }
 
 // has reports whether s occurs in any stored or published text, and
-// where.
+// where (false on a nil record: a task refused at submission).
 func (r *record) has(s string) (string, bool) {
+	if r == nil {
+		return "", false
+	}
 	for _, t := range r.texts {
 		if i := strings.Index(t, s); i >= 0 {
 			return excerpt(t, i, len(s)), true
