@@ -90,7 +90,7 @@ func probeMemoryDelivered(ctx context.Context, e *env) Result {
 	s := spec("MEMORY.md delivered", steps(shell("echo 'notes of the agent' > MEMORY.md && echo change >> README.md")))
 	s.Environment = fleet.Environment{Repo: repo}
 	s.Context = fleet.ContextSpec{RepoMemory: true}
-	s.Delivery = &fleet.Delivery{Remote: remote, Branch: "redteam/{short_id}"}
+	s.Delivery = &fleet.Delivery{Remote: remote} // the default branch, agentfleet/{task_id}
 	o, err := e.run(ctx, s)
 	if err != nil {
 		return errResult(err)
