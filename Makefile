@@ -65,6 +65,13 @@ chaos: ## Break a production-shaped fleet (3 NATS nodes, Postgres, 3 workers) in
 chaos-short: ## The chaos run with 45 tasks per scenario (CI runs it)
 	$(GO) run ./cmd/chaos -short
 
+REDTEAM_RUN ?=
+
+.PHONY: redteam
+redteam: ## Attack a real fleet from inside its tasks (docs/redteam.md); fails if a probe escapes (REDTEAM_RUN=regexp selects)
+	$(GO) build -o $(BIN)/redteam ./cmd/redteam
+	$(BIN)/redteam $(if $(REDTEAM_RUN),-run '$(REDTEAM_RUN)')
+
 FUZZTIME ?= 20s
 
 .PHONY: fuzz

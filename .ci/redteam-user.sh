@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the red-team suite (bin/redteam, built by `make redteam` as root)
+# as an unprivileged user, created when absent: what a worker outside a
+# container runs as. The user gets a copy of the binary, a home and a
+# temporary directory of its own, and no write access to the Go caches.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+user=${REDTEAM_USER:-agentfleet-redteam}
+id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+home=$(getent passwd "$user" | cut -d: -f6)
+dir=$(mktemp -d -t agentfleet-redteam-user-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+install -m 0755 bin/redteam "$dir/redteam"
+install -d -o "$user" -g "$user" -m 0700 "$dir/tmp"
+chmod 0755 "$dir"
+cd "$dir"
+setpriv --reuid="$user" --regid="$user" --init-groups \
+	env -i HOME="$home" USER="$user" TMPDIR="$dir/tmp" PATH="$PATH" LANG=C.UTF-8 \
+	"$dir/redteam" "$@"
