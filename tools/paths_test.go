@@ -72,11 +72,11 @@ func TestValidateIsExecutesFirstSteps(t *testing.T) {
 			t.Errorf("%s %s: Validate %v, Execute %q", c.Name, c.Arguments, err, res.Content)
 		}
 	}
-	tool, args, err := r.Validate(llm.ToolCall{ID: "4", Name: "echo", Arguments: json.RawMessage(` null `)})
+	tool, _, err := r.Validate(llm.ToolCall{ID: "4", Name: "echo", Arguments: json.RawMessage(` null `)})
 	if err == nil || tool.Name != "" {
 		t.Errorf("echo without its required text: %v", err)
 	}
-	tool, args, err = r.Validate(llm.ToolCall{ID: "5", Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
+	tool, args, err := r.Validate(llm.ToolCall{ID: "5", Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)})
 	if err != nil || tool.Name != "echo" || string(args) != `{"text":"hi"}` {
 		t.Errorf("valid call: %q %s %v", tool.Name, args, err)
 	}

@@ -270,8 +270,7 @@ func TestCrossOriginRedirectDropsSecrets(t *testing.T) {
 }
 
 func TestSameOriginRedirectKeepsSecrets(t *testing.T) {
-	var srv *recorder
-	srv = newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/old" {
 			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
 			return
