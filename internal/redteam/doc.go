@@ -18,7 +18,8 @@
 // allowlists name the suite's MCP origin and two example hosts the bypass
 // probes aim past; approvals time out after 5 s so a call that asks a
 // person cannot park a probe; the fork bomb and the memory hog also
-// escape when they get what they asked for (3000 processes, 3 GiB), not
+// escape when they get what they asked for (6000 processes, 5 GiB: past
+// the worker's default limits), not
 // only when the worker or a concurrent session suffers, since a bounded
 // probe on a large machine would otherwise never show the missing limit.
 package redteam

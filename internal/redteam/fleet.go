@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/worker"
@@ -130,9 +131,19 @@ func (f *testFleet) queue(ctx context.Context, url, name string) (*queue.Client,
 	return queue.Open(openCtx, nc, queue.Config{})
 }
 
+// policy is the operator's policy of the suite's dispatcher and worker:
+// local repositories under the run's outside/ directory may be cloned,
+// so the probes that clone one test --no-local and the delivery stage
+// rather than the refusal of a local path at submission.
+func (f *testFleet) policy() fleet.Policy {
+	var p fleet.Policy
+	p.Repositories.AllowLocal = []string{filepath.Join(filepath.Dir(f.workspace), "outside")}
+	return p
+}
+
 func (f *testFleet) startDispatcher(ctx context.Context, st store.Store, q *queue.Client, log *slog.Logger) error {
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: []string{"anthropic", "openai"},
-		ApprovalSweep: time.Second, Logger: log.With("component", "dispatcher")})
+		ApprovalSweep: time.Second, Policy: f.policy(), Logger: log.With("component", "dispatcher")})
 	if err != nil {
 		return fmt.Errorf("redteam: dispatcher: %w", err)
 	}
@@ -157,6 +168,10 @@ func (f *testFleet) startWorker(ctx context.Context, st store.Store, q *queue.Cl
 			"openai":    {Provider: "openai", APIKey: cfg.ProviderKey, BaseURL: modelURL + "/v1", DefaultModel: "simulated"},
 		},
 		DrainGrace: 2 * time.Second,
+		Policy:     f.policy(),
+		// The suite's listeners (MCP origins, clone targets) are on
+		// loopback, where an operator's internal hosts would be.
+		OutboundAllowPrivate: []string{"127.0.0.0/8"},
 		// Nobody answers approvals here: a call that asks a person is
 		// denied soon instead of parking its probe's task.
 		ApprovalTimeout: approvalTimeout,

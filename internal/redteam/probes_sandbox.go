@@ -176,16 +176,17 @@ func resourceProbe(ctx context.Context, e *env, title, command, what string) Res
 }
 
 func probeForkBomb(ctx context.Context, e *env) Result {
-	cmd := `timeout 25 bash -c 'for i in $(seq 3000); do sleep 30 & done; n=$(jobs -p | wc -l); kill $(jobs -p) 2>/dev/null; [ "$n" -ge 3000 ]'`
-	return resourceProbe(ctx, e, "forkbomb", cmd, "3000 processes started in one task")
+	// 6000 is past the worker's default process limit (4096).
+	cmd := `timeout 25 bash -c 'for i in $(seq 6000); do sleep 30 & done; n=$(jobs -p | wc -l); kill $(jobs -p) 2>/dev/null; [ "$n" -ge 6000 ]'`
+	return resourceProbe(ctx, e, "forkbomb", cmd, "6000 processes started in one task")
 }
 
 func probeMemoryHog(ctx context.Context, e *env) Result {
-	// perl (Debian's essential perl-base) builds a 3 GiB string, touching
-	// every page; dd would do too, but the default permission policy asks
-	// a person before dd.
-	cmd := `timeout 60 perl -e '$x = "a" x (3 * 1024 ** 3); exit(length($x) == 3 * 1024 ** 3 ? 0 : 1)'`
-	return resourceProbe(ctx, e, "memhog", cmd, "one task allocated and touched 3 GiB")
+	// perl (Debian's essential perl-base) builds a 5 GiB string, touching
+	// every page: past the worker's default memory limit (4 GiB). dd would
+	// do too, but the default permission policy asks a person before dd.
+	cmd := `timeout 60 perl -e '$x = "a" x (5 * 1024 ** 3); exit(length($x) == 5 * 1024 ** 3 ? 0 : 1)'`
+	return resourceProbe(ctx, e, "memhog", cmd, "one task allocated and touched 5 GiB")
 }
 
 func probeHostFile(ctx context.Context, e *env) Result {
