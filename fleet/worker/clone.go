@@ -6,24 +6,45 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/execenv/sandbox"
+	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
+	"github.com/agentfleet/agentfleet/internal/beneath"
 	"github.com/agentfleet/agentfleet/internal/gitsource"
 )
 
-// clone clones repo at ref into dir (which does not exist yet), within
-// the worker's policy.repositories (package internal/gitsource): the
-// source is parsed and checked again here (the dispatcher checked its own
-// policy), a local one through its resolved links, a remote one's host
-// resolved and refused when internal; git then runs with --no-local
-// (nothing hard-linked to the source), only the allowed transports, no
-// redirects, and an environment without the worker's secrets.
+// cloneTimeout bounds a clone that runs in the task's sandbox (the
+// clone and the checkout of its ref, each).
+const cloneTimeout = 30 * time.Minute
+
+// clone clones repo at ref into the directory name beneath root (which
+// does not exist yet), for the task tree tree (the root task's id),
+// within the worker's policy.repositories (package internal/gitsource):
+// the source is parsed and checked again here (the dispatcher checked
+// its own policy), a local one through its resolved links, a remote
+// one's host resolved and refused when internal. git then runs with
+// --no-local (nothing hard-linked to the source), only the allowed
+// transports, no redirects, no submodules and no hooks, and the checkout
+// of ref the same way.
 //
-// The clone runs in the worker, outside the task's sandbox; an http(s)
-// clone is pinned to the addresses checked, an ssh one resolves its host
-// again itself (see the gitsource package doc).
-func (w *Worker) clone(ctx context.Context, repo, ref, dir string) error {
+// Where local tasks run under bubblewrap, an https, http or local clone
+// runs in a sandbox of the task's (cloneInSandbox): as the tree's uid,
+// so the files are the task's, with only the target writable, a local
+// source read-only and no network, a remote one reached only through an
+// egress proxy that admits its host:port alone and dials through the
+// outbound guard with policy.repositories.allow_private. An ssh clone
+// stays in the worker (the egress proxy speaks HTTP CONNECT, not ssh,
+// and the worker's keys are there), and so does every clone when the
+// sandbox is off or bubblewrap cannot run in auto mode: the worker then
+// runs git with an environment without its secrets, an http(s) clone
+// pinned to the addresses checked (see the gitsource package doc).
+func (w *Worker) clone(ctx context.Context, repo, ref, tree, root, name string) error {
 	rules, err := w.cfg.Policy.Repositories.Rules()
 	if err != nil { // Config.Validate refused it already
 		return fmt.Errorf("%w: policy.%v", errNotAllowed, err)
@@ -47,13 +68,88 @@ func (w *Worker) clone(ctx context.Context, repo, ref, dir string) error {
 	if err != nil {
 		return fmt.Errorf("cloning %s: %w", repo, err) // a name that does not resolve now may later
 	}
+	if src.Scheme != "ssh" {
+		done, err := w.cloneInSandbox(ctx, src, from, ref, tree, root, name, rules)
+		if done || err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(root, name)
 	if err := git(ctx, "", gitsource.CloneArgs(src, from, dir, addrs)...); err != nil {
 		return fmt.Errorf("cloning %s: %w", repo, err)
 	}
 	if ref != "" {
 		if err := git(ctx, dir, "-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref); err != nil {
-			return fmt.Errorf("%w: checking out %q of %s: %v", errBadEnvironment, ref, repo, err)
+			return fmt.Errorf("%w: checking out %q of %s: %v", errBadEnvironment, ref, src.Raw, err)
 		}
+	}
+	return nil
+}
+
+// cloneInSandbox clones src into name beneath root, created and opened
+// here, inside a sandbox of tree's (see clone); done is false when the
+// sandbox is off and the worker must clone itself.
+//
+// The sandbox's proxy environment exempts its own loopback (NO_PROXY);
+// git runs with NO_PROXY empty, so even a repository on a loopback
+// address goes through the proxy, where allow_private decides.
+func (w *Worker) cloneInSandbox(ctx context.Context, src gitsource.Source, from, ref, tree, root, name string, rules gitsource.Rules) (done bool, err error) {
+	f, err := beneath.MkdirAll(root, name, 0o755)
+	if err != nil {
+		return false, dirRefused(filepath.Join(root, name), err)
+	}
+	defer f.Close()
+	set := sandbox.Settings{Env: []string{"GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0"},
+		Logger: w.log.With("clone", src.Raw)}
+	if src.Local {
+		set.Network, set.ReadOnly = sandbox.NetworkNone, []string{from}
+	} else {
+		set.Network, set.AllowHosts, set.AllowPrivate = sandbox.NetworkAllowlist, []string{gitsource.ProxyHost(src)}, rules.AllowPrivate()
+	}
+	cfg := execenv.LocalConfig{WorkingDir: filepath.Join(root, name), WorkingDirFile: f, DefaultTimeout: cloneTimeout, MaxTimeout: cloneTimeout}
+	env, ok, err := w.sandbox.Confine(cfg, set, tree)
+	var refused *tasksandbox.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return true, fmt.Errorf("%w: cloning %s: %s", errNotAllowed, src.Raw, refused.Reason)
+	case err != nil:
+		return true, fmt.Errorf("cloning %s: %w", src.Raw, err)
+	case !ok:
+		return false, os.Remove(filepath.Join(root, name)) // the worker's git makes it again
+	}
+	defer env.Cleanup(context.WithoutCancel(ctx))
+	for _, safe := range gitsource.SafeDirectories(src, from) {
+		if err := sandboxGit(ctx, env, []string{"config", "--global", "--add", "safe.directory", safe}); err != nil {
+			return true, fmt.Errorf("cloning %s: %w", src.Raw, err)
+		}
+	}
+	if err := sandboxGit(ctx, env, gitsource.SandboxCloneArgs(src, from)); err != nil {
+		return true, fmt.Errorf("cloning %s: %w", src.Raw, err)
+	}
+	if ref != "" {
+		if err := sandboxGit(ctx, env, []string{"-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref}); err != nil {
+			return true, fmt.Errorf("%w: checking out %q of %s: %v", errBadEnvironment, ref, src.Raw, err)
+		}
+	}
+	return true, nil
+}
+
+// sandboxGit runs git with args in env's workspace.
+func sandboxGit(ctx context.Context, env execenv.Environment, args []string) error {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	res, err := env.Exec(ctx, execenv.ExecRequest{Command: "NO_PROXY= no_proxy= exec git " + strings.Join(quoted, " ")})
+	switch {
+	case err != nil:
+		return fmt.Errorf("git %s: %w", gitVerb(args), err)
+	case res.TimedOut:
+		return fmt.Errorf("git %s: timed out after %s", gitVerb(args), cloneTimeout)
+	case res.Canceled:
+		return fmt.Errorf("git %s: %w", gitVerb(args), context.Cause(ctx))
+	case res.ExitCode != 0:
+		return fmt.Errorf("git %s: exit status %d: %s", gitVerb(args), res.ExitCode, strings.TrimSpace(res.Stderr))
 	}
 	return nil
 }
@@ -66,14 +162,18 @@ func git(ctx context.Context, dir string, args ...string) error {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		verb := args[0]
-		for i, a := range args {
-			if !strings.HasPrefix(a, "-") && (i == 0 || args[i-1] != "-c") {
-				verb = a
-				break
-			}
-		}
-		return fmt.Errorf("git %s: %v: %s", verb, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("git %s: %v: %s", gitVerb(args), err, strings.TrimSpace(stderr.String()))
 	}
 	return nil
+}
+
+// gitVerb is git's subcommand among args (the first word that is neither
+// an option nor the value of a -c).
+func gitVerb(args []string) string {
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") && (i == 0 || args[i-1] != "-c") {
+			return a
+		}
+	}
+	return args[0]
 }

@@ -13,7 +13,9 @@
 // than Config.StaleAfter may be taken over (its worker died). It
 // then builds the environment (a fresh local workspace under
 // Config.WorkspaceRoot, cloned at the spec's ref within
-// policy.repositories (clone.go, internal/gitsource); a working_dir under
+// policy.repositories (clone.go, internal/gitsource), an https, http or
+// local clone inside a sandbox of the task's, as its uid, reaching only
+// the repository; a working_dir under
 // one of policy.shared_roots, or a subagent's in its parent's workspace,
 // opened beneath its root with links refused (workspace.go,
 // internal/beneath); or SSH with the

@@ -38,11 +38,7 @@ func (w *Worker) sandboxOperator() tasksandbox.Operator {
 // and records which sandbox it is; a refusal fails the task as not
 // allowed, with the reason.
 func (r *run) localEnv(cfg execenv.LocalConfig) (execenv.Environment, error) {
-	tree := r.task.RootID
-	if tree == uuid.Nil {
-		tree = r.task.ID // a root task: the tree is its own
-	}
-	env, label, err := r.w.sandbox.Env(cfg, r.spec.Sandbox, tree.String(), r.log)
+	env, label, err := r.w.sandbox.Env(cfg, r.spec.Sandbox, r.tree().String(), r.log)
 	var refused *tasksandbox.RefusedError
 	switch {
 	case errors.As(err, &refused):
@@ -52,6 +48,14 @@ func (r *run) localEnv(cfg execenv.LocalConfig) (execenv.Environment, error) {
 	}
 	r.sandbox = label
 	return env, nil
+}
+
+// tree is the task's tree: the root task's id, which keys its uid.
+func (r *run) tree() uuid.UUID {
+	if r.task.RootID == uuid.Nil {
+		return r.task.ID // a root task: the tree is its own
+	}
+	return r.task.RootID
 }
 
 // LocalEnvironment builds the environment a local task with spec would

@@ -60,12 +60,18 @@ func (r *run) buildEnv(ctx context.Context) error {
 			return fmt.Errorf("%w: %v", errBadEnvironment, err)
 		}
 	default:
-		r.ws, err = r.w.prepareWorkspace(ctx, r.task.ID, r.spec)
-		if err != nil {
-			return err
+		// The tree's uid is held from the clone to the environment, so
+		// that both run as the same one (clone.go).
+		release, herr := r.w.sandbox.Hold(r.tree().String())
+		if herr != nil {
+			return fmt.Errorf("%w: %v", errBadEnvironment, herr)
 		}
-		r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, WorkingDirFile: r.ws.file, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy,
-			EnvPolicy: policy, DefaultTimeout: defTimeout, MaxTimeout: maxTimeout})
+		r.ws, err = r.w.prepareWorkspace(ctx, r.task.ID, r.tree(), r.spec)
+		if err == nil {
+			r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, WorkingDirFile: r.ws.file, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy,
+				EnvPolicy: policy, DefaultTimeout: defTimeout, MaxTimeout: maxTimeout})
+		}
+		release()
 	}
 	if err != nil {
 		return err
@@ -91,7 +97,8 @@ func (w *Worker) resolver() execenv.Resolver {
 
 // prepareWorkspace returns the directory a local task works in: the
 // spec's working_dir, or a fresh <root>/<task-id>, cloned from the spec's
-// repository at its ref (clone.go). A resumed task finds its directory as
+// repository at its ref (clone.go; inside a sandbox as tree's uid, tree
+// being the root task's id). A resumed task finds its directory as
 // it left it.
 //
 // A working_dir is trusted only once resolved: it must lie under one of
@@ -107,7 +114,7 @@ func (w *Worker) resolver() execenv.Resolver {
 // only asks the model, costs no mkdir, and its cleanup removes nothing.
 // A resumed task needs no check either: its directory, if it made one, is
 // used as it is. A working_dir and a clone are created here, as before.
-func (w *Worker) prepareWorkspace(ctx context.Context, id uuid.UUID, spec fleet.TaskSpec) (*workspace, error) {
+func (w *Worker) prepareWorkspace(ctx context.Context, id, tree uuid.UUID, spec fleet.TaskSpec) (*workspace, error) {
 	env := spec.Environment
 	if env.WorkingDir != "" {
 		root, rel, err := w.workingDirRoot(env, spec.ParentID != uuid.Nil)
@@ -139,7 +146,7 @@ func (w *Worker) prepareWorkspace(ctx context.Context, id uuid.UUID, spec fleet.
 	}
 	tmp := ws.dir + ".clone"
 	_ = os.RemoveAll(tmp)
-	if err := w.clone(ctx, env.Repo, env.Ref, tmp); err != nil {
+	if err := w.clone(ctx, env.Repo, env.Ref, tree.String(), root, filepath.Base(tmp)); err != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, err
 	}

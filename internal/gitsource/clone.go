@@ -1,8 +1,10 @@
 package gitsource
 
 import (
+	"net"
 	"net/netip"
 	"os"
+	"path"
 	"strings"
 )
 
@@ -48,6 +50,41 @@ func CloneArgs(s Source, from, target string, addrs []netip.Addr) []string {
 		"-c", "core.hooksPath=/dev/null",
 		"clone", "--no-local", "--quiet", "--", from, target,
 	)
+}
+
+// SandboxCloneArgs returns git's arguments to clone s into the current
+// directory, which must be empty, inside a task's sandbox: CloneArgs
+// without the address pin, since git there reaches a remote host only
+// through the sandbox's egress proxy, which resolves the name and checks
+// every address it dials.
+func SandboxCloneArgs(s Source, from string) []string {
+	return CloneArgs(s, from, ".", nil)
+}
+
+// SafeDirectories are the directories git in a task's sandbox must be
+// told are safe (safe.directory) before it clones the local source s
+// from its real path from: inside the sandbox the source belongs to a
+// user that is not git's, and git refuses such a repository as of
+// dubious ownership. Git reads safe.directory from the system and global
+// configuration only, not from -c, so the sandbox's private home gets a
+// global configuration naming these. The sandbox (read-only source, no
+// network, only the target writable), not that check, keeps a crafted
+// source from reaching anything.
+func SafeDirectories(s Source, from string) []string {
+	if !s.Local {
+		return nil
+	}
+	return []string{from, path.Join(from, ".git")}
+}
+
+// ProxyHost is the "host:port" of a remote source, as the egress proxy
+// of a sandboxed clone is asked for it (its only allowlist entry).
+func ProxyHost(s Source) string {
+	port := s.Port
+	if port == "" {
+		port = defaultPort(s.Scheme)
+	}
+	return net.JoinHostPort(s.Host, port)
 }
 
 // cloneEnvKeys are the variables of the worker a clone keeps.

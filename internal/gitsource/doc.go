@@ -56,12 +56,19 @@
 // settings and locale, and nothing else, so no provider key, database URL
 // or token of the worker reaches git or anything git runs.
 //
-// The address check resolves the host before git does. An http(s)
-// clone is then pinned to the addresses checked (CloneArgs sets
-// http.curloptResolve), so a name that re-resolves to an internal address
-// in between (DNS rebinding) does not move it. An ssh clone resolves the
+// The address check resolves the host before git does. Where the
+// worker's sandbox is on, an http(s) or local clone runs inside a
+// sandbox of the task's (fleet/worker's clone): SandboxCloneArgs clone
+// into the sandbox's writable directory, a remote host is reached only
+// through the sandbox's egress proxy, which admits the source's host:port
+// (ProxyHost) alone and checks every address it dials against
+// AllowPrivate (the same list as CheckAddresses, not the worker's
+// outbound_allow_private), so a name that re-resolves to an internal
+// address in between (DNS rebinding) is refused there; a local source is
+// bound read-only with no network, named safe to git (SafeDirectories).
+// Otherwise (sandbox off, and every ssh clone) git runs in the worker
+// with CloneEnv: an http(s) clone is then pinned to the addresses checked
+// (CloneArgs sets http.curloptResolve), while an ssh clone resolves the
 // host again in ssh, and a proxy the worker's environment names
-// (HTTPS_PROXY) resolves it itself: neither is pinned. Running the clone
-// inside the task's sandbox, behind its egress proxy, would close both;
-// see fleet/worker's clone for what runs where.
+// (HTTPS_PROXY) resolves it itself: neither is pinned.
 package gitsource

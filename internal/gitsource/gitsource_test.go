@@ -345,3 +345,42 @@ func (pinned) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, erro
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
+
+// TestSandboxCloneArgs: a clone in a task's sandbox goes into the
+// current directory and is not pinned (the egress proxy resolves and
+// checks), keeps every other guard, and asks the proxy for the source's
+// host:port; only a local source needs safe directories.
+func TestSandboxCloneArgs(t *testing.T) {
+	s, err := gitsource.Parse("https://Git.Example.com/team/app.git")
+	must(t, err)
+	args := strings.Join(gitsource.SandboxCloneArgs(s, s.Raw), " ")
+	for _, want := range []string{"protocol.allow=never", "protocol.file.allow=never", "http.followRedirects=false",
+		"core.hooksPath=/dev/null", "clone --no-local --quiet -- " + s.Raw + " ."} {
+		if !strings.Contains(args, want) {
+			t.Errorf("SandboxCloneArgs lack %q: %s", want, args)
+		}
+	}
+	if strings.Contains(args, "curloptResolve") {
+		t.Errorf("SandboxCloneArgs pin addresses: %s", args)
+	}
+	if got := gitsource.ProxyHost(s); got != "git.example.com:443" {
+		t.Errorf("ProxyHost = %q, want git.example.com:443", got)
+	}
+	v6, err := gitsource.Parse("http://[fd00::1]:8080/app.git")
+	must(t, err)
+	if got := gitsource.ProxyHost(v6); got != "[fd00::1]:8080" {
+		t.Errorf("ProxyHost = %q, want [fd00::1]:8080", got)
+	}
+	if got := gitsource.SafeDirectories(s, s.Raw); got != nil {
+		t.Errorf("SafeDirectories of a remote source = %v", got)
+	}
+	local, err := gitsource.Parse("/srv/git/app")
+	must(t, err)
+	if got := strings.Join(gitsource.SafeDirectories(local, "/srv/git/app"), " "); got != "/srv/git/app /srv/git/app/.git" {
+		t.Errorf("SafeDirectories = %q", got)
+	}
+	r := rules(t, nil, nil, []string{"10.1.0.0/16", "127.0.0.1"})
+	if got := r.AllowPrivate(); len(got) != 2 || got[1] != netip.MustParsePrefix("127.0.0.1/32") {
+		t.Errorf("AllowPrivate = %v", got)
+	}
+}

@@ -231,3 +231,9 @@ func (r Rules) CheckAddresses(ctx context.Context, res Resolver, s Source) ([]ne
 	}
 	return addrs, nil
 }
+
+// AllowPrivate is the AllowPrivate list parsed: the internal addresses a
+// clone may reach, for the egress proxy a sandboxed clone goes through.
+func (r Rules) AllowPrivate() []netip.Prefix {
+	return append([]netip.Prefix(nil), r.private...)
+}

@@ -18,6 +18,11 @@
 // uid (subordinate ids through newuidmap are not used), still with no
 // capability, no nested user namespace and the seccomp filter.
 //
+// Confine gives the worker a sandbox of a task tree's uid for what it
+// does on the task's behalf before the task's environment exists (the
+// clone of its repository), and Hold keeps that uid from the one to the
+// other.
+//
 // Operator.Limits (sandbox_limits) bound each environment; a spec's
 // sandbox.limits may only narrow them: a spec asking for more is
 // refused, naming the field.
