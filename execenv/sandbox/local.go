@@ -98,11 +98,19 @@ type Local struct {
 	limits   Limits
 	onLimit  func(LimitHit)
 	cgroup   *taskCgroup // nil: limits are resource limits (prlimit)
-	portals  *portals    // a root worker's (portal_linux.go); nil: sources bound by name
-	wsPortal string      // the workspace's portal
-	sources  map[string]string
-	bwrap    string // bwrap's path
-	fwd      string // the egress forwarder's executable
+	portals  *portals    // a root worker's (portal_linux.go), made by preparePortals; nil: sources bound by name
+	// usePortals says whether this environment binds through portals
+	// (a root worker that may make mount namespaces); portalCfg and
+	// portalSettings are what preparePortals makes them from, once.
+	usePortals     bool
+	portalCfg      execenv.LocalConfig
+	portalSettings Settings
+	portalOnce     sync.Once
+	portalErr      error
+	wsPortal       string // the workspace's portal
+	sources        map[string]string
+	bwrap          string // bwrap's path
+	fwd            string // the egress forwarder's executable
 
 	wsMu  sync.Mutex
 	ws    *os.File // the workspace as opened; nil until it exists
@@ -147,7 +155,7 @@ func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 // the workspace and makes the cgroup.
 func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 	var err error
-	if l.bwrap, err = exec.LookPath("bwrap"); err != nil {
+	if l.bwrap, err = bwrapPath(); err != nil {
 		return ErrUnavailable
 	}
 	if isRoot() {
@@ -180,22 +188,18 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 	if err := reachableBy(l.tmpDir, l.uid); err != nil {
 		return err
 	}
-	if err := l.makePortals(*cfg, s); err != nil {
-		return err
-	}
+	// The portals themselves are made before the first command
+	// (preparePortals): a task that never runs one pays no mkdir for them.
+	l.usePortals = l.uid >= 0 && portalsWork()
+	l.portalCfg, l.portalSettings = *cfg, s
 	if s.Network == NetworkAllowlist {
 		if err := l.startProxy(s); err != nil {
 			return err
 		}
-		if l.portals == nil {
-			l.fwd, err = forwarderFor(l.uid, l.tmpDir)
-		} else if exe, eerr := egress.Executable(); eerr != nil {
-			err = eerr
-		} else {
-			l.fwd, err = l.portals.add(exe, false)
-		}
-		if err != nil {
-			return err
+		if !l.usePortals {
+			if l.fwd, err = forwarderFor(l.uid, l.tmpDir); err != nil {
+				return err
+			}
 		}
 	}
 	if l.ws = cfg.WorkingDirFile; l.ws != nil {
@@ -218,7 +222,7 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 // read-only and writable paths portals (see portal_linux.go), where the
 // worker may make mount namespaces.
 func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
-	if l.uid < 0 || !portalsWork() {
+	if !l.usePortals {
 		return nil
 	}
 	l.portals = &portals{dir: filepath.Join(l.tmpDir, "portals")}
@@ -277,6 +281,24 @@ func (l *Local) chown(path string) error {
 	return os.Lchown(path, l.uid, l.uid)
 }
 
+// preparePortals makes the portals, and the egress forwarder's, once,
+// before the first command starts; every command after it uses them.
+func (l *Local) preparePortals() error {
+	l.portalOnce.Do(func() {
+		if l.portalErr = l.makePortals(l.portalCfg, l.portalSettings); l.portalErr != nil || !l.usePortals {
+			return
+		}
+		if l.portalSettings.Network == NetworkAllowlist {
+			exe, err := egress.Executable()
+			if err == nil {
+				l.fwd, err = l.portals.add(exe, false)
+			}
+			l.portalErr = err
+		}
+	})
+	return l.portalErr
+}
+
 // openWorkspace opens dir (see NewLocal) and gives it to the uid.
 func (l *Local) openWorkspace(dir string) error {
 	ws, err := openWorkspace(dir)
@@ -292,7 +314,7 @@ func (l *Local) ownTree() error {
 	if l.uid < 0 {
 		return nil
 	}
-	if l.portals == nil {
+	if !l.usePortals {
 		if err := reachableBy(fdPath(l.ws), l.uid); err != nil {
 			return err
 		}
@@ -320,6 +342,9 @@ func (l *Local) workspace() (*os.File, error) {
 // the forwarder as descriptors, the resource limits in front, the uid
 // and cgroup as process attributes.
 func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
+	if err := l.preparePortals(); err != nil {
+		return execenv.Wrapped{}, err
+	}
 	ws, err := l.workspace()
 	if err != nil {
 		return execenv.Wrapped{}, err

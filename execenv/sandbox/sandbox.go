@@ -96,6 +96,10 @@ var etcFiles = []string{
 // namespaces it needs on this machine.
 var ErrUnavailable = errors.New("sandbox: bubblewrap (bwrap) is not available: install it (Debian: apt-get install bubblewrap) or run the worker where user namespaces are allowed")
 
+// bwrapPath is where bwrap is, looked up on PATH once per process: each
+// task's environment needs it, and the lookup is a stat per PATH entry.
+var bwrapPath = sync.OnceValues(func() (string, error) { return exec.LookPath("bwrap") })
+
 // Available reports whether bwrap is installed and can run a command
 // here as the sandbox does: in a user namespace of its own, started by an
 // unprivileged uid (one of the default range when this process is root),
@@ -104,7 +108,7 @@ func Available() error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("%w: bubblewrap runs on Linux only, and this is %s", ErrUnavailable, runtime.GOOS)
 	}
-	path, err := exec.LookPath("bwrap")
+	path, err := bwrapPath()
 	if err != nil {
 		return ErrUnavailable
 	}
