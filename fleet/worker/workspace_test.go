@@ -73,9 +73,14 @@ func TestSpawnLimits(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 2})
 	grandchild := fleettest.Spawn("too deep", fleettest.Step{Text: "never"})
-	child := []fleettest.Step{{Calls: []fleettest.Call{grandchild}}, {Text: "child saw: {{results}}"}}
+	// The first child stays live until the parent, past its second spawn,
+	// creates "release" in the workspace they share: otherwise it could end
+	// before the second spawn is counted, and nothing would be refused.
+	hold := fleettest.Shell("timeout 60 sh -c 'until [ -e release ]; do sleep 0.05; done'")
+	child := []fleettest.Step{{Calls: []fleettest.Call{hold}}, {Calls: []fleettest.Call{grandchild}}, {Text: "child saw: {{results}}"}}
 	spec := sharedSpec(t, "limits",
 		fleettest.Step{Calls: []fleettest.Call{fleettest.Spawn("first", child...), fleettest.Spawn("second", child...)}},
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("touch release")}},
 		fleettest.Step{Calls: []fleettest.Call{{Name: "wait", Args: map[string]any{"agent_id": "{{agent:0}}"}}}},
 		fleettest.Step{Text: "parent saw: {{results}}"})
 	spec.MaxLiveChildren = 1
