@@ -19,23 +19,7 @@ var ErrSymlink = errors.New("path has a symbolic link in it")
 // ("" and "." name root itself); see the package doc for what is refused.
 // The caller closes the file.
 func OpenDir(root, rel string) (*os.File, error) {
-	parts, err := split(rel)
-	if err != nil {
-		return nil, err
-	}
-	r, err := os.Open(root)
-	if err != nil {
-		return nil, fmt.Errorf("beneath: opening root %s: %w", root, err)
-	}
-	if len(parts) == 0 {
-		return r, checkDir(r, root)
-	}
-	defer r.Close()
-	f, err := openDir(r, strings.Join(parts, "/"), false, 0)
-	if err != nil {
-		return nil, describe(err, root, rel)
-	}
-	return f, nil
+	return resolve(root, rel, false, 0)
 }
 
 // MkdirAll opens the directory rel beneath root, creating the missing
@@ -43,12 +27,19 @@ func OpenDir(root, rel string) (*os.File, error) {
 // OpenDir refuses: a link planted where a component is expected is never
 // followed, whether it was there before or appeared during the walk.
 func MkdirAll(root, rel string, perm os.FileMode) (*os.File, error) {
+	return resolve(root, rel, true, perm)
+}
+
+// resolve is OpenDir, or MkdirAll when create is set.
+func resolve(root, rel string, create bool, perm os.FileMode) (*os.File, error) {
 	parts, err := split(rel)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(root, perm); err != nil {
-		return nil, fmt.Errorf("beneath: creating root %s: %w", root, err)
+	if create {
+		if err := os.MkdirAll(root, perm); err != nil {
+			return nil, fmt.Errorf("beneath: creating root %s: %w", root, err)
+		}
 	}
 	r, err := os.Open(root)
 	if err != nil {
@@ -58,7 +49,7 @@ func MkdirAll(root, rel string, perm os.FileMode) (*os.File, error) {
 		return r, checkDir(r, root)
 	}
 	defer r.Close()
-	f, err := openDir(r, strings.Join(parts, "/"), true, perm)
+	f, err := openDir(r, strings.Join(parts, "/"), create, perm)
 	if err != nil {
 		return nil, describe(err, root, rel)
 	}
