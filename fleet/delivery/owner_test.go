@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 // A root worker's task workspaces belong to the task's uid (see
@@ -17,9 +18,7 @@ import (
 // through an explicit git directory, which git's "dubious ownership"
 // check does not refuse.
 func TestDeliverAWorkspaceOwnedByAnotherUid(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("only root can give the workspace to another uid")
-	}
+	testenv.SkipUnlessRoot(t, "only root can give the workspace to another uid")
 	bare := newOrigin(t)
 	dir := workspace(t, bare, map[string]string{"README": "hello, world\n"})
 	err := filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {

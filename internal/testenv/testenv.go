@@ -24,6 +24,16 @@ func SkipOrFatal(tb testing.TB, msg string) {
 	tb.Skip(msg)
 }
 
+// SkipUnlessRoot skips tb unless the test runs as root, or fails it when
+// integration is required: CI runs as root, so the tests of a root
+// worker's confinement (per-task uids, portals) never skip there.
+func SkipUnlessRoot(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		SkipOrFatal(tb, why)
+	}
+}
+
 // SkipIfShort skips tb under `go test -short` for a slow test (a
 // multi-node cluster, say), with the same rule: when integration is
 // required the test runs whatever -short says, so CI never loses it.
