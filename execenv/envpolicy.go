@@ -115,18 +115,22 @@ func keepEnvName(name string, policy EnvPolicy, keepSecrets bool) bool {
 	return keepSecrets || !IsSecretEnvName(name)
 }
 
-// hasURLPassword reports whether value holds a URL with a password in its
-// user information (lists such as GOPROXY's, split on ',' and '|', are
-// looked at item by item).
-func hasURLPassword(value string) bool {
+// hasURLPassword reports whether value holds a URL with a password.
+func hasURLPassword(value string) bool { return len(URLPasswords(value)) > 0 }
+
+// URLPasswords returns the passwords in the user information of the URLs
+// value holds (lists such as GOPROXY's, split on ',', '|' and spaces, are
+// looked at item by item); nil when it holds none.
+func URLPasswords(value string) []string {
+	var out []string
 	for _, item := range strings.FieldsFunc(value, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
 		if u, err := url.Parse(item); err == nil && u.User != nil {
-			if _, ok := u.User.Password(); ok {
-				return true
+			if p, ok := u.User.Password(); ok {
+				out = append(out, p)
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // mergeEnv appends the request's variables, replacing earlier entries of the

@@ -1,7 +1,7 @@
 package worker
 
 import (
-	"net/url"
+	"fmt"
 	"os"
 	"strings"
 
@@ -34,7 +34,12 @@ func (w *Worker) redactor() *agent.Redactor {
 		name, v, _ := strings.Cut(kv, "=")
 		if secretEnvName(name) {
 			secrets[name] = v
-		} else if p := urlPassword(v); p != "" {
+			continue
+		}
+		for i, p := range execenv.URLPasswords(v) {
+			if i > 0 {
+				name = fmt.Sprintf("%s#%d", name, i+1)
+			}
 			secrets[name] = p
 		}
 	}
@@ -75,17 +80,4 @@ func secretEnvName(name string) bool {
 		}
 	}
 	return false
-}
-
-// urlPassword is the password of a URL value ("" when it has none).
-func urlPassword(v string) string {
-	if !strings.Contains(v, "@") {
-		return ""
-	}
-	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil || u.User == nil {
-		return ""
-	}
-	p, _ := u.User.Password()
-	return p
 }

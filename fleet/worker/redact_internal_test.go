@@ -1,6 +1,11 @@
 package worker
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/execenv"
+)
 
 func TestSecretEnvName(t *testing.T) {
 	for name, want := range map[string]bool{
@@ -13,10 +18,10 @@ func TestSecretEnvName(t *testing.T) {
 			t.Errorf("secretEnvName(%s) = %v, want %v", name, got, want)
 		}
 	}
-	if got := urlPassword("postgres://fleet:pw-123@db/fleet"); got != "pw-123" {
-		t.Errorf("urlPassword = %q", got)
+	if got := execenv.URLPasswords("postgres://fleet:pw-123@db/fleet"); !slices.Equal(got, []string{"pw-123"}) {
+		t.Errorf("URLPasswords = %q", got)
 	}
-	if got := urlPassword("https://user@example.com/x"); got != "" {
+	if got := execenv.URLPasswords("https://user@example.com/x"); got != nil {
 		t.Errorf("a URL without a password: %q", got)
 	}
 }
