@@ -2,9 +2,9 @@
 // task spec a submitter sends (TaskSpec, decoded from the store with
 // DecodeSpec, checked with Validate), the result a worker stores
 // (TaskResult), the reasons a task ends with, what a parked task waits for
-// (WaitingFor), the final SESSION_END event, and the ids that make
-// messages idempotent (StartMsgID, InputMsgID) and sessions addressable
-// (SessionSubject).
+// (WaitingFor), the final SESSION_END event, and the address of a
+// session (SessionSubject). Where a task's messages go and under which
+// deduplication ids is the router's (fleet/internal/taskops).
 //
 // # Tasks and sessions
 //
@@ -25,8 +25,9 @@
 //     streams and metrics;
 //   - worker: claiming, running, parking and settling tasks, subagents as
 //     child tasks, the turn recorder and the event pump;
-//   - internal/taskops: the lifecycle rules both sides apply (a dead
-//     letter, a subtree cancel, a failure from any state), written once;
+//   - internal/taskops: the lifecycle both sides apply, written once: the
+//     completer (every end of a task), the router (every task message)
+//     and the dead-letter rule;
 //   - dev and bench: a whole fleet in one process, for `dispatcher dev`
 //     and `dispatcher bench`;
 //   - dashboard and fleettest: the web dashboard, and a fleet for tests.

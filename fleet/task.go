@@ -72,7 +72,7 @@ const (
 // store.Task.WaitingFor.
 type WaitingFor struct {
 	// WaitID names this park; it makes the resume's message id
-	// deterministic (queue.ResumeMsgID), so children ending together wake
+	// deterministic (fleet/internal/taskops ResumeMsgID), so children ending together wake
 	// the parent once. It is the claim attempt that parked.
 	WaitID string `json:"wait_id"`
 	// Children are the child task ids whose end wakes the task.
@@ -95,17 +95,21 @@ type SessionEndData struct {
 	Result TaskResult      `json:"result"`
 }
 
-// StartMsgID is the Nats-Msg-Id of the message that starts a task: the
-// dispatcher and a spawning worker publish it, and a repeated publish is a
-// duplicate.
-func StartMsgID(task uuid.UUID) string { return "start:" + task.String() }
-
-// InputMsgID is the Nats-Msg-Id of the message that delivers the stored
-// input name to a reopened task: each input is enqueued once.
-func InputMsgID(task uuid.UUID, name string) string { return "input:" + task.String() + ":" + name }
-
 // SessionSubject is the control address of a task's session (the last
 // token of <prefix>.control.<session>): a task has one session, whose id
 // is the task's, so nobody needs a store read to reach it, and it is
 // reachable before its first turn is recorded.
 func SessionSubject(task uuid.UUID) string { return task.String() }
+
+// DecodeWaitingFor decodes a task's stored WaitingFor; empty is the zero
+// value (the task waits for nothing recorded).
+func DecodeWaitingFor(raw []byte) (WaitingFor, error) {
+	var wf WaitingFor
+	if len(raw) == 0 {
+		return wf, nil
+	}
+	if err := json.Unmarshal(raw, &wf); err != nil {
+		return wf, fmt.Errorf("reading what the task waits for: %w", err)
+	}
+	return wf, nil
+}

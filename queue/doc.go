@@ -24,8 +24,8 @@
 // Client.Enqueue (a shared queue), Client.EnqueueToWorker (one worker) and Client.Send publish a
 // TaskMessage and wait for the stream's acknowledgement. A non-empty message id is the
 // Nats-Msg-Id: a retried submit with the same id is stored once (EnqueueResult.Duplicate).
-// Client.EnqueueResume uses the deterministic id ResumeMsgID(parent, wait), so when several
-// children of one wait end at once exactly one resume is enqueued. Messages carry the task id
+// A deterministic id (the fleet derives a resume's from the parent and the wait) makes
+// publishers that race publish once. Messages carry the task id
 // also in the Agentfleet-Task-Id header. Messages name work, they do not carry it: the fleet keeps
 // specs, history and inputs in the store.
 //

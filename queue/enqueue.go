@@ -67,18 +67,8 @@ func (c *Client) EnqueueToWorker(ctx context.Context, workerID string, msg TaskM
 	return c.Send(ctx, ToWorker(workerID), msg, msgID)
 }
 
-// EnqueueResume publishes the resume of a parked parent, with the deterministic message id
-// ResumeMsgID(msg.TaskID, msg.WaitID): when several children of one wait end together, every
-// worker that recorded an end calls this, and exactly one resume is enqueued. msg.Type must be
-// MsgResume.
-func (c *Client) EnqueueResume(ctx context.Context, to Target, msg TaskMessage) (EnqueueResult, error) {
-	if msg.Type != MsgResume {
-		return EnqueueResult{}, fmt.Errorf("queue: EnqueueResume needs a message of type %q, got %q", MsgResume, msg.Type)
-	}
-	return c.Send(ctx, to, msg, ResumeMsgID(msg.TaskID, msg.WaitID))
-}
-
-// Send publishes msg to a target; Enqueue, EnqueueToWorker and EnqueueResume call it.
+// Send publishes msg to a target under msgID; Enqueue and EnqueueToWorker call it. The fleet
+// builds every task message and its id in one place (the router, fleet/internal/taskops).
 func (c *Client) Send(ctx context.Context, to Target, msg TaskMessage, msgID string) (EnqueueResult, error) {
 	m, opts, err := c.taskMsg(to, msg, msgID)
 	if err != nil {

@@ -34,8 +34,8 @@ type TaskMessage struct {
 	Type MessageType `json:"type"`
 	// TaskID is the task to run (a subject token, e.g. a UUID).
 	TaskID string `json:"task_id"`
-	// WaitID identifies the wait a resume ends (required for resume); it makes the resume's
-	// message id deterministic, see ResumeMsgID.
+	// WaitID identifies the wait a resume ends (required for resume); the fleet makes the
+	// resume's message id from it, so children ending together enqueue one resume.
 	WaitID string `json:"wait_id,omitempty"`
 	// ChildTaskID is the child whose end triggered a resume, when there is one.
 	ChildTaskID string `json:"child_task_id,omitempty"`
@@ -72,11 +72,4 @@ func decodeTaskMessage(raw []byte) (TaskMessage, error) {
 		return m, fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
 	return m, nil
-}
-
-// ResumeMsgID is the deterministic Nats-Msg-Id of the resume that ends a parent's wait. Every
-// worker that sees a child of that wait end publishes the same id, and the TASKS duplicate
-// window keeps exactly one.
-func ResumeMsgID(parentTaskID, waitID string) string {
-	return "resume:" + parentTaskID + ":" + waitID
 }

@@ -81,7 +81,7 @@ func TestResumeOfTwoChildrenEndingTogetherIsEnqueuedOnce(t *testing.T) {
 			<-start
 			m := resume
 			m.ChildTaskID = fmt.Sprintf("child-%d", i)
-			results[i], errs[i] = c.EnqueueResume(b.ctx, queue.ToQueue("default"), m)
+			results[i], errs[i] = c.Send(b.ctx, queue.ToQueue("default"), m, "resume:parent:w1")
 		})
 	}
 	close(start)
@@ -110,12 +110,9 @@ func TestResumeOfTwoChildrenEndingTogetherIsEnqueuedOnce(t *testing.T) {
 		t.Fatalf("lag = %+v, %v; want nothing left", lag, err)
 	}
 	// A later wait of the same parent is a different resume.
-	r, err := b.client.EnqueueResume(b.ctx, queue.ToQueue("default"), queue.TaskMessage{Type: queue.MsgResume, TaskID: "parent", WaitID: "w2"})
+	r, err := b.client.Send(b.ctx, queue.ToQueue("default"), queue.TaskMessage{Type: queue.MsgResume, TaskID: "parent", WaitID: "w2"}, "resume:parent:w2")
 	if err != nil || r.Duplicate {
 		t.Fatalf("resume of the next wait = %+v, %v", r, err)
-	}
-	if _, err := b.client.EnqueueResume(b.ctx, queue.ToQueue("default"), startMsg("parent")); err == nil {
-		t.Fatal("EnqueueResume accepted a start message")
 	}
 }
 
@@ -334,7 +331,7 @@ func TestOrphanedWorkMovesToTheSharedQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	resume := queue.TaskMessage{Type: queue.MsgResume, TaskID: "parent", WaitID: "w1"}
-	if _, err := b.client.EnqueueResume(b.ctx, queue.ToWorker("w-gone"), resume); err != nil {
+	if _, err := b.client.Send(b.ctx, queue.ToWorker("w-gone"), resume, "resume:parent:w1"); err != nil {
 		t.Fatal(err)
 	}
 	corrupt := natsMsg(b.client.Subjects().Worker("w-gone"), []byte(`{"type":`))

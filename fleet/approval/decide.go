@@ -40,9 +40,10 @@ type Store interface {
 	LoadTurns(ctx context.Context, p store.LoadTurnsParams) ([]store.Turn, error)
 }
 
-// Queue is what Decide needs of the queue.
+// Queue is what Decide needs of the queue: publishing a message the
+// router (fleet/internal/taskops) built.
 type Queue interface {
-	EnqueueResume(ctx context.Context, to queue.Target, msg queue.TaskMessage) (queue.EnqueueResult, error)
+	Send(ctx context.Context, to queue.Target, msg queue.TaskMessage, msgID string) (queue.EnqueueResult, error)
 }
 
 // Decision is a person's answer to one pending call.
@@ -149,8 +150,8 @@ func resume(ctx context.Context, q Queue, t store.Task, wf fleet.WaitingFor, cal
 	if err != nil {
 		return fmt.Errorf("task %s: %w", t.ID, err)
 	}
-	msg := queue.TaskMessage{Type: queue.MsgResume, TaskID: t.ID.String(), WaitID: wf.WaitID + "-approval-" + callID}
-	if _, err := q.EnqueueResume(ctx, taskops.Target(t, spec), msg); err != nil {
+	o := taskops.ResumeMessage(t, spec, wf.WaitID+"-approval-"+callID, "")
+	if _, err := q.Send(ctx, o.To, o.Msg, o.MsgID); err != nil {
 		return fmt.Errorf("the answer is recorded and task %s queued, but its resume was not sent (%w); answer again to resend it", t.ID, err)
 	}
 	return nil

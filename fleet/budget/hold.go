@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -35,18 +34,6 @@ func (b Budget) Held() json.RawMessage {
 func HoldTask(ctx context.Context, st store.Store, id uuid.UUID, workerID string) error {
 	_, err := st.TransitionTask(ctx, store.TransitionTaskParams{ID: id, From: store.TaskRunning,
 		To: store.TaskQueued, WorkerID: workerID, Error: Reason})
-	if errors.Is(err, store.ErrConflict) {
-		return nil
-	}
-	return err
-}
-
-// CancelTask ends a task running on workerID, before its session
-// started, cancelled with reason Reason.
-func CancelTask(ctx context.Context, st store.Store, id uuid.UUID, workerID string, b Budget) error {
-	body, _ := json.Marshal(fleet.TaskResult{Error: "the budget of " + b.Label + " is spent"})
-	_, err := st.TransitionTask(ctx, store.TransitionTaskParams{ID: id, From: store.TaskRunning,
-		To: store.TaskCancelled, WorkerID: workerID, Result: body, Error: Reason})
 	if errors.Is(err, store.ErrConflict) {
 		return nil
 	}

@@ -7,9 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/budget"
-	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -146,8 +147,12 @@ func (a budgetActions) Release(ctx context.Context, label string) (int, error) {
 		if t.Error != budget.Reason {
 			return nil
 		}
-		msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: t.ID.String(), EnqueuedAt: time.Now()}
-		res, err := a.d.queue.Enqueue(ctx, t.Queue, msg, fmt.Sprintf("budget-release:%s:%d", t.ID, t.Attempts))
+		spec, err := fleet.DecodeSpec(t.Spec)
+		if err != nil {
+			return fmt.Errorf("releasing task %s: %w", t.ID, err)
+		}
+		o := taskops.ReleaseMessage(t, spec, time.Now())
+		res, err := a.d.queue.Send(ctx, o.To, o.Msg, o.MsgID)
 		if err == nil && !res.Duplicate {
 			n++
 		}

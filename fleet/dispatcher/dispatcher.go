@@ -136,7 +136,8 @@ type Dispatcher struct {
 	metrics  *Metrics
 	stats    *throughput
 	budgets  budgets
-	webhooks *webhook.Notifier // nil without webhook URLs
+	ends     *taskops.Completer // every end of a task the dispatcher writes
+	webhooks *webhook.Notifier  // nil without webhook URLs
 }
 
 // New returns a Dispatcher over st and q.
@@ -150,6 +151,8 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 	}
 	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
 	d.metrics = newMetrics(d)
+	d.ends = &taskops.Completer{Store: st, Queue: q, Log: d.log, AbortTimeout: cfg.ControlTimeout,
+		Ended: func(s store.TaskState) { d.metrics.finished.WithLabelValues(string(s)).Inc() }}
 	if len(cfg.Webhooks.URLs) > 0 {
 		var err error
 		if d.webhooks, err = webhook.New(cfg.Webhooks, q, cfg.Logger.With("component", "webhook")); err != nil {
@@ -167,7 +170,7 @@ func (d *Dispatcher) Metrics() *Metrics { return d.metrics }
 
 // Run handles dead letters, samples throughput and enforces budgets until ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	w, err := d.queue.WatchDeadLetters(ctx, taskops.HandleDeadLetter(d.store, d.log, d.metrics.deadLetters.Inc))
+	w, err := d.queue.WatchDeadLetters(ctx, taskops.HandleDeadLetter(d.ends, d.metrics.deadLetters.Inc))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -359,11 +362,7 @@ func (d *Dispatcher) enqueue(ctx context.Context, subs []Submission) error {
 		if s.Existing && s.Task.State != store.TaskQueued {
 			continue
 		}
-		msgs = append(msgs, queue.Outgoing{
-			To:    queue.ToQueue(s.Task.Queue),
-			Msg:   queue.TaskMessage{Type: queue.MsgStart, TaskID: s.Task.ID.String(), EnqueuedAt: s.Task.CreatedAt},
-			MsgID: fleet.StartMsgID(s.Task.ID),
-		})
+		msgs = append(msgs, taskops.StartMessage(s.Task, s.Task.CreatedAt))
 	}
 	var failed []uuid.UUID
 	var firstErr error
@@ -406,7 +405,7 @@ func (d *Dispatcher) Cancel(ctx context.Context, id uuid.UUID, reason string) (C
 	if reason == "" {
 		reason = "cancelled"
 	}
-	res, err := taskops.CancelTree(ctx, d.store, d.queue, id, reason, d.cfg.ControlTimeout)
+	res, err := d.ends.CancelTree(ctx, id, reason)
 	if err != nil {
 		return CancelResult{}, err
 	}

@@ -23,6 +23,7 @@ type Metrics struct {
 	cancelled      prometheus.Counter
 	control        *prometheus.CounterVec // by op and outcome
 	deadLetters    prometheus.Counter
+	finished       *prometheus.CounterVec // by final state
 	approvals      *prometheus.CounterVec // by decision: approve, deny, expired
 	http           httpMetrics
 }
@@ -66,6 +67,10 @@ func newMetrics(d *Dispatcher) *Metrics {
 			Name: "agentfleet_dispatcher_dead_letters_total",
 			Help: "Tasks moved to failed with the reason dead_letter.",
 		}),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "agentfleet_dispatcher_tasks_finished_total",
+			Help: "Tasks the dispatcher brought to a final state (cancels, dead letters), by state; the workers count the rest.",
+		}, []string{"state"}),
 		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "agentfleet_dispatcher_approvals_answered_total",
 			Help: "Tool calls pending approval that were answered, by decision: approve, deny, or expired (denied unanswered).",
@@ -87,7 +92,7 @@ func newMetrics(d *Dispatcher) *Metrics {
 		}),
 	}
 	m.http.invalid = m.submitted.WithLabelValues("invalid")
-	m.Registry.MustRegister(m.submitted, m.submitDuration, m.enqueueErrors, m.cancelled, m.control,
+	m.Registry.MustRegister(m.submitted, m.submitDuration, m.enqueueErrors, m.cancelled, m.finished, m.control,
 		m.deadLetters, m.approvals, m.http.latency, m.http.streams, m.http.eventsSent,
 		&stateCollector{d: d}, newQueueCollector(d),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

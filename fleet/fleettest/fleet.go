@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
@@ -342,8 +343,8 @@ func (f *Fleet) Submit(spec fleet.TaskSpec) uuid.UUID {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: res.Task.ID.String()}
-	if _, err := f.Queue.Enqueue(ctx, res.Task.Queue, msg, fleet.StartMsgID(res.Task.ID)); err != nil {
+	o := taskops.StartMessage(res.Task, time.Time{})
+	if _, err := f.Queue.Send(ctx, o.To, o.Msg, o.MsgID); err != nil {
 		f.t.Fatal(err)
 	}
 	return res.Task.ID

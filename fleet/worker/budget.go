@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet/budget"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/worker/internal/eventpump"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -45,11 +46,11 @@ func (w *Worker) budgetAtClaim(ctx context.Context, t store.Task) (settlement, b
 		return settlement{}, false
 	case b.OnExhausted != budget.Cancel:
 		return w.holdTask(ctx, t, b, nil), true
-	case budget.CancelTask(ctx, w.st, t.ID, w.cfg.ID, b) != nil:
+	}
+	if _, err := w.ends.End(ctx, taskops.BudgetCancelled(t.ID, w.cfg.ID, budget.Reason, b.Label)); err != nil {
+		w.log.Warn("cancelling a task for its budget", "task_id", t.ID, "err", err)
 		return nak(w.backoff(1)), true
 	}
-	w.metrics.tasks.WithLabelValues(string(store.TaskCancelled)).Inc()
-	w.afterEndByID(ctx, t.ID)
 	return ack(), true
 }
 
@@ -84,7 +85,8 @@ func (r *run) checkBudget() {
 func (r *run) budgetStop(ctx context.Context, out agent.Outcome) settlement {
 	b, ok := r.w.exhaustedBudget(r.task.Labels)
 	if ok && b.OnExhausted == budget.Cancel {
-		return r.finish(ctx, store.TaskCancelled, budget.Reason, r.result(out, false, "the budget of "+b.Label+" is spent"))
+		end := taskops.BudgetCancelled(r.task.ID, r.w.cfg.ID, budget.Reason, b.Label)
+		return r.finish(ctx, end.To, end.Reason, r.result(out, false, end.Result.Error))
 	}
 	r.flushTurns(ctx)
 	return r.w.holdTask(ctx, r.task, b, r.pump)

@@ -3,9 +3,10 @@ package worker_test
 import (
 	"fmt"
 
-	"github.com/google/uuid"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/agent/compact"

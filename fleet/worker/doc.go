@@ -45,7 +45,10 @@
 //   - turn or round limit, wall time, token or cost limit: failed with the
 //     limit as reason; ack.
 //   - abort over control: cancelled ("aborted"); a task cancelled in the
-//     store (taskops.CancelTree): cancelled.
+//     store (taskops.Completer.CancelTree): cancelled.
+//
+// Every end goes through the worker's taskops.Completer (w.ends): the
+// fenced write, the metric, SESSION_END, the parent and the children.
 //
 // Messages whose task is already final are only acked. Every final state
 // is followed, idempotently, by waking the parent and cancelling live
@@ -121,7 +124,7 @@
 // holds no slot, memory or message, so a fleet cannot deadlock on waiting
 // parents. When the last awaited child ends, the worker that recorded the
 // end enqueues the parent's resume with the message id
-// queue.ResumeMsgID(parent, wait id): children ending together wake it
+// taskops.ResumeMsgID(parent, wait id): children ending together wake it
 // once. The parking worker checks the children again after writing
 // waiting, so a child ending in between is not missed. Any worker (the
 // parent's own, for a local workspace) then claims the parent and re-runs
@@ -145,7 +148,7 @@
 // or failed. A cancelled child refuses input. When the message after a
 // reopen cannot be sent, the child stays queued with its input, and the
 // next send_input to a queued child that ran before sends one again.
-// close_agent, like a cancel through the API, uses taskops.CancelTree to
+// close_agent, like a cancel through the API, uses Completer.CancelTree to
 // cancel a whole subtree: queued and waiting descendants never start
 // again, running ones are aborted over control (or at their next
 // heartbeat).
@@ -155,8 +158,9 @@
 // Every worker runs a dead-letter watcher (they share one durable consumer,
 // so each dead letter is handled by one of them) with the one rule of
 // taskops.HandleDeadLetter: a task whose message exhausted its deliveries,
-// or was terminated, is marked failed with the reason dead_letter unless
-// already final. A dispatcher may watch as well, with the same rule.
+// or was terminated, ends failed with the reason dead_letter unless
+// already final, through the completer, so a parent waiting for it wakes.
+// A dispatcher may watch as well, with the same rule.
 //
 // # Concurrency
 //

@@ -24,7 +24,7 @@ func (w *Worker) handle(ctx context.Context, d *queue.Delivery) {
 // task: a claim that fails says why (claimFailed reads the task then), and
 // the common case costs one store round trip instead of two. While the
 // store is away the claim waits for it, holding the message (see
-// storehealth.go), so an outage spends no delivery.
+// storegate), so an outage spends no delivery.
 func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 	if d.DecodeErr != nil {
 		return w.failCorrupt(ctx, d)
@@ -80,8 +80,7 @@ func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, id uuid.UUI
 		return nak(w.backoff(d.NumDelivered))
 	case now.State.Terminal():
 		// Idempotent: redo what a crash may have cut short.
-		w.afterEnd(ctx, now)
-		if err := w.eventSink().EnsureSessionEnd(ctx, now); err != nil {
+		if err := w.ends.AfterEnd(ctx, now); err != nil {
 			w.log.Warn("publishing the SESSION_END of an ended task", "task_id", id, "err", err)
 			return nak(w.backoff(d.NumDelivered))
 		}
@@ -89,7 +88,7 @@ func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, id uuid.UUI
 	case now.State == store.TaskWaiting && d.Message.Type == queue.MsgStart:
 		return ack() // parked: its resume will come
 	case (now.State == store.TaskQueued || now.State == store.TaskWaiting) && w.parentCancelled(ctx, now):
-		return w.cancelOrphan(ctx, d, now)
+		return w.cancelOrphan(ctx, d, now.ID)
 	}
 	// Running: here (a redelivery of a message this worker works on, kept
 	// alive), or elsewhere with a fresh heartbeat (look again once it
@@ -108,16 +107,13 @@ func (w *Worker) parentCancelled(ctx context.Context, t store.Task) bool {
 }
 
 // cancelOrphan cancels a task that can never start because its parent is
-// cancelled (compare-and-set from the state it was read in). A lost
-// compare-and-set leaves the message for a redelivery, which looks again.
-func (w *Worker) cancelOrphan(ctx context.Context, d *queue.Delivery, t store.Task) settlement {
-	ended, err := w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: t.ID, From: t.State, To: store.TaskCancelled,
-		Error: fleet.ReasonParentCancelled})
-	if err != nil {
-		w.log.Warn("cancelling a task whose parent is cancelled", "task_id", t.ID, "parent_id", t.ParentID, "err", err)
+// cancelled. A store error leaves the message for a redelivery, which
+// looks again.
+func (w *Worker) cancelOrphan(ctx context.Context, d *queue.Delivery, id uuid.UUID) settlement {
+	if _, err := w.ends.End(ctx, taskops.Orphaned(id)); err != nil {
+		w.log.Warn("cancelling a task whose parent is cancelled", "task_id", id, "err", err)
 		return nak(w.backoff(d.NumDelivered))
 	}
-	w.afterEnd(ctx, ended)
 	return ack()
 }
 
@@ -129,7 +125,7 @@ func (w *Worker) failCorrupt(ctx context.Context, d *queue.Delivery) settlement 
 		reason = fmt.Sprintf("%s: task id %q is not a UUID", fleet.ReasonCorruptMessage, d.Message.TaskID)
 	}
 	if id, err := uuid.Parse(d.TaskID); err == nil {
-		if _, _, err := taskops.FailFromAnyState(ctx, w.st, id, fleet.ReasonCorruptMessage, reason); err != nil {
+		if _, err := w.ends.End(ctx, taskops.FailedAnyState(id, fleet.ReasonCorruptMessage, reason)); err != nil {
 			w.log.Warn("recording a corrupt message", "task_id", id, "err", err)
 		}
 	}
@@ -137,14 +133,11 @@ func (w *Worker) failCorrupt(ctx context.Context, d *queue.Delivery) settlement 
 	return term(reason)
 }
 
-// failTask moves a task that cannot run to failed and terminates its message.
+// failTask moves a task that cannot run to failed and terminates its
+// message (were the end not written, the dead letter writes it).
 func (w *Worker) failTask(ctx context.Context, id uuid.UUID, reason, detail string) settlement {
-	t, _, err := taskops.FailFromAnyState(ctx, w.st, id, reason, detail)
-	if err != nil {
+	if _, err := w.ends.End(ctx, taskops.FailedAnyState(id, reason, detail)); err != nil {
 		w.log.Warn("failing task", "task_id", id, "err", err)
-		w.afterEndByID(ctx, id) // it may have ended meanwhile
-	} else {
-		w.afterEnd(ctx, t)
 	}
 	return term(reason + ": " + detail)
 }

@@ -53,7 +53,7 @@ func TestRedeliveryOfAnEndedTaskPublishesItsMissingSessionEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: id.String()}
-	if _, err := f.Queue.Enqueue(ctx, "default", msg, fleet.StartMsgID(id)); err != nil {
+	if _, err := f.Queue.Enqueue(ctx, "default", msg, "start:"+id.String()); err != nil {
 		t.Fatal(err)
 	}
 	sub, err := f.Queue.SubscribeEvents(ctx, queue.EventFilter{TaskID: id.String()}, queue.FromStart())

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -107,63 +106,44 @@ func assistantTurns(h []agent.Turn) int {
 	return n
 }
 
-// finish writes the final state (with the diff artifact first), publishes
-// SESSION_END, wakes the parent, cancels live children by policy, and acks
-// once SESSION_END is stored.
+// finish ends the run through the completer (the final state, with the
+// diff artifact first and the held turns in the same write), publishes
+// SESSION_END, wakes the parent, applies the child policy, and acks once
+// SESSION_END is stored.
 func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res fleet.TaskResult) settlement {
 	w := r.w
 	r.saveRepoMemory(ctx)
 	r.writeDiff(ctx)
-	body, _ := json.Marshal(res)
-	t, err := r.writeEnd(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning, To: to,
-		WorkerID: w.cfg.ID, Result: body, Error: reason})
-	switch {
-	case err == nil:
-	case errors.Is(err, store.ErrConflict):
-		// Cancelled meanwhile, or taken over: the store's state stands, and
-		// the run's last turns are recorded all the same.
-		r.flushTurns(ctx)
-		if cur, gerr := w.st.GetTask(ctx, store.GetTaskParams{ID: r.task.ID}); gerr == nil {
-			t = cur
-		}
-	default:
+	e := taskops.End{ID: r.task.ID, To: to, Reason: reason, Result: res, WorkerID: w.cfg.ID,
+		NoChildren: !r.mayHaveChildren(), Reopen: r.reopenForLateInput,
+		Announce: func(ctx context.Context, t store.Task) error { return r.pump.PublishEnd(ctx, t, res) }}
+	if r.rec != nil {
+		e.Append = r.rec.pendingAppend()
+	}
+	ended, err := w.ends.End(ctx, e)
+	if err != nil {
 		r.log.Warn("writing the final state; handing back", "err", err)
 		return nak(w.backoff(r.d.NumDelivered))
 	}
-	w.metrics.tasks.WithLabelValues(string(t.State)).Inc()
-	if !t.State.Terminal() {
+	if ended.TurnsWritten {
+		r.rec.written()
+	} else if !ended.Moved {
+		// Cancelled meanwhile, or taken over: the run's last turns are
+		// recorded all the same.
+		r.flushTurns(ctx)
+	}
+	if !ended.Task.State.Terminal() {
 		return ack()
 	}
-	endErr := r.pump.PublishEnd(ctx, t, res)
-	if !r.reopenForLateInput(ctx, t) {
-		w.afterEndOf(ctx, t, r.mayHaveChildren())
-		r.cleanupWorkspace(t.State == store.TaskSucceeded)
+	if !ended.Reopened {
+		r.cleanupWorkspace(ended.Task.State == store.TaskSucceeded)
 	}
-	if endErr != nil {
+	if ended.AnnounceErr != nil {
 		// Settled only once SESSION_END is stored: the redelivery of an
 		// ended task publishes it (claimFailed, eventpump.Sink.EnsureSessionEnd).
 		return nak(w.backoff(r.d.NumDelivered))
 	}
 	return ack()
-}
-
-// writeEnd writes the task's end together with the turns the recorder
-// holds (one round trip). Held turns the store refuses as invalid (over its
-// size cap, say) do not block the end: it is written without them.
-func (r *run) writeEnd(ctx context.Context, p store.TransitionTaskParams) (store.Task, error) {
-	if r.rec != nil {
-		p.Append = r.rec.pendingAppend()
-	}
-	t, err := r.w.st.TransitionTask(ctx, p)
-	if err != nil && p.Append != nil && errors.Is(err, store.ErrInvalid) {
-		r.log.Warn("the store refused the run's last turns; ending the task without them", "err", err)
-		p.Append = nil
-		t, err = r.w.st.TransitionTask(ctx, p)
-	}
-	if err == nil && p.Append != nil {
-		r.rec.written()
-	}
-	return t, err
 }
 
 // reopenForLateInput reopens a child task that succeeded or failed with
@@ -208,14 +188,9 @@ func (r *run) mayHaveChildren() bool {
 
 // fail ends the task as failed before its session ran.
 func (r *run) fail(ctx context.Context, reason, detail string) settlement {
-	body, _ := json.Marshal(fleet.TaskResult{Success: false, Error: detail})
-	_, err := r.w.st.TransitionTask(ctx, store.TransitionTaskParams{ID: r.task.ID, From: store.TaskRunning,
-		To: store.TaskFailed, WorkerID: r.w.cfg.ID, Result: body, Error: reason})
-	if err != nil && !errors.Is(err, store.ErrConflict) {
+	if _, err := r.w.ends.End(ctx, taskops.Failed(r.task.ID, r.w.cfg.ID, reason, fleet.TaskResult{Error: detail})); err != nil {
 		r.log.Warn("failing task", "err", err)
 	}
-	r.w.metrics.tasks.WithLabelValues(string(store.TaskFailed)).Inc()
-	r.w.afterEndByID(ctx, r.task.ID)
 	return term(reason + ": " + detail)
 }
 
@@ -229,52 +204,4 @@ func (r *run) giveBack(ctx context.Context, delay time.Duration) settlement {
 		r.log.Warn("handing the task back", "err", err)
 	}
 	return nak(delay)
-}
-
-// afterEndByID runs afterEnd for a task read from the store.
-func (w *Worker) afterEndByID(ctx context.Context, id uuid.UUID) {
-	t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
-	if err == nil && t.State.Terminal() {
-		w.afterEnd(ctx, t)
-	}
-}
-
-// afterEnd does what follows a task's end, idempotently (a redelivered
-// message of a finished task runs it again, in case a crash cut it short):
-// wake the parent if it waits for this task, and cancel the task's live
-// children unless its spec lets them run.
-func (w *Worker) afterEnd(ctx context.Context, t store.Task) { w.afterEndOf(ctx, t, true) }
-
-// afterEndOf is afterEnd; children false says the task has none for sure,
-// which spares a store read per leaf task.
-func (w *Worker) afterEndOf(ctx context.Context, t store.Task, children bool) {
-	if err := w.wakeParent(ctx, t); err != nil {
-		w.log.Warn("waking the parent", "task_id", t.ID, "parent_id", t.ParentID, "err", err)
-	}
-	if !children {
-		return
-	}
-	spec, err := fleet.DecodeSpec(t.Spec)
-	if err != nil {
-		w.log.Warn("reading the child policy of an ended task; cancelling its children, the default", "task_id", t.ID, "err", err)
-	}
-	if spec.ChildPolicy == fleet.ChildLetRun {
-		return
-	}
-	kids, err := w.st.Children(ctx, store.ChildrenParams{ParentID: t.ID})
-	if err != nil || kids.AllTerminal() {
-		return
-	}
-	for _, c := range kids.Children {
-		if c.State.Terminal() {
-			continue
-		}
-		res, err := taskops.CancelTree(ctx, w.st, w.q, c.ID, fleet.ReasonParentEnded, w.q.Config().ControlTimeout)
-		if err == nil {
-			err = res.AbortErr
-		}
-		if err != nil {
-			w.log.Warn("cancelling a child of an ended task", "task_id", c.ID, "err", err)
-		}
-	}
 }

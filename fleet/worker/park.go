@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -12,8 +11,6 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet"
-	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
-	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -37,10 +34,8 @@ func (r *run) park(ctx context.Context) settlement {
 	}
 	w.metrics.parks.Inc()
 	r.log.Debug("parked", "waiting_for", wf.Children)
-	if done, last := w.allEnded(ctx, r.task.ID, wf.Children); done {
-		if err := w.enqueueResume(ctx, r.task, r.spec, wf, last); err != nil {
-			r.log.Warn("resuming after children that already ended", "err", err)
-		}
+	if _, err := w.ends.ResumeIfDone(ctx, r.task, wf, uuid.Nil); err != nil {
+		r.log.Warn("resuming after children that already ended", "err", err)
 	}
 	return ack()
 }
@@ -58,72 +53,4 @@ func (r *run) awaited() []uuid.UUID {
 		}
 	}
 	return ids
-}
-
-// allEnded reports whether every task in ids (children of parent) is
-// final, and one of them. One Children read answers for all of them, so a
-// wide fan-out does not cost a read per child at every child's end.
-func (w *Worker) allEnded(ctx context.Context, parent uuid.UUID, ids []uuid.UUID) (bool, uuid.UUID) {
-	if len(ids) == 0 {
-		return false, uuid.Nil
-	}
-	kids, err := w.st.Children(ctx, store.ChildrenParams{ParentID: parent})
-	if err != nil {
-		return false, uuid.Nil
-	}
-	ended := make(map[uuid.UUID]bool, len(kids.Children))
-	for _, c := range kids.Children {
-		ended[c.ID] = c.State.Terminal()
-	}
-	for _, id := range ids {
-		if !ended[id] {
-			return false, uuid.Nil
-		}
-	}
-	return true, ids[len(ids)-1]
-}
-
-// wakeParent publishes the resume of t's parent when the parent is parked
-// waiting for t and every other child it waits for has ended too. Every
-// worker that records the end of a child of that wait publishes the same
-// message id, so one resume is enqueued.
-func (w *Worker) wakeParent(ctx context.Context, t store.Task) error {
-	if t.ParentID == uuid.Nil {
-		return nil
-	}
-	p, err := w.st.GetTask(ctx, store.GetTaskParams{ID: t.ParentID})
-	if err != nil || p.State != store.TaskWaiting {
-		return err
-	}
-	var wf fleet.WaitingFor
-	if err := json.Unmarshal(p.WaitingFor, &wf); err != nil {
-		return fmt.Errorf("reading what parent %s waits for: %w", p.ID, err)
-	}
-	if !slices.Contains(wf.Children, t.ID) {
-		return nil
-	}
-	if done, _ := w.allEnded(ctx, p.ID, wf.Children); !done {
-		return nil
-	}
-	spec, err := fleet.DecodeSpec(p.Spec)
-	if err != nil {
-		return fmt.Errorf("parent %s: %w", p.ID, err)
-	}
-	return w.enqueueResume(ctx, p, spec, wf, t.ID)
-}
-
-// enqueueResume publishes the deduplicated resume of a parked task: to its
-// worker when its workspace is local to that worker, else to its queue.
-func (w *Worker) enqueueResume(ctx context.Context, parent store.Task, spec fleet.TaskSpec, wf fleet.WaitingFor, child uuid.UUID) error {
-	msg := queue.TaskMessage{Type: queue.MsgResume, TaskID: parent.ID.String(), WaitID: wf.WaitID, ChildTaskID: child.String()}
-	res, err := w.q.EnqueueResume(ctx, w.targetFor(parent, spec), msg)
-	if err == nil && !res.Duplicate {
-		w.metrics.resumes.Inc()
-	}
-	return err
-}
-
-// targetFor is where a task's messages go (taskops.Target).
-func (w *Worker) targetFor(t store.Task, spec fleet.TaskSpec) queue.Target {
-	return taskops.Target(t, spec)
 }

@@ -216,7 +216,7 @@ func TestWorkerResolvesAChildsWorkingDir(t *testing.T) {
 	res, err := f.Store.CreateTask(ctx, store.CreateTaskParams{ParentID: parent, Queue: spec.Queue, Spec: body})
 	must(t, err)
 	if _, err := f.Queue.Send(ctx, queue.ToWorker(f.Workers()[0].ID()), queue.TaskMessage{Type: queue.MsgStart, TaskID: res.Task.ID.String()},
-		fleet.StartMsgID(res.Task.ID)); err != nil {
+		"start:"+res.Task.ID.String()); err != nil {
 		t.Fatal(err)
 	}
 	task := f.WaitDone(res.Task.ID)

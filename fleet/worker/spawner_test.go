@@ -189,7 +189,7 @@ func TestCancelRootCancelsTree(t *testing.T) {
 	if err := f.Model.WaitArrivals(waitCtx(t), "tree", 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := taskops.CancelTree(waitCtx(t), f.Store, f.Queue, id, "stop it", 0); err != nil {
+	if _, err := (&taskops.Completer{Store: f.Store, Queue: f.Queue}).CancelTree(waitCtx(t), id, "stop it"); err != nil {
 		t.Fatal(err)
 	}
 	cancelAt := time.Now() // the cancel is committed: no claim may succeed after this

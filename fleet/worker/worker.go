@@ -57,6 +57,7 @@ type Worker struct {
 	limits   ratelimit.Lazy                 // the fleet-wide rate limits, once Run opens them
 	budgets  atomic.Pointer[budget.Watcher] // nil until Run watches them
 	metrics  *metrics
+	ends     *taskops.Completer  // every end of a task this worker writes
 	gatherer prometheus.Gatherer // nil when the caller passed a Registerer
 
 	slots   *queue.Slots
@@ -123,6 +124,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	w.health = storegate.NewHealth(w.raw, w.log, w.metrics.storeUp)
 	w.sandbox = tasksandbox.Start(w.sandboxOperator(), w.log)
 	w.st = storegate.Store{Store: w.raw, Health: w.health, GiveUp: w.graceOver, OnRetry: w.metrics.storeRetries.Inc}
+	w.ends = w.completer()
 	return w, nil
 }
 
@@ -206,7 +208,7 @@ func (w *Worker) startBackground(ctx context.Context) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var dlw *queue.DeadLetterWatcher
 	if !w.cfg.NoDeadLetterWatch {
-		if dlw, err = w.q.WatchDeadLetters(ctx, taskops.HandleDeadLetter(w.st, w.log, w.metrics.deadLetters.Inc)); err != nil {
+		if dlw, err = w.q.WatchDeadLetters(ctx, taskops.HandleDeadLetter(w.ends, w.metrics.deadLetters.Inc)); err != nil {
 			cancel()
 			return nil, err
 		}

@@ -215,7 +215,7 @@ func TestCancelRunningTask(t *testing.T) {
 	f := fleettest.Start(t, fleettest.Options{Workers: 1})
 	steps := []fleettest.Step{{Gate: "cancel", Calls: []fleettest.Call{fleettest.Shell("true")}}, {Text: "should not happen"}}
 	id := runningAtGate(t, f, "cancel", steps...)
-	if _, err := taskops.CancelTree(waitCtx(t), f.Store, f.Queue, id, "user asked", 0); err != nil {
+	if _, err := (&taskops.Completer{Store: f.Store, Queue: f.Queue}).CancelTree(waitCtx(t), id, "user asked"); err != nil {
 		t.Fatal(err)
 	}
 	task := f.WaitDone(id)
@@ -227,6 +227,12 @@ func TestCancelRunningTask(t *testing.T) {
 	succeeded(t, f.WaitDone(f.Submit(fleettest.Spec("after", fleettest.Step{Text: "ok"}))))
 	if n := f.Model.Requests(fleettest.Prompt("cancel", steps...), 1); n != 0 {
 		t.Fatalf("the cancelled session asked the model %d more times", n)
+	}
+	// The cancel is counted by whoever cancelled; the worker counts only the
+	// end it wrote. (It used to count the cancelled run too, as if it had
+	// ended it.)
+	if n := finishedByState(t, f.Workers()[0].Gatherer()); n[store.TaskCancelled] != 0 || n[store.TaskSucceeded] != 1 {
+		t.Fatalf("worker's tasks_finished_total %v; want only the one success it wrote", n)
 	}
 }
 

@@ -105,17 +105,17 @@ func TestTaskEndIsPostedSignedAndRetried(t *testing.T) {
 	defer pub.Close(ctx)
 	task := uuid.New()
 	end, _ := json.Marshal(fleet.SessionEndData{State: store.TaskSucceeded, Result: fleet.TaskResult{Success: true, FinalText: "all done"}})
-	// The notifier follows new events only; publish until it has seen one.
-	testenv.Eventually(t, 20*time.Second, "the good receiver got the task's end", func() bool {
-		good.mu.Lock()
-		got := len(good.payloads)
-		good.mu.Unlock()
-		if got == 0 && len(n.Deliveries(task.String(), 0)) == 0 {
-			_ = pub.PublishConfirmed(ctx, queue.Event{ID: uuid.NewString(), Kind: fleet.KindSessionEnd, SessionID: task.String(),
-				TaskID: task.String(), Seq: 1, Data: end})
-		}
-		return got > 0
-	})
+	// The notifier follows new events only: publish once it follows, and
+	// only once, so each receiver sees one delivery.
+	select {
+	case <-n.Following():
+	case <-ctx.Done():
+		t.Fatal("the notifier never started following events")
+	}
+	if err := pub.PublishConfirmed(ctx, queue.Event{ID: uuid.NewString(), Kind: fleet.KindSessionEnd, SessionID: task.String(),
+		TaskID: task.String(), Seq: 1, Data: end}); err != nil {
+		t.Fatal(err)
+	}
 	testenv.Eventually(t, 20*time.Second, "every delivery settled", func() bool {
 		for _, d := range n.Deliveries(task.String(), 0) {
 			if d.State == webhook.StatePending {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -13,12 +12,8 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// DefaultAbortTimeout bounds one abort request of CancelTree when the
-// caller gives none.
-const DefaultAbortTimeout = 5 * time.Second
-
-// Cancelled reports what CancelTree did.
-type Cancelled struct {
+// CancelledTree reports what CancelTree did.
+type CancelledTree struct {
 	// Tasks are the tasks cancelled in the store, with the state each was in.
 	Tasks []store.CancelledTask
 	// Aborted counts running sessions that acknowledged an abort; the
@@ -34,39 +29,51 @@ type Cancelled struct {
 // CancelTree is the one subtree cancel: it cancels task id and every
 // unfinished descendant in the store (queued and waiting ones never start
 // again: a claim is a compare-and-set on the state, and a child of a
-// cancelled parent cannot be claimed), then asks the session of every one
-// that was running to abort, each request bounded by abortTimeout (<= 0:
-// DefaultAbortTimeout). A failed abort does not stop the others. The
-// error is the store's; an empty Tasks means nothing was left to cancel.
-func CancelTree(ctx context.Context, st store.Store, q *queue.Client, id uuid.UUID, reason string, abortTimeout time.Duration) (Cancelled, error) {
-	tasks, err := st.CancelSubtree(ctx, store.CancelSubtreeParams{ID: id, Reason: reason})
+// cancelled parent cannot be claimed), counts each end, asks the session of
+// every one that was running to abort (each request bounded by
+// AbortTimeout; a failed abort does not stop the others) and wakes the
+// parent of id if it waits for it. The error is the store's; an empty
+// Tasks means nothing was left to cancel.
+func (c *Completer) CancelTree(ctx context.Context, id uuid.UUID, reason string) (CancelledTree, error) {
+	tasks, err := c.Store.CancelSubtree(ctx, store.CancelSubtreeParams{ID: id, Reason: reason})
 	if err != nil {
-		return Cancelled{}, err
+		return CancelledTree{}, err
 	}
-	if abortTimeout <= 0 {
-		abortTimeout = DefaultAbortTimeout
-	}
-	res := Cancelled{Tasks: tasks}
+	res := CancelledTree{Tasks: tasks}
 	var errs []error
-	for _, c := range tasks {
-		if c.From != store.TaskRunning {
+	for _, k := range tasks {
+		if c.Ended != nil {
+			c.Ended(store.TaskCancelled)
+		}
+		if k.From != store.TaskRunning {
 			continue
 		}
-		switch err := abort(ctx, q, c.ID, abortTimeout); {
+		switch err := c.abort(ctx, k.ID); {
 		case err == nil:
 			res.Aborted++
 		case !errors.Is(err, queue.ErrNotRunning):
-			errs = append(errs, fmt.Errorf("aborting task %s: %w", c.ID, err))
+			errs = append(errs, fmt.Errorf("aborting task %s: %w", k.ID, err))
 		}
 	}
 	res.AbortErr = errors.Join(errs...)
+	if len(tasks) > 0 {
+		if t, err := c.Store.GetTask(ctx, store.GetTaskParams{ID: id}); err == nil {
+			if err := c.wakeParent(ctx, t); err != nil {
+				c.log().Warn("waking the parent of a cancelled task", "task_id", id, "err", err)
+			}
+		}
+	}
 	return res, nil
 }
 
 // abort asks the session of task id to abort.
-func abort(ctx context.Context, q *queue.Client, id uuid.UUID, timeout time.Duration) error {
+func (c *Completer) abort(ctx context.Context, id uuid.UUID) error {
+	timeout := c.AbortTimeout
+	if timeout <= 0 {
+		timeout = queue.DefaultControlTimeout
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_, err := q.Control(ctx, fleet.SessionSubject(id), queue.ControlRequest{Op: queue.OpAbort})
+	_, err := c.Queue.Control(ctx, fleet.SessionSubject(id), queue.ControlRequest{Op: queue.OpAbort})
 	return err
 }

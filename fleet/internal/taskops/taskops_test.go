@@ -54,7 +54,7 @@ func TestHandleDeadLetter(t *testing.T) {
 	st := fleettest.SQLiteStore(t)
 	ctx := context.Background()
 	var failed int
-	h := taskops.HandleDeadLetter(st, nil, func() { failed++ })
+	h := taskops.HandleDeadLetter(&taskops.Completer{Store: st, Queue: openQueue(t)}, func() { failed++ })
 	tests := []struct {
 		name       string
 		dl         queue.DeadLetter
@@ -96,24 +96,25 @@ func TestHandleDeadLetter(t *testing.T) {
 	}
 }
 
-func TestFailFromAnyStateLeavesFinalTasks(t *testing.T) {
+func TestEndAnyStateLeavesFinalTasks(t *testing.T) {
 	st := fleettest.SQLiteStore(t)
+	c := &taskops.Completer{Store: st, Queue: openQueue(t)}
 	ctx := context.Background()
 	task := createTask(t, st, uuid.Nil)
 	claim(t, st, task.ID)
-	_, moved, err := taskops.FailFromAnyState(ctx, st, task.ID, "r1", "first")
-	if err != nil || !moved {
-		t.Fatalf("first fail: moved %v, %v; want it moved", moved, err)
+	ended, err := c.End(ctx, taskops.FailedAnyState(task.ID, "r1", "first"))
+	if err != nil || !ended.Moved {
+		t.Fatalf("first fail: moved %v, %v; want it moved", ended.Moved, err)
 	}
-	_, moved, err = taskops.FailFromAnyState(ctx, st, task.ID, "r2", "second")
-	if err != nil || moved {
-		t.Fatalf("second fail: moved %v, %v; want a no-op", moved, err)
+	ended, err = c.End(ctx, taskops.FailedAnyState(task.ID, "r2", "second"))
+	if err != nil || ended.Moved {
+		t.Fatalf("second fail: moved %v, %v; want a no-op", ended.Moved, err)
 	}
 	got, _ := st.GetTask(ctx, store.GetTaskParams{ID: task.ID})
 	if got.Error != "r1" {
 		t.Errorf("error %q, want the first reason r1 kept", got.Error)
 	}
-	if _, _, err := taskops.FailFromAnyState(ctx, st, uuid.New(), "r", "d"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := c.End(ctx, taskops.FailedAnyState(uuid.New(), "r", "d")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown task: %v, want store.ErrNotFound", err)
 	}
 }
@@ -139,7 +140,8 @@ func TestCancelTreeAbortsEveryRunningTask(t *testing.T) {
 	serve(t, q, healthy.ID, func() { aborted <- struct{}{} })
 	serve(t, q, root.ID, func() { aborted <- struct{}{} })
 
-	res, err := taskops.CancelTree(ctx, st, q, root.ID, "stop", 300*time.Millisecond)
+	c := &taskops.Completer{Store: st, Queue: q, AbortTimeout: 300 * time.Millisecond}
+	res, err := c.CancelTree(ctx, root.ID, "stop")
 	if err != nil {
 		t.Fatal(err)
 	}

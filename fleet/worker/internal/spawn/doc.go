@@ -17,8 +17,8 @@
 //     one (Fleet.Reopen): the input is stored, the task goes back to queued
 //     and a message runs it again. A cancelled child takes no input.
 //   - Close cancels the child and its whole subtree with
-//     fleet/internal/taskops.CancelTree, the one rule the API's cancel
-//     applies too.
+//     the completer's CancelTree (fleet/internal/taskops), the one rule
+//     the API's cancel applies too.
 //
 // A Spawner is built per run of the parent from a Fleet (the worker's
 // store, queue and id) and a Parent (the task, its spec, its working

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -128,11 +129,8 @@ func (f Fleet) sendInput(ctx context.Context, t store.Task, name string) error {
 	if err != nil {
 		return fmt.Errorf("reopening subagent %s: %w", id, err)
 	}
-	if t.Queue != "" {
-		spec.Queue = t.Queue
-	}
-	msg := queue.TaskMessage{Type: queue.MsgInput, TaskID: id.String(), InputID: name}
-	if _, err := f.Queue.Send(ctx, f.target(spec), msg, fleet.InputMsgID(id, name)); err != nil {
+	o := taskops.InputMessage(t, spec, name)
+	if _, err := f.Queue.Send(ctx, o.To, o.Msg, o.MsgID); err != nil {
 		return fmt.Errorf("subagent %s has the input stored and is queued, but the message that runs it was not sent (%w); call send_input again (a short note will do) to send it", id, err)
 	}
 	return nil

@@ -24,10 +24,11 @@ import (
 
 // Fleet is what the spawner uses of the worker it runs on.
 type Fleet struct {
-	Store    store.Store
-	Queue    *queue.Client
-	WorkerID string // this worker: children of a local workspace run here
-	Spawned  func() // called for each child task enqueued (a metric); may be nil
+	Store     store.Store
+	Queue     *queue.Client
+	Completer *taskops.Completer // closing a child cancels its subtree through it
+	WorkerID  string             // this worker: children of a local workspace run here
+	Spawned   func()             // called for each child task enqueued (a metric); may be nil
 }
 
 // Parent is the task whose session spawns.
@@ -94,8 +95,8 @@ func (s *Spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	}
 	child := res.Task
 	if child.State == store.TaskQueued {
-		msg := queue.TaskMessage{Type: queue.MsgStart, TaskID: child.ID.String()}
-		if _, err := s.f.Queue.Send(ctx, s.f.target(spec), msg, fleet.StartMsgID(child.ID)); err != nil {
+		o := taskops.ChildStartMessage(child, spec, s.f.WorkerID)
+		if _, err := s.f.Queue.Send(ctx, o.To, o.Msg, o.MsgID); err != nil {
 			return agent.SubagentStatus{}, fmt.Errorf("enqueueing the subagent task: %w", err)
 		}
 		if s.f.Spawned != nil {
@@ -224,7 +225,7 @@ func (s *Spawner) Close(ctx context.Context, agentID string) (agent.SubagentStat
 		return agent.SubagentStatus{}, err
 	}
 	if !t.State.Terminal() {
-		res, err := taskops.CancelTree(ctx, s.f.Store, s.f.Queue, t.ID, "closed by its parent", s.f.Queue.Config().ControlTimeout)
+		res, err := s.f.Completer.CancelTree(ctx, t.ID, "closed by its parent")
 		if err != nil {
 			return agent.SubagentStatus{}, err
 		}
@@ -239,13 +240,3 @@ func (s *Spawner) Close(ctx context.Context, agentID string) (agent.SubagentStat
 // and children must outlive a parked parent. Children of an ended task are
 // cancelled by the worker according to the spec's ChildPolicy.
 func (s *Spawner) CloseAll(context.Context) {}
-
-// target is where a child's messages go: this worker's own subject when
-// the child works in the parent's local workspace (the files are here),
-// else the child's queue.
-func (f Fleet) target(spec fleet.TaskSpec) queue.Target {
-	if taskops.Pinned(spec) {
-		return queue.ToWorker(f.WorkerID)
-	}
-	return queue.ToQueue(spec.Queue)
-}

@@ -1,0 +1,101 @@
+package taskops
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// This file is the router: the one place that decides where a task's
+// messages go (Target) and under which deduplication id (the *Message
+// constructors). Every publisher of a task message (the dispatcher's
+// submit and budget release, a spawning worker, a woken parent, a
+// reopened child, an answered approval) builds it here.
+
+// Target is where a task's messages go: the worker that holds its files
+// when it is pinned (a local workspace that is not shared) and has run
+// there, else its queue. A pinned task that never ran goes to its queue
+// unless the caller knows its holder (ChildStartMessage).
+func Target(t store.Task, spec fleet.TaskSpec) queue.Target {
+	if Pinned(spec) && t.WorkerID != "" {
+		return queue.ToWorker(t.WorkerID)
+	}
+	q := t.Queue
+	if q == "" {
+		q = spec.Queue
+	}
+	return queue.ToQueue(q)
+}
+
+// Pinned reports whether a task must run on the worker holding its files.
+func Pinned(spec fleet.TaskSpec) bool {
+	return (spec.Environment.Kind == "" || spec.Environment.Kind == fleet.EnvLocal) && !spec.Environment.Shared
+}
+
+// StartMessage starts a submitted task: to its queue (its files are
+// made wherever it starts), under StartMsgID so a repeated submission
+// publishes it once.
+func StartMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {
+	return startMessage(t, queue.ToQueue(t.Queue), enqueuedAt)
+}
+
+// ChildStartMessage starts a spawned child. A pinned child works in its
+// parent's workspace, so it goes to holder, the worker running the parent;
+// any other goes to its queue.
+func ChildStartMessage(child store.Task, spec fleet.TaskSpec, holder string) queue.Outgoing {
+	to := queue.ToQueue(child.Queue)
+	if Pinned(spec) {
+		to = queue.ToWorker(holder)
+	}
+	return startMessage(child, to, time.Time{})
+}
+
+func startMessage(t store.Task, to queue.Target, enqueuedAt time.Time) queue.Outgoing {
+	return queue.Outgoing{To: to,
+		Msg:   queue.TaskMessage{Type: queue.MsgStart, TaskID: t.ID.String(), EnqueuedAt: enqueuedAt},
+		MsgID: StartMsgID(t.ID)}
+}
+
+// ResumeMessage wakes a parked task at the end of its wait waitID (child:
+// the task whose end completed it, if any). Every waker of one wait
+// publishes the same id, so children ending together resume it once.
+func ResumeMessage(t store.Task, spec fleet.TaskSpec, waitID, child string) queue.Outgoing {
+	return queue.Outgoing{To: Target(t, spec),
+		Msg:   queue.TaskMessage{Type: queue.MsgResume, TaskID: t.ID.String(), WaitID: waitID, ChildTaskID: child},
+		MsgID: ResumeMsgID(t.ID.String(), waitID)}
+}
+
+// InputMessage runs a reopened task to answer its stored input name.
+func InputMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing {
+	return queue.Outgoing{To: Target(t, spec),
+		Msg:   queue.TaskMessage{Type: queue.MsgInput, TaskID: t.ID.String(), InputID: name},
+		MsgID: InputMsgID(t.ID, name)}
+}
+
+// ReleaseMessage restarts a task a budget held. Its id carries the task's
+// attempts, so two dispatchers releasing the same hold publish it once and
+// a later hold of the same task is released again. A pinned task goes back
+// to the worker that holds its files.
+func ReleaseMessage(t store.Task, spec fleet.TaskSpec, enqueuedAt time.Time) queue.Outgoing {
+	return queue.Outgoing{To: Target(t, spec),
+		Msg:   queue.TaskMessage{Type: queue.MsgStart, TaskID: t.ID.String(), EnqueuedAt: enqueuedAt},
+		MsgID: fmt.Sprintf("budget-release:%s:%d", t.ID, t.Attempts)}
+}
+
+// StartMsgID is the Nats-Msg-Id of the message that starts a task: the
+// dispatcher and a spawning worker publish it, and a repeated publish is a
+// duplicate.
+func StartMsgID(task uuid.UUID) string { return "start:" + task.String() }
+
+// InputMsgID is the Nats-Msg-Id of the message that delivers the stored
+// input name to a reopened task: each input is enqueued once.
+func InputMsgID(task uuid.UUID, name string) string { return "input:" + task.String() + ":" + name }
+
+// ResumeMsgID is the Nats-Msg-Id of the resume that ends a parked task's
+// wait: every child of the wait that ends publishes the same id.
+func ResumeMsgID(task, waitID string) string { return "resume:" + task + ":" + waitID }

@@ -1,0 +1,48 @@
+package taskops_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// TestRouterKeepsPinnedTasksPinned: every message of a task that works in
+// an unshared local workspace goes to the worker holding its files, and
+// every other one to its queue. (A budget release used to go to the queue
+// whatever the task.)
+func TestRouterKeepsPinnedTasksPinned(t *testing.T) {
+	local := fleet.TaskSpec{Queue: "default"}
+	shared := fleet.TaskSpec{Queue: "default", Environment: fleet.Environment{Kind: fleet.EnvLocal, Shared: true}}
+	ran := store.Task{ID: uuid.New(), Queue: "bulk", WorkerID: "w1", Attempts: 2}
+	fresh := store.Task{ID: uuid.New(), Queue: "bulk"}
+	toW1, toBulk := queue.ToWorker("w1"), queue.ToQueue("bulk")
+	tests := []struct {
+		name string
+		got  queue.Outgoing
+		to   queue.Target
+		id   string
+	}{
+		{"start of a submitted task", taskops.StartMessage(fresh, time.Time{}), toBulk, "start:" + fresh.ID.String()},
+		{"start of a pinned child", taskops.ChildStartMessage(fresh, local, "w1"), toW1, "start:" + fresh.ID.String()},
+		{"start of a shared child", taskops.ChildStartMessage(fresh, shared, "w1"), toBulk, "start:" + fresh.ID.String()},
+		{"release of a pinned task", taskops.ReleaseMessage(ran, local, time.Time{}), toW1, "budget-release:" + ran.ID.String() + ":2"},
+		{"release of a shared task", taskops.ReleaseMessage(ran, shared, time.Time{}), toBulk, "budget-release:" + ran.ID.String() + ":2"},
+		{"resume of a pinned task", taskops.ResumeMessage(ran, local, "3", "c"), toW1, "resume:" + ran.ID.String() + ":3"},
+		{"input of a pinned task", taskops.InputMessage(ran, local, "in-1"), toW1, "input:" + ran.ID.String() + ":in-1"},
+		{"input of a shared task", taskops.InputMessage(ran, shared, "in-1"), toBulk, "input:" + ran.ID.String() + ":in-1"},
+	}
+	for _, tt := range tests {
+		if tt.got.To != tt.to || tt.got.MsgID != tt.id {
+			t.Errorf("%s: to %+v id %q; want %+v, %q", tt.name, tt.got.To, tt.got.MsgID, tt.to, tt.id)
+		}
+		if err := tt.got.Msg.Validate(); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+}
