@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +93,7 @@ type Local struct {
 	*execenv.Local
 	proxy    *egress.Proxy
 	tmpDir   string   // the sandbox's home and /tmp, and the proxy's socket
+	dirsMade bool     // tmpDir exists (made by prepare, or at once for a proxy)
 	readOnly []string // Settings.ReadOnly
 	uid      int      // the commands' uid outside; -1: the worker's own
 	shared   int      // the owner of shared writable paths (IDs.Shared)
@@ -98,10 +101,10 @@ type Local struct {
 	limits   Limits
 	onLimit  func(LimitHit)
 	cgroup   *taskCgroup // nil: limits are resource limits (prlimit)
-	portals  *portals    // a root worker's (portal_linux.go), made by preparePortals; nil: sources bound by name
+	portals  *portals    // a root worker's (portal_linux.go), made by prepare; nil: sources bound by name
 	// usePortals says whether this environment binds through portals
 	// (a root worker that may make mount namespaces); portalCfg and
-	// portalSettings are what preparePortals makes them from, once.
+	// portalSettings are what prepare makes them from, once.
 	usePortals     bool
 	portalCfg      execenv.LocalConfig
 	portalSettings Settings
@@ -171,28 +174,18 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 		}
 		l.shared = ids.Shared()
 	}
-	if l.tmpDir, err = os.MkdirTemp("", "agentfleet-sandbox-"); err != nil {
+	// The home and /tmp, and the portals, are made before the first
+	// command (prepare): a task that never runs one (an answer, file
+	// tools only) pays no mkdir for them. Only their name is chosen now.
+	if l.tmpDir, err = tempName("agentfleet-sandbox-"); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	for _, d := range []string{"home", "tmp"} {
-		if err := os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
-			return err
-		}
-		if err := l.chown(filepath.Join(l.tmpDir, d)); err != nil {
-			return err
-		}
-	}
-	if err := l.chown(l.tmpDir); err != nil {
-		return err
-	}
-	if err := reachableBy(l.tmpDir, l.uid); err != nil {
-		return err
-	}
-	// The portals themselves are made before the first command
-	// (preparePortals): a task that never runs one pays no mkdir for them.
 	l.usePortals = l.uid >= 0 && portalsWork()
 	l.portalCfg, l.portalSettings = *cfg, s
 	if s.Network == NetworkAllowlist {
+		if err := l.makeDirs(); err != nil { // the proxy's socket lives there
+			return err
+		}
 		if err := l.startProxy(s); err != nil {
 			return err
 		}
@@ -281,10 +274,47 @@ func (l *Local) chown(path string) error {
 	return os.Lchown(path, l.uid, l.uid)
 }
 
-// preparePortals makes the portals, and the egress forwarder's, once,
-// before the first command starts; every command after it uses them.
-func (l *Local) preparePortals() error {
+// makeDirs makes the sandbox's directory (a fresh one: it fails if the
+// name exists) with its home and /tmp, given to the commands' uid.
+func (l *Local) makeDirs() error {
+	if l.dirsMade {
+		return nil
+	}
+	if err := os.Mkdir(l.tmpDir, 0o700); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	l.dirsMade = true
+	for _, d := range []string{"home", "tmp"} {
+		if err := os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
+			return err
+		}
+		if err := l.chown(filepath.Join(l.tmpDir, d)); err != nil {
+			return err
+		}
+	}
+	if err := l.chown(l.tmpDir); err != nil {
+		return err
+	}
+	return reachableBy(l.tmpDir, l.uid)
+}
+
+// tempName is a fresh name in the temporary directory, not made.
+func tempName(prefix string) (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return filepath.Join(os.TempDir(), prefix+hex.EncodeToString(b[:])), nil
+}
+
+// prepare makes the home and /tmp, the portals, and the egress
+// forwarder's, once, before the first command starts; every command after
+// it uses them.
+func (l *Local) prepare() error {
 	l.portalOnce.Do(func() {
+		if l.portalErr = l.makeDirs(); l.portalErr != nil {
+			return
+		}
 		if l.portalErr = l.makePortals(l.portalCfg, l.portalSettings); l.portalErr != nil || !l.usePortals {
 			return
 		}
@@ -342,7 +372,7 @@ func (l *Local) workspace() (*os.File, error) {
 // the forwarder as descriptors, the resource limits in front, the uid
 // and cgroup as process attributes.
 func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
-	if err := l.preparePortals(); err != nil {
+	if err := l.prepare(); err != nil {
 		return execenv.Wrapped{}, err
 	}
 	ws, err := l.workspace()
@@ -453,7 +483,7 @@ func (l *Local) releaseNow() {
 	if l.proxy != nil {
 		l.proxy.Close()
 	}
-	if l.tmpDir != "" {
+	if l.dirsMade {
 		os.RemoveAll(l.tmpDir)
 	}
 	if l.cgroup != nil {

@@ -183,6 +183,42 @@ func TestHomeAndTmpLastForTheEnvironment(t *testing.T) {
 	}
 }
 
+// The sandbox's home and /tmp are made before its first command, and
+// removed by Cleanup: an environment that runs no command (a task that
+// only answers) makes no directory at all.
+func TestHomeAndTmpAreMadeForTheFirstCommand(t *testing.T) {
+	tmp := testenv.SearchableTempDir(t)
+	t.Setenv("TMPDIR", tmp)
+	entries := func() int {
+		t.Helper()
+		des, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(des)
+	}
+	idle := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{})
+	if n := entries(); n != 0 {
+		t.Fatalf("an environment that ran nothing made %d entries in TMPDIR", n)
+	}
+	if err := idle.Cleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	busy := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{})
+	if out, code := sh(t, busy, "true"); code != 0 {
+		t.Fatalf("true: %s", out)
+	}
+	if n := entries(); n != 1 {
+		t.Fatalf("after a command TMPDIR has %d entries, want the sandbox's directory", n)
+	}
+	if err := busy.Cleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := entries(); n != 0 {
+		t.Fatalf("after Cleanup TMPDIR has %d entries, want none", n)
+	}
+}
+
 // Settings that are not valid are refused before anything is made.
 func TestBadSettingsAreRefused(t *testing.T) {
 	for _, s := range []sandbox.Settings{
