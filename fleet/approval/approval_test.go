@@ -79,11 +79,11 @@ func destructive(dir, title string) fleet.TaskSpec {
 func (b bundle) waitPending(t *testing.T, id uuid.UUID) fleet.PendingApproval {
 	t.Helper()
 	task := b.WaitFor("a pending approval", id, func(t store.Task) bool {
-		var wf fleet.WaitingFor
-		return t.State == store.TaskWaiting && json.Unmarshal(t.WaitingFor, &wf) == nil && len(wf.Approvals) > 0
+		wf, err := fleet.DecodeWaitingFor(t.WaitingFor)
+		return t.State == store.TaskWaiting && err == nil && len(wf.Approvals) > 0
 	})
-	var wf fleet.WaitingFor
-	if err := json.Unmarshal(task.WaitingFor, &wf); err != nil {
+	wf, err := fleet.DecodeWaitingFor(task.WaitingFor)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return wf.Approvals[0]
@@ -331,8 +331,8 @@ func TestSweepResumesATaskADecideLeftClaimed(t *testing.T) {
 	again := b.WaitFor("the task to ask again", id, func(t store.Task) bool {
 		return t.State == store.TaskWaiting && t.Attempts > parked.Attempts+1
 	})
-	var wf fleet.WaitingFor
-	if err := json.Unmarshal(again.WaitingFor, &wf); err != nil || len(wf.Approvals) != 1 || wf.Approvals[0].CallID != first.CallID {
+	wf, err := fleet.DecodeWaitingFor(again.WaitingFor)
+	if err != nil || len(wf.Approvals) != 1 || wf.Approvals[0].CallID != first.CallID {
 		t.Fatalf("waiting for %s after the sweep (%v)", again.WaitingFor, err)
 	}
 }

@@ -89,11 +89,11 @@ func Decide(ctx context.Context, st Store, q Queue, d Decision) (fleet.PendingAp
 
 // pendingCall returns the pending call callID of a waiting task.
 func pendingCall(t store.Task, callID string) (fleet.PendingApproval, fleet.WaitingFor, error) {
-	var wf fleet.WaitingFor
 	if t.State != store.TaskWaiting {
-		return fleet.PendingApproval{}, wf, fmt.Errorf("%w: task %s is %s, not waiting for an approval of call %q", ErrNotPending, t.ID, t.State, callID)
+		return fleet.PendingApproval{}, fleet.WaitingFor{}, fmt.Errorf("%w: task %s is %s, not waiting for an approval of call %q", ErrNotPending, t.ID, t.State, callID)
 	}
-	if err := json.Unmarshal(t.WaitingFor, &wf); err != nil {
+	wf, err := fleet.DecodeWaitingFor(t.WaitingFor)
+	if err != nil {
 		return fleet.PendingApproval{}, wf, fmt.Errorf("reading what task %s waits for: %w", t.ID, err)
 	}
 	pa, ok := wf.Approval(callID)

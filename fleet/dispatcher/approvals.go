@@ -102,9 +102,10 @@ func (a *handlers) permissions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	view := api.PermissionsView{Pending: []fleet.PendingApproval{}, Records: []permission.Record{}}
-	var wf fleet.WaitingFor
-	if t.State == store.TaskWaiting && json.Unmarshal(t.WaitingFor, &wf) == nil && wf.Approvals != nil {
-		view.Pending = wf.Approvals
+	if t.State == store.TaskWaiting {
+		if wf, err := fleet.DecodeWaitingFor(t.WaitingFor); err == nil && wf.Approvals != nil {
+			view.Pending = wf.Approvals
+		}
 	}
 	turns, err := a.reads.LoadTurns(r.Context(), store.LoadTurnsParams{SessionID: t.ID})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {

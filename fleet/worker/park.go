@@ -95,8 +95,8 @@ func (w *Worker) wakeParent(ctx context.Context, t store.Task) error {
 	if err != nil || p.State != store.TaskWaiting {
 		return err
 	}
-	var wf fleet.WaitingFor
-	if err := json.Unmarshal(p.WaitingFor, &wf); err != nil {
+	wf, err := fleet.DecodeWaitingFor(p.WaitingFor)
+	if err != nil {
 		return fmt.Errorf("reading what parent %s waits for: %w", p.ID, err)
 	}
 	if !slices.Contains(wf.Children, t.ID) {
