@@ -133,7 +133,12 @@ func TestDestructiveCommandParksAndApprovalRunsItOnAnotherWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(perms.Pending) != 0 || len(perms.Records) != 1 || perms.Records[0].Answer == nil || !perms.Records[0].Answer.Approved || perms.Records[0].Answer.By != "ana" {
-		t.Errorf("permissions after the approval: %+v", perms)
+		t.Fatalf("permissions after the approval: %+v", perms)
+	}
+	// The answer turn is the agent's (agent.AnswerTurn): it keeps what was asked.
+	if rec := perms.Records[0]; rec.Kind != permission.RecordAnswer || rec.CallID != pa.CallID || rec.Rule != pa.Rule ||
+		rec.Summary != pa.Summary || rec.Time.IsZero() {
+		t.Errorf("answer record %+v, asked %+v", rec, pa)
 	}
 }
 
@@ -381,7 +386,8 @@ func TestAnswerAgainResendsALostResume(t *testing.T) {
 	user, _ := json.Marshal(agent.Turn{Index: 0, Kind: agent.TurnUser, Text: spec.Prompt})
 	asst, _ := json.Marshal(agent.Turn{Index: 1, Kind: agent.TurnAssistant, ToolCalls: []llm.ToolCall{{ID: "toolu_0_0", Name: "shell",
 		Arguments: json.RawMessage(`{"command":"git reset --hard 2>/dev/null; echo ran-lost"}`)}}})
-	answer, _ := json.Marshal(agent.AnswerTurn(2, "toolu_0_0", "shell", "destructive: hard reset", permission.Answer{Approved: true, By: "ana"}))
+	asked := permission.Request{CallID: "toolu_0_0", Tool: "shell", Rule: "destructive: hard reset"}
+	answer, _ := json.Marshal(agent.AnswerTurn(2, asked, permission.Answer{Approved: true, By: "ana"}, time.Now()))
 	_, err = b.Store.TransitionTask(c, store.TransitionTaskParams{ID: id, From: store.TaskRunning, To: store.TaskQueued, WorkerID: claimer,
 		Append: &store.AppendTurnsParams{SessionID: id, OwnerWorkerID: claimer,
 			CreateSession: &store.CreateSessionParams{ID: id, TaskID: id, Profile: "anthropic", Provider: "anthropic", Model: "claude-test"},
