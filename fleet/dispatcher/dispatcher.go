@@ -59,7 +59,8 @@ type Config struct {
 	// SandboxBound, when set, is the widest sandbox a submitted spec may
 	// ask for (its sandbox field); a wider one is refused with a FieldError.
 	SandboxBound *fleet.SandboxBound
-	// ControlTimeout bounds a control request to a session (default 5 s).
+	// ControlTimeout bounds a control request to a session (default
+	// queue.DefaultControlTimeout).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
 	Logger *slog.Logger
@@ -92,7 +93,7 @@ func (c Config) WithDefaults() Config {
 		c.ApprovalSweep = time.Minute
 	}
 	if c.ControlTimeout == 0 {
-		c.ControlTimeout = 5 * time.Second
+		c.ControlTimeout = queue.DefaultControlTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -100,27 +101,32 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate names the first field that is wrong.
+// Validate reports every invalid field (errors.Join), naming each by its
+// configuration key as `dispatcher serve` reads it (profiles,
+// default_profile, queues, policy, approval_sweep,
+// budget_check_interval); the fields serve does not read are named the
+// same way (stats_interval, stats_window, control_timeout). It is meant
+// for a Config with its defaults (New applies them first).
 func (c Config) Validate() error {
-	switch {
-	case !slices.Contains(c.Profiles, c.DefaultProfile):
-		return fmt.Errorf("dispatcher.Config.DefaultProfile %q is not one of Profiles %v", c.DefaultProfile, c.Profiles)
-	case c.StatsInterval < 0:
-		return fmt.Errorf("dispatcher.Config.StatsInterval must be >= 0, got %s", c.StatsInterval)
-	case c.StatsWindow < c.StatsInterval:
-		return fmt.Errorf("dispatcher.Config.StatsWindow (%s) must be at least StatsInterval (%s)", c.StatsWindow, c.StatsInterval)
-	case c.ControlTimeout < 0:
-		return fmt.Errorf("dispatcher.Config.ControlTimeout must be >= 0, got %s", c.ControlTimeout)
-	}
-	if err := c.Policy.Validate(); err != nil {
-		return fmt.Errorf("dispatcher.Config.Policy: %w", err)
-	}
-	for i, q := range c.Queues {
-		if err := queue.CheckQueueName(q); err != nil {
-			return fmt.Errorf("dispatcher.Config.Queues[%d]: %v", i, err)
+	var errs []error
+	check := func(ok bool, format string, a ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, a...))
 		}
 	}
-	return nil
+	check(slices.Contains(c.Profiles, c.DefaultProfile), "default_profile %q must be one of profiles %v", c.DefaultProfile, c.Profiles)
+	for _, q := range c.Queues {
+		check(queue.CheckQueueName(q) == nil, "queues entry %q must be letters, digits, '-' or '_' and not \"worker\"", q)
+	}
+	check(c.StatsInterval >= 0, "stats_interval must be >= 0, got %s", c.StatsInterval)
+	check(c.StatsWindow >= c.StatsInterval, "stats_window (%s) must be at least stats_interval (%s)", c.StatsWindow, c.StatsInterval)
+	check(c.ApprovalSweep >= 0, "approval_sweep must be >= 0, got %s", c.ApprovalSweep)
+	check(c.BudgetCheckInterval >= 0, "budget_check_interval must be >= 0, got %s", c.BudgetCheckInterval)
+	check(c.ControlTimeout >= 0, "control_timeout must be >= 0, got %s", c.ControlTimeout)
+	if err := c.Policy.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("policy.%w", err))
+	}
+	return errors.Join(errs...)
 }
 
 // Dispatcher is the service behind the HTTP API: it validates and stores

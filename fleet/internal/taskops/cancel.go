@@ -13,10 +13,6 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// DefaultAbortTimeout bounds one abort request of CancelTree when the
-// caller gives none.
-const DefaultAbortTimeout = 5 * time.Second
-
 // Cancelled reports what CancelTree did.
 type Cancelled struct {
 	// Tasks are the tasks cancelled in the store, with the state each was in.
@@ -36,7 +32,7 @@ type Cancelled struct {
 // again: a claim is a compare-and-set on the state, and a child of a
 // cancelled parent cannot be claimed), then asks the session of every one
 // that was running to abort, each request bounded by abortTimeout (<= 0:
-// DefaultAbortTimeout). A failed abort does not stop the others. The
+// queue.DefaultControlTimeout). A failed abort does not stop the others. The
 // error is the store's; an empty Tasks means nothing was left to cancel.
 func CancelTree(ctx context.Context, st store.Store, q *queue.Client, id uuid.UUID, reason string, abortTimeout time.Duration) (Cancelled, error) {
 	tasks, err := st.CancelSubtree(ctx, store.CancelSubtreeParams{ID: id, Reason: reason})
@@ -44,7 +40,7 @@ func CancelTree(ctx context.Context, st store.Store, q *queue.Client, id uuid.UU
 		return Cancelled{}, err
 	}
 	if abortTimeout <= 0 {
-		abortTimeout = DefaultAbortTimeout
+		abortTimeout = queue.DefaultControlTimeout
 	}
 	res := Cancelled{Tasks: tasks}
 	var errs []error
