@@ -253,40 +253,35 @@ func (e *EnqueueError) Error() string {
 
 func (e *EnqueueError) Unwrap() error { return e.Err }
 
-// prepare fills defaults and validates a submitted spec.
-func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTaskParams, *fleet.FieldError) {
-	if s.Profile == "" {
-		s.Profile = d.cfg.DefaultProfile
+// prepare fills the defaults of a submitted spec (fleet.Defaults, once)
+// and checks it. Every error is returned: a *fleet.FieldError names the
+// field at fault; any other error means the spec could not be checked.
+func (d *Dispatcher) prepare(s fleet.TaskSpec) (store.CreateTaskParams, error) {
+	s = fleet.Defaults{Profile: d.cfg.DefaultProfile, Limits: d.cfg.DefaultLimits, Policy: d.cfg.Policy}.Apply(s)
+	if err := s.ValidateSubmission(d.cfg.Profiles...); err != nil {
+		return store.CreateTaskParams{}, err
 	}
-	s.Limits = d.cfg.Policy.ApplyLimits(s.Limits, d.cfg.DefaultLimits)
-	s = s.WithDefaults()
-	err := s.ValidateSubmission(d.cfg.Profiles...)
-	if err == nil {
-		err = d.cfg.Policy.Check(s)
-	}
-	if err != nil {
-		var fe *fleet.FieldError
-		errors.As(err, &fe)
-		return s, store.CreateTaskParams{}, fe
+	if err := d.cfg.Policy.Check(s); err != nil {
+		return store.CreateTaskParams{}, err
 	}
 	if d.cfg.Permissions != nil {
 		if fe := s.PermissionsWithin(*d.cfg.Permissions); fe != nil {
-			return s, store.CreateTaskParams{}, fe
+			return store.CreateTaskParams{}, fe
 		}
 	}
 	if fe := s.CheckCredentials(d.cfg.Credentials); fe != nil {
-		return s, store.CreateTaskParams{}, fe
+		return store.CreateTaskParams{}, fe
 	}
 	if d.cfg.SandboxBound != nil {
 		if fe := d.cfg.SandboxBound.Permits(s.Sandbox); fe != nil {
-			return s, store.CreateTaskParams{}, fe
+			return store.CreateTaskParams{}, fe
 		}
 	}
 	raw, err := json.Marshal(s)
 	if err != nil { // a fleet.TaskSpec always encodes; keep the error visible anyway
-		return s, store.CreateTaskParams{}, &fleet.FieldError{Field: "spec", Reason: err.Error()}
+		return store.CreateTaskParams{}, &fleet.FieldError{Field: "spec", Reason: err.Error()}
 	}
-	return s, store.CreateTaskParams{
+	return store.CreateTaskParams{
 		Queue: s.Queue, Priority: s.Priority, Spec: raw, IdempotencyKey: s.IdempotencyKey, Labels: s.Labels,
 	}, nil
 }
@@ -307,13 +302,10 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Subm
 	}
 	params := make([]store.CreateTaskParams, len(specs))
 	for i, s := range specs {
-		_, p, fe := d.prepare(s)
-		if fe != nil {
+		p, err := d.prepare(s)
+		if err != nil {
 			d.metrics.submitted.WithLabelValues("invalid").Inc()
-			if len(specs) > 1 {
-				fe = fe.WithPrefix(fmt.Sprintf("tasks[%d]", i))
-			}
-			return nil, &BatchError{Index: i, Err: fe}
+			return nil, batchError(i, len(specs), err)
 		}
 		params[i] = p
 	}
@@ -334,6 +326,19 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Subm
 		d.metrics.submitted.WithLabelValues(kind).Inc()
 	}
 	return subs, d.enqueue(ctx, subs)
+}
+
+// batchError is the error of spec i of a batch of n: a *BatchError for a
+// field error, else err naming the spec.
+func batchError(i, n int, err error) error {
+	var fe *fleet.FieldError
+	if !errors.As(err, &fe) {
+		return fmt.Errorf("dispatcher: checking tasks[%d]: %w", i, err)
+	}
+	if n > 1 {
+		fe = fe.WithPrefix(fmt.Sprintf("tasks[%d]", i))
+	}
+	return &BatchError{Index: i, Err: fe}
 }
 
 // checkDuplicateKeys refuses a batch that names one idempotency key twice:
