@@ -240,8 +240,8 @@ func (s *Session) estimate() int {
 	return s.cw.est.Estimate(s.cw.fixed + s.cw.view.Size(s.planTurns()))
 }
 
-// warnContext emits WARNING, once per input, when the estimate passes 80%
-// of the window, in the spec's words.
+// warnContext emits WARNING ("Context usage at ~N% of context window"),
+// once per input, when the estimate passes 80% of the window.
 func (s *Session) warnContext(tokens, window int) {
 	if window <= 0 || !contextOver(tokens, window) {
 		return
@@ -371,7 +371,7 @@ func (s *Session) callFitting(ctx context.Context, req llm.Request) (*llm.Respon
 	return resp, err
 }
 
-// warnOverflow emits the spec's WARNING for a context overflow the
+// warnOverflow emits the context WARNING for a context overflow the
 // estimate missed (not once per input: each overflow is worth seeing).
 func (s *Session) warnOverflow(b compact.Budget) {
 	tokens := s.cw.est.Estimate(s.cw.lastChars)

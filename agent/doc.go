@@ -96,10 +96,10 @@
 // a silent turn in which the model may write notes to MEMORY.md or answer
 // NO_REPLY (memory.go); the notes travel in the compaction record.
 //
-// A context-length error the estimate did not foresee emits the spec's
-// WARNING, compacts (always summarizing) and retries once; our deviation
-// from the spec, which closes the session. An answer cut by the output
-// limit gets up to 3 continuation requests. A window smaller than the
+// A context-length error the estimate did not foresee emits the context
+// WARNING, compacts (always summarizing) and retries once, rather than
+// closing the session with an ERROR: the conversation can go on. An
+// answer cut by the output limit gets up to 3 continuation requests. A window smaller than the
 // system prompt and tools (*WindowError), or a request that no strategy
 // brings under the window (*compact.TooLargeError), closes the session
 // with sizes in the message. SessionConfig.Context.Disabled restores the

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/llm"
@@ -216,11 +217,14 @@ func (s *Session) relPath(p string) string {
 	return p
 }
 
-// AnswerTurn is the history entry that carries a person's answer to the
-// pending call callID: a host that parked a session for an approval
-// appends it (as turn index) and resumes the session, which then runs or
-// denies the call.
-func AnswerTurn(index int, callID, tool, rule string, a permission.Answer) Turn {
-	return Turn{Index: index, Kind: TurnPermission, Permission: &permission.Record{
-		Kind: permission.RecordAnswer, CallID: callID, Tool: tool, Rule: rule, Answer: &a}}
+// AnswerTurn is the history entry that carries a person's answer a, given
+// at time at, to the pending call req (as the Approver was asked it): a
+// host that parked a session for an approval appends it (as turn index)
+// and resumes the session, which then runs or denies the call. It is the
+// one encoder of that turn; a host that stores turns as JSON stores it
+// marshalled. The record's Reason is the answer's.
+func AnswerTurn(index int, req permission.Request, a permission.Answer, at time.Time) Turn {
+	return Turn{Index: index, Kind: TurnPermission, Time: at, Permission: &permission.Record{
+		Kind: permission.RecordAnswer, CallID: req.CallID, Tool: req.Tool, Rule: req.Rule,
+		Reason: a.Reason, Summary: req.Summary, Answer: &a, Time: at}}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/agent/permission"
@@ -149,7 +150,7 @@ func TestDestructiveCommandParksThenRunsOnceApproved(t *testing.T) {
 	}
 	// The host appends the answer and resumes the history.
 	h := s.History()
-	h = append(h, agent.AnswerTurn(len(h), "c1", "shell", ap.asked[0].Rule, permission.Answer{Approved: true, By: "test"}))
+	h = append(h, agent.AnswerTurn(len(h), ap.asked[0], permission.Answer{Approved: true, By: "test"}, time.Now()))
 	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: dir})
 	must(t, err)
 	s2, err := agent.Resume(ctx30(t), agent.Config{Client: client, Profile: profiles.Anthropic("claude-sonnet-4-5"), Env: env,

@@ -28,7 +28,7 @@ func canTransition(from, to State) bool {
 	return false
 }
 
-// setState moves the session to `to`, or returns a *TransitionError.
+// setStateLocked moves the session to `to`, or returns a *TransitionError.
 // The caller holds s.mu.
 func (s *Session) setStateLocked(to State) error {
 	if !canTransition(s.state, to) {

@@ -96,7 +96,9 @@ type TaskSpec struct {
 	// nil means DefaultSubagentDepth, 0 forbids subagents.
 	MaxSubagentDepth *int `json:"max_subagent_depth,omitempty"`
 	// MaxLiveChildren bounds the children of one task that are not finished;
-	// 0 means the worker's default (WorkerConfig.MaxLiveChildren).
+	// 0 means the default of the worker that runs the task (its
+	// max_live_children setting; see LiveChildrenLimit). That default is
+	// never written into the spec, so children do not inherit it.
 	MaxLiveChildren int         `json:"max_live_children,omitempty"`
 	ChildPolicy     ChildPolicy `json:"child_policy,omitempty"` // "" = ChildCancel
 
@@ -239,10 +241,38 @@ func (s TaskSpec) SubagentDepthLimit() int {
 	return *s.MaxSubagentDepth
 }
 
-// WithDefaults returns the spec with its zero optional fields set to their
-// defaults (queue, child policy, subagent depth, environment kind). Profile
-// stays as given: the dispatcher fills in its own default.
-func (s TaskSpec) WithDefaults() TaskSpec {
+// LiveChildrenLimit returns MaxLiveChildren, or workerDefault (the
+// max_live_children of the worker running the task) when the spec sets
+// none. It is computed where it is used, never stored in the spec.
+func (s TaskSpec) LiveChildrenLimit(workerDefault int) int {
+	if s.MaxLiveChildren > 0 {
+		return s.MaxLiveChildren
+	}
+	return workerDefault
+}
+
+// Defaults are the defaults an operator chooses for a submitted spec: the
+// profile of a spec that names none and the limits of one that sets none
+// (a default above Policy's maximum is lowered to it, see ApplyLimits).
+// The zero Defaults leave profile and limits as given.
+type Defaults struct {
+	Profile string
+	Limits  Limits
+	Policy  Policy
+}
+
+// Apply is the one function that fills a spec's defaults: d's profile and
+// limits, then the spec's own (queue, child policy, subagent depth,
+// environment kind). The dispatcher applies it once, before it stores a
+// submission; DecodeSpec applies the spec's own again to a spec stored by
+// an older version. A value a worker falls back to (its default model,
+// its max_live_children) is not a spec default: the worker computes it
+// where it uses it (LiveChildrenLimit) and never writes it into a spec.
+func (d Defaults) Apply(s TaskSpec) TaskSpec {
+	if s.Profile == "" {
+		s.Profile = d.Profile
+	}
+	s.Limits = d.Policy.ApplyLimits(s.Limits, d.Limits)
 	if s.Queue == "" {
 		s.Queue = DefaultQueue
 	}
@@ -250,14 +280,19 @@ func (s TaskSpec) WithDefaults() TaskSpec {
 		s.ChildPolicy = ChildCancel
 	}
 	if s.MaxSubagentDepth == nil {
-		d := DefaultSubagentDepth
-		s.MaxSubagentDepth = &d
+		depth := DefaultSubagentDepth
+		s.MaxSubagentDepth = &depth
 	}
 	if s.Environment.Kind == "" {
 		s.Environment.Kind = EnvLocal
 	}
 	return s
 }
+
+// WithDefaults returns the spec with its own defaults filled (queue, child
+// policy, subagent depth, environment kind): Defaults{}.Apply(s). Profile
+// and limits stay as given.
+func (s TaskSpec) WithDefaults() TaskSpec { return Defaults{}.Apply(s) }
 
 // Validate checks the spec and returns a *FieldError naming the first field
 // that is wrong. allowed lists the profiles the fleet serves; with none,

@@ -14,7 +14,7 @@ import (
 // much tool output reaches the model, loop detection, instructions added to
 // the system prompt, the environment its commands see, web access, and the
 // provider's options. Every zero field means the default documented next to
-// it; an operator's SessionPolicy bounds what a spec may ask for.
+// it; an operator's Policy bounds what a spec may ask for.
 type Session struct {
 	// CommandTimeout is a shell call's timeout when the call names none
 	// (default: the profile's, 10 s for openai and gemini, 120 s for
@@ -75,7 +75,7 @@ type ProviderOptions struct {
 // Defaults and bounds of Session.
 const (
 	DefaultMaxCommandTimeout   = 10 * time.Minute // Session.MaxCommandTimeout when zero
-	DefaultOperatorMaxCommand  = time.Hour        // SessionPolicy.MaxCommandTimeout when zero
+	DefaultOperatorMaxCommand  = time.Hour        // Policy.MaxCommandTimeout when zero
 	MaxToolOutputChars         = 1_000_000
 	MaxToolOutputLines         = 100_000
 	DefaultLoopDetectionWindow = 10
@@ -111,7 +111,7 @@ func (s Session) IsZero() bool {
 }
 
 // check validates the settings on their own (the operator's bounds are
-// SessionPolicy.Check's).
+// Policy.Check's).
 func (s Session) check() *FieldError {
 	for _, c := range []func() *FieldError{s.checkTimeouts, s.checkToolLimits, s.checkLoop, s.checkText,
 		s.checkWebFetch, s.checkProviderOptions} {

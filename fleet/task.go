@@ -82,6 +82,22 @@ type WaitingFor struct {
 	Approvals []PendingApproval `json:"approvals,omitempty"`
 }
 
+// DecodeWaitingFor is the one way to read what a waiting task waits for
+// (store.Task.WaitingFor). Empty input (or JSON null) is the zero value:
+// a task that is not waiting stores none. Input that does not decode is
+// an error naming why; the caller decides whether that task is skipped
+// or failed.
+func DecodeWaitingFor(raw []byte) (WaitingFor, error) {
+	var wf WaitingFor
+	if len(raw) == 0 || string(raw) == "null" {
+		return wf, nil
+	}
+	if err := json.Unmarshal(raw, &wf); err != nil {
+		return WaitingFor{}, fmt.Errorf("waiting_for is not a JSON object with wait_id, children and approvals (as a worker parks a task): %w", err)
+	}
+	return wf, nil
+}
+
 // KindSessionEnd is the envelope kind a worker publishes, confirmed, once a
 // task has reached its final state; its data is a SessionEndData. It has
 // the name of the agent's SESSION_END event, which the worker does not
@@ -100,16 +116,3 @@ type SessionEndData struct {
 // is the task's, so nobody needs a store read to reach it, and it is
 // reachable before its first turn is recorded.
 func SessionSubject(task uuid.UUID) string { return task.String() }
-
-// DecodeWaitingFor decodes a task's stored WaitingFor; empty is the zero
-// value (the task waits for nothing recorded).
-func DecodeWaitingFor(raw []byte) (WaitingFor, error) {
-	var wf WaitingFor
-	if len(raw) == 0 {
-		return wf, nil
-	}
-	if err := json.Unmarshal(raw, &wf); err != nil {
-		return wf, fmt.Errorf("reading what the task waits for: %w", err)
-	}
-	return wf, nil
-}

@@ -189,8 +189,8 @@ func geminiListDir() tools.Tool {
 }
 
 // geminiTimeoutHint names this shell's timeout argument. gemini-cli's
-// shell, which Gemini models know, takes no timeout, and a 10 s default
-// (the spec's) stops every build; rather than a longer default for one
+// shell, which Gemini models know, takes no timeout, and this profile's
+// 10 s default (as openai's) stops every build; rather than a longer default for one
 // profile, the shell gets an optional timeout_seconds in the style of its
 // other arguments (snake_case, whole units), capped like every shell
 // timeout by the session's maximum, and a timed-out command is told to use

@@ -74,13 +74,14 @@
 //
 // # Events
 //
-// EventPublisher.Publish never blocks a session on a slow NATS: events go on a bounded queue
-// (Config.EventBuffer) that one goroutine publishes asynchronously, in order; when it is full,
-// an ordinary event is dropped (ErrEventDropped, Metrics.EventsDropped). Terminal kinds
-// (Config.TerminalKinds, default SESSION_END) and PublishConfirmed wait for room and for the
-// stream's acknowledgement. Events carry no Nats-Msg-Id: the stream would have to remember
-// every event id for its duplicate window (at 1,000 tasks/s, most of a million ids), and
-// nothing publishes an event twice; consumers that must dedupe use (SessionID, Seq). Data larger than
+// EventPublisher.Publish does not make a session wait for each acknowledgement: events go on a
+// bounded queue (Config.EventBuffer) that one goroutine publishes asynchronously, in order. No
+// event is dropped: one the stream does not acknowledge is published again, with its id as
+// Nats-Msg-Id so the stream stores it once (within Config.DuplicateWindow), and while the queue
+// is full Publish waits for room, which slows the session down. Terminal kinds
+// (Config.TerminalKinds, default SESSION_END) and PublishConfirmed also wait for the stream's
+// acknowledgement. A republished event lands after later ones: consumers order a session's
+// events, and dedupe them, by (SessionID, Seq). Data larger than
 // Config.EventPayloadLimit (default 64 KiB, always below the stream's maximum message size) is
 // replaced by a LargePayload: a preview, the original size, the small fields of the original
 // object, and a PayloadRef ({"ref":"tool_output","session_id":...,"call_id":...} when the data

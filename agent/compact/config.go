@@ -83,9 +83,14 @@ type Budget struct {
 	Hard int `json:"hard"`
 }
 
-// BudgetFor derives the budget of a window of tokens. Reserve and Buffer
-// default to the reference agent's 20,000 and 13,000 tokens, scaled down
-// for small windows (an eighth and a tenth of the window).
+// BudgetFor derives the budget of a window of tokens. Reserve defaults to
+// DefaultReserve, 20,000 tokens: room for one answer with its reasoning
+// and tool calls (more than twice the 8,192 output tokens the anthropic
+// client asks for by default). Buffer defaults to DefaultBuffer, 13,000
+// tokens: slack for the estimate, which counts characters between two
+// reports of the provider, so a request estimated under the threshold
+// still fits. A small window would lose most of itself to those, so they
+// are capped at an eighth and a tenth of it.
 func (c Config) BudgetFor(window int) Budget {
 	if c.Window > 0 {
 		window = c.Window

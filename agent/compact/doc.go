@@ -27,8 +27,8 @@
 //
 // # Estimates
 //
-// Estimator follows the spec's 4 characters a token, calibrated on the
-// input tokens the provider reports: the next request is the last one's
+// Estimator starts from CharsPerToken (4 characters a token) and
+// calibrates on the input tokens the provider reports: the next request is the last one's
 // reported size plus the characters added since at the calibrated ratio.
 // SizesInError reads the sizes a provider's context-length message names.
 package compact

@@ -8,8 +8,10 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 )
 
-// CharsPerToken is the heuristic of the spec (section 5.5): a token is
-// about four characters. The Estimator calibrates it per session.
+// CharsPerToken is the first guess of a token's size in characters: about
+// four for English text and source code. It only has to be close until
+// the provider reports a request's tokens: from then on the Estimator uses
+// the ratio it measured for the session.
 const CharsPerToken = 4
 
 // imageChars counts an image as 2,000 tokens.

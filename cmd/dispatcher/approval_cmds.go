@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -109,8 +108,11 @@ func printPermissions(w io.Writer, v api.PermissionsView) {
 // printPendingApprovals adds the calls a waiting task waits to have
 // approved to `dispatcher get`, with the command that answers them.
 func printPendingApprovals(w io.Writer, t api.TaskView) {
-	var wf fleet.WaitingFor
-	if t.State != store.TaskWaiting || json.Unmarshal(t.WaitingFor, &wf) != nil {
+	if t.State != store.TaskWaiting {
+		return
+	}
+	wf, err := fleet.DecodeWaitingFor(t.WaitingFor)
+	if err != nil {
 		return
 	}
 	for _, p := range wf.Approvals {

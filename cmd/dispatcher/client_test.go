@@ -462,7 +462,7 @@ func TestServeConfigValidate(t *testing.T) {
 		{func(c *ServeConfig) { c.DatabaseURL = "" }, "database_url is required"},
 		{func(c *ServeConfig) { c.Listen = "8080" }, "listen"},
 		{func(c *ServeConfig) { c.LogFormat = "xml" }, "log_format"},
-		{func(c *ServeConfig) { c.DefaultProfile = "llama" }, "DefaultProfile"},
+		{func(c *ServeConfig) { c.DefaultProfile = "llama" }, "default_profile"},
 		{func(c *ServeConfig) { c.NATS.User = "u" }, "nats"},
 	} {
 		cfg := ok

@@ -192,10 +192,7 @@ func (c ServeConfig) Validate() error {
 		return err
 	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
-	if err := dc.WithDefaults().Validate(); err != nil {
-		return fmt.Errorf("profiles/default_profile/queues: %w", err)
-	}
-	return nil
+	return dc.WithDefaults().Validate() // names the keys itself
 }
 
 func newServeCmd() *cobra.Command {

@@ -46,8 +46,8 @@ type runConfig struct {
 	worker.Config `mapstructure:",squash"`
 }
 
-// WithDefaults fills the zero fields the command owns; fleet.NewWorker
-// fills the worker's.
+// WithDefaults fills the zero fields the command owns; worker.New fills
+// the worker's (worker.Config.WithDefaults).
 func (c runConfig) WithDefaults() runConfig {
 	if c.Listen == "" {
 		c.Listen = ":9090"

@@ -79,11 +79,11 @@ func destructive(dir, title string) fleet.TaskSpec {
 func (b bundle) waitPending(t *testing.T, id uuid.UUID) fleet.PendingApproval {
 	t.Helper()
 	task := b.WaitFor("a pending approval", id, func(t store.Task) bool {
-		var wf fleet.WaitingFor
-		return t.State == store.TaskWaiting && json.Unmarshal(t.WaitingFor, &wf) == nil && len(wf.Approvals) > 0
+		wf, err := fleet.DecodeWaitingFor(t.WaitingFor)
+		return t.State == store.TaskWaiting && err == nil && len(wf.Approvals) > 0
 	})
-	var wf fleet.WaitingFor
-	if err := json.Unmarshal(task.WaitingFor, &wf); err != nil {
+	wf, err := fleet.DecodeWaitingFor(task.WaitingFor)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return wf.Approvals[0]
@@ -133,7 +133,12 @@ func TestDestructiveCommandParksAndApprovalRunsItOnAnotherWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(perms.Pending) != 0 || len(perms.Records) != 1 || perms.Records[0].Answer == nil || !perms.Records[0].Answer.Approved || perms.Records[0].Answer.By != "ana" {
-		t.Errorf("permissions after the approval: %+v", perms)
+		t.Fatalf("permissions after the approval: %+v", perms)
+	}
+	// The answer turn is the agent's (agent.AnswerTurn): it keeps what was asked.
+	if rec := perms.Records[0]; rec.Kind != permission.RecordAnswer || rec.CallID != pa.CallID || rec.Rule != pa.Rule ||
+		rec.Summary != pa.Summary || rec.Time.IsZero() {
+		t.Errorf("answer record %+v, asked %+v", rec, pa)
 	}
 }
 
@@ -331,8 +336,8 @@ func TestSweepResumesATaskADecideLeftClaimed(t *testing.T) {
 	again := b.WaitFor("the task to ask again", id, func(t store.Task) bool {
 		return t.State == store.TaskWaiting && t.Attempts > parked.Attempts+1
 	})
-	var wf fleet.WaitingFor
-	if err := json.Unmarshal(again.WaitingFor, &wf); err != nil || len(wf.Approvals) != 1 || wf.Approvals[0].CallID != first.CallID {
+	wf, err := fleet.DecodeWaitingFor(again.WaitingFor)
+	if err != nil || len(wf.Approvals) != 1 || wf.Approvals[0].CallID != first.CallID {
 		t.Fatalf("waiting for %s after the sweep (%v)", again.WaitingFor, err)
 	}
 }
@@ -381,7 +386,8 @@ func TestAnswerAgainResendsALostResume(t *testing.T) {
 	user, _ := json.Marshal(agent.Turn{Index: 0, Kind: agent.TurnUser, Text: spec.Prompt})
 	asst, _ := json.Marshal(agent.Turn{Index: 1, Kind: agent.TurnAssistant, ToolCalls: []llm.ToolCall{{ID: "toolu_0_0", Name: "shell",
 		Arguments: json.RawMessage(`{"command":"git reset --hard 2>/dev/null; echo ran-lost"}`)}}})
-	answer, _ := json.Marshal(agent.AnswerTurn(2, "toolu_0_0", "shell", "destructive: hard reset", permission.Answer{Approved: true, By: "ana"}))
+	asked := permission.Request{CallID: "toolu_0_0", Tool: "shell", Rule: "destructive: hard reset"}
+	answer, _ := json.Marshal(agent.AnswerTurn(2, asked, permission.Answer{Approved: true, By: "ana"}, time.Now()))
 	_, err = b.Store.TransitionTask(c, store.TransitionTaskParams{ID: id, From: store.TaskRunning, To: store.TaskQueued, WorkerID: claimer,
 		Append: &store.AppendTurnsParams{SessionID: id, OwnerWorkerID: claimer,
 			CreateSession: &store.CreateSessionParams{ID: id, TaskID: id, Profile: "anthropic", Provider: "anthropic", Model: "claude-test"},

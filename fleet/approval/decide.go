@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
@@ -90,11 +91,11 @@ func Decide(ctx context.Context, st Store, q Queue, d Decision) (fleet.PendingAp
 
 // pendingCall returns the pending call callID of a waiting task.
 func pendingCall(t store.Task, callID string) (fleet.PendingApproval, fleet.WaitingFor, error) {
-	var wf fleet.WaitingFor
 	if t.State != store.TaskWaiting {
-		return fleet.PendingApproval{}, wf, fmt.Errorf("%w: task %s is %s, not waiting for an approval of call %q", ErrNotPending, t.ID, t.State, callID)
+		return fleet.PendingApproval{}, fleet.WaitingFor{}, fmt.Errorf("%w: task %s is %s, not waiting for an approval of call %q", ErrNotPending, t.ID, t.State, callID)
 	}
-	if err := json.Unmarshal(t.WaitingFor, &wf); err != nil {
+	wf, err := fleet.DecodeWaitingFor(t.WaitingFor)
+	if err != nil {
 		return fleet.PendingApproval{}, wf, fmt.Errorf("reading what task %s waits for: %w", t.ID, err)
 	}
 	pa, ok := wf.Approval(callID)
@@ -126,13 +127,15 @@ func record(ctx context.Context, st Store, t store.Task, claimer string, pa flee
 	if by == "" {
 		by = "api"
 	}
-	payload, err := AnswerTurn(int(sess.LastSeq), pa, permission.Answer{Approved: d.Approve, Reason: d.Reason, Remember: d.Remember, By: by}, time.Now())
+	answer := permission.Answer{Approved: d.Approve, Reason: d.Reason, Remember: d.Remember, By: by}
+	turn := agent.AnswerTurn(int(sess.LastSeq), request(pa), answer, time.Now())
+	payload, err := json.Marshal(turn)
 	if err != nil {
 		return err
 	}
 	_, err = st.TransitionTask(ctx, store.TransitionTaskParams{ID: t.ID, From: store.TaskRunning, To: store.TaskQueued, WorkerID: claimer,
 		Append: &store.AppendTurnsParams{SessionID: t.ID, OwnerWorkerID: claimer,
-			Turns: []store.NewTurn{{Seq: sess.LastSeq + 1, Kind: turnKind, Payload: payload}}}})
+			Turns: []store.NewTurn{{Seq: sess.LastSeq + 1, Kind: string(turn.Kind), Payload: payload}}}})
 	return err
 }
 
@@ -157,19 +160,10 @@ func resume(ctx context.Context, q Queue, t store.Task, wf fleet.WaitingFor, cal
 	return nil
 }
 
-// turnKind is the agent's TurnPermission.
-const turnKind = "permission"
-
-// AnswerTurn encodes the history entry (an agent.Turn of kind permission,
-// index index) that carries answer a to pending call pa.
-func AnswerTurn(index int, pa fleet.PendingApproval, a permission.Answer, now time.Time) (json.RawMessage, error) {
-	return json.Marshal(struct {
-		Index      int                `json:"index"`
-		Kind       string             `json:"kind"`
-		Permission *permission.Record `json:"permission"`
-		Time       time.Time          `json:"time"`
-	}{index, turnKind, &permission.Record{Kind: permission.RecordAnswer, CallID: pa.CallID, Tool: pa.Tool, Rule: pa.Rule,
-		Reason: a.Reason, Summary: pa.Summary, Answer: &a, Time: now}, now})
+// request is the question the session asked that pa records.
+func request(pa fleet.PendingApproval) permission.Request {
+	return permission.Request{CallID: pa.CallID, Tool: pa.Tool, Arguments: pa.Arguments, Rule: pa.Rule,
+		Reason: pa.Reason, Summary: pa.Summary}
 }
 
 // answeredLast reports whether the last turn of the task's session is an
@@ -181,14 +175,12 @@ func answeredLast(ctx context.Context, st Store, id uuid.UUID, callID string) bo
 		return false
 	}
 	turns, err := st.LoadTurns(ctx, store.LoadTurnsParams{SessionID: id, AfterSeq: sess.LastSeq - 1})
-	if err != nil || len(turns) != 1 || turns[0].Kind != turnKind {
+	if err != nil || len(turns) != 1 || turns[0].Kind != string(agent.TurnPermission) {
 		return false
 	}
-	var p struct {
-		Permission *permission.Record `json:"permission"`
-	}
-	return json.Unmarshal(turns[0].Payload, &p) == nil && p.Permission != nil &&
-		p.Permission.Kind == permission.RecordAnswer && p.Permission.CallID == callID
+	var last agent.Turn
+	return json.Unmarshal(turns[0].Payload, &last) == nil && last.Permission != nil &&
+		last.Permission.Kind == permission.RecordAnswer && last.Permission.CallID == callID
 }
 
 // resendResume sends again the resume of a task whose answer was recorded

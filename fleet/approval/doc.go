@@ -18,8 +18,10 @@
 //  2. claims it from waiting for the pseudo-worker ClaimerID (a
 //     compare-and-set: of two people answering at once, one wins and the
 //     other gets ErrNotPending);
-//  3. appends the answer to the session's history as a permission turn and
-//     moves the task to queued, in one store write fenced by that claim;
+//  3. appends the answer to the session's history as a permission turn
+//     (agent.AnswerTurn: the agent owns the turn format, so this package
+//     encodes no turn of its own) and moves the task to queued, in one
+//     store write fenced by that claim;
 //  4. publishes a deduplicated resume to where the task runs (its worker
 //     for an unshared local workspace, else its queue).
 //

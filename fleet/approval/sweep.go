@@ -2,7 +2,6 @@ package approval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -35,8 +34,8 @@ func Sweep(ctx context.Context, st Store, q Queue, now, staleBefore time.Time) (
 		}
 	}
 	err := eachTask(ctx, st, store.ListTasksParams{States: []store.TaskState{store.TaskWaiting}}, func(t store.Task) {
-		var wf fleet.WaitingFor
-		if json.Unmarshal(t.WaitingFor, &wf) != nil {
+		wf, err := fleet.DecodeWaitingFor(t.WaitingFor)
+		if err != nil {
 			return
 		}
 		for _, a := range wf.Approvals {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
@@ -102,9 +103,10 @@ func (a *handlers) permissions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	view := api.PermissionsView{Pending: []fleet.PendingApproval{}, Records: []permission.Record{}}
-	var wf fleet.WaitingFor
-	if t.State == store.TaskWaiting && json.Unmarshal(t.WaitingFor, &wf) == nil && wf.Approvals != nil {
-		view.Pending = wf.Approvals
+	if t.State == store.TaskWaiting {
+		if wf, err := fleet.DecodeWaitingFor(t.WaitingFor); err == nil && wf.Approvals != nil {
+			view.Pending = wf.Approvals
+		}
 	}
 	turns, err := a.reads.LoadTurns(r.Context(), store.LoadTurnsParams{SessionID: t.ID})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -112,12 +114,10 @@ func (a *handlers) permissions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, turn := range turns {
-		if turn.Kind != "permission" {
+		if turn.Kind != string(agent.TurnPermission) {
 			continue
 		}
-		var p struct {
-			Permission *permission.Record `json:"permission"`
-		}
+		var p agent.Turn
 		if json.Unmarshal(turn.Payload, &p) == nil && p.Permission != nil {
 			view.Records = append(view.Records, *p.Permission)
 		}

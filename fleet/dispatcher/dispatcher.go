@@ -59,7 +59,8 @@ type Config struct {
 	// SandboxBound, when set, is the widest sandbox a submitted spec may
 	// ask for (its sandbox field); a wider one is refused with a FieldError.
 	SandboxBound *fleet.SandboxBound
-	// ControlTimeout bounds a control request to a session (default 5 s).
+	// ControlTimeout bounds a control request to a session (default
+	// queue.DefaultControlTimeout).
 	ControlTimeout time.Duration
 	// Logger receives the dispatcher's logs (default slog.Default()).
 	Logger *slog.Logger
@@ -92,7 +93,7 @@ func (c Config) WithDefaults() Config {
 		c.ApprovalSweep = time.Minute
 	}
 	if c.ControlTimeout == 0 {
-		c.ControlTimeout = 5 * time.Second
+		c.ControlTimeout = queue.DefaultControlTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -100,27 +101,32 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate names the first field that is wrong.
+// Validate reports every invalid field (errors.Join), naming each by its
+// configuration key as `dispatcher serve` reads it (profiles,
+// default_profile, queues, policy, approval_sweep,
+// budget_check_interval); the fields serve does not read are named the
+// same way (stats_interval, stats_window, control_timeout). It is meant
+// for a Config with its defaults (New applies them first).
 func (c Config) Validate() error {
-	switch {
-	case !slices.Contains(c.Profiles, c.DefaultProfile):
-		return fmt.Errorf("dispatcher.Config.DefaultProfile %q is not one of Profiles %v", c.DefaultProfile, c.Profiles)
-	case c.StatsInterval < 0:
-		return fmt.Errorf("dispatcher.Config.StatsInterval must be >= 0, got %s", c.StatsInterval)
-	case c.StatsWindow < c.StatsInterval:
-		return fmt.Errorf("dispatcher.Config.StatsWindow (%s) must be at least StatsInterval (%s)", c.StatsWindow, c.StatsInterval)
-	case c.ControlTimeout < 0:
-		return fmt.Errorf("dispatcher.Config.ControlTimeout must be >= 0, got %s", c.ControlTimeout)
-	}
-	if err := c.Policy.Validate(); err != nil {
-		return fmt.Errorf("dispatcher.Config.Policy: %w", err)
-	}
-	for i, q := range c.Queues {
-		if err := queue.CheckQueueName(q); err != nil {
-			return fmt.Errorf("dispatcher.Config.Queues[%d]: %v", i, err)
+	var errs []error
+	check := func(ok bool, format string, a ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, a...))
 		}
 	}
-	return nil
+	check(slices.Contains(c.Profiles, c.DefaultProfile), "default_profile %q must be one of profiles %v", c.DefaultProfile, c.Profiles)
+	for _, q := range c.Queues {
+		check(queue.CheckQueueName(q) == nil, "queues entry %q must be letters, digits, '-' or '_' and not \"worker\"", q)
+	}
+	check(c.StatsInterval >= 0, "stats_interval must be >= 0, got %s", c.StatsInterval)
+	check(c.StatsWindow >= c.StatsInterval, "stats_window (%s) must be at least stats_interval (%s)", c.StatsWindow, c.StatsInterval)
+	check(c.ApprovalSweep >= 0, "approval_sweep must be >= 0, got %s", c.ApprovalSweep)
+	check(c.BudgetCheckInterval >= 0, "budget_check_interval must be >= 0, got %s", c.BudgetCheckInterval)
+	check(c.ControlTimeout >= 0, "control_timeout must be >= 0, got %s", c.ControlTimeout)
+	if err := c.Policy.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("policy.%w", err))
+	}
+	return errors.Join(errs...)
 }
 
 // Dispatcher is the service behind the HTTP API: it validates and stores
@@ -250,40 +256,35 @@ func (e *EnqueueError) Error() string {
 
 func (e *EnqueueError) Unwrap() error { return e.Err }
 
-// prepare fills defaults and validates a submitted spec.
-func (d *Dispatcher) prepare(s fleet.TaskSpec) (fleet.TaskSpec, store.CreateTaskParams, *fleet.FieldError) {
-	if s.Profile == "" {
-		s.Profile = d.cfg.DefaultProfile
+// prepare fills the defaults of a submitted spec (fleet.Defaults, once)
+// and checks it. Every error is returned: a *fleet.FieldError names the
+// field at fault; any other error means the spec could not be checked.
+func (d *Dispatcher) prepare(s fleet.TaskSpec) (store.CreateTaskParams, error) {
+	s = fleet.Defaults{Profile: d.cfg.DefaultProfile, Limits: d.cfg.DefaultLimits, Policy: d.cfg.Policy}.Apply(s)
+	if err := s.ValidateSubmission(d.cfg.Profiles...); err != nil {
+		return store.CreateTaskParams{}, err
 	}
-	s.Limits = d.cfg.Policy.ApplyLimits(s.Limits, d.cfg.DefaultLimits)
-	s = s.WithDefaults()
-	err := s.ValidateSubmission(d.cfg.Profiles...)
-	if err == nil {
-		err = d.cfg.Policy.Check(s)
-	}
-	if err != nil {
-		var fe *fleet.FieldError
-		errors.As(err, &fe)
-		return s, store.CreateTaskParams{}, fe
+	if err := d.cfg.Policy.Check(s); err != nil {
+		return store.CreateTaskParams{}, err
 	}
 	if d.cfg.Permissions != nil {
 		if fe := s.PermissionsWithin(*d.cfg.Permissions); fe != nil {
-			return s, store.CreateTaskParams{}, fe
+			return store.CreateTaskParams{}, fe
 		}
 	}
 	if fe := s.CheckCredentials(d.cfg.Credentials); fe != nil {
-		return s, store.CreateTaskParams{}, fe
+		return store.CreateTaskParams{}, fe
 	}
 	if d.cfg.SandboxBound != nil {
 		if fe := d.cfg.SandboxBound.Permits(s.Sandbox); fe != nil {
-			return s, store.CreateTaskParams{}, fe
+			return store.CreateTaskParams{}, fe
 		}
 	}
 	raw, err := json.Marshal(s)
 	if err != nil { // a fleet.TaskSpec always encodes; keep the error visible anyway
-		return s, store.CreateTaskParams{}, &fleet.FieldError{Field: "spec", Reason: err.Error()}
+		return store.CreateTaskParams{}, &fleet.FieldError{Field: "spec", Reason: err.Error()}
 	}
-	return s, store.CreateTaskParams{
+	return store.CreateTaskParams{
 		Queue: s.Queue, Priority: s.Priority, Spec: raw, IdempotencyKey: s.IdempotencyKey, Labels: s.Labels,
 	}, nil
 }
@@ -304,13 +305,10 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Subm
 	}
 	params := make([]store.CreateTaskParams, len(specs))
 	for i, s := range specs {
-		_, p, fe := d.prepare(s)
-		if fe != nil {
+		p, err := d.prepare(s)
+		if err != nil {
 			d.metrics.submitted.WithLabelValues("invalid").Inc()
-			if len(specs) > 1 {
-				fe = fe.WithPrefix(fmt.Sprintf("tasks[%d]", i))
-			}
-			return nil, &BatchError{Index: i, Err: fe}
+			return nil, batchError(i, len(specs), err)
 		}
 		params[i] = p
 	}
@@ -331,6 +329,19 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Subm
 		d.metrics.submitted.WithLabelValues(kind).Inc()
 	}
 	return subs, d.enqueue(ctx, subs)
+}
+
+// batchError is the error of spec i of a batch of n: a *BatchError for a
+// field error, else err naming the spec.
+func batchError(i, n int, err error) error {
+	var fe *fleet.FieldError
+	if !errors.As(err, &fe) {
+		return fmt.Errorf("dispatcher: checking tasks[%d]: %w", i, err)
+	}
+	if n > 1 {
+		fe = fe.WithPrefix(fmt.Sprintf("tasks[%d]", i))
+	}
+	return &BatchError{Index: i, Err: fe}
 }
 
 // checkDuplicateKeys refuses a batch that names one idempotency key twice:

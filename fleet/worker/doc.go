@@ -114,7 +114,8 @@
 // the spec's MaxSubagentDepth (default 1), enforced by the session with a
 // model-facing error; unfinished children per parent are capped by
 // MaxLiveChildren (Config.MaxLiveChildren, 32, when the spec has
-// none).
+// none: computed per run, never written into a spec, so children do not
+// inherit the parent's worker's default).
 //
 // wait returns at once for a child that has ended. Otherwise the session
 // parks (agent.ErrParked): its history up to the pending wait call is

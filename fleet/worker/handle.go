@@ -23,8 +23,8 @@ func (w *Worker) handle(ctx context.Context, d *queue.Delivery) {
 // how to settle the delivery. The claim comes first, without reading the
 // task: a claim that fails says why (claimFailed reads the task then), and
 // the common case costs one store round trip instead of two. While the
-// store is away the claim waits for it, holding the message (see
-// storegate), so an outage spends no delivery.
+// store is away the claim waits for it, holding the message (see package
+// fleet/internal/storegate), so an outage spends no delivery.
 func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 	if d.DecodeErr != nil {
 		return w.failCorrupt(ctx, d)
@@ -48,9 +48,6 @@ func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 	spec, err := fleet.DecodeSpec(claimed.Spec)
 	if err != nil {
 		return w.failTask(ctx, claimed.ID, fleet.ReasonBadSpec, err.Error())
-	}
-	if spec.MaxLiveChildren == 0 {
-		spec.MaxLiveChildren = w.cfg.MaxLiveChildren
 	}
 	if !d.Published.IsZero() {
 		w.metrics.claimLatency.Observe(time.Since(d.Published).Seconds())

@@ -708,3 +708,35 @@ func TestChildInheritsItsParentsLimits(t *testing.T) {
 		t.Fatalf("child limits %+v, want the parent's %+v", got.Limits, spec.Limits)
 	}
 }
+
+// TestChildSpecLeavesTheWorkersLiveChildrenDefaultOut: the worker's
+// max_live_children caps a parent whose spec sets none, but is not
+// written into its children's specs: each child takes the default of the
+// worker that runs it.
+func TestChildSpecLeavesTheWorkersLiveChildrenDefaultOut(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 3,
+		Worker: func(_ int, c *worker.Config) { c.MaxLiveChildren = 1 }})
+	t.Cleanup(func() { f.Model.Open("hold-live") })
+	steps := []fleettest.Step{
+		{Calls: []fleettest.Call{fleettest.Spawn("kid a", fleettest.Step{Gate: "hold-live", Text: "a done"})}},
+		{Calls: []fleettest.Call{fleettest.Spawn("kid b", fleettest.Step{Text: "b done"})}},
+		{Text: "parent saw:\n{{results}}"},
+	}
+	id := f.Submit(fleettest.Spec("default cap", steps...))
+	res := succeeded(t, f.WaitDone(id))
+	if !strings.Contains(res.FinalText, "limit is 1") {
+		t.Fatalf("the second spawn was not refused by the worker's cap:\n%s", res.FinalText)
+	}
+	kids := children(t, f, id)
+	if len(kids) != 1 {
+		t.Fatalf("%d children, want 1", len(kids))
+	}
+	got, err := fleet.DecodeSpec(kids[0].Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MaxLiveChildren != 0 {
+		t.Fatalf("the child's spec has max_live_children %d, want 0 (the worker's default is not the spec's)", got.MaxLiveChildren)
+	}
+}

@@ -21,7 +21,8 @@ const (
 // ServerConfig names one MCP server: a stdio command (Command and Args),
 // or a streamable-HTTP endpoint (URL and Headers). The mapstructure tags are
 // the keys of the worker's configuration; the json tags those of a task
-// spec (fleet.MCPServerSpec converts to this type).
+// spec (fleet.MCPServer, which package fleet/extensions converts to this
+// type).
 type ServerConfig struct {
 	// Name is the server's name in tool names (mcp__<name>__<tool>):
 	// letters, digits, '-' and '_'.

@@ -34,8 +34,12 @@ type Fleet struct {
 // Parent is the task whose session spawns.
 type Parent struct {
 	Task       store.Task
-	Spec       fleet.TaskSpec
-	WorkingDir string // the parent's environment's working directory
+	Spec       fleet.TaskSpec // as decoded (fleet.DecodeSpec), defaults filled; children inherit it
+	WorkingDir string         // the parent's environment's working directory
+	// MaxLiveChildren is the cap on the parent's unfinished children in
+	// effect (fleet.TaskSpec.LiveChildrenLimit: the spec's, else the
+	// worker's default). It is not written into the children's specs.
+	MaxLiveChildren int
 	// Session gives the parent session's current model and reasoning
 	// effort, ok false before the session exists. Nil means it never does.
 	Session func() (model, effort string, ok bool)
@@ -133,7 +137,7 @@ func (s *Spawner) checkLive(ctx context.Context, doing string) error {
 			live++
 		}
 	}
-	if max := s.p.Spec.MaxLiveChildren; live >= max {
+	if max := s.p.MaxLiveChildren; live >= max {
 		return fmt.Errorf("cannot %s: %d subagents are still running and the limit is %d; wait for or close one first", doing, live, max)
 	}
 	return nil
@@ -143,11 +147,13 @@ func (s *Spawner) checkLive(ctx context.Context, doing string) error {
 // limits, queue and environment (a subdirectory of it with working_dir),
 // the requested or the parent's current model, its own turn limit, and the
 // parent's limits for the rest (wall time, tokens, cost: each child is
-// bounded as its parent is).
+// bounded as its parent is). It fills no default of its own: the parent's
+// spec has them (fleet.Defaults), and max_live_children stays the
+// parent's spec's, not the cap in effect for the parent.
 func (s *Spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
 	p, t := s.p.Spec, s.p.Task
 	env := p.Environment
-	local := env.Kind == fleet.EnvLocal || env.Kind == ""
+	local := env.Kind == fleet.EnvLocal
 	if local {
 		env = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: s.p.WorkingDir, Shared: p.Environment.Shared}
 	} else {
