@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -204,6 +206,12 @@ func TestWorkerResolvesAChildsWorkingDir(t *testing.T) {
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) { c.WorkspaceRoot = root }})
 	parent := f.Submit(fleettest.Spec("parent", fleettest.Step{Text: "done"}))
 	succeeded(t, f.WaitDone(parent))
+	// The parent's workspace is removed after its end is written: plant
+	// the link once that is done, or the removal takes the link with it.
+	testenv.Eventually(t, fleettest.Wait, "the parent's workspace removed", func() bool {
+		_, err := os.Lstat(filepath.Join(root, parent.String()))
+		return errors.Is(err, fs.ErrNotExist)
+	})
 	must(t, os.MkdirAll(filepath.Join(root, parent.String()), 0o755))
 	must(t, os.Symlink(outside, filepath.Join(root, parent.String(), "esc")))
 	spec := fleettest.Spec("child", fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("touch pwned")}}, fleettest.Step{Text: "done"})
