@@ -20,6 +20,20 @@ type wireRequest struct {
 	Temperature         *float64       `json:"temperature,omitempty"`
 	Stream              bool           `json:"stream,omitempty"`
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+	ResponseFormat      *wireFormat    `json:"response_format,omitempty"`
+}
+
+// wireFormat is response_format asking for JSON matching a schema.
+type wireFormat struct {
+	Type       string         `json:"type"` // json_schema
+	JSONSchema wireJSONSchema `json:"json_schema"`
+}
+
+type wireJSONSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema"`
+	Strict      bool            `json:"strict"`
 }
 
 type streamOptions struct {
@@ -120,6 +134,9 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := llm.CheckToolChoice(req); err != nil {
+		return nil, &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName, Message: err.Error()}
+	}
 	w := wireRequest{Model: req.Model, ReasoningEffort: req.ReasoningEffort, Temperature: req.Temperature, Stream: stream}
 	if opts.maxTokensField == "max_tokens" {
 		w.MaxTokens = req.MaxOutputTokens
@@ -137,6 +154,12 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 	}
 	if len(w.Tools) > 0 {
 		w.ToolChoice = toolChoice(req.ToolChoice)
+	}
+	if f := req.ResponseFormat; f != nil {
+		if err := f.Check(); err != nil {
+			return nil, &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName, Message: err.Error()}
+		}
+		w.ResponseFormat = &wireFormat{Type: "json_schema", JSONSchema: wireJSONSchema{Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}}
 	}
 	return json.Marshal(w)
 }

@@ -50,7 +50,11 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if isClaude(req.Model) {
 		parse = anthropic.ParseResponse
 	}
-	return adapterkit.ReadResponse(ProviderName, resp, parse)
+	out, err := adapterkit.ReadResponse(ProviderName, resp, parse)
+	if err != nil {
+		return nil, err
+	}
+	return adapterkit.Answer(ProviderName, req, isClaude(req.Model), out)
 }
 
 // Stream calls streamGenerateContent?alt=sse or streamRawPredict and yields
@@ -66,7 +70,8 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 		if isClaude(req.Model) {
 			decode = anthropic.DecodeSSE
 		}
-		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), decode, yield)
+		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), decode,
+			adapterkit.AnswerStream(ProviderName, req, isClaude(req.Model), yield))
 	}
 }
 

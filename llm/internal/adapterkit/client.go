@@ -30,6 +30,9 @@ type Client struct {
 	// Decode reads an event stream and yields its events, ending with
 	// exactly one terminal element unless yield returns false.
 	Decode func(body io.Reader, yield func(llm.StreamEvent, error) bool)
+	// ForcedAnswer is set when Encode sends a ResponseFormat as a forced
+	// tool call (llm.AsAnswerTool); see Answer.
+	ForcedAnswer bool
 }
 
 // Complete sends req and parses the whole answer.
@@ -38,7 +41,11 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	return ReadResponse(c.HTTP.Provider, resp, c.Parse)
+	out, err := ReadResponse(c.HTTP.Provider, resp, c.Parse)
+	if err != nil {
+		return nil, err
+	}
+	return Answer(c.HTTP.Provider, req, c.ForcedAnswer, out)
 }
 
 // Stream sends req with streaming on and yields the decoded events. The
@@ -50,7 +57,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), c.Decode, yield)
+		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), c.Decode, AnswerStream(c.HTTP.Provider, req, c.ForcedAnswer, yield))
 	}
 }
 
