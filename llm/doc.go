@@ -23,6 +23,20 @@
 // encrypted reasoning, Gemini thoughtSignature) travel on ContentPart.Raw,
 // tagged with ContentPart.Provider, so a conversation round-trips exactly.
 //
+// # Tool choice and structured output
+//
+// Request.ToolChoice (auto, none, required, a named tool) is checked by
+// CheckToolChoice on every adapter before anything is sent: a named tool
+// must be among Request.Tools, required needs tools. Request.ResponseFormat
+// asks for one JSON object matching a schema; each adapter's doc says how
+// its wire carries it, natively or as a forced tool call (AsAnswerTool).
+// Either way the answer is the response's text, and a response that ends
+// the turn is validated against the schema (CheckAnswer; a mismatch is
+// ErrInvalidResponse wrapping a *SchemaError that lists each violation),
+// so a caller may show the model its mistake and ask again. A response
+// that calls tools is not validated: the answer comes later. The schema's
+// root must be an object, which every wire format accepts.
+//
 // # Shared machinery for adapters
 //
 // Send is the one HTTP path: it applies RetryPolicy (transport errors,

@@ -10,6 +10,9 @@
 // reasoning_effort. The output limit is max_completion_tokens, or max_tokens
 // for gpt-4* and gpt-3.5* models (override with the max_tokens_field
 // option). Streams ask for usage with stream_options.include_usage.
+// ToolChoice is auto, none, required or {type: function, function: {name}};
+// ResponseFormat is response_format {type: json_schema, json_schema:
+// {name, description, schema, strict}}.
 //
 // # Responses
 //
