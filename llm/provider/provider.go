@@ -28,11 +28,18 @@ const (
 // that the provider must be knowable: from Provider, from BaseURL's host or
 // from Model's name.
 type Config struct {
-	// Provider is openai, anthropic, gemini or chatcompat, or one of the
-	// chatcompat shortcuts ollama, vllm, llamacpp, openrouter, groq (which
-	// fill in the usual base URL and key variable). google means gemini.
-	// Empty means detect.
+	// Provider is openai, anthropic, gemini or chatcompat, or the name of
+	// a chatcompat dialect (ollama, vllm, llamacpp, lmstudio, openrouter,
+	// groq, together, fireworks, deepseek, mistral, xai, cerebras, zai,
+	// zai-coding, moonshot: chatcompat.Dialects), which fills in the
+	// host's base URL and key variable. google means gemini. Empty means
+	// detect.
 	Provider string
+	// Dialect names the chatcompat dialect when Provider does not; ""
+	// means the one whose host serves BaseURL, else generic.
+	Dialect string
+	// DialectOverrides change single fields of the chatcompat dialect.
+	DialectOverrides chatcompat.Overrides
 	// Model is used only for detection here; requests name their model.
 	Model string
 	// BaseURL overrides the API root, in each provider's convention:
@@ -55,21 +62,6 @@ type Config struct {
 	// (default: Application Default Credentials, which include workload
 	// identity). Never the secret itself.
 	CredentialsFile string
-}
-
-// shortcut is a chatcompat server with a well-known base URL and key
-// variable.
-type shortcut struct {
-	baseURL string
-	keyEnv  string
-}
-
-var shortcuts = map[string]shortcut{
-	"ollama":     {"http://localhost:11434/v1", ""},
-	"vllm":       {"http://localhost:8000/v1", ""},
-	"llamacpp":   {"http://localhost:8080/v1", ""},
-	"openrouter": {"https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"},
-	"groq":       {"https://api.groq.com/openai/v1", "GROQ_API_KEY"},
 }
 
 // officialHosts maps each provider's API host to the provider.
@@ -109,10 +101,10 @@ func Detect(cfg Config) (string, error) {
 		return Gemini, nil
 	case p == OpenAI, p == Anthropic, p == Gemini, p == ChatCompat, p == Bedrock, p == Vertex:
 		return p, nil
-	case shortcuts[p] != shortcut{}:
+	case isDialect(p):
 		return ChatCompat, nil
 	case p != "":
-		return "", fmt.Errorf("provider: Config.Provider %q is unknown; use openai, anthropic, gemini, chatcompat, bedrock or vertex (or ollama, vllm, llamacpp, openrouter, groq)", cfg.Provider)
+		return "", fmt.Errorf("provider: Config.Provider %q is unknown; use openai, anthropic, gemini, chatcompat, bedrock or vertex, or a chatcompat dialect (%s)", cfg.Provider, strings.Join(chatcompat.DialectNames(), ", "))
 	}
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(cfg.BaseURL)
@@ -164,13 +156,12 @@ func New(cfg Config) (llm.Client, error) {
 	case Vertex:
 		return newVertex(cfg)
 	}
-	short := shortcuts[strings.ToLower(strings.TrimSpace(cfg.Provider))]
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = short.baseURL
+	if name == ChatCompat {
+		return newChatCompat(cfg)
 	}
 	key := cfg.APIKey
 	if key == "" {
-		key = envKey(name, short)
+		key = envKey(keyEnv[name])
 	}
 	switch name {
 	case OpenAI:
@@ -189,17 +180,42 @@ func New(cfg Config) (llm.Client, error) {
 		}
 		return client(gemini.New(gemini.Config{BaseURL: cfg.BaseURL, APIKey: key, Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
 	}
-	if cfg.BaseURL == "" {
-		return nil, fmt.Errorf("provider: chatcompat needs Config.BaseURL, the server's API root such as http://localhost:11434/v1")
-	}
-	return client(chatcompat.New(chatcompat.Config{BaseURL: cfg.BaseURL, APIKey: key, Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
+	return nil, fmt.Errorf("provider: %s has no client here", name)
 }
 
-func envKey(name string, short shortcut) string {
-	vars := keyEnv[name]
-	if short.keyEnv != "" {
-		vars = []string{short.keyEnv}
+// isDialect reports whether p names a chatcompat dialect.
+func isDialect(p string) bool {
+	_, ok := chatcompat.LookupDialect(p)
+	return ok
+}
+
+// newChatCompat builds an OpenAI-compatible client: the dialect is
+// Config.Dialect, else the one Provider names, else the base URL's host's;
+// the key is Config.APIKey, else the dialect's key variable.
+func newChatCompat(cfg Config) (llm.Client, error) {
+	dialect := cfg.Dialect
+	if p := strings.ToLower(strings.TrimSpace(cfg.Provider)); dialect == "" && isDialect(p) {
+		dialect = p
 	}
+	d, err := chatcompat.DialectFor(dialect, cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("provider: Config.Dialect: %w", err)
+	}
+	if d, err = cfg.DialectOverrides.Apply(d); err != nil {
+		return nil, fmt.Errorf("provider: Config.DialectOverrides: %w", err)
+	}
+	if cfg.BaseURL == "" && d.BaseURL == "" {
+		return nil, fmt.Errorf("provider: chatcompat needs Config.BaseURL, the server's API root such as http://localhost:11434/v1, or a dialect that has one (%s)", strings.Join(chatcompat.DialectNames()[1:], ", "))
+	}
+	key := cfg.APIKey
+	if key == "" && d.KeyEnv != "" {
+		key = envKey([]string{d.KeyEnv})
+	}
+	return client(chatcompat.New(chatcompat.Config{BaseURL: cfg.BaseURL, APIKey: key, Retry: cfg.Retry, HTTPClient: cfg.HTTPClient,
+		Dialect: d.Name, Overrides: cfg.DialectOverrides}))
+}
+
+func envKey(vars []string) string {
 	for _, v := range vars {
 		if k := strings.TrimSpace(os.Getenv(v)); k != "" {
 			return k

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/chatcompat"
 	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
@@ -94,4 +95,48 @@ func TestNewTalksToEachDialect(t *testing.T) {
 			t.Errorf("%+v: header %s = %q, want %q", tt.cfg, tt.header, got, tt.want)
 		}
 	}
+}
+
+// TestDialectFromProviderOrHost: a dialect named as the provider fills in
+// its base URL and key variable; a base URL's host picks its dialect; an
+// override reaches the request.
+func TestDialectFromProviderOrHost(t *testing.T) {
+	srv := sim.NewServer()
+	defer srv.Close()
+	srv.SetDefault(sim.Text("ok"))
+	t.Setenv("MISTRAL_API_KEY", "mk-test")
+	req := llm.Request{Model: "m", MaxOutputTokens: 100, Messages: []llm.Message{llm.UserMessage("hi")}}
+	field := "max_completion_tokens"
+	for i, c := range []struct {
+		cfg       Config
+		wantField string
+		wantKey   string
+	}{
+		{Config{Provider: "mistral", BaseURL: srv.URL() + "/v1"}, `"max_tokens":100`, "Bearer mk-test"},
+		{Config{Provider: "groq", BaseURL: srv.URL() + "/openai/v1", APIKey: "gk"}, `"max_completion_tokens":100`, "Bearer gk"},
+		{Config{Provider: ChatCompat, Dialect: "mistral", BaseURL: srv.URL() + "/v1", DialectOverrides: chatcompatOverride(&field)}, `"max_completion_tokens":100`, "Bearer mk-test"},
+	} {
+		cl, err := New(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Complete(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		got := srv.Requests()[i]
+		if !strings.Contains(string(got.Body), c.wantField) || got.Header.Get("Authorization") != c.wantKey {
+			t.Errorf("%+v: body %s auth %q; want %s and %s", c.cfg, got.Body, got.Header.Get("Authorization"), c.wantField, c.wantKey)
+		}
+	}
+	if _, err := New(Config{Provider: ChatCompat, Dialect: "nope", BaseURL: srv.URL()}); err == nil || !strings.Contains(err.Error(), "Config.Dialect") {
+		t.Errorf("unknown dialect: %v", err)
+	}
+	d, err := Detect(Config{Provider: "cerebras"})
+	if err != nil || d != ChatCompat {
+		t.Errorf("Detect(cerebras) = %s, %v", d, err)
+	}
+}
+
+func chatcompatOverride(field *string) chatcompat.Overrides {
+	return chatcompat.Overrides{MaxTokensField: field}
 }
