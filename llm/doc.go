@@ -3,7 +3,8 @@
 // ToolResult, StreamEvent, Usage, FinishReason), one error type that
 // classifies every failure (Error with an ErrorKind), and one retry policy,
 // shared by the provider adapters in the subpackages openai, anthropic,
-// gemini and chatcompat.
+// gemini and chatcompat (with dialects for OpenAI-compatible hosts), and
+// the cloud routes bedrock, vertex and azure.
 //
 // # Contracts
 //

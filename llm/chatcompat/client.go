@@ -3,6 +3,7 @@ package chatcompat
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"strings"
@@ -136,3 +137,8 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
 	return c.kit.Stream(ctx, req)
 }
+
+// DecodeSSE reads a Chat Completions event stream, yielding unified events
+// and ending with EventFinish or an error; for adapters that reach these
+// servers through another URL scheme (llm/azure).
+func DecodeSSE(body io.Reader, yield func(llm.StreamEvent, error) bool) { decodeStream(body, yield) }

@@ -22,6 +22,7 @@ const (
 	ChatCompat = "chatcompat"
 	Bedrock    = "bedrock" // Anthropic models on AWS Bedrock (llm/bedrock)
 	Vertex     = "vertex"  // Gemini and Anthropic models on Vertex AI (llm/vertex)
+	Azure      = "azure"   // OpenAI models deployed on Azure OpenAI (llm/azure)
 )
 
 // Config chooses and configures an adapter. Every field is optional except
@@ -53,6 +54,9 @@ type Config struct {
 	Retry llm.RetryPolicy
 	// HTTPClient sends the requests; nil means a shared client.
 	HTTPClient *http.Client
+	// APIVersion is Azure OpenAI's api-version; "" means
+	// AZURE_OPENAI_API_VERSION, else the adapter's default.
+	APIVersion string
 	// Region (bedrock, vertex) and Project (vertex) locate the service.
 	Region  string
 	Project string
@@ -77,6 +81,7 @@ var keyEnv = map[string][]string{
 	OpenAI:    {"OPENAI_API_KEY"},
 	Anthropic: {"ANTHROPIC_API_KEY"},
 	Gemini:    {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+	Azure:     {"AZURE_OPENAI_API_KEY"},
 }
 
 // HasKey reports whether getenv finds a key for the provider in one of
@@ -99,20 +104,24 @@ func Detect(cfg Config) (string, error) {
 	switch {
 	case p == "google":
 		return Gemini, nil
-	case p == OpenAI, p == Anthropic, p == Gemini, p == ChatCompat, p == Bedrock, p == Vertex:
+	case p == OpenAI, p == Anthropic, p == Gemini, p == ChatCompat, p == Bedrock, p == Vertex, p == Azure:
 		return p, nil
 	case isDialect(p):
 		return ChatCompat, nil
 	case p != "":
-		return "", fmt.Errorf("provider: Config.Provider %q is unknown; use openai, anthropic, gemini, chatcompat, bedrock or vertex, or a chatcompat dialect (%s)", cfg.Provider, strings.Join(chatcompat.DialectNames(), ", "))
+		return "", fmt.Errorf("provider: Config.Provider %q is unknown; use openai, anthropic, gemini, chatcompat, bedrock, vertex or azure, or a chatcompat dialect (%s)", cfg.Provider, strings.Join(chatcompat.DialectNames(), ", "))
 	}
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(cfg.BaseURL)
 		if err != nil || u.Host == "" {
 			return "", fmt.Errorf("provider: Config.BaseURL %q is not an absolute URL such as https://api.openai.com/v1", cfg.BaseURL)
 		}
-		if official, ok := officialHosts[strings.ToLower(u.Hostname())]; ok {
+		host := strings.ToLower(u.Hostname())
+		if official, ok := officialHosts[host]; ok {
 			return official, nil
+		}
+		if strings.HasSuffix(host, ".openai.azure.com") {
+			return Azure, nil
 		}
 		return ChatCompat, nil
 	}
@@ -155,6 +164,8 @@ func New(cfg Config) (llm.Client, error) {
 		return newBedrock(cfg)
 	case Vertex:
 		return newVertex(cfg)
+	case Azure:
+		return newAzure(cfg)
 	}
 	if name == ChatCompat {
 		return newChatCompat(cfg)

@@ -140,3 +140,31 @@ func TestDialectFromProviderOrHost(t *testing.T) {
 func chatcompatOverride(field *string) chatcompat.Overrides {
 	return chatcompat.Overrides{MaxTokensField: field}
 }
+
+// TestAzure: the provider kind, by name or by an *.openai.azure.com host,
+// with its key and api-version from the environment.
+func TestAzure(t *testing.T) {
+	if d, err := Detect(Config{BaseURL: "https://my-res.openai.azure.com"}); err != nil || d != Azure {
+		t.Errorf("Detect(azure host) = %s, %v", d, err)
+	}
+	srv := sim.NewServer()
+	defer srv.Close()
+	srv.SetDefault(sim.Text("ok"))
+	t.Setenv("AZURE_OPENAI_API_KEY", "az-env")
+	t.Setenv("AZURE_OPENAI_API_VERSION", "2025-01-01-preview")
+	c, err := New(Config{Provider: Azure, BaseURL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Complete(context.Background(), llm.Request{Model: "dep", Messages: []llm.Message{llm.UserMessage("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests()[0]
+	if r.Path != "/openai/deployments/dep/chat/completions" || r.Query != "api-version=2025-01-01-preview" || r.Header.Get("Api-Key") != "az-env" {
+		t.Errorf("request %s?%s api-key %q", r.Path, r.Query, r.Header.Get("Api-Key"))
+	}
+	t.Setenv("AZURE_OPENAI_API_KEY", "")
+	if _, err := New(Config{Provider: Azure, BaseURL: srv.URL()}); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_API_KEY") {
+		t.Errorf("no key: %v", err)
+	}
+}
