@@ -101,9 +101,9 @@ func (c *Client) send(ctx context.Context, req llm.Request, stream bool) (*http.
 }
 
 // endpoint is the model method's URL:
-// .../projects/P/locations/L/publishers/{google|anthropic}/models/M:method.
+// {BaseURL}/{v1|v1beta1}/projects/P/locations/L/publishers/{google|anthropic}/models/M:method.
 func (c *Client) endpoint(model string, stream bool) string {
-	base := c.cfg.BaseURL + "/v1/projects/" + url.PathEscape(c.cfg.Project) + "/locations/" + url.PathEscape(c.cfg.Region) +
+	base := c.cfg.BaseURL + "/" + c.cfg.APIVersion + "/projects/" + url.PathEscape(c.cfg.Project) + "/locations/" + url.PathEscape(c.cfg.Region) +
 		"/publishers/"
 	model = url.PathEscape(strings.TrimPrefix(model, "models/"))
 	switch {
