@@ -36,7 +36,7 @@ func New(cfg Config) (*Client, error) {
 		},
 		Parse:        parseResponse,
 		Decode:       decodeStream,
-		ForcedAnswer: true,
+		ForcedAnswer: func(llm.Request) bool { return true },
 	}}, nil
 }
 

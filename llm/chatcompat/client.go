@@ -113,7 +113,7 @@ func New(cfg Config) (*Client, error) {
 		},
 		Parse:        parseResponse,
 		Decode:       decodeStream,
-		ForcedAnswer: d.ResponseFormat == "tool",
+		ForcedAnswer: func(llm.Request) bool { return d.ResponseFormat == "tool" },
 	}}, nil
 }
 

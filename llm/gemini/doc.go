@@ -22,6 +22,10 @@
 // generationConfig responseMimeType application/json with
 // responseJsonSchema, the JSON Schema as given (it has no name and no
 // strictness: decoding always follows the schema).
+// Models before Gemini 3 refuse a JSON response type beside function
+// calling, so a request with both sends the format as a forced function
+// call instead (llm.AsAnswerTool, ForcesAnswerTool), whose arguments come
+// back as the answer's text.
 //
 // ProviderOptions["gemini"]: safety_settings (a list of {category,
 // threshold} objects, sent as safetySettings), thinking_budget (int, sent as

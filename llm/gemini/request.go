@@ -39,6 +39,12 @@ func buildRequest(req llm.Request) (*wireRequest, error) {
 	}
 	w := &wireRequest{}
 	var err error
+	if ForcesAnswerTool(req) {
+		if req, err = llm.AsAnswerTool(req); err != nil {
+			return nil, invalidRequest(err.Error())
+		}
+		req.ResponseFormat = nil // carried by the function now
+	}
 	if w.SystemInstruction, w.Contents, err = convertMessages(req.Messages); err != nil {
 		return nil, err
 	}

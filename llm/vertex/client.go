@@ -37,6 +37,11 @@ func New(cfg Config) (*Client, error) {
 	return &Client{cfg: cfg, http: llm.HTTPConfig{Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: classify}}, nil
 }
 
+// forcedAnswer reports whether req's ResponseFormat goes out as a forced
+// tool call: always for Claude, and for Gemini models that cannot combine
+// a response schema with function calling (gemini.ForcesAnswerTool).
+func forcedAnswer(req llm.Request) bool { return isClaude(req.Model) || gemini.ForcesAnswerTool(req) }
+
 // isClaude reports whether model is one of Anthropic's (publisher anthropic).
 func isClaude(model string) bool { return strings.HasPrefix(strings.ToLower(model), "claude") }
 
@@ -54,7 +59,8 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	return adapterkit.Answer(ProviderName, req, isClaude(req.Model), out)
+	out, err = adapterkit.Answer(ProviderName, req, forcedAnswer(req), out)
+	return out, llm.WithRequestID(err, resp.Header)
 }
 
 // Stream calls streamGenerateContent?alt=sse or streamRawPredict and yields
@@ -70,8 +76,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 		if isClaude(req.Model) {
 			decode = anthropic.DecodeSSE
 		}
-		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), decode,
-			adapterkit.AnswerStream(ProviderName, req, isClaude(req.Model), yield))
+		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), adapterkit.AnswerDecode(ProviderName, req, forcedAnswer(req), decode), yield)
 	}
 }
 

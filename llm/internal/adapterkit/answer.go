@@ -1,6 +1,8 @@
 package adapterkit
 
 import (
+	"io"
+
 	"github.com/agentfleet/agentfleet/llm"
 )
 
@@ -75,5 +77,16 @@ func AnswerStream(provider string, req llm.Request, forced bool, yield func(llm.
 			ev = llm.StreamEvent{Kind: llm.EventTextEnd}
 		}
 		return yield(ev, nil)
+	}
+}
+
+// AnswerDecode wraps a stream decoder with AnswerStream, so that
+// YieldStream adds the request id to a schema mismatch too.
+func AnswerDecode(provider string, req llm.Request, forced bool, decode func(io.Reader, func(llm.StreamEvent, error) bool)) func(io.Reader, func(llm.StreamEvent, error) bool) {
+	if req.ResponseFormat == nil {
+		return decode
+	}
+	return func(body io.Reader, yield func(llm.StreamEvent, error) bool) {
+		decode(body, AnswerStream(provider, req, forced, yield))
 	}
 }
