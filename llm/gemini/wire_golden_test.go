@@ -1,10 +1,10 @@
 package gemini
 
 import (
-	"github.com/agentfleet/agentfleet/llm"
 	"strings"
 	"testing"
 
+	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 )
 
