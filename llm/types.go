@@ -190,6 +190,7 @@ type ToolChoice struct {
 //	anthropic: beta_headers []string, thinking_budget int
 //	openai:    store bool, reasoning_summary string, include []string
 //	gemini:    safety_settings []object, thinking_budget int, include_thoughts bool
+//	chatcompat: max_tokens_field string, echo_reasoning bool, parallel_tool_calls bool
 type ProviderOptions map[string]map[string]any
 
 // Request is one call to a model. System messages may appear anywhere in
