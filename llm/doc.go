@@ -3,7 +3,8 @@
 // ToolResult, StreamEvent, Usage, FinishReason), one error type that
 // classifies every failure (Error with an ErrorKind), and one retry policy,
 // shared by the provider adapters in the subpackages openai, anthropic,
-// gemini and chatcompat.
+// gemini and chatcompat (with dialects for OpenAI-compatible hosts), and
+// the cloud routes bedrock, vertex and azure.
 //
 // # Contracts
 //
@@ -22,6 +23,20 @@
 // Provider-specific items that must be echoed back (thinking signatures,
 // encrypted reasoning, Gemini thoughtSignature) travel on ContentPart.Raw,
 // tagged with ContentPart.Provider, so a conversation round-trips exactly.
+//
+// # Tool choice and structured output
+//
+// Request.ToolChoice (auto, none, required, a named tool) is checked by
+// CheckToolChoice on every adapter before anything is sent: a named tool
+// must be among Request.Tools, required needs tools. Request.ResponseFormat
+// asks for one JSON object matching a schema; each adapter's doc says how
+// its wire carries it, natively or as a forced tool call (AsAnswerTool).
+// Either way the answer is the response's text, and a response that ends
+// the turn is validated against the schema (CheckAnswer; a mismatch is
+// ErrInvalidResponse wrapping a *SchemaError that lists each violation),
+// so a caller may show the model its mistake and ask again. A response
+// that calls tools is not validated: the answer comes later. The schema's
+// root must be an object, which every wire format accepts.
 //
 // # Shared machinery for adapters
 //

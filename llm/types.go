@@ -190,6 +190,7 @@ type ToolChoice struct {
 //	anthropic: beta_headers []string, thinking_budget int
 //	openai:    store bool, reasoning_summary string, include []string
 //	gemini:    safety_settings []object, thinking_budget int, include_thoughts bool
+//	chatcompat: max_tokens_field string, echo_reasoning bool, parallel_tool_calls bool
 type ProviderOptions map[string]map[string]any
 
 // Request is one call to a model. System messages may appear anywhere in
@@ -203,6 +204,9 @@ type Request struct {
 	MaxOutputTokens int              `json:"max_output_tokens,omitempty"`
 	Temperature     *float64         `json:"temperature,omitempty"`
 	ProviderOptions ProviderOptions  `json:"provider_options,omitempty"`
+	// ResponseFormat, when set, asks for an answer that is one JSON object
+	// matching its schema (see ResponseFormat); nil asks for free text.
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 	// CacheKey names the requests that share a prompt prefix, one key per
 	// session, so a provider that routes by it (OpenAI's prompt_cache_key)
 	// sends them to the machine holding that prefix. "" sends none; the

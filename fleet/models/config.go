@@ -1,11 +1,20 @@
 package models
 
+import "github.com/agentfleet/agentfleet/llm/chatcompat"
+
 // ProviderConfig says how a worker reaches the provider behind one profile.
 type ProviderConfig struct {
 	// Provider is the llm/provider name to use for this profile: "" means the
 	// profile's own (openai, anthropic, gemini); "chatcompat", "ollama",
 	// "vllm"... serve the openai profile from an OpenAI-compatible server.
 	Provider string `mapstructure:"provider"`
+	// Dialect names the OpenAI-compatible host's dialect (llm/chatcompat
+	// Dialects: groq, mistral, zai-coding...) when Provider does not; ""
+	// means the base URL's host picks it.
+	Dialect string `mapstructure:"dialect"`
+	// DialectOverrides change single fields of that dialect
+	// (max_tokens_field, stream_usage, header, ...).
+	DialectOverrides chatcompat.Overrides `mapstructure:"dialect_overrides"`
 	// APIKey is the provider key; "" means the provider's usual environment
 	// variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY).
 	APIKey string `mapstructure:"api_key"`

@@ -34,8 +34,9 @@ func New(cfg Config) (*Client, error) {
 		Encode: func(req llm.Request, stream bool) (adapterkit.Post, error) {
 			return encode(url, header, tools, req, stream)
 		},
-		Parse:  parseResponse,
-		Decode: decodeStream,
+		Parse:        parseResponse,
+		Decode:       decodeStream,
+		ForcedAnswer: func(llm.Request) bool { return true },
 	}}, nil
 }
 
@@ -88,6 +89,10 @@ func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
 // adds the anthropic-beta header the request's options ask for to the
 // client's headers.
 func encode(url string, header http.Header, tools *toolsCache, req llm.Request, stream bool) (adapterkit.Post, error) {
+	req, err := answerTool(req)
+	if err != nil {
+		return adapterkit.Post{}, err
+	}
 	w, err := buildRequest(req, stream)
 	if err != nil {
 		return adapterkit.Post{}, err

@@ -10,6 +10,16 @@
 // are dropped (the API rejects empty text blocks). Tool calls whose arguments
 // did not parse are echoed with input {}.
 //
+// ToolChoice is tool_choice auto, none, any (required) or tool (named),
+// with disable_parallel_tool_use false. The Messages API has no response
+// format: a ResponseFormat is sent as one more tool, named and described
+// as the format with its schema as input_schema, and a forced tool_choice
+// (llm.AsAnswerTool: that tool, or any tool when the request offers its
+// own); the call's input comes back as the answer's text, streamed as text
+// deltas, and the turn ends with FinishStop. A forced tool choice (any or
+// tool) turns extended thinking off, which the API refuses with it. The
+// same holds on Bedrock and on Vertex, which use this encoding.
+//
 // Headers: x-api-key, anthropic-version (APIVersion) and, when
 // ProviderOptions["anthropic"]["beta_headers"] lists any, anthropic-beta
 // with the values joined by commas.

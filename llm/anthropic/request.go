@@ -29,14 +29,31 @@ var emptyObject = json.RawMessage(`{}`)
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
+// answerTool sends a ResponseFormat as a forced call of a tool with its
+// schema (the Messages API has no response format of its own).
+func answerTool(req llm.Request) (llm.Request, error) {
+	out, err := llm.AsAnswerTool(req)
+	if err != nil {
+		return req, invalidRequest(err.Error())
+	}
+	return out, nil
+}
+
 // buildRequest turns a unified request into a Messages API body.
 func buildRequest(req llm.Request, stream bool) (*wireRequest, error) {
 	if req.Model == "" {
 		return nil, invalidRequest("Request.Model is empty: name a Claude model, e.g. claude-sonnet-4-5")
 	}
+	if err := llm.CheckToolChoice(req); err != nil {
+		return nil, invalidRequest(err.Error())
+	}
 	budget, err := thinkingBudget(req)
 	if err != nil {
 		return nil, err
+	}
+	if m := req.ToolChoice.Mode; m == llm.ToolChoiceRequired || m == llm.ToolChoiceNamed {
+		// The API refuses extended thinking with a forced tool call.
+		budget = 0
 	}
 	w := &wireRequest{
 		wireHead: wireHead{Model: req.Model, MaxTokens: req.MaxOutputTokens},

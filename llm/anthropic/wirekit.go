@@ -19,9 +19,13 @@ type Encoder struct {
 }
 
 // Encode returns the JSON body of req (with "model", and "stream" when
-// stream is set) and the beta names ProviderOptions["anthropic"]
+// stream is set; a ResponseFormat sent as a forced tool call, so the
+// caller finishes answers with adapterkit.Answer, forced) and the beta names ProviderOptions["anthropic"]
 // ["beta_headers"] asks for.
 func (e *Encoder) Encode(req llm.Request, stream bool) (body []byte, betas []string, err error) {
+	if req, err = answerTool(req); err != nil {
+		return nil, nil, err
+	}
 	w, err := buildRequest(req, stream)
 	if err != nil {
 		return nil, nil, err

@@ -54,7 +54,12 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	return adapterkit.ReadResponse(ProviderName, resp, anthropic.ParseResponse)
+	out, err := adapterkit.ReadResponse(ProviderName, resp, anthropic.ParseResponse)
+	if err != nil {
+		return nil, err
+	}
+	out, err = adapterkit.Answer(ProviderName, req, true, out)
+	return out, llm.WithRequestID(err, resp.Header)
 }
 
 // Stream calls InvokeModelWithResponseStream and yields events as chunks
@@ -66,7 +71,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		adapterkit.YieldStream(resp, checkEventStream, DecodeStream, yield)
+		adapterkit.YieldStream(resp, checkEventStream, adapterkit.AnswerDecode(ProviderName, req, true, DecodeStream), yield)
 	}
 }
 

@@ -196,3 +196,37 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("error %v, want stream_interrupted", err)
 	}
 }
+
+// A response format goes out as a forced call of a tool with its schema,
+// and the streamed tool_use comes back as the answer's text, validated.
+func TestStructuredOutputAsForcedTool(t *testing.T) {
+	events := []string{
+		`{"type":"message_start","message":{"id":"msg_3","type":"message","role":"assistant","model":"claude","content":[],"stop_reason":null,"usage":{"input_tokens":9,"output_tokens":1}}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"answer","input":{}}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"answer\":5,"}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"unit\":\"apples\"}"}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":7}}`,
+		`{"type":"message_stop"}`,
+	}
+	var msgs [][]byte
+	for _, e := range events {
+		msgs = append(msgs, chunkMessage(e))
+	}
+	f := &fakeBedrock{t: t, answer: streamAnswer(msgs...)}
+	c := newClient(t, f)
+	req := llm.Request{Model: testModel, Messages: []llm.Message{llm.UserMessage("2+3 apples?")}, ResponseFormat: llmtest.AnswerFormat()}
+	got, resp, err := llmtest.Collect(c.Stream(context.Background(), req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const answer = `{"answer":5,"unit":"apples"}`
+	if resp.Text() != answer || len(resp.ToolCalls()) != 0 || resp.FinishReason.Reason != llm.FinishStop || llmtest.Deltas(got, llm.EventTextDelta) != answer {
+		t.Errorf("text %q calls %v finish %+v deltas %q", resp.Text(), resp.ToolCalls(), resp.FinishReason, llmtest.Deltas(got, llm.EventTextDelta))
+	}
+	choice, _ := f.bodies[0]["tool_choice"].(map[string]any)
+	tools, _ := f.bodies[0]["tools"].([]any)
+	if choice["type"] != "tool" || choice["name"] != "answer" || len(tools) != 1 {
+		t.Errorf("tool_choice %v tools %v, want a forced call of the answer tool", choice, tools)
+	}
+}

@@ -3,6 +3,7 @@ package chatcompat
 import (
 	"context"
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"strings"
@@ -19,8 +20,14 @@ const ProviderName = "chatcompat"
 type Config struct {
 	// BaseURL is the API root that ends in /v1 (for example
 	// http://localhost:11434/v1 for Ollama, http://localhost:8080/v1 for
-	// llama.cpp, https://openrouter.ai/api/v1). Required.
+	// llama.cpp, https://openrouter.ai/api/v1). Required unless the
+	// dialect has one.
 	BaseURL string
+	// Dialect names the host's dialect (Dialects: groq, mistral, ollama,
+	// ...); "" picks the one whose host serves BaseURL, else Generic.
+	Dialect string
+	// Overrides change single fields of the dialect.
+	Overrides Overrides
 	// APIKey is sent as a bearer token when set; local servers need none.
 	APIKey string
 	// Retry is the retry policy; zero fields mean the llm defaults.
@@ -34,8 +41,15 @@ type Config struct {
 
 // Validate reports the first invalid field.
 func (c Config) Validate() error {
+	d, err := c.dialect()
+	if err != nil {
+		return err
+	}
+	if c.BaseURL == "" && d.BaseURL == "" {
+		return errors.New("chatcompat Config.BaseURL is empty: set it to the server's API root, e.g. http://localhost:11434/v1, or name a dialect that has one")
+	}
 	if c.BaseURL == "" {
-		return errors.New("chatcompat Config.BaseURL is empty: set it to the server's API root, e.g. http://localhost:11434/v1")
+		return nil
 	}
 	if err := llm.ValidateBaseURL("chatcompat Config.BaseURL", c.BaseURL, "http://localhost:11434/v1"); err != nil {
 		return err
@@ -43,8 +57,23 @@ func (c Config) Validate() error {
 	return c.Retry.Validate()
 }
 
-// WithDefaults returns c with defaults filled in.
+// dialect resolves the configured dialect with its overrides.
+func (c Config) dialect() (Dialect, error) {
+	d, err := DialectFor(c.Dialect, c.BaseURL)
+	if err != nil {
+		return d, err
+	}
+	return c.Overrides.Apply(d)
+}
+
+// WithDefaults returns c with defaults filled in: the dialect's base URL
+// when c has none.
 func (c Config) WithDefaults() Config {
+	if c.BaseURL == "" {
+		if d, err := c.dialect(); err == nil {
+			c.BaseURL = d.BaseURL
+		}
+	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	c.Retry = c.Retry.WithDefaults()
 	return c
@@ -63,10 +92,14 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	d, _ := cfg.dialect() // Validate checked it
 	cfg = cfg.WithDefaults()
-	header := cfg.Header.Clone()
-	if header == nil {
-		header = http.Header{}
+	header := http.Header{}
+	for k, v := range d.Header {
+		header.Set(k, v)
+	}
+	for k, vs := range cfg.Header {
+		header[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
 	}
 	if cfg.APIKey != "" {
 		header.Set("Authorization", "Bearer "+cfg.APIKey)
@@ -75,11 +108,12 @@ func New(cfg Config) (*Client, error) {
 	return &Client{kit: adapterkit.Client{
 		HTTP: llm.HTTPConfig{Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: openai.ClassifyError},
 		Encode: func(req llm.Request, stream bool) (adapterkit.Post, error) {
-			body, err := BuildRequest(req, stream)
+			body, err := BuildDialectRequest(d, req, stream)
 			return adapterkit.Post{URL: url, Header: header, Body: body}, err
 		},
-		Parse:  parseResponse,
-		Decode: decodeStream,
+		Parse:        parseResponse,
+		Decode:       decodeStream,
+		ForcedAnswer: func(llm.Request) bool { return d.ResponseFormat == "tool" },
 	}}, nil
 }
 
@@ -103,3 +137,8 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
 	return c.kit.Stream(ctx, req)
 }
+
+// DecodeSSE reads a Chat Completions event stream, yielding unified events
+// and ending with EventFinish or an error; for adapters that reach these
+// servers through another URL scheme (llm/azure).
+func DecodeSSE(body io.Reader, yield func(llm.StreamEvent, error) bool) { decodeStream(body, yield) }

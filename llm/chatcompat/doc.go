@@ -10,6 +10,9 @@
 // reasoning_effort. The output limit is max_completion_tokens, or max_tokens
 // for gpt-4* and gpt-3.5* models (override with the max_tokens_field
 // option). Streams ask for usage with stream_options.include_usage.
+// ToolChoice is auto, none, required or {type: function, function: {name}};
+// ResponseFormat is response_format {type: json_schema, json_schema:
+// {name, description, schema, strict}}.
 //
 // # Responses
 //
@@ -24,10 +27,28 @@
 // reported as FinishToolCalls. A stream that ends after a finish_reason but
 // without [DONE] still finishes.
 //
+// # Dialects
+//
+// Hosts copy the format with differences that make them refuse requests:
+// the output limit's name, the base path, headers, and which optional
+// fields they accept. A Dialect (dialect.go, each entry citing its host's
+// API documentation) says these for one host; Config.Dialect names it, or
+// the base URL's host picks it, else Generic (OpenAI's own behaviour).
+// Overrides change single fields. A field a dialect does not accept is not
+// sent: reasoning effort goes where the dialect takes it (reasoning_effort,
+// OpenRouter's reasoning.effort, Z.ai's thinking.type) or nowhere;
+// stream_options only where accepted; a forced tool choice (required, a
+// named tool) sent to a dialect that cannot honour it is an invalid
+// request. Request.ResponseFormat is sent as response_format json_schema,
+// as JSON mode with the schema in a first system message (json_object),
+// or as a forced tool call (tool); the answer is validated either way.
+//
 // # Provider options
 //
 // ProviderOptions["chatcompat"]: max_tokens_field ("max_tokens" or
-// "max_completion_tokens"), echo_reasoning (bool, default true).
+// "max_completion_tokens", wins over the dialect's), echo_reasoning (bool,
+// default the dialect's), parallel_tool_calls (bool, sent only to dialects
+// that accept it).
 //
 // # Errors
 //

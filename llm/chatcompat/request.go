@@ -15,11 +15,36 @@ type wireRequest struct {
 	Tools               []wireTool     `json:"tools,omitempty"`
 	ToolChoice          any            `json:"tool_choice,omitempty"`
 	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	Reasoning           *wireEffort    `json:"reasoning,omitempty"` // OpenRouter
+	Thinking            *wireThinking  `json:"thinking,omitempty"`  // Z.ai
+	ParallelToolCalls   *bool          `json:"parallel_tool_calls,omitempty"`
 	MaxTokens           int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
 	Temperature         *float64       `json:"temperature,omitempty"`
 	Stream              bool           `json:"stream,omitempty"`
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+	ResponseFormat      *wireFormat    `json:"response_format,omitempty"`
+}
+
+// wireFormat is response_format asking for JSON matching a schema.
+type wireFormat struct {
+	Type       string          `json:"type"` // json_schema, json_object
+	JSONSchema *wireJSONSchema `json:"json_schema,omitempty"`
+}
+
+type wireJSONSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema"`
+	Strict      bool            `json:"strict"`
+}
+
+type wireEffort struct {
+	Effort string `json:"effort"`
+}
+
+type wireThinking struct {
+	Type string `json:"type"` // enabled, disabled
 }
 
 type streamOptions struct {
@@ -73,11 +98,24 @@ type wireToolCall struct {
 type options struct {
 	maxTokensField string // max_tokens or max_completion_tokens
 	echoReasoning  bool
+	parallel       *bool // parallel_tool_calls, nil: not sent
 }
 
-func readOptions(req llm.Request) (options, error) {
-	o := options{maxTokensField: defaultMaxTokensField(req.Model), echoReasoning: true}
+func readOptions(req llm.Request, d Dialect) (options, error) {
+	o := options{maxTokensField: d.MaxTokensField, echoReasoning: d.EchoReasoning}
+	if o.maxTokensField == "" {
+		o.maxTokensField = defaultMaxTokensField(req.Model)
+	}
 	m := req.ProviderOptions[ProviderName]
+	if v, ok := m["parallel_tool_calls"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			return o, optionError("parallel_tool_calls", "a boolean", v)
+		}
+		if d.ParallelToolCalls {
+			o.parallel = &b
+		}
+	}
 	if v, ok := m["max_tokens_field"]; ok {
 		s, _ := v.(string)
 		if s != "max_tokens" && s != "max_completion_tokens" {
@@ -111,22 +149,40 @@ func optionError(key, want string, got any) error {
 		Message: fmt.Sprintf("ProviderOptions[\"chatcompat\"][%q] must be %s, got %v", key, want, got)}
 }
 
-// BuildRequest encodes req as a Chat Completions body.
+// BuildRequest encodes req as a Chat Completions body in the Generic
+// dialect.
 func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
+	return BuildDialectRequest(Generic, req, stream)
+}
+
+func invalid(msg string) *llm.Error {
+	return &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName, Message: msg}
+}
+
+// BuildDialectRequest encodes req as a Chat Completions body for a host
+// speaking dialect d (see Dialect for what each field changes).
+func BuildDialectRequest(d Dialect, req llm.Request, stream bool) ([]byte, error) {
 	if req.Model == "" {
-		return nil, &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName, Message: "Request.Model is empty; name the model the server serves"}
+		return nil, invalid("Request.Model is empty; name the model the server serves")
 	}
-	opts, err := readOptions(req)
+	opts, err := readOptions(req, d)
 	if err != nil {
 		return nil, err
 	}
-	w := wireRequest{Model: req.Model, ReasoningEffort: req.ReasoningEffort, Temperature: req.Temperature, Stream: stream}
+	if req, err = answerForm(d, req); err != nil {
+		return nil, err
+	}
+	if err := llm.CheckToolChoice(req); err != nil {
+		return nil, invalid(err.Error())
+	}
+	w := wireRequest{Model: req.Model, Temperature: req.Temperature, Stream: stream, ParallelToolCalls: opts.parallel}
 	if opts.maxTokensField == "max_tokens" {
 		w.MaxTokens = req.MaxOutputTokens
 	} else {
 		w.MaxCompletionTokens = req.MaxOutputTokens
 	}
-	if stream {
+	setReasoning(&w, d, req.ReasoningEffort)
+	if stream && d.StreamUsage {
 		w.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
 	if w.Messages, err = buildMessages(req.Messages, opts); err != nil {
@@ -136,9 +192,64 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
 	}
 	if len(w.Tools) > 0 {
+		if m := req.ToolChoice.Mode; !d.ForcedToolChoice && (m == llm.ToolChoiceRequired || m == llm.ToolChoiceNamed) {
+			return nil, invalid(fmt.Sprintf("dialect %s does not honour tool choice %q (only auto and none); use auto, or override forced_tool_choice if the host now does", d.Name, m))
+		}
 		w.ToolChoice = toolChoice(req.ToolChoice)
 	}
+	if f := req.ResponseFormat; f != nil {
+		if d.ResponseFormat == "json_object" {
+			w.ResponseFormat = &wireFormat{Type: "json_object"}
+		} else {
+			w.ResponseFormat = &wireFormat{Type: "json_schema", JSONSchema: &wireJSONSchema{Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}}
+		}
+	}
 	return json.Marshal(w)
+}
+
+// answerForm prepares a request with a ResponseFormat for the dialect:
+// checked; as a forced tool call when the dialect answers that way; with a
+// first system message giving the schema in JSON mode, where the host
+// checks only that the answer is JSON.
+func answerForm(d Dialect, req llm.Request) (llm.Request, error) {
+	f := req.ResponseFormat
+	if f == nil {
+		return req, nil
+	}
+	if err := f.Check(); err != nil {
+		return req, invalid(err.Error())
+	}
+	switch d.ResponseFormat {
+	case "tool":
+		out, err := llm.AsAnswerTool(req)
+		if err != nil {
+			return req, invalid(err.Error())
+		}
+		out.ResponseFormat = nil // carried by the tool now
+		return out, nil
+	case "json_object":
+		note := llm.SystemMessage("Answer with one JSON object, and nothing else, that matches this JSON Schema:\n" + string(f.Schema))
+		req.Messages = append([]llm.Message{note}, req.Messages...)
+	}
+	return req, nil
+}
+
+// setReasoning puts the effort where the dialect takes it.
+func setReasoning(w *wireRequest, d Dialect, effort string) {
+	if effort == "" {
+		return
+	}
+	switch d.ReasoningField {
+	case "reasoning_effort":
+		w.ReasoningEffort = effort
+	case "reasoning.effort":
+		w.Reasoning = &wireEffort{Effort: effort}
+	case "thinking.type":
+		w.Thinking = &wireThinking{Type: "enabled"}
+		if effort == "none" {
+			w.Thinking.Type = "disabled"
+		}
+	}
 }
 
 func toolChoice(c llm.ToolChoice) any {

@@ -37,8 +37,9 @@ func New(cfg Config) (*Client, error) {
 			body, err := encode(req)
 			return adapterkit.Post{URL: endpoint(cfg.BaseURL, req.Model, stream), Header: header, Body: body}, err
 		},
-		Parse:  parseResponse,
-		Decode: decodeStream,
+		Parse:        parseResponse,
+		Decode:       decodeStream,
+		ForcedAnswer: ForcesAnswerTool,
 	}}, nil
 }
 

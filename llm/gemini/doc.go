@@ -17,6 +17,16 @@
 // and keywords without a counterpart ($schema, additionalProperties, ...) are
 // dropped. A tool without properties is declared without parameters.
 //
+// ToolChoice is toolConfig.functionCallingConfig: mode AUTO, NONE, ANY,
+// or ANY with allowedFunctionNames [name]. ResponseFormat is
+// generationConfig responseMimeType application/json with
+// responseJsonSchema, the JSON Schema as given (it has no name and no
+// strictness: decoding always follows the schema).
+// Models before Gemini 3 refuse a JSON response type beside function
+// calling, so a request with both sends the format as a forced function
+// call instead (llm.AsAnswerTool, ForcesAnswerTool), whose arguments come
+// back as the answer's text.
+//
 // ProviderOptions["gemini"]: safety_settings (a list of {category,
 // threshold} objects, sent as safetySettings), thinking_budget (int, sent as
 // thinkingBudget, wins over ReasoningEffort) and include_thoughts (bool).

@@ -39,11 +39,20 @@ func buildRequest(req llm.Request) (*wireRequest, error) {
 	}
 	w := &wireRequest{}
 	var err error
+	if ForcesAnswerTool(req) {
+		if req, err = llm.AsAnswerTool(req); err != nil {
+			return nil, invalidRequest(err.Error())
+		}
+		req.ResponseFormat = nil // carried by the function now
+	}
 	if w.SystemInstruction, w.Contents, err = convertMessages(req.Messages); err != nil {
 		return nil, err
 	}
 	if len(w.Contents) == 0 {
 		return nil, invalidRequest("Request.Messages has no user or assistant content: add at least one user message")
+	}
+	if err := llm.CheckToolChoice(req); err != nil {
+		return nil, invalidRequest(err.Error())
 	}
 	if w.Tools, err = convertTools(req.Tools); err != nil {
 		return nil, err
@@ -63,10 +72,23 @@ func generationConfig(req llm.Request) (*wireGenConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.MaxOutputTokens <= 0 && req.Temperature == nil && thinking == nil {
+	f := req.ResponseFormat
+	if f != nil {
+		if err := f.Check(); err != nil {
+			return nil, invalidRequest(err.Error())
+		}
+	}
+	if req.MaxOutputTokens <= 0 && req.Temperature == nil && thinking == nil && f == nil {
 		return nil, nil
 	}
-	return &wireGenConfig{MaxOutputTokens: max(req.MaxOutputTokens, 0), Temperature: req.Temperature, ThinkingConfig: thinking}, nil
+	gc := &wireGenConfig{MaxOutputTokens: max(req.MaxOutputTokens, 0), Temperature: req.Temperature, ThinkingConfig: thinking}
+	if f != nil {
+		// responseJsonSchema takes JSON Schema as it is (responseSchema
+		// would need the OpenAPI subset of schema.go); it has no name and
+		// no strictness, decoding is always constrained.
+		gc.ResponseMimeType, gc.ResponseJSONSchema = "application/json", f.Schema
+	}
+	return gc, nil
 }
 
 // thinkingConfig derives thinkingConfig from the provider options

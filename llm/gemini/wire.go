@@ -90,6 +90,9 @@ type wireGenConfig struct {
 	MaxOutputTokens int                 `json:"maxOutputTokens,omitempty"`
 	Temperature     *float64            `json:"temperature,omitempty"`
 	ThinkingConfig  *wireThinkingConfig `json:"thinkingConfig,omitempty"`
+	// ResponseMimeType is application/json when ResponseJSONSchema is set.
+	ResponseMimeType   string          `json:"responseMimeType,omitempty"`
+	ResponseJSONSchema json.RawMessage `json:"responseJsonSchema,omitempty"`
 }
 
 type wireThinkingConfig struct {

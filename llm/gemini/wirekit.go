@@ -14,6 +14,15 @@ import (
 // EncodeBody returns the generateContent JSON body of req.
 func EncodeBody(req llm.Request) ([]byte, error) { return encode(req) }
 
+// ForcesAnswerTool reports whether req's ResponseFormat goes out as a
+// forced function call rather than responseJsonSchema: when req also
+// offers tools to a model before Gemini 3, which refuses function calling
+// with a JSON response MIME type. Callers finish such answers with
+// adapterkit.Answer, forced.
+func ForcesAnswerTool(req llm.Request) bool {
+	return req.ResponseFormat != nil && len(req.Tools) > 0 && !isGemini3(req.Model)
+}
+
 // ParseResponse decodes a whole generateContent response.
 func ParseResponse(body []byte) (*llm.Response, error) { return parseResponse(body) }
 

@@ -31,14 +31,17 @@ type Target struct {
 // (text, tool calls, reasoning, usage) whole and streamed, every failure kind
 // through the dialect with the retry policy's decisions, mid-stream errors,
 // cuts, stalls, cancellation and the idle watchdog, a streaming request
-// answered with something other than an event stream, and the request id
-// on every error that follows a response.
+// answered with something other than an event stream, the request id
+// on every error that follows a response, tool choice and structured
+// output (see exerciseToolChoice and exerciseStructuredOutput).
 func Exercise(t *testing.T, target Target) {
 	t.Run("Content", func(t *testing.T) { exerciseContent(t, target) })
 	t.Run("Failures", func(t *testing.T) { exerciseFailures(t, target) })
 	t.Run("Streams", func(t *testing.T) { exerciseStreams(t, target) })
 	t.Run("RequestIDs", func(t *testing.T) { exerciseRequestIDs(t, target) })
 	t.Run("ContextWindow", func(t *testing.T) { exerciseContextWindow(t, target) })
+	t.Run("ToolChoice", func(t *testing.T) { exerciseToolChoice(t, target) })
+	t.Run("StructuredOutput", func(t *testing.T) { exerciseStructuredOutput(t, target) })
 }
 
 // exerciseContextWindow gives the model a window: a request that fits is

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"io"
 	"iter"
 	"net/http"
 
@@ -83,3 +84,8 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
 	return c.kit.Stream(ctx, req)
 }
+
+// DecodeSSE reads a Responses API event stream, yielding unified events
+// and ending with EventFinish or an error; for adapters that reach the
+// API through another URL scheme (llm/azure).
+func DecodeSSE(body io.Reader, yield func(llm.StreamEvent, error) bool) { decodeStream(body, yield) }

@@ -9,7 +9,8 @@
 // tool calls and results become function_call and function_call_output
 // items. Function tools are sent with strict false. ToolChoice maps to
 // auto, none, required or a named function. ReasoningEffort is
-// reasoning.effort.
+// reasoning.effort. ResponseFormat is text.format {type: json_schema,
+// name, description, schema, strict}.
 //
 // # Reasoning round trip
 //

@@ -20,6 +20,20 @@ type wireRequest struct {
 	Include         []string       `json:"include,omitempty"`
 	Stream          bool           `json:"stream,omitempty"`
 	PromptCacheKey  string         `json:"prompt_cache_key,omitempty"`
+	Text            *wireText      `json:"text,omitempty"`
+}
+
+// wireText is the "text" object; its format asks for JSON matching a schema.
+type wireText struct {
+	Format wireFormat `json:"format"`
+}
+
+type wireFormat struct {
+	Type        string          `json:"type"` // json_schema
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema"`
+	Strict      bool            `json:"strict"`
 }
 
 type wireTool struct {
@@ -131,6 +145,9 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := llm.CheckToolChoice(req); err != nil {
+		return nil, &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName, Message: err.Error()}
+	}
 	w := wireRequest{Model: req.Model, MaxOutputTokens: req.MaxOutputTokens, Temperature: req.Temperature,
 		Store: opts.store, Stream: stream, Include: opts.include, PromptCacheKey: req.CacheKey}
 	w.Input, err = buildInput(req.Messages, opts.store)
@@ -142,6 +159,12 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 	}
 	if len(w.Tools) > 0 {
 		w.ToolChoice = toolChoice(req.ToolChoice)
+	}
+	if f := req.ResponseFormat; f != nil {
+		if err := f.Check(); err != nil {
+			return nil, &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName, Message: err.Error()}
+		}
+		w.Text = &wireText{Format: wireFormat{Type: "json_schema", Name: f.Name, Description: f.Description, Schema: f.Schema, Strict: f.Strict}}
 	}
 	if req.ReasoningEffort != "" || opts.reasoningSummary != "" {
 		w.Reasoning = &wireReasoning{Effort: req.ReasoningEffort, Summary: opts.reasoningSummary}

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/azure"
 	"github.com/agentfleet/agentfleet/llm/bedrock"
 	"github.com/agentfleet/agentfleet/llm/vertex"
 )
@@ -36,5 +37,26 @@ func newVertex(cfg Config) (llm.Client, error) {
 		return nil, err
 	}
 	return client(vertex.New(vertex.Config{Project: cfg.Project, Region: cfg.Region, BaseURL: cfg.BaseURL, Tokens: tokens,
+		Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
+}
+
+// newAzure builds the Azure OpenAI client: the endpoint is BaseURL, else
+// AZURE_OPENAI_ENDPOINT; the key APIKey, else AZURE_OPENAI_API_KEY; the
+// api-version APIVersion, else AZURE_OPENAI_API_VERSION, else the
+// adapter's default.
+func newAzure(cfg Config) (llm.Client, error) {
+	endpoint := cfg.BaseURL
+	if endpoint == "" {
+		endpoint = envKey([]string{"AZURE_OPENAI_ENDPOINT"})
+	}
+	key := cfg.APIKey
+	if key == "" {
+		key = envKey(keyEnv[Azure])
+	}
+	version := cfg.APIVersion
+	if version == "" {
+		version = envKey([]string{"AZURE_OPENAI_API_VERSION"})
+	}
+	return client(azure.New(azure.Config{Endpoint: endpoint, APIKey: key, APIVersion: version,
 		Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
 }

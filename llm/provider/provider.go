@@ -22,17 +22,25 @@ const (
 	ChatCompat = "chatcompat"
 	Bedrock    = "bedrock" // Anthropic models on AWS Bedrock (llm/bedrock)
 	Vertex     = "vertex"  // Gemini and Anthropic models on Vertex AI (llm/vertex)
+	Azure      = "azure"   // OpenAI models deployed on Azure OpenAI (llm/azure)
 )
 
 // Config chooses and configures an adapter. Every field is optional except
 // that the provider must be knowable: from Provider, from BaseURL's host or
 // from Model's name.
 type Config struct {
-	// Provider is openai, anthropic, gemini or chatcompat, or one of the
-	// chatcompat shortcuts ollama, vllm, llamacpp, openrouter, groq (which
-	// fill in the usual base URL and key variable). google means gemini.
-	// Empty means detect.
+	// Provider is openai, anthropic, gemini or chatcompat, or the name of
+	// a chatcompat dialect (ollama, vllm, llamacpp, lmstudio, openrouter,
+	// groq, together, fireworks, deepseek, mistral, xai, cerebras, zai,
+	// zai-coding, moonshot: chatcompat.Dialects), which fills in the
+	// host's base URL and key variable. google means gemini. Empty means
+	// detect.
 	Provider string
+	// Dialect names the chatcompat dialect when Provider does not; ""
+	// means the one whose host serves BaseURL, else generic.
+	Dialect string
+	// DialectOverrides change single fields of the chatcompat dialect.
+	DialectOverrides chatcompat.Overrides
 	// Model is used only for detection here; requests name their model.
 	Model string
 	// BaseURL overrides the API root, in each provider's convention:
@@ -46,6 +54,9 @@ type Config struct {
 	Retry llm.RetryPolicy
 	// HTTPClient sends the requests; nil means a shared client.
 	HTTPClient *http.Client
+	// APIVersion is Azure OpenAI's api-version; "" means
+	// AZURE_OPENAI_API_VERSION, else the adapter's default.
+	APIVersion string
 	// Region (bedrock, vertex) and Project (vertex) locate the service.
 	Region  string
 	Project string
@@ -55,21 +66,6 @@ type Config struct {
 	// (default: Application Default Credentials, which include workload
 	// identity). Never the secret itself.
 	CredentialsFile string
-}
-
-// shortcut is a chatcompat server with a well-known base URL and key
-// variable.
-type shortcut struct {
-	baseURL string
-	keyEnv  string
-}
-
-var shortcuts = map[string]shortcut{
-	"ollama":     {"http://localhost:11434/v1", ""},
-	"vllm":       {"http://localhost:8000/v1", ""},
-	"llamacpp":   {"http://localhost:8080/v1", ""},
-	"openrouter": {"https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"},
-	"groq":       {"https://api.groq.com/openai/v1", "GROQ_API_KEY"},
 }
 
 // officialHosts maps each provider's API host to the provider.
@@ -85,6 +81,7 @@ var keyEnv = map[string][]string{
 	OpenAI:    {"OPENAI_API_KEY"},
 	Anthropic: {"ANTHROPIC_API_KEY"},
 	Gemini:    {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+	Azure:     {"AZURE_OPENAI_API_KEY"},
 }
 
 // HasKey reports whether getenv finds a key for the provider in one of
@@ -107,20 +104,24 @@ func Detect(cfg Config) (string, error) {
 	switch {
 	case p == "google":
 		return Gemini, nil
-	case p == OpenAI, p == Anthropic, p == Gemini, p == ChatCompat, p == Bedrock, p == Vertex:
+	case p == OpenAI, p == Anthropic, p == Gemini, p == ChatCompat, p == Bedrock, p == Vertex, p == Azure:
 		return p, nil
-	case shortcuts[p] != shortcut{}:
+	case isDialect(p):
 		return ChatCompat, nil
 	case p != "":
-		return "", fmt.Errorf("provider: Config.Provider %q is unknown; use openai, anthropic, gemini, chatcompat, bedrock or vertex (or ollama, vllm, llamacpp, openrouter, groq)", cfg.Provider)
+		return "", fmt.Errorf("provider: Config.Provider %q is unknown; use openai, anthropic, gemini, chatcompat, bedrock, vertex or azure, or a chatcompat dialect (%s)", cfg.Provider, strings.Join(chatcompat.DialectNames(), ", "))
 	}
 	if cfg.BaseURL != "" {
 		u, err := url.Parse(cfg.BaseURL)
 		if err != nil || u.Host == "" {
 			return "", fmt.Errorf("provider: Config.BaseURL %q is not an absolute URL such as https://api.openai.com/v1", cfg.BaseURL)
 		}
-		if official, ok := officialHosts[strings.ToLower(u.Hostname())]; ok {
+		host := strings.ToLower(u.Hostname())
+		if official, ok := officialHosts[host]; ok {
 			return official, nil
+		}
+		if strings.HasSuffix(host, ".openai.azure.com") {
+			return Azure, nil
 		}
 		return ChatCompat, nil
 	}
@@ -163,14 +164,15 @@ func New(cfg Config) (llm.Client, error) {
 		return newBedrock(cfg)
 	case Vertex:
 		return newVertex(cfg)
+	case Azure:
+		return newAzure(cfg)
 	}
-	short := shortcuts[strings.ToLower(strings.TrimSpace(cfg.Provider))]
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = short.baseURL
+	if name == ChatCompat {
+		return newChatCompat(cfg)
 	}
 	key := cfg.APIKey
 	if key == "" {
-		key = envKey(name, short)
+		key = envKey(keyEnv[name])
 	}
 	switch name {
 	case OpenAI:
@@ -189,17 +191,42 @@ func New(cfg Config) (llm.Client, error) {
 		}
 		return client(gemini.New(gemini.Config{BaseURL: cfg.BaseURL, APIKey: key, Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
 	}
-	if cfg.BaseURL == "" {
-		return nil, fmt.Errorf("provider: chatcompat needs Config.BaseURL, the server's API root such as http://localhost:11434/v1")
-	}
-	return client(chatcompat.New(chatcompat.Config{BaseURL: cfg.BaseURL, APIKey: key, Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
+	return nil, fmt.Errorf("provider: %s has no client here", name)
 }
 
-func envKey(name string, short shortcut) string {
-	vars := keyEnv[name]
-	if short.keyEnv != "" {
-		vars = []string{short.keyEnv}
+// isDialect reports whether p names a chatcompat dialect.
+func isDialect(p string) bool {
+	_, ok := chatcompat.LookupDialect(p)
+	return ok
+}
+
+// newChatCompat builds an OpenAI-compatible client: the dialect is
+// Config.Dialect, else the one Provider names, else the base URL's host's;
+// the key is Config.APIKey, else the dialect's key variable.
+func newChatCompat(cfg Config) (llm.Client, error) {
+	dialect := cfg.Dialect
+	if p := strings.ToLower(strings.TrimSpace(cfg.Provider)); dialect == "" && isDialect(p) {
+		dialect = p
 	}
+	d, err := chatcompat.DialectFor(dialect, cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("provider: Config.Dialect: %w", err)
+	}
+	if d, err = cfg.DialectOverrides.Apply(d); err != nil {
+		return nil, fmt.Errorf("provider: Config.DialectOverrides: %w", err)
+	}
+	if cfg.BaseURL == "" && d.BaseURL == "" {
+		return nil, fmt.Errorf("provider: chatcompat needs Config.BaseURL, the server's API root such as http://localhost:11434/v1, or a dialect that has one (%s)", strings.Join(chatcompat.DialectNames()[1:], ", "))
+	}
+	key := cfg.APIKey
+	if key == "" && d.KeyEnv != "" {
+		key = envKey([]string{d.KeyEnv})
+	}
+	return client(chatcompat.New(chatcompat.Config{BaseURL: cfg.BaseURL, APIKey: key, Retry: cfg.Retry, HTTPClient: cfg.HTTPClient,
+		Dialect: d.Name, Overrides: cfg.DialectOverrides}))
+}
+
+func envKey(vars []string) string {
 	for _, v := range vars {
 		if k := strings.TrimSpace(os.Getenv(v)); k != "" {
 			return k

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/chatcompat"
 	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
@@ -93,5 +94,77 @@ func TestNewTalksToEachDialect(t *testing.T) {
 		if got := srv.Requests()[i].Header.Get(tt.header); got != tt.want {
 			t.Errorf("%+v: header %s = %q, want %q", tt.cfg, tt.header, got, tt.want)
 		}
+	}
+}
+
+// TestDialectFromProviderOrHost: a dialect named as the provider fills in
+// its base URL and key variable; a base URL's host picks its dialect; an
+// override reaches the request.
+func TestDialectFromProviderOrHost(t *testing.T) {
+	srv := sim.NewServer()
+	defer srv.Close()
+	srv.SetDefault(sim.Text("ok"))
+	t.Setenv("MISTRAL_API_KEY", "mk-test")
+	req := llm.Request{Model: "m", MaxOutputTokens: 100, Messages: []llm.Message{llm.UserMessage("hi")}}
+	field := "max_completion_tokens"
+	for i, c := range []struct {
+		cfg       Config
+		wantField string
+		wantKey   string
+	}{
+		{Config{Provider: "mistral", BaseURL: srv.URL() + "/v1"}, `"max_tokens":100`, "Bearer mk-test"},
+		{Config{Provider: "groq", BaseURL: srv.URL() + "/openai/v1", APIKey: "gk"}, `"max_completion_tokens":100`, "Bearer gk"},
+		{Config{Provider: ChatCompat, Dialect: "mistral", BaseURL: srv.URL() + "/v1", DialectOverrides: chatcompatOverride(&field)}, `"max_completion_tokens":100`, "Bearer mk-test"},
+	} {
+		cl, err := New(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Complete(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+		got := srv.Requests()[i]
+		if !strings.Contains(string(got.Body), c.wantField) || got.Header.Get("Authorization") != c.wantKey {
+			t.Errorf("%+v: body %s auth %q; want %s and %s", c.cfg, got.Body, got.Header.Get("Authorization"), c.wantField, c.wantKey)
+		}
+	}
+	if _, err := New(Config{Provider: ChatCompat, Dialect: "nope", BaseURL: srv.URL()}); err == nil || !strings.Contains(err.Error(), "Config.Dialect") {
+		t.Errorf("unknown dialect: %v", err)
+	}
+	d, err := Detect(Config{Provider: "cerebras"})
+	if err != nil || d != ChatCompat {
+		t.Errorf("Detect(cerebras) = %s, %v", d, err)
+	}
+}
+
+func chatcompatOverride(field *string) chatcompat.Overrides {
+	return chatcompat.Overrides{MaxTokensField: field}
+}
+
+// TestAzure: the provider kind, by name or by an *.openai.azure.com host,
+// with its key and api-version from the environment.
+func TestAzure(t *testing.T) {
+	if d, err := Detect(Config{BaseURL: "https://my-res.openai.azure.com"}); err != nil || d != Azure {
+		t.Errorf("Detect(azure host) = %s, %v", d, err)
+	}
+	srv := sim.NewServer()
+	defer srv.Close()
+	srv.SetDefault(sim.Text("ok"))
+	t.Setenv("AZURE_OPENAI_API_KEY", "az-env")
+	t.Setenv("AZURE_OPENAI_API_VERSION", "2025-01-01-preview")
+	c, err := New(Config{Provider: Azure, BaseURL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Complete(context.Background(), llm.Request{Model: "dep", Messages: []llm.Message{llm.UserMessage("hi")}}); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests()[0]
+	if r.Path != "/openai/deployments/dep/chat/completions" || r.Query != "api-version=2025-01-01-preview" || r.Header.Get("Api-Key") != "az-env" {
+		t.Errorf("request %s?%s api-key %q", r.Path, r.Query, r.Header.Get("Api-Key"))
+	}
+	t.Setenv("AZURE_OPENAI_API_KEY", "")
+	if _, err := New(Config{Provider: Azure, BaseURL: srv.URL()}); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_API_KEY") {
+		t.Errorf("no key: %v", err)
 	}
 }

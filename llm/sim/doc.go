@@ -21,6 +21,20 @@
 // Requests returns every request received (method, path, headers, body) for
 // assertions; WaitRequests waits for a count.
 //
+// # Tool choice and response formats
+//
+// Each dialect reads the request's tool choice and response format from its
+// own fields (RecordedRequest.Constraints, in llm's words) and refuses a
+// malformed one as the provider does, 400 with the provider's error shape:
+// an unknown choice, a named tool that is not offered, a json_schema format
+// without a name, Anthropic's forced choice with thinking on, Gemini's
+// allowedFunctionNames outside mode ANY or responseJsonSchema without
+// responseMimeType application/json. The answer obeys the request: when it
+// forces a call of one named tool, scripted text is answered as that call
+// with the text as its arguments (how a response format sent as a forced
+// tool is answered); a scripted reply the choice forbids (calls under none,
+// none where one is required) is answered 500 naming the script's mistake.
+//
 // # Dialects
 //
 // A Dialect renders replies in one wire format, chosen by request path. Each

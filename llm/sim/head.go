@@ -133,3 +133,46 @@ func stringEnd(b []byte, i int) int {
 		}
 	}
 }
+
+// topFields returns the raw values of the wanted top-level keys of a JSON
+// object body, walking it once as head does so a large prompt is skipped,
+// not decoded. Anything it cannot walk goes to encoding/json.
+func topFields(body []byte, keys ...string) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return out
+	}
+	for i = skipSpace(body, i+1); i < len(body) && body[i] != '}'; {
+		keyEnd := skipValue(body, i)
+		valStart := skipSpace(body, keyEnd)
+		if body[i] != '"' || valStart >= len(body) || body[valStart] != ':' {
+			return slowFields(body, keys)
+		}
+		valStart = skipSpace(body, valStart+1)
+		valEnd := skipValue(body, valStart)
+		key := body[i+1 : keyEnd-1]
+		for _, k := range keys {
+			if string(key) == k {
+				out[k] = json.RawMessage(body[valStart:valEnd])
+			}
+		}
+		i = skipSpace(body, valEnd)
+		if i < len(body) && body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	return out
+}
+
+func slowFields(body []byte, keys []string) map[string]json.RawMessage {
+	var all map[string]json.RawMessage
+	_ = json.Unmarshal(body, &all)
+	out := map[string]json.RawMessage{}
+	for _, k := range keys {
+		if v, ok := all[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}

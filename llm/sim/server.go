@@ -25,6 +25,9 @@ type RecordedRequest struct {
 	// Tokens is the request's size as the server counts it (CountTokens),
 	// set when a context window applies to its model.
 	Tokens int
+	// Constraints is the tool choice and response format the request
+	// asked for, as its dialect reads them (see Constraints).
+	Constraints Constraints
 }
 
 // Server is the simulated provider: an http.Handler that answers each
@@ -170,19 +173,29 @@ func ReadBody(r *http.Request) ([]byte, error) {
 // already (r.Body is not read again).
 func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) {
 	d := s.match(r)
+	cons, err := constraintsOf(d, body)
+	if err != nil {
+		s.record(r, body, d, cons, 0, false)
+		s.writeFailure(w, r, d, Failure{Kind: llm.ErrInvalidRequest, Message: err.Error()})
+		return
+	}
 	tokens, window := s.measure(r, body, d)
 	if window > 0 && tokens > window {
-		s.record(r, body, d, tokens, false)
+		s.record(r, body, d, cons, tokens, false)
 		s.writeFailure(w, r, d, overflow(d, tokens, window))
 		return
 	}
-	rep, ok := s.record(r, body, d, tokens, true)
+	rep, ok := s.record(r, body, d, cons, tokens, true)
 	if d == nil {
 		http.Error(w, fmt.Sprintf("sim: no dialect serves %s %s; known paths: /v1/responses (openai), /v1/chat/completions (chatcompat), /v1/messages (anthropic), /v1beta/models/{model}:generateContent or :streamGenerateContent (gemini)", r.Method, r.URL.Path), http.StatusNotFound)
 		return
 	}
 	if !ok {
 		http.Error(w, "sim: script exhausted: no reply was enqueued for this request ("+r.Method+" "+r.URL.Path+"); call Enqueue before sending it, or SetDefault", http.StatusInternalServerError)
+		return
+	}
+	if rep, err = cons.honour(rep); err != nil {
+		http.Error(w, "sim: "+err.Error()+"; fix the script", http.StatusInternalServerError)
 		return
 	}
 	if s.enforce(w, r, d) {
@@ -211,6 +224,15 @@ func (s *Server) ServeBody(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 }
 
+// constraintsOf reads what the request asks of its answer's form when its
+// dialect knows how.
+func constraintsOf(d Dialect, body []byte) (Constraints, error) {
+	if c, ok := d.(constrainer); ok {
+		return c.Constraints(body)
+	}
+	return Constraints{}, nil
+}
+
 func (s *Server) promptCache() *PromptCache {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -232,10 +254,10 @@ func (s *Server) match(r *http.Request) Dialect {
 // the responder's, else the script's next, else the default. A counted
 // request (tokens > 0) reports its size as input tokens when the reply
 // leaves them 0.
-func (s *Server) record(r *http.Request, body []byte, d Dialect, tokens int, pop bool) (Reply, bool) {
+func (s *Server) record(r *http.Request, body []byte, d Dialect, cons Constraints, tokens int, pop bool) (Reply, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Tokens: tokens}
+	rec := RecordedRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Tokens: tokens, Constraints: cons}
 	if d != nil {
 		rec.Dialect = d.Name()
 	}

@@ -37,6 +37,11 @@ func New(cfg Config) (*Client, error) {
 	return &Client{cfg: cfg, http: llm.HTTPConfig{Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: classify}}, nil
 }
 
+// forcedAnswer reports whether req's ResponseFormat goes out as a forced
+// tool call: always for Claude, and for Gemini models that cannot combine
+// a response schema with function calling (gemini.ForcesAnswerTool).
+func forcedAnswer(req llm.Request) bool { return isClaude(req.Model) || gemini.ForcesAnswerTool(req) }
+
 // isClaude reports whether model is one of Anthropic's (publisher anthropic).
 func isClaude(model string) bool { return strings.HasPrefix(strings.ToLower(model), "claude") }
 
@@ -50,7 +55,12 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if isClaude(req.Model) {
 		parse = anthropic.ParseResponse
 	}
-	return adapterkit.ReadResponse(ProviderName, resp, parse)
+	out, err := adapterkit.ReadResponse(ProviderName, resp, parse)
+	if err != nil {
+		return nil, err
+	}
+	out, err = adapterkit.Answer(ProviderName, req, forcedAnswer(req), out)
+	return out, llm.WithRequestID(err, resp.Header)
 }
 
 // Stream calls streamGenerateContent?alt=sse or streamRawPredict and yields
@@ -66,7 +76,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 		if isClaude(req.Model) {
 			decode = anthropic.DecodeSSE
 		}
-		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), decode, yield)
+		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), adapterkit.AnswerDecode(ProviderName, req, forcedAnswer(req), decode), yield)
 	}
 }
 
@@ -96,9 +106,9 @@ func (c *Client) send(ctx context.Context, req llm.Request, stream bool) (*http.
 }
 
 // endpoint is the model method's URL:
-// .../projects/P/locations/L/publishers/{google|anthropic}/models/M:method.
+// {BaseURL}/{v1|v1beta1}/projects/P/locations/L/publishers/{google|anthropic}/models/M:method.
 func (c *Client) endpoint(model string, stream bool) string {
-	base := c.cfg.BaseURL + "/v1/projects/" + url.PathEscape(c.cfg.Project) + "/locations/" + url.PathEscape(c.cfg.Region) +
+	base := c.cfg.BaseURL + "/" + c.cfg.APIVersion + "/projects/" + url.PathEscape(c.cfg.Project) + "/locations/" + url.PathEscape(c.cfg.Region) +
 		"/publishers/"
 	model = url.PathEscape(strings.TrimPrefix(model, "models/"))
 	switch {

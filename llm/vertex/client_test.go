@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -252,4 +253,46 @@ func TestVertexErrors(t *testing.T) {
 	if !errors.As(err, &le) || (le.Kind != llm.ErrRateLimited && le.Kind != llm.ErrQuota) || le.Provider != vertex.ProviderName {
 		t.Fatalf("error %v", err)
 	}
+}
+
+// Claude with a response format on the v1beta1 route: the format goes out
+// as a forced tool call, the tool_use comes back as the answer's text.
+func TestClaudeStructuredOutputV1beta1(t *testing.T) {
+	f := &fakeVertex{answer: func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"msg_5","type":"message","role":"assistant","model":"claude","content":[{"type":"tool_use","id":"toolu_1","name":"answer","input":{"answer":5,"unit":"apples"}}],"stop_reason":"tool_use","usage":{"input_tokens":2,"output_tokens":1}}`)
+	}}
+	path, _ := serviceAccount(t)
+	tokens, err := vertex.ServiceAccountTokens(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	c, err := vertex.New(vertex.Config{Project: "p", Region: "global", APIVersion: "v1beta1", BaseURL: srv.URL, Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := llm.Request{Model: "claude-sonnet-4@20250514", Messages: []llm.Message{llm.UserMessage("2+3 apples?")}, ResponseFormat: llmtest.AnswerFormat()}
+	resp, err := c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !jsonSame(resp.Text(), `{"answer":5,"unit":"apples"}`) || len(resp.ToolCalls()) != 0 || resp.FinishReason.Reason != llm.FinishStop {
+		t.Errorf("text %q calls %v finish %+v", resp.Text(), resp.ToolCalls(), resp.FinishReason)
+	}
+	if want := "/v1beta1/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict"; f.reqs[0].URL.Path != want {
+		t.Errorf("path %s, want %s", f.reqs[0].URL.Path, want)
+	}
+	if choice, _ := f.bodies[0]["tool_choice"].(map[string]any); choice["name"] != "answer" {
+		t.Errorf("tool_choice %v", f.bodies[0]["tool_choice"])
+	}
+	if _, err := vertex.New(vertex.Config{Project: "p", Region: "global", APIVersion: "v2", Tokens: tokens}); err == nil {
+		t.Error("APIVersion v2 was accepted")
+	}
+}
+
+func jsonSame(a, b string) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }

@@ -25,6 +25,9 @@ type Config struct {
 	// https://<region>-aiplatform.googleapis.com, or
 	// https://aiplatform.googleapis.com for global).
 	BaseURL string
+	// APIVersion is the path's version: "v1" (the default) or "v1beta1",
+	// where preview features appear first.
+	APIVersion string
 	// Tokens gives the OAuth2 access tokens sent as Bearer. Required: see
 	// ServiceAccountTokens and DefaultTokens.
 	Tokens oauth2.TokenSource
@@ -43,6 +46,9 @@ func (c Config) WithDefaults() Config {
 		}
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.APIVersion == "" {
+		c.APIVersion = "v1"
+	}
 	c.Retry = c.Retry.WithDefaults()
 	return c
 }
@@ -54,6 +60,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("vertex Config.Project %q must be a Google Cloud project id", c.Project)
 	case c.Region == "" || strings.ContainsAny(c.Region, "/:@ "):
 		return fmt.Errorf("vertex Config.Region %q must be a Vertex AI location such as us-east5 or global", c.Region)
+	case c.APIVersion != "" && c.APIVersion != "v1" && c.APIVersion != "v1beta1":
+		return fmt.Errorf("vertex Config.APIVersion %q is not v1 or v1beta1", c.APIVersion)
 	case c.Tokens == nil:
 		return errors.New("vertex Config.Tokens is required: use vertex.ServiceAccountTokens(file) or vertex.DefaultTokens()")
 	}

@@ -6,9 +6,14 @@
 // anthropic_version vertex-2023-10-16, beta names in the anthropic-beta
 // header). The publisher follows the model name: claude* is Anthropic's,
 // anything else Google's. URLs are
-// {BaseURL}/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method},
+// {BaseURL}/{v1|v1beta1}/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method}
+// (Config.APIVersion, default v1),
 // BaseURL defaulting to https://{region}-aiplatform.googleapis.com
 // (https://aiplatform.googleapis.com for the global region).
+//
+// A ResponseFormat goes to Gemini models as responseJsonSchema and to
+// Claude models as a forced tool call whose input comes back as the
+// answer's text (see llm/anthropic).
 //
 // # Authentication
 //

@@ -30,6 +30,10 @@ type Client struct {
 	// Decode reads an event stream and yields its events, ending with
 	// exactly one terminal element unless yield returns false.
 	Decode func(body io.Reader, yield func(llm.StreamEvent, error) bool)
+	// ForcedAnswer reports whether Encode sends a request's ResponseFormat
+	// as a forced tool call (llm.AsAnswerTool); see Answer. nil means
+	// never.
+	ForcedAnswer func(req llm.Request) bool
 }
 
 // Complete sends req and parses the whole answer.
@@ -38,8 +42,15 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 	if err != nil {
 		return nil, err
 	}
-	return ReadResponse(c.HTTP.Provider, resp, c.Parse)
+	out, err := ReadResponse(c.HTTP.Provider, resp, c.Parse)
+	if err != nil {
+		return nil, err
+	}
+	out, err = Answer(c.HTTP.Provider, req, c.forced(req), out)
+	return out, llm.WithRequestID(err, resp.Header)
 }
+
+func (c *Client) forced(req llm.Request) bool { return c.ForcedAnswer != nil && c.ForcedAnswer(req) }
 
 // Stream sends req with streaming on and yields the decoded events. The
 // request is encoded and sent when iteration starts.
@@ -50,7 +61,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), c.Decode, yield)
+		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), AnswerDecode(c.HTTP.Provider, req, c.forced(req), c.Decode), yield)
 	}
 }
 
