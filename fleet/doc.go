@@ -27,8 +27,8 @@
 //     child tasks, the turn recorder and the event pump;
 //   - internal/taskops: the lifecycle rules both sides apply (a dead
 //     letter, a subtree cancel, a failure from any state), written once;
-//   - dev and bench: a whole fleet in one process, for `dispatcher dev`
-//     and `dispatcher bench`;
+//   - dev and bench: a whole fleet in one process, for `agentfleet-dev dev`
+//     and `agentfleet-dev bench`;
 //   - dashboard and fleettest: the web dashboard, and a fleet for tests.
 //
 // The dispatcher and the worker never import each other.
