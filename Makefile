@@ -13,7 +13,7 @@ help: ## List the targets with what they do
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## Build the dispatcher and worker binaries into bin/
+build: ## Build every binary (dispatcher, worker, agentfleet-dev, ...) into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 .PHONY: test
@@ -38,12 +38,16 @@ lint: ## gofmt check, go vet and golangci-lint (.golangci.yml: staticcheck, unus
 CROSS_TARGETS ?= darwin/amd64 darwin/arm64 windows/amd64
 
 .PHONY: cross
-cross: ## Cross-compile the dispatcher and the worker for macOS and Windows (CI runs it)
+cross: ## Cross-compile every binary for macOS and Windows (CI runs it)
 	@for t in $(CROSS_TARGETS); do \
 		echo "cross: $$t"; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/dispatcher || exit 1; \
-		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/worker || exit 1; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build -o /dev/null ./cmd/... || exit 1; \
 	done
+
+.PHONY: vet-cross
+vet-cross: ## go vet every package, tests included, as macOS and Windows build them (CI runs it)
+	GOOS=darwin $(GO) vet $(PKGS)
+	GOOS=windows $(GO) vet $(PKGS)
 
 .PHONY: bench
 bench: ## Run the Go benchmarks (figures, not pass/fail)
@@ -82,8 +86,8 @@ DEMO_ADDR ?= 127.0.0.1:8080
 
 .PHONY: demo
 demo: ## Run a whole fleet in one process on a sample backlog; dashboard on DEMO_ADDR (DEMO_EXIT_WHEN_DONE=1: exit when done)
-	$(GO) build -o $(BIN)/ ./cmd/dispatcher
+	$(GO) build -o $(BIN)/ ./cmd/agentfleet-dev
 	@data=$$(mktemp -d -t agentfleet-demo-XXXXXX) && trap 'rm -rf "$$data"' EXIT && \
-	$(BIN)/dispatcher dev --demo examples/demo --data-dir "$$data" --nats-port -1 --addr $(DEMO_ADDR) \
+	$(BIN)/agentfleet-dev dev --demo examples/demo --data-dir "$$data" --nats-port -1 --addr $(DEMO_ADDR) \
 		$(if $(filter 1 true yes,$(DEMO_EXIT_WHEN_DONE)),--exit-when-done) \
 		$(if $(filter 1 true yes,$(DEMO_SIMULATED)),--simulated)

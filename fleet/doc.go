@@ -21,14 +21,14 @@
 //
 //   - api: the HTTP wire types, shared by the two ends of the API;
 //   - approval: a call the permission policy asks about parks its task until a person answers;
-//   - bench: `dispatcher bench`, throughput and cost per task of a fleet;
+//   - bench: `agentfleet-dev bench`, throughput and cost per task of a fleet;
 //   - budget: caps on what the tasks carrying one label may spend, fleet wide;
 //   - checks: the checks a spec lists, and the repair loop when one fails;
 //   - client: the Go client of the API; it imports api, this package and the queue and store types they carry (queue.Event, store.TaskState);
 //   - dashboard: the web dashboard, one embedded page over the API;
 //   - delivery: a task's changes committed, pushed and opened as a pull request;
 //   - delivery/forge: pull requests on a forge's REST API behind one interface;
-//   - dev: a whole fleet in one process, for `dispatcher dev` and `make demo`;
+//   - dev: a whole fleet in one process, for `agentfleet-dev dev` and `make demo`;
 //   - dispatcher: the service behind the API, its HTTP handlers, event streams and metrics;
 //   - dispatcher/webhook: a POST to outside systems when a task ends;
 //   - extensions: the operator's bounds on MCP servers, hooks and skills, and starting them;

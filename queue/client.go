@@ -81,7 +81,7 @@ func (c *Client) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (j
 	if err != nil {
 		hint := ""
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
-			hint = ": enable JetStream on the server (nats-server -js) or run `dispatcher dev`"
+			hint = ": enable JetStream on the server (nats-server -js) or run `agentfleet-dev dev`"
 		}
 		return nil, fmt.Errorf("queue: create or update stream %s (subjects %v): %w%s", sc.Name, sc.Subjects, err, hint)
 	}

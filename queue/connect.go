@@ -124,7 +124,7 @@ func Connect(o ConnectOptions, extra ...nats.Option) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, append(opts, extra...)...)
 	if err != nil {
-		hint := "check the NATS URL (AGENTFLEET_NATS_URL) or run `dispatcher dev`"
+		hint := "check the NATS URL (AGENTFLEET_NATS_URL) or run `agentfleet-dev dev`"
 		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) {
 			hint = "check the NATS credentials"
 		}

@@ -62,7 +62,7 @@ func TestConnectOptionsValidate(t *testing.T) {
 			t.Errorf("%s: Connect = %v, want error mentioning %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := queue.Connect(queue.ConnectOptions{URL: "nats://127.0.0.1:1"}); err == nil || !strings.Contains(err.Error(), "dispatcher dev") {
+	if _, err := queue.Connect(queue.ConnectOptions{URL: "nats://127.0.0.1:1"}); err == nil || !strings.Contains(err.Error(), "agentfleet-dev dev") {
 		t.Errorf("unreachable server: %v", err)
 	}
 }

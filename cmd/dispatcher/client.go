@@ -9,13 +9,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet/client"
 )
 
 // Client configuration: flags, else these environment variables.
 const (
-	EnvServer = "AGENTFLEET_SERVER"
-	EnvToken  = "AGENTFLEET_TOKEN"
+	EnvServer = cli.EnvServer
+	EnvToken  = cli.EnvToken
 )
 
 // clientFlags are the flags every client subcommand shares.

@@ -3,6 +3,10 @@
 // in its own file and registers itself with addCommand from an init
 // function, so this file stays a small root.
 //
+// It links neither the worker nor the simulated model: dev mode and the
+// fleet benchmark are cmd/agentfleet-dev (`agentfleet-dev dev`,
+// `agentfleet-dev bench`), and deps_test.go keeps it that way.
+//
 // Exit status: 0 on success, 1 when the command failed, 2 for bad usage.
 package main
 
@@ -27,15 +31,8 @@ func addCommand(newCmd func() *cobra.Command) { program.Add(newCmd) }
 var (
 	usageErrorf = cli.UsageErrorf // bad usage, exit status 2
 	failf       = cli.Failf       // a failed command, exit status 1
+	noArgs      = cli.NoArgs      // a command that takes no arguments
 )
-
-// exitError is an exit status without a message: dev.go's demo result.
-type exitError struct{ code int }
-
-func (e *exitError) Error() string { return "" }
-
-// ExitCode is the status cli.Program.Execute returns for e.
-func (e *exitError) ExitCode() int { return e.code }
 
 // execute runs the command line args and returns the exit status.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -20,7 +20,7 @@ import (
 )
 
 // EnvDatabaseURL names the database when --database-url is not given.
-const EnvDatabaseURL = "AGENTFLEET_DATABASE_URL"
+const EnvDatabaseURL = cli.EnvDatabaseURL
 
 func init() { addCommand(newMigrateCmd) }
 
@@ -77,13 +77,6 @@ The database is --database-url, else $` + EnvDatabaseURL + `:
 		}}
 	cmd.AddCommand(up, down, status)
 	return cmd
-}
-
-func noArgs(_ *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("unexpected arguments %q", args)
-	}
-	return nil
 }
 
 // withDatabase opens the configured database, runs f and closes it.

@@ -233,7 +233,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, logOut)
 	nc, err := queue.Connect(cfg.NATS.ConnectOptions("agentfleet-dispatcher"))
 	if err != nil {
-		return failf("connect to NATS at %s: %v (set AGENTFLEET_NATS_URL or run `dispatcher dev`)", cfg.NATS.URL, err)
+		return failf("connect to NATS at %s: %v (set AGENTFLEET_NATS_URL or run `agentfleet-dev dev`)", cfg.NATS.URL, err)
 	}
 	defer nc.Close()
 	q, err := queue.Open(ctx, nc, cfg.NATS.QueueConfig(cfg.Prefix))

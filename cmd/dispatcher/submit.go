@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
@@ -147,7 +148,7 @@ func followTask(c *cobra.Command, cl *client.Client, id uuid.UUID) error {
 	case end != nil && end.State == store.TaskSucceeded:
 		return nil
 	case end != nil:
-		return &exitError{code: 1}
+		return &cli.ExitError{Code: 1} // no message: the task's end is printed
 	case c.Context().Err() != nil:
 		fmt.Fprintf(c.ErrOrStderr(), "stopped following; task %s goes on (dispatcher tail %s)\n", id, id)
 		return nil

@@ -19,7 +19,7 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// Config configures a fleet benchmark (`dispatcher bench`). The zero
+// Config configures a fleet benchmark (`agentfleet-dev bench`). The zero
 // value of every field means the default named next to it.
 type Config struct {
 	Tasks   int           // tasks to submit (default 1000)
@@ -78,7 +78,7 @@ type Config struct {
 	// database: a Postgres one.
 	WorkerProcesses bool
 	// WorkerCommand is the program and leading arguments of a worker process
-	// (`dispatcher bench-worker`, which calls WorkerMain); the bench
+	// (`agentfleet-dev bench-worker`, which calls WorkerMain); the bench
 	// appends the worker's flags.
 	WorkerCommand []string
 	// DatabaseURL is the store's URL for the worker processes.

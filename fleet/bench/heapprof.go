@@ -10,7 +10,7 @@ import (
 )
 
 // HeapProfileEnv names the file a bench process writes its heap profile to
-// (`dispatcher bench --heap-profile`); a worker process writes
+// (`agentfleet-dev bench --heap-profile`); a worker process writes
 // <file>.w<index>. The environment carries it to the worker processes.
 const HeapProfileEnv = "AGENTFLEET_BENCH_HEAP_PROFILE"
 

@@ -13,7 +13,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
-// benchModel is the simulated provider of `dispatcher bench`: an Anthropic
+// benchModel is the simulated provider of `agentfleet-dev bench`: an Anthropic
 // Messages API that waits latency, then answers rounds-1 turns with one
 // cheap read-only tool call (glob), or a shell command printing
 // outputBytes bytes, and the last with a short text. It reads the turn

@@ -107,9 +107,9 @@ func parseBenchWorkerArgs(args []string) (benchWorkerArgs, error) {
 	case fs.NArg() > 0:
 		return a, fmt.Errorf("bench-worker: unexpected arguments %q", fs.Args())
 	case a.NATSURL == "" || a.ModelURL == "" || a.WorkspaceRoot == "" || a.Slots < 1:
-		return a, errors.New("bench-worker: --nats-url, --model-url, --workspace-root and --slots are required (`dispatcher bench --worker-processes` passes them)")
+		return a, errors.New("bench-worker: --nats-url, --model-url, --workspace-root and --slots are required (`agentfleet-dev bench --worker-processes` passes them)")
 	case a.DatabaseURL == "":
-		return a, fmt.Errorf("bench-worker: %s is unset (`dispatcher bench --worker-processes` passes it)", benchDatabaseEnv)
+		return a, fmt.Errorf("bench-worker: %s is unset (`agentfleet-dev bench --worker-processes` passes it)", benchDatabaseEnv)
 	}
 	return a, nil
 }
@@ -157,8 +157,8 @@ type benchWorkerResult struct {
 	StoreWrites int64 `json:"store_writes"`
 }
 
-// WorkerMain is the body of the hidden `dispatcher bench-worker`
-// command, one worker process of `dispatcher bench --worker-processes`: it
+// WorkerMain is the body of the hidden `agentfleet-dev bench-worker`
+// command, one worker process of `agentfleet-dev bench --worker-processes`: it
 // reads the flags the bench passes (and the store's URL from
 // $AGENTFLEET_DATABASE_URL), opens the store with open, runs the same worker
 // the bench runs in process until ctx ends (SIGTERM), then prints its store

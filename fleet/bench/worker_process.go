@@ -18,7 +18,7 @@ import (
 // task has finished, so the drain has nothing to wait for.
 const benchStopTimeout = time.Minute
 
-// benchProcess is one worker process of `dispatcher bench
+// benchProcess is one worker process of `agentfleet-dev bench
 // --worker-processes`. watch owns the wait: it sets waitErr and closes
 // exited; everything else reads the process's state after exited.
 type benchProcess struct {

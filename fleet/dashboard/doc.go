@@ -26,7 +26,7 @@
 // keeps it in sessionStorage (this tab only), removes it from the address
 // bar, sends it as "Authorization: Bearer" on API calls and as access_token
 // on event streams (EventSource cannot set headers). Without a stored token
-// a 401 shows a form asking for one. `dispatcher dev` runs without a token
+// a 401 shows a form asking for one. `agentfleet-dev dev` runs without a token
 // on the loopback interface.
 //
 // Handler is safe for concurrent use; the assets are immutable.

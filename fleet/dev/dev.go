@@ -153,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	}()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("dev mode: cannot listen on %s for the API and dashboard (%v): another `dispatcher dev` may be running; stop it or choose another address with --addr", cfg.Addr, err)
+		return nil, fmt.Errorf("dev mode: cannot listen on %s for the API and dashboard (%v): another `agentfleet-dev dev` may be running; stop it or choose another address with --addr", cfg.Addr, err)
 	}
 	d.url = "http://" + ln.Addr().String()
 	if d.nats, err = embedded.Start(embedded.Config{Port: cfg.NATSPort, DataDir: filepath.Join(cfg.DataDir, "nats")}); err != nil {

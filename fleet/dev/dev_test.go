@@ -144,11 +144,11 @@ func TestDevModeTwice(t *testing.T) {
 		want []string
 	}{
 		{"same address", dev.Config{Addr: addr, NATSPort: embedded.RandomPort, DataDir: t.TempDir()},
-			[]string{"cannot listen on " + addr, "another `dispatcher dev`", "--addr"}},
+			[]string{"cannot listen on " + addr, "another `agentfleet-dev dev`", "--addr"}},
 		{"same data dir", dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort, DataDir: dataDir},
 			[]string{filepath.Join(dataDir, "nats"), "in use by another process"}},
 		{"same NATS port", dev.Config{Addr: "127.0.0.1:0", NATSPort: natsPort, DataDir: t.TempDir()},
-			[]string{net.JoinHostPort("127.0.0.1", strconv.Itoa(natsPort)), "another NATS server or `dispatcher dev`"}},
+			[]string{net.JoinHostPort("127.0.0.1", strconv.Itoa(natsPort)), "another NATS server or `agentfleet-dev dev`"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Getenv = noEnv

@@ -1,4 +1,4 @@
-// Package dev runs a whole fleet in one process for `dispatcher dev` and
+// Package dev runs a whole fleet in one process for `agentfleet-dev dev` and
 // `make demo`: an embedded NATS server, a SQLite store, the dispatcher
 // with its API and dashboard, and in-process workers (Start). Without a
 // provider key the sessions use the simulated model of llm/sim, scripted

@@ -79,7 +79,7 @@ var defaultSimSteps = []SimStep{
 		Calls: []SimCall{{Name: "shell", Args: json.RawMessage(`{"command":"ls -la","description":"List the workspace"}`)}}},
 	{Text: "Simulated model: I listed the workspace and did nothing else, because no provider key is set. " +
 		"Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY (or AGENTFLEET_LLM_BASE_URL and AGENTFLEET_MODEL " +
-		"for an OpenAI-compatible server such as Ollama) and restart `dispatcher dev` to have a real model do the work."},
+		"for an OpenAI-compatible server such as Ollama) and restart `agentfleet-dev dev` to have a real model do the work."},
 }
 
 // LoadSimPlan reads a plan file and checks it.

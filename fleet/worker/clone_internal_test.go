@@ -1,3 +1,8 @@
+//go:build unix
+
+// The clone tests check file owners (syscall.Stat_t) of clones made in
+// the bubblewrap sandbox: Unix only.
+
 package worker
 
 import (

@@ -1,3 +1,8 @@
+//go:build unix
+
+// These tests run local tasks and check links and hard-link counts
+// (syscall.Stat_t): Unix only, as a worker that runs local commands is.
+
 package worker_test
 
 import (

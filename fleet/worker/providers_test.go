@@ -15,7 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker"
-	"github.com/agentfleet/agentfleet/llm/bedrock"
+	"github.com/agentfleet/agentfleet/llm/bedrock/bedrocktest"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -43,7 +43,7 @@ func (b *localBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		`{"type":"message_stop"}`,
 	} {
 		payload, _ := json.Marshal(map[string]string{"bytes": base64.StdEncoding.EncodeToString([]byte(ev))})
-		_, _ = w.Write(bedrock.EncodeMessage([][2]string{{":event-type", "chunk"}, {":content-type", "application/json"},
+		_, _ = w.Write(bedrocktest.EncodeMessage([][2]string{{":event-type", "chunk"}, {":content-type", "application/json"},
 			{":message-type", "event"}}, payload))
 	}
 }

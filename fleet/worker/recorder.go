@@ -227,11 +227,12 @@ func (t *turnRecorder) Load(ctx context.Context, sessionID string) ([]agent.Turn
 	if err != nil {
 		return nil, err
 	}
-	return LoadHistory(ctx, t.r.w.st, id)
+	return loadHistory(ctx, t.r.w.st, id)
 }
 
-// LoadHistory decodes the recorded turns of a session.
-func LoadHistory(ctx context.Context, st store.Store, sessionID uuid.UUID) ([]agent.Turn, error) {
+// loadHistory decodes the recorded turns of a session (tests reach it as
+// LoadHistory, export_test.go).
+func loadHistory(ctx context.Context, st store.Store, sessionID uuid.UUID) ([]agent.Turn, error) {
 	rows, err := st.LoadTurns(ctx, store.LoadTurnsParams{SessionID: sessionID})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -25,6 +24,10 @@ import (
 // under /usr/lib/postgresql/*/bin.
 var ErrNoBinaries = errors.New("pgcluster: initdb and postgres not found on PATH or under /usr/lib/postgresql/*/bin; install PostgreSQL (Debian: apt-get install postgresql) or set AGENTFLEET_TEST_DATABASE_URL")
 
+// ErrUnsupported means the throwaway cluster cannot run on this operating
+// system: it needs Unix signals and credentials (Windows has neither).
+var ErrUnsupported = errors.New("pgcluster: a throwaway Postgres cluster needs a Unix system (Linux or macOS); set AGENTFLEET_TEST_DATABASE_URL to a server instead")
+
 // Cluster is a throwaway Postgres server: a data directory made by initdb in
 // a temporary directory and a postgres process, a child of this process,
 // listening on 127.0.0.1 on a free port. It trusts local connections as the
@@ -35,7 +38,7 @@ type Cluster struct {
 	Port int
 
 	dir, bin string
-	cred     *syscall.Credential
+	cred     *credential // nil: this process's own user
 
 	mu   sync.Mutex
 	proc *exec.Cmd
@@ -78,10 +81,8 @@ func (c *Cluster) DSN(db string) string {
 }
 
 func (c *Cluster) initdb(ctx context.Context) error {
-	if c.cred != nil {
-		if err := os.Chown(c.dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-			return err
-		}
+	if err := chownTo(c.dir, c.cred); err != nil {
+		return err
 	}
 	cmd := c.command(ctx, "initdb", "-D", c.dataDir(), "-U", "postgres", "-A", "trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
@@ -183,26 +184,8 @@ func (c *Cluster) command(ctx context.Context, name string, args ...string) *exe
 	cmd := exec.CommandContext(ctx, filepath.Join(c.bin, name), args...)
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	cmd.SysProcAttr = procAttr(c.cred)
 	return cmd
-}
-
-// unprivilegedCredential returns nil unless we are root, whom initdb and
-// postgres refuse; then the postgres system user, else nobody.
-func unprivilegedCredential() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	for _, name := range []string{"postgres", "nobody"} {
-		u, err := user.Lookup(name)
-		if err != nil {
-			continue
-		}
-		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
-		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
-		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
-	}
-	return nil, errors.New("pgcluster: running as root and found neither a postgres nor a nobody user to run the server as")
 }
 
 // findBinaries returns the directory holding initdb and postgres.

@@ -4,4 +4,9 @@
 // as "postgres", and Stop, Start and Restart to take it away and bring it
 // back. Tests use it through store/pgtest; the chaos run (cmd/chaos) uses
 // it directly, which is why it is not a test-support package.
+//
+// It runs on Unix systems (Linux, macOS); only on Linux does the server die
+// with this process if it is killed (internal/tiedproc). On Windows
+// StartCluster returns ErrUnsupported, which store/pgtest turns into a
+// skip.
 package pgcluster

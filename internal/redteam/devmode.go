@@ -12,7 +12,7 @@ import (
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
 
-// probeDevGoCache starts dev mode (fleet/dev, as `dispatcher dev` does)
+// probeDevGoCache starts dev mode (fleet/dev, as `agentfleet-dev dev` does)
 // with GOCACHE pointing at a directory of the run, standing in for the
 // user's build cache, and has a task write into $GOCACHE and into that
 // directory by name.

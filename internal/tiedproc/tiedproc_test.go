@@ -26,9 +26,10 @@ func TestStartWaitsAndCloses(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("done not closed after the child exited")
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 3 || n != 1 || cmd.SysProcAttr.Pdeathsig != syscall.SIGKILL {
-		t.Fatalf("exit %d, closed %d times, pdeathsig %v", code, n, cmd.SysProcAttr.Pdeathsig)
+	if code := cmd.ProcessState.ExitCode(); code != 3 || n != 1 {
+		t.Fatalf("exit %d, closed %d times; want 3 and 1", code, n)
 	}
+	checkTied(t, cmd, syscall.SIGKILL)
 	if _, err := Start(exec.Command(os.DevNull+"/missing"), syscall.SIGKILL, nil); err == nil {
 		t.Fatal("a command that cannot start gave no error")
 	}

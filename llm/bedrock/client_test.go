@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/bedrock"
+	"github.com/agentfleet/agentfleet/llm/bedrock/bedrocktest"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 )
 
@@ -43,7 +44,7 @@ var anthropicEvents = []string{
 // chunkMessage frames one Messages API event as Bedrock does.
 func chunkMessage(event string) []byte {
 	payload, _ := json.Marshal(map[string]any{"bytes": base64.StdEncoding.EncodeToString([]byte(event)), "p": "abcdefgh"})
-	return bedrock.EncodeMessage([][2]string{{":event-type", "chunk"}, {":content-type", "application/json"}, {":message-type", "event"}}, payload)
+	return bedrocktest.EncodeMessage([][2]string{{":event-type", "chunk"}, {":content-type", "application/json"}, {":message-type", "event"}}, payload)
 }
 
 // fakeBedrock is a Bedrock runtime that checks each request's SigV4
@@ -183,7 +184,7 @@ func TestErrors(t *testing.T) {
 	if !errors.As(err, &le) || le.Kind != llm.ErrRateLimited || !strings.Contains(le.Message, "Too many requests") {
 		t.Fatalf("error %v, want rate_limited", err)
 	}
-	exception := bedrock.EncodeMessage([][2]string{{":exception-type", "modelStreamErrorException"}, {":content-type", "application/json"},
+	exception := bedrocktest.EncodeMessage([][2]string{{":exception-type", "modelStreamErrorException"}, {":content-type", "application/json"},
 		{":message-type", "exception"}}, []byte(`{"message":"the model stopped"}`))
 	f = &fakeBedrock{t: t, answer: streamAnswer(chunkMessage(anthropicEvents[0]), exception)}
 	_, _, err = llmtest.Collect(newClient(t, f).Stream(context.Background(), request()))

@@ -138,24 +138,3 @@ func decodeHeaders(b []byte) (map[string]HeaderValue, error) {
 	}
 	return out, nil
 }
-
-// EncodeMessage frames a message whose headers are all strings, as a
-// Bedrock server does (tests and simulators use it).
-func EncodeMessage(headers [][2]string, payload []byte) []byte {
-	var h []byte
-	for _, kv := range headers {
-		h = append(h, byte(len(kv[0])))
-		h = append(h, kv[0]...)
-		h = append(h, headerString)
-		h = binary.BigEndian.AppendUint16(h, uint16(len(kv[1])))
-		h = append(h, kv[1]...)
-	}
-	total := preludeLen + len(h) + len(payload) + 4
-	out := make([]byte, 0, total)
-	out = binary.BigEndian.AppendUint32(out, uint32(total))
-	out = binary.BigEndian.AppendUint32(out, uint32(len(h)))
-	out = binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
-	out = append(out, h...)
-	out = append(out, payload...)
-	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/llm/bedrock"
+	"github.com/agentfleet/agentfleet/llm/bedrock/bedrocktest"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 )
 
@@ -15,7 +16,7 @@ import (
 // in the prelude or the body fails its CRC; a cut inside a message is an
 // unexpected EOF and a clean end between messages io.EOF.
 func TestEventStreamFraming(t *testing.T) {
-	msg := bedrock.EncodeMessage([][2]string{{":message-type", "event"}, {":event-type", "chunk"}}, []byte(`{"bytes":"e30="}`))
+	msg := bedrocktest.EncodeMessage([][2]string{{":message-type", "event"}, {":event-type", "chunk"}}, []byte(`{"bytes":"e30="}`))
 	two := append(append([]byte(nil), msg...), msg...)
 	r := bufio.NewReader(bytes.NewReader(two))
 	for i := 0; i < 2; i++ {
@@ -80,8 +81,8 @@ func frame(headers, payload []byte) []byte {
 // FuzzReadMessage: any bytes either frame messages or fail with an error;
 // never a panic, and a message read has a payload within its frame.
 func FuzzReadMessage(f *testing.F) {
-	f.Add(bedrock.EncodeMessage([][2]string{{":message-type", "event"}}, []byte("{}")))
-	f.Add(bedrock.EncodeMessage(nil, nil))
+	f.Add(bedrocktest.EncodeMessage([][2]string{{":message-type", "event"}}, []byte("{}")))
+	f.Add(bedrocktest.EncodeMessage(nil, nil))
 	f.Add([]byte{0, 0, 0, 16, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := bufio.NewReader(bytes.NewReader(b))

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
-	"github.com/agentfleet/agentfleet/llm/sim"
+	"github.com/agentfleet/agentfleet/llm/sim/simtest"
 
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -19,7 +19,7 @@ import (
 // every stream with EventFinish; an error fails the benchmark. Without the
 // recordings it skips, or fails when AGENTFLEET_REQUIRE_INTEGRATION=1.
 func BenchmarkStreamDecode(b *testing.B, decode func(io.Reader, func(llm.StreamEvent, error) bool), prefixes ...string) {
-	in, err := sim.LargestStreamedResponse(prefixes...)
+	in, err := simtest.LargestStreamedResponse(prefixes...)
 	if err != nil {
 		testenv.SkipOrFatal(b, fmt.Sprintf("no streamed cassette under %v: %v", prefixes, err))
 	}

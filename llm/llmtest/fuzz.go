@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentfleet/agentfleet/llm"
-	"github.com/agentfleet/agentfleet/llm/sim"
+	"github.com/agentfleet/agentfleet/llm/sim/simtest"
 )
 
 // Decoder is an adapter's stream decoder: it reads a streamed response body
@@ -23,7 +23,7 @@ type Decoder func(body io.Reader, yield func(llm.StreamEvent, error) bool)
 // checks: exactly one terminal element, a finish or an error, and nothing
 // after it, so that a broken stream is never taken for a complete answer.
 func FuzzDecoder(f *testing.F, decode Decoder, prefixes ...string) {
-	recorded, _ := sim.StreamedResponses(prefixes...)
+	recorded, _ := simtest.StreamedResponses(prefixes...)
 	for _, in := range recorded {
 		f.Add([]byte(in.Response.Body))
 		f.Add([]byte(in.Response.Body[:len(in.Response.Body)/2])) // cut mid-stream

@@ -15,6 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm/anthropic"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 	"github.com/agentfleet/agentfleet/llm/sim"
+	"github.com/agentfleet/agentfleet/llm/sim/simtest"
 )
 
 // The Messages API recordings: no request field is ignored; the adapter must
@@ -193,7 +194,7 @@ func checkRoundTrip(t *testing.T, prefix string) {
 	}
 	d := cassetteDialects[prefix]
 	for _, path := range files {
-		c, err := sim.LoadCassette(path)
+		c, err := simtest.LoadCassette(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +211,7 @@ func checkRoundTrip(t *testing.T, prefix string) {
 	}
 }
 
-func replayWithHistory(t *testing.T, d cassetteDialect, in sim.Interaction, prev *llm.Response) *llm.Response {
+func replayWithHistory(t *testing.T, d cassetteDialect, in simtest.Interaction, prev *llm.Response) *llm.Response {
 	t.Helper()
 	srv := sim.NewServer()
 	defer srv.Close()

@@ -35,6 +35,7 @@ import (
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/llmtest"
 	"github.com/agentfleet/agentfleet/llm/sim"
+	"github.com/agentfleet/agentfleet/llm/sim/simtest"
 )
 
 // cassetteExpectation is what a recorded response holds, in adapter-neutral
@@ -144,7 +145,7 @@ func dialectFor(folder string) (cassetteDialect, bool) {
 }
 
 func runCassette(t *testing.T, d cassetteDialect, path string) {
-	c, err := sim.LoadCassette(path)
+	c, err := simtest.LoadCassette(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func runCassette(t *testing.T, d cassetteDialect, path string) {
 	}
 }
 
-func runInteraction(t *testing.T, d cassetteDialect, in sim.Interaction) {
+func runInteraction(t *testing.T, d cassetteDialect, in simtest.Interaction) {
 	srv := sim.NewServer()
 	defer srv.Close()
 	srv.Enqueue(in.RawReply())
@@ -199,7 +200,7 @@ func runInteraction(t *testing.T, d cassetteDialect, in sim.Interaction) {
 	checkRequest(t, d, in.Request, sent[0])
 }
 
-func isStreaming(r sim.CassetteRequest) bool {
+func isStreaming(r simtest.CassetteRequest) bool {
 	if strings.Contains(r.URL, "streamGenerateContent") {
 		return true
 	}
@@ -266,7 +267,7 @@ func signatures(m llm.Message) []string {
 // checkRequest compares the request the adapter sent with the recorded one:
 // the same path and query (the key query parameter aside) and the same JSON
 // body, field by field.
-func checkRequest(t *testing.T, d cassetteDialect, recorded sim.CassetteRequest, sent sim.RecordedRequest) {
+func checkRequest(t *testing.T, d cassetteDialect, recorded simtest.CassetteRequest, sent sim.RecordedRequest) {
 	t.Helper()
 	u, err := url.Parse(recorded.URL)
 	if err != nil {

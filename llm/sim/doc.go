@@ -13,8 +13,8 @@
 // answer instead, rendered with each provider's real status, body and
 // headers. Whether to stream follows the request. When the script is empty
 // the server answers SetDefault's reply, or HTTP 500 saying the script is
-// exhausted. Replay serves a recorded go-vcr cassette (LoadCassette)
-// verbatim.
+// exhausted. A Reply with Raw set serves a response verbatim, as
+// llm/sim/simtest replays recorded go-vcr cassettes.
 //
 // # Recording
 //
@@ -45,5 +45,6 @@
 // and the fleet benchmark run on it; it imports no test support, so
 // production binaries may link it. Test helpers built on it (collecting a
 // stream, a conformance exercise of an adapter, fast retries) are in
-// llm/llmtest.
+// llm/llmtest; recorded cassettes and the shared conformance data outside
+// the module are read by llm/sim/simtest.
 package sim

@@ -2,15 +2,12 @@ package sim
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 func post(t *testing.T, url, body string) (int, string) {
@@ -52,24 +49,6 @@ func TestScriptOrderDefaultAndExhaustion(t *testing.T) {
 	defer cancel()
 	if got, err := s.WaitRequests(ctx, 5); err != nil || len(got) != 5 {
 		t.Fatalf("WaitRequests: %d, %v", len(got), err)
-	}
-}
-
-func TestLoadCassette(t *testing.T) {
-	conf, err := ConformanceDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := LoadCassette(conf + "/llm-cassettes/TestOpenAICommon/openai-gpt-4o-mini/tool.yaml")
-	if err != nil {
-		testenv.SkipOrFatal(t, fmt.Sprintf("conformance data not available: %v", err))
-	}
-	if len(c.Interactions) != 2 || c.Interactions[0].Request.Method != "POST" || c.Interactions[0].Response.Code != 200 ||
-		!strings.Contains(c.Interactions[0].Request.URL, "/chat/completions") || c.Interactions[1].Response.Body == "" {
-		t.Fatalf("cassette = %+v", c.Interactions)
-	}
-	if _, err := LoadCassette(conf + "/README.md"); err == nil {
-		t.Fatal("a non-cassette file loaded without error")
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package embedded runs a NATS server with JetStream inside the current process, for
-// `dispatcher dev` and single-machine use.
+// `agentfleet-dev dev` and single-machine use.
 //
 // The server listens on a named host and port and keeps JetStream data in a named directory,
 // so a restart finds its streams again. Start refuses clearly when the port is taken or another
@@ -149,7 +149,7 @@ func checkPortFree(host string, port int) error {
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("embedded: cannot listen on %s (%v): another NATS server or `dispatcher dev` may be running; stop it or choose another port", addr, err)
+		return fmt.Errorf("embedded: cannot listen on %s (%v): another NATS server or `agentfleet-dev dev` may be running; stop it or choose another port", addr, err)
 	}
 	return l.Close()
 }

@@ -24,7 +24,7 @@ func lockDir(dir string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("embedded: data dir %s is in use by another process (a running `dispatcher dev`?): stop it or choose another data dir", dir)
+			return nil, fmt.Errorf("embedded: data dir %s is in use by another process (a running `agentfleet-dev dev`?): stop it or choose another data dir", dir)
 		}
 		return nil, fmt.Errorf("embedded: lock data dir %s: %w", dir, err)
 	}

@@ -1,7 +1,9 @@
-// Package cli holds what the agentfleet command-line programs (dispatcher
-// and worker) share, and nothing else: the cobra root and its exit statuses,
-// the configuration keys both read (nats.*, log_format, log_level) and how
-// viper finds them in AGENTFLEET_* variables.
+// Package cli holds what the agentfleet command-line programs (dispatcher,
+// worker and agentfleet-dev) share, and nothing else: the cobra root and its
+// exit statuses, the configuration keys they read (nats.*, log_format,
+// log_level), how viper finds them in AGENTFLEET_* variables, and the few
+// variables read outside the configuration ([EnvDatabaseURL], [EnvServer],
+// [EnvToken]).
 //
 // # Exit statuses
 //

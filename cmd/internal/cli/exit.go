@@ -1,6 +1,10 @@
 package cli
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
 
 // ExitError carries the exit status a command wants. Its message, when not
 // empty, is printed to stderr.
@@ -22,4 +26,12 @@ func UsageErrorf(format string, a ...any) error {
 // Failf reports a failed command (exit status 1).
 func Failf(format string, a ...any) error {
 	return &ExitError{Code: 1, Msg: fmt.Sprintf(format, a...)}
+}
+
+// NoArgs is a cobra argument check: any positional argument is bad usage.
+func NoArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return UsageErrorf("unexpected arguments %q", args)
+	}
+	return nil
 }

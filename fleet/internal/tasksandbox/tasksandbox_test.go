@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/execenv"
@@ -141,7 +140,7 @@ func TestLimitsNarrowAndTreesShareAUid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fi.Sys().(*syscall.Stat_t).Uid
+		return ownerUID(t, fi)
 	}
 	a1, a2, b := uid("tree-a"), uid("tree-a"), uid("tree-b")
 	if os.Geteuid() == 0 && (a1 != a2 || a1 == b || a1 < 310000 || a1 > 310009) {

@@ -12,34 +12,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet/bench"
 	"github.com/agentfleet/agentfleet/store/pgtest"
 )
 
-// buildDispatcher builds this command into a temporary directory: the bench
+// buildProgram builds this command into a temporary directory: the bench
 // re-executes the running program, which in a test is the test binary.
-func buildDispatcher(t *testing.T) string {
+func buildProgram(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dispatcher")
+	bin := filepath.Join(t.TempDir(), "agentfleet-dev")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build ./cmd/dispatcher: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/agentfleet-dev: %v\n%s", err, out)
 	}
 	return bin
 }
 
-// TestBenchWorkerProcesses runs `dispatcher bench --worker-processes` as
+// TestBenchWorkerProcesses runs `agentfleet-dev bench --worker-processes` as
 // the built program on a real Postgres: every task succeeds, each worker
 // process reports its peak RSS, and the store writes include the workers'.
 func TestBenchWorkerProcesses(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	bin := buildDispatcher(t)
+	bin := buildProgram(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const tasks = 20
 	cmd := exec.CommandContext(ctx, bin, "bench", "--worker-processes", "--tasks", fmt.Sprint(tasks), "--workers", "2",
 		"--rounds", "2", "--workspace-root", t.TempDir(), "--json")
-	cmd.Env = append(os.Environ(), EnvDatabaseURL+"="+dsn)
+	cmd.Env = append(os.Environ(), cli.EnvDatabaseURL+"="+dsn)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -69,7 +70,7 @@ func TestBenchWorkerProcesses(t *testing.T) {
 // TestBenchWorkerProcessesNeedsPostgres: without a shared Postgres store
 // the mode is a usage error saying what to set.
 func TestBenchWorkerProcessesNeedsPostgres(t *testing.T) {
-	t.Setenv(EnvDatabaseURL, "")
+	t.Setenv(cli.EnvDatabaseURL, "")
 	var out bytes.Buffer
 	code := execute(context.Background(), []string{"bench", "--worker-processes", "--tasks", "1"}, strings.NewReader(""), &out, &out)
 	if code != 2 || !strings.Contains(out.String(), "postgres://") {

@@ -8,11 +8,10 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/agentfleet/agentfleet/cmd/internal/cli"
-	"github.com/agentfleet/agentfleet/fleet/bench"
-
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+	"github.com/agentfleet/agentfleet/fleet/bench"
 	"github.com/agentfleet/agentfleet/store"
 	"github.com/agentfleet/agentfleet/store/postgres"
 )
@@ -21,7 +20,7 @@ func init() { addCommand(newBenchCmd) }
 
 func newBenchCmd() *cobra.Command {
 	var cfg bench.Config
-	var cf clientFlags
+	var server, token string
 	var asJSON bool
 	var cpuProfile, heapProfile string
 	cmd := &cobra.Command{
@@ -31,20 +30,20 @@ func newBenchCmd() *cobra.Command {
 and a simulated model answering after --latency, --rounds calls per task) or target a running
 dispatcher with --server, submit --tasks tasks and report throughput (tasks/s), submit->start
 and submit->done latency (p50, p95, p99), event delivery latency to a subscriber and store
-writes per second. In process the store is the Postgres of $` + EnvDatabaseURL + ` (migrated
+writes per second. In process the store is the Postgres of $` + cli.EnvDatabaseURL + ` (migrated
 up first), else a temporary SQLite file. --worker-processes runs each worker in a process of
 its own (this program, re-executed) and reports each one's peak RSS; it needs the Postgres
-of $` + EnvDatabaseURL + `. --json prints the report as one JSON object on the last line
+of $` + cli.EnvDatabaseURL + `. --json prints the report as one JSON object on the last line
 (throughput as throughput_tasks_per_s). --submit-only starts no workers and measures
 submission alone through the API (submit_tasks_per_s), --submit-concurrency requests at a time.
 --stream-tokens N streams each answer as N tokens, one delta each, --token-interval apart, and
 reports the events and EVENTS stream bytes per task (--delta-window -1 turns merging off).`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if cf.server != "" { // only an explicit --server leaves the process
-				cfg.Server, cfg.Token = cf.server, cf.token
+			if server != "" { // only an explicit --server leaves the process
+				cfg.Server, cfg.Token = server, token
 				if cfg.Token == "" {
-					cfg.Token = os.Getenv(EnvToken)
+					cfg.Token = os.Getenv(cli.EnvToken)
 				}
 			}
 			if cfg.Server == "" {
@@ -91,11 +90,12 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 			return nil
 		},
 	}
-	cf.register(cmd)
 	f := cmd.Flags()
+	f.StringVar(&server, "server", "", "benchmark the running dispatcher at this URL instead of a fleet in this process")
+	f.StringVar(&token, "token", "", "bearer token for --server (default $"+cli.EnvToken+")")
 	f.IntVar(&cfg.Tasks, "tasks", 1000, "tasks to submit")
 	f.IntVar(&cfg.Workers, "workers", 2, "workers")
-	f.BoolVar(&cfg.WorkerProcesses, "worker-processes", false, "run each worker in a process of its own and report its peak RSS (needs $"+EnvDatabaseURL+", Postgres)")
+	f.BoolVar(&cfg.WorkerProcesses, "worker-processes", false, "run each worker in a process of its own and report its peak RSS (needs $"+cli.EnvDatabaseURL+", Postgres)")
 	f.IntVar(&cfg.Slots, "slots", 0, "sessions per worker (default tasks/workers, at most 1000)")
 	f.DurationVar(&cfg.Latency, "latency", 0, "simulated model latency per call, e.g. 2s")
 	f.IntVar(&cfg.Rounds, "rounds", 1, "model calls per task (rounds-1 tool rounds, then the answer)")
@@ -119,10 +119,10 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 // benchStore opens the Postgres of $AGENTFLEET_DATABASE_URL (migrating it
 // up) or a SQLite file in dir.
 func benchStore(c *cobra.Command, dir string) (store.Store, string, error) {
-	if url := os.Getenv(EnvDatabaseURL); url != "" {
+	if url := os.Getenv(cli.EnvDatabaseURL); url != "" {
 		if _, ok := cli.SQLitePath(url); !ok {
 			if err := postgres.Migrate(c.Context(), url); err != nil {
-				return nil, "", failf("migrate %s: %v", EnvDatabaseURL, err)
+				return nil, "", failf("migrate %s: %v", cli.EnvDatabaseURL, err)
 			}
 		}
 		st, err := cli.OpenStore(c.Context(), url)
@@ -146,13 +146,13 @@ func benchStore(c *cobra.Command, dir string) (store.Store, string, error) {
 // bench-worker command and the shared Postgres store.
 func setWorkerProcesses(cfg *bench.Config, storeName string) error {
 	if storeName != "postgres" {
-		return usageErrorf("--worker-processes needs a store the worker processes share: set %s to a postgres:// URL (a SQLite file is not shared between processes here)", EnvDatabaseURL)
+		return usageErrorf("--worker-processes needs a store the worker processes share: set %s to a postgres:// URL (a SQLite file is not shared between processes here)", cli.EnvDatabaseURL)
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return failf("--worker-processes: find this program to start the workers: %v", err)
 	}
-	cfg.WorkerCommand, cfg.DatabaseURL = []string{exe, "bench-worker"}, os.Getenv(EnvDatabaseURL)
+	cfg.WorkerCommand, cfg.DatabaseURL = []string{exe, "bench-worker"}, os.Getenv(cli.EnvDatabaseURL)
 	return nil
 }
 

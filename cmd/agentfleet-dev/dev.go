@@ -9,13 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
 
 func init() { addCommand(newDevCmd) }
 
-// devFlags are the flags of `dispatcher dev`.
+// devFlags are the flags of `agentfleet-dev dev`.
 type devFlags struct {
 	cfg          dev.Config
 	demo         string
@@ -47,7 +48,7 @@ task succeeded, 1 otherwise.`,
 		Args: noArgsDev,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if f.cfg.Token == "" {
-				f.cfg.Token = os.Getenv("AGENTFLEET_TOKEN")
+				f.cfg.Token = os.Getenv(cli.EnvToken)
 			}
 			return runDev(c.Context(), f, c.OutOrStdout())
 		},
@@ -162,7 +163,7 @@ func exitCode(code int, err error) error {
 	case err != nil:
 		return failf("%v", err)
 	case code != 0:
-		return &exitError{code: code}
+		return &cli.ExitError{Code: code} // no message: the demo printed its result
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func demoDir(t *testing.T) string {
 	return dir
 }
 
-// runDevCmd runs `dispatcher dev` with args on free ports in a temporary data
+// runDevCmd runs `agentfleet-dev dev` with args on free ports in a temporary data
 // directory, with the simulated model, and returns its status and output.
 func runDevCmd(t *testing.T, args ...string) (int, string) {
 	t.Helper()
@@ -98,65 +98,4 @@ func TestDevPortTaken(t *testing.T) {
 	if code != 1 || !strings.Contains(out.String(), "cannot listen on "+addr) {
 		t.Fatalf("exit %d, output %q; want 1 naming %s", code, out.String(), addr)
 	}
-}
-
-// TestSubmitDemoBacklogMalformed submits the demo backlog with one line
-// broken to a dev-mode dispatcher: the line is named and nothing is
-// submitted; with --skip-invalid the other lines are.
-func TestSubmitDemoBacklogMalformed(t *testing.T) {
-	dev, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Simulated: true, Plan: mustPlan(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	good, err := os.ReadFile(filepath.Join(demoDir(t), "backlog.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(good)), "\n")
-	lines[1] = lines[1][:len(lines[1])/2] // line 2 cut in half
-	bad := filepath.Join(t.TempDir(), "backlog.jsonl")
-	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := dev.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	total := func() int64 {
-		counts, err := c.Counts(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n int64
-		for _, v := range counts {
-			n += v
-		}
-		return n
-	}
-	code, out := run(t, "submit", "--server", dev.URL(), "--file", bad, "--no-wait")
-	if code == 0 || !strings.Contains(out, "line 2") {
-		t.Fatalf("malformed line 2: exit %d, output %q", code, out)
-	}
-	if n := total(); n != 0 {
-		t.Fatalf("%d tasks submitted from a backlog with a malformed line, want 0", n)
-	}
-	code, out = run(t, "submit", "--server", dev.URL(), "--file", bad, "--no-wait", "--skip-invalid")
-	if code != 0 || !strings.Contains(out, "line 2") {
-		t.Fatalf("--skip-invalid: exit %d, output %q", code, out)
-	}
-	if n := total(); n != int64(len(lines)-1) {
-		t.Fatalf("--skip-invalid submitted %d tasks, want %d", n, len(lines)-1)
-	}
-}
-
-func mustPlan(t *testing.T) dev.SimPlan {
-	t.Helper()
-	p, err := dev.LoadDemoPlan(demoDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

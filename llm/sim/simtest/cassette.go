@@ -1,4 +1,4 @@
-package sim
+package simtest
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentfleet/agentfleet/llm/sim"
 )
 
 // Cassette is a recording of real HTTP exchanges in the go-vcr version 2
@@ -46,26 +48,27 @@ type CassetteResponse struct {
 func LoadCassette(path string) (*Cassette, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("sim: reading cassette: %w", err)
+		return nil, fmt.Errorf("simtest: reading cassette: %w", err)
 	}
 	var c Cassette
 	if err := yaml.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("sim: cassette %s is not go-vcr YAML: %w", path, err)
+		return nil, fmt.Errorf("simtest: cassette %s is not go-vcr YAML: %w", path, err)
 	}
 	if c.Version != 2 {
-		return nil, fmt.Errorf("sim: cassette %s has version %d; only go-vcr version 2 is supported", path, c.Version)
+		return nil, fmt.Errorf("simtest: cassette %s has version %d; only go-vcr version 2 is supported", path, c.Version)
 	}
 	c.Path = path
 	return &c, nil
 }
 
-// RawReply returns the reply that serves the interaction's response verbatim.
-func (i Interaction) RawReply() Reply {
-	return Reply{Raw: &RawResponse{Status: i.Response.Code, Header: i.Response.Headers.Clone(), Body: i.Response.Body}}
+// RawReply returns the reply that serves the interaction's response
+// verbatim from a sim.Server (Enqueue it).
+func (i Interaction) RawReply() sim.Reply {
+	return sim.Reply{Raw: &sim.RawResponse{Status: i.Response.Code, Header: i.Response.Headers.Clone(), Body: i.Response.Body}}
 }
 
-// Replay enqueues every interaction's recorded response, in order.
-func (s *Server) Replay(c *Cassette) {
+// Replay enqueues every interaction's recorded response on s, in order.
+func Replay(s *sim.Server, c *Cassette) {
 	for _, in := range c.Interactions {
 		s.Enqueue(in.RawReply())
 	}
@@ -85,7 +88,7 @@ func ConformanceDir() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("sim: no go.mod above the working directory")
+			return "", errors.New("simtest: no go.mod above the working directory")
 		}
 		dir = parent
 	}
@@ -135,7 +138,7 @@ func StreamedResponses(prefixes ...string) ([]Interaction, error) {
 		return nil
 	})
 	if err == nil && len(all) == 0 {
-		err = fmt.Errorf("sim: no streamed response in cassettes under %s starting with %v", root, prefixes)
+		err = fmt.Errorf("simtest: no streamed response in cassettes under %s starting with %v", root, prefixes)
 	}
 	return all, err
 }

@@ -9,13 +9,13 @@ import (
 
 func init() { addCommand(newBenchWorkerCmd) }
 
-// newBenchWorkerCmd is one worker process of `dispatcher bench
+// newBenchWorkerCmd is one worker process of `agentfleet-dev bench
 // --worker-processes`, which starts it with the flags it reads; hidden,
 // because nothing else should start it.
 func newBenchWorkerCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:                "bench-worker",
-		Short:              "One worker process of `dispatcher bench --worker-processes` (internal)",
+		Short:              "One worker process of `agentfleet-dev bench --worker-processes` (internal)",
 		Hidden:             true,
 		DisableFlagParsing: true, // bench.WorkerMain reads the flags
 		RunE: func(c *cobra.Command, args []string) error {
