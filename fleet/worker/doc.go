@@ -28,7 +28,7 @@
 //   - completed: succeeded, with TaskResult (final text, turns, usage,
 //     cost) and the `git diff` of a git workspace as the "diff" artifact;
 //     ack. A spec with checks runs them first (package checks, the hook
-//     in verify.go), giving failures back to the session up to its repair
+//     in checks.go), giving failures back to the session up to its repair
 //     rounds, and fails with checks_failed when they never pass; a spec
 //     with a delivery then delivers (package delivery) and fails with
 //     delivery_failed when that does not complete.

@@ -101,7 +101,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.row, create, err = r.findSession(ctx, profile.ID(), profile.Model()); err != nil {
 		return err
 	}
-	r.rec = newTurnRecorder(r, r.row, pc, create)
+	r.rec = newTurnRecorder(r.recordInto(pc), r.row, create)
 	r.spawner = newSpawner(r)
 	if r.ext, err = r.startExtensions(ctx); err != nil {
 		return err

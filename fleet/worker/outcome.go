@@ -205,3 +205,36 @@ func (r *run) giveBack(ctx context.Context, delay time.Duration) settlement {
 	}
 	return nak(delay)
 }
+
+// finishAnswered ends a task whose session completed an answer: failed
+// with checks_failed when its checks did not pass, failed with
+// delivery_failed when its delivery did not complete, else succeeded.
+// The delivery runs after the checks passed (or regardless, when the spec
+// says so), once the workspace's diff is stored.
+func (r *run) finishAnswered(ctx context.Context, out agent.Outcome) settlement {
+	passed := r.checks == nil || r.checks.Passed()
+	res := r.result(out, passed, "")
+	temporary := false
+	if d := r.spec.Delivery; d != nil {
+		if passed || d.EvenIfChecksFail {
+			r.writeDiff(ctx) // before the delivery commits the changes
+			res.Delivery, temporary = r.deliver(ctx, res.FinalText)
+		} else {
+			res.Delivery = &fleet.DeliveryResult{Branch: d.BranchName(r.task.ID), Skipped: "the checks failed"}
+		}
+	}
+	switch {
+	case !passed:
+		res.Error = r.checks.Failure()
+		return r.finish(ctx, store.TaskFailed, fleet.ReasonChecksFailed, res)
+	case temporary && int(r.d.NumDelivered) < r.w.q.Config().MaxDeliver:
+		// Delivering again is safe (package delivery); the next run checks
+		// the answer again and delivers what this one could not.
+		r.log.Info("a temporary delivery error; handing the task back", "err", res.Delivery.Error)
+		return r.giveBack(ctx, r.w.backoff(r.d.NumDelivered))
+	case res.Delivery != nil && res.Delivery.Error != "":
+		res.Success, res.Error = false, "delivery: "+res.Delivery.Error
+		return r.finish(ctx, store.TaskFailed, fleet.ReasonDelivery, res)
+	}
+	return r.finish(ctx, store.TaskSucceeded, "", res)
+}

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 )
 
@@ -20,11 +19,4 @@ func newPriceBook(cfg Config, w *Worker) *pricing.Book {
 // priceOf is the price of model for a task of the profile pc serves.
 func (w *Worker) priceOf(model string, pc ProviderConfig) pricing.Price {
 	return w.prices.PriceOf(model, pricing.Price{InputPerMTok: pc.InputPerMTok, OutputPerMTok: pc.OutputPerMTok})
-}
-
-// turnUsage is what the store keeps as a turn's usage: the model call's
-// tokens and what they cost (GET /v1/sessions/{id}/turns shows it).
-type turnUsage struct {
-	llm.Usage
-	CostUSD float64 `json:"cost_usd"`
 }

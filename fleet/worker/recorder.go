@@ -9,8 +9,10 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/store"
@@ -38,8 +40,7 @@ import (
 // trivial task's whole history and its end are one write; giveBack and
 // the other ends flush it.
 type turnRecorder struct {
-	r  *run
-	pc ProviderConfig
+	to recordInto
 
 	// pending is what the next write carries: held turns, their usage and
 	// cost, and the session row to create.
@@ -52,15 +53,30 @@ type turnRecorder struct {
 
 var _ agent.Recorder = (*turnRecorder)(nil)
 
+// recordInto is what a turnRecorder records into, and whom it tells.
+type recordInto struct {
+	session  uuid.UUID                                                // the task's session (its id is the task's)
+	workerID string                                                   // fences every write
+	prompt   string                                                   // the spec's prompt: turn 0 of a new session
+	limits   fleet.Limits                                             // the spec's token and cost limits
+	appends  store.Store                                              // the store as given: appends wait out outages themselves
+	loads    store.Store                                              // for reading turns (waits out outages)
+	retry    func(context.Context, func(context.Context) error) error // waits out a store outage
+	price    func(model string, u llm.Usage) float64
+	turns    prometheus.Counter  // turns written
+	stop     func(reason string) // stops the run (a limit, a lost task)
+	budget   func()              // stops the run if its label's budget is spent
+}
+
 // newTurnRecorder starts from the session's stored totals; create, when
 // set, is the session row to create with the first write (the session has
 // no row nor turns yet).
-func newTurnRecorder(r *run, s store.Session, pc ProviderConfig, create *store.CreateSessionParams) *turnRecorder {
+func newTurnRecorder(to recordInto, s store.Session, create *store.CreateSessionParams) *turnRecorder {
 	u := s.Usage
-	t := &turnRecorder{r: r, pc: pc, cost: s.CostUSD, usage: llm.Usage{
+	t := &turnRecorder{to: to, cost: s.CostUSD, usage: llm.Usage{
 		InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens), ReasoningTokens: int(u.ReasoningTokens),
 		CacheReadTokens: int(u.CacheReadTokens), CacheWriteTokens: int(u.CacheWriteTokens)}}
-	t.pending = store.AppendTurnsParams{SessionID: r.task.ID, CreateSession: create}
+	t.pending = store.AppendTurnsParams{SessionID: to.session, CreateSession: create}
 	return t
 }
 
@@ -75,13 +91,12 @@ func (t *turnRecorder) totals() (llm.Usage, float64) {
 // the store is away it waits for it: the session does not go on without
 // its turn recorded.
 func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.Turn) error {
-	w := t.r.w
 	id, err := uuid.Parse(sessionID)
 	if err != nil {
 		return err
 	}
-	if id != t.r.task.ID {
-		return fmt.Errorf("recording turn %d: session %s is not this task's session %s", turn.Index, id, t.r.task.ID)
+	if id != t.to.session {
+		return fmt.Errorf("recording turn %d: session %s is not this task's session %s", turn.Index, id, t.to.session)
 	}
 	payload, err := json.Marshal(turn)
 	if err != nil {
@@ -91,7 +106,7 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 	p := t.pending
 	p.Turns = append(slices.Clip(p.Turns), nt)
 	if turn.Kind == agent.TurnAssistant || turn.Kind == agent.TurnCompaction { // a compaction's summary calls cost tokens too
-		cost := t.price(turn.Model, turn.Usage)
+		cost := t.to.price(turn.Model, turn.Usage)
 		nt.Usage, _ = json.Marshal(turnUsage{Usage: turn.Usage, CostUSD: cost})
 		p.Turns[len(p.Turns)-1].Usage = nt.Usage
 		p.AddUsage = p.AddUsage.Add(storeUsage(turn.Usage))
@@ -102,7 +117,7 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 		t.pending = p
 		return nil
 	}
-	p.OwnerWorkerID = w.cfg.ID
+	p.OwnerWorkerID = t.to.workerID
 	if err := t.appendWithRetry(ctx, p); err != nil {
 		t.noteLostOwnership(err) // the refused turn is dropped; what was held stays held
 		return err
@@ -115,14 +130,14 @@ func (t *turnRecorder) Append(ctx context.Context, sessionID string, turn agent.
 // mayHold reports whether turn may wait for the next write: the opening
 // prompt (the first turn, the spec's prompt), or an answer.
 func (t *turnRecorder) mayHold(turn agent.Turn) bool {
-	opening := turn.Index == 0 && turn.Kind == agent.TurnUser && turn.Text == t.r.spec.Prompt
+	opening := turn.Index == 0 && turn.Kind == agent.TurnUser && turn.Text == t.to.prompt
 	answer := turn.Kind == agent.TurnAssistant && len(turn.ToolCalls) == 0
 	return opening || answer
 }
 
 // written records that the pending write happened.
 func (t *turnRecorder) written() {
-	t.r.w.metrics.turns.Add(float64(len(t.pending.Turns)))
+	t.to.turns.Add(float64(len(t.pending.Turns)))
 	t.pending = store.AppendTurnsParams{SessionID: t.pending.SessionID}
 }
 
@@ -138,7 +153,7 @@ func (t *turnRecorder) pendingAppend() *store.AppendTurnsParams {
 		return nil
 	}
 	p := t.pending
-	p.OwnerWorkerID = t.r.w.cfg.ID
+	p.OwnerWorkerID = t.to.workerID
 	return &p
 }
 
@@ -150,9 +165,9 @@ func (t *turnRecorder) noteLostOwnership(err error) {
 	switch {
 	case !errors.As(err, &no):
 	case no.State == store.TaskCancelled:
-		t.r.abort(stopCancelled)
+		t.to.stop(stopCancelled)
 	default:
-		t.r.abort(stopLost)
+		t.to.stop(stopLost)
 	}
 }
 
@@ -176,11 +191,10 @@ func (t *turnRecorder) flush(ctx context.Context) error {
 // conflict after a failed attempt means that attempt committed before its
 // connection broke: the turns are there.
 func (t *turnRecorder) appendWithRetry(ctx context.Context, p store.AppendTurnsParams) error {
-	w := t.r.w
 	attempts := 0
-	return storegate.Retry(ctx, w.health, w.graceOver, w.metrics.storeRetries.Inc, func(ctx context.Context) error {
+	return t.to.retry(ctx, func(ctx context.Context) error {
 		attempts++
-		_, err := w.raw.AppendTurns(ctx, p)
+		_, err := t.to.appends.AppendTurns(ctx, p)
 		if attempts > 1 && errors.Is(err, store.ErrConflict) && !errors.As(err, new(*store.NotOwnerError)) {
 			return nil
 		}
@@ -198,36 +212,28 @@ func (t *turnRecorder) add(u llm.Usage, cost float64) {
 	tokens := int64(t.usage.InputTokens + t.usage.OutputTokens)
 	total := t.cost
 	t.mu.Unlock()
-	lim := t.r.spec.Limits
+	lim := t.to.limits
 	switch {
 	case lim.MaxTokens > 0 && tokens >= lim.MaxTokens:
-		t.r.abort(stopTokens)
+		t.to.stop(stopTokens)
 	case lim.MaxCostUSD > 0 && total >= lim.MaxCostUSD:
-		t.r.abort(stopCost)
+		t.to.stop(stopCost)
 	default:
-		t.r.checkBudget()
+		t.to.budget()
 	}
-}
-
-// price is the cost of one model call (see priceOf).
-func (t *turnRecorder) price(model string, u llm.Usage) float64 {
-	if model == "" {
-		model = t.r.row.Model
-	}
-	return t.r.w.priceOf(model, t.pc).Cost(u)
 }
 
 // Load returns the recorded turns of a session, in order. A session whose
 // row is still to be created has none, so Load skips the store.
 func (t *turnRecorder) Load(ctx context.Context, sessionID string) ([]agent.Turn, error) {
-	if t.rowPending() && sessionID == t.r.task.ID.String() {
+	if t.rowPending() && sessionID == t.to.session.String() {
 		return nil, nil
 	}
 	id, err := uuid.Parse(sessionID)
 	if err != nil {
 		return nil, err
 	}
-	return loadHistory(ctx, t.r.w.st, id)
+	return loadHistory(ctx, t.to.loads, id)
 }
 
 // loadHistory decodes the recorded turns of a session (tests reach it as
@@ -253,4 +259,28 @@ func storeUsage(u llm.Usage) store.Usage {
 	return store.Usage{InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens),
 		ReasoningTokens: int64(u.ReasoningTokens), CacheReadTokens: int64(u.CacheReadTokens),
 		CacheWriteTokens: int64(u.CacheWriteTokens)}
+}
+
+// recordInto is what the run's recorder records into: this task's
+// session, fenced by this worker, priced with the profile's prices.
+func (r *run) recordInto(pc ProviderConfig) recordInto {
+	w := r.w
+	return recordInto{session: r.task.ID, workerID: w.cfg.ID, prompt: r.spec.Prompt, limits: r.spec.Limits,
+		appends: w.raw, loads: w.st, turns: w.metrics.turns, stop: r.abort, budget: r.checkBudget,
+		retry: func(ctx context.Context, op func(context.Context) error) error {
+			return storegate.Retry(ctx, w.health, w.graceOver, w.metrics.storeRetries.Inc, op)
+		},
+		price: func(model string, u llm.Usage) float64 {
+			if model == "" {
+				model = r.row.Model
+			}
+			return w.priceOf(model, pc).Cost(u)
+		}}
+}
+
+// turnUsage is what the store keeps as a turn's usage: the model call's
+// tokens and what they cost (GET /v1/sessions/{id}/turns shows it).
+type turnUsage struct {
+	llm.Usage
+	CostUSD float64 `json:"cost_usd"`
 }

@@ -47,7 +47,7 @@ type run struct {
 	pump    *eventpump.Pump
 	rec     *turnRecorder
 	row     store.Session   // the session row read or created by prepare
-	checks  *checks.Runner  // nil when the spec lists no checks (verify.go)
+	checks  *checks.Runner  // nil when the spec lists no checks (checks.go)
 	sandbox string          // the sandbox a local task's commands run in (TaskResult.Sandbox)
 	redact  *agent.Redactor // the secrets this worker knows (redact.go), set by prepare
 

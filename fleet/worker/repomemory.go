@@ -3,22 +3,8 @@ package worker
 import (
 	"context"
 
-	"github.com/agentfleet/agentfleet/agent/compact"
-	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/repomemory"
 )
-
-// contextConfig maps a task's context spec onto the session: the
-// provider's context_window bounds the task's window (a task may only
-// narrow what the operator set).
-func contextConfig(c fleet.ContextSpec, pc ProviderConfig) compact.Config {
-	window := c.Window
-	if pc.ContextWindow > 0 && (window == 0 || window > pc.ContextWindow) {
-		window = pc.ContextWindow
-	}
-	return compact.Config{Window: window, Reserve: c.Reserve, KeepRecentRounds: c.KeepRecentRounds,
-		SummaryModel: c.SummaryModel, Disabled: c.Disabled, MemoryFlush: c.MemoryFlush || c.RepoMemory}
-}
 
 // loadRepoMemory seeds the workspace with the repository's notes and
 // returns them as system prompt instructions ("" without repo_memory or
