@@ -111,7 +111,7 @@ func (s *Session) execOptions() tools.ExecOptions {
 	if def == 0 {
 		def = 10 * time.Second
 	}
-	opts := tools.ExecOptions{Settings: tools.Settings{
+	opts := tools.ExecOptions{Reads: s.reads, Settings: tools.Settings{
 		DefaultCommandTimeoutMs: int(def / time.Millisecond),
 		MaxCommandTimeoutMs:     int(cfg.MaxCommandTimeout / time.Millisecond),
 	}}

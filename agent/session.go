@@ -40,6 +40,7 @@ type Session struct {
 	parkIDs sync.Map      // call id -> struct{}: calls that asked to park this round
 	cmdTime atomic.Int64  // SetCommandTimeout's default command timeout (ns); 0 = the config's
 	perms   permLog       // permission records of the running round
+	reads   *tools.Reads  // what this session's file tools read and wrote (read-before-write)
 
 	mu          sync.Mutex // guards the fields below
 	state       State
@@ -77,6 +78,7 @@ func New(cfg Config) (*Session, error) {
 		run: make(chan struct{}, 1), done: make(chan struct{}),
 		state: StateIdle, history: append([]Turn(nil), cfg.History...),
 		model: cfg.Model, effort: cfg.Session.ReasoningEffort, prompts: map[string]string{},
+		reads: tools.NewReads(),
 	}
 	if s.model == "" {
 		s.model = cfg.Profile.Model()

@@ -56,6 +56,9 @@ type Call struct {
 	Settings Settings
 	// OnOutput, when set, receives output as it is produced (shell streaming).
 	OnOutput func(chunk string)
+	// Reads is what the session has read, for the read-before-write check
+	// of the file tools; nil turns the check off.
+	Reads *Reads
 }
 
 // Settings are session-level knobs that tools read.
