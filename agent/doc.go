@@ -182,7 +182,10 @@
 // # Concurrency
 //
 // The goroutine inside Submit or Continue owns the loop and is the only
-// writer of history; s.mu guards the fields host methods touch. Read-only
-// tool calls of one round run concurrently when the profile allows it;
-// mutating calls run in order.
+// writer of history; s.mu guards the fields host methods touch. When the
+// profile allows parallel calls, each run of consecutive read-only calls in
+// a round runs concurrently, and each mutating call runs alone, after the
+// calls before it and before the calls after it (a round of read, read,
+// write, read runs {read, read}, {write}, {read}); results are recorded in
+// call order.
 package agent
