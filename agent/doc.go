@@ -98,8 +98,23 @@
 //
 // A context-length error the estimate did not foresee emits the spec's
 // WARNING, compacts (always summarizing) and retries once; our deviation
-// from the spec, which closes the session. An answer cut by the output
-// limit gets up to 3 continuation requests. A window smaller than the
+// from the spec, which closes the session.
+//
+// # Output limits
+//
+// Every request carries max_output_tokens: SessionConfig.MaxOutputTokens,
+// else the operator's Config.DefaultMaxOutputTokens, else
+// DefaultMaxOutputTokens, lowered to the model's maximum
+// (pricing.MaxOutputTokens). A text answer cut by the limit gets up to 3
+// continuation requests. A tool call cut by it (the answer finished for
+// length while the last call's arguments are not a whole JSON object) is
+// asked for again once with the model's maximum, when that is larger; the
+// recorded answer then carries both calls' usage, so the cut one is paid
+// for, and WARNING says so. When the model allows no more, the cut call
+// is not run: its result tells the model plainly that its output hit the
+// limit and to split the work (a file in parts, smaller patches), never
+// that its JSON is invalid. The assistant turn records why the model
+// stopped (Turn.Finish), so a resumed session answers the same way. A window smaller than the
 // system prompt and tools (*WindowError), or a request that no strategy
 // brings under the window (*compact.TooLargeError), closes the session
 // with sizes in the message. SessionConfig.Context.Disabled restores the

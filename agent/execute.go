@@ -84,6 +84,11 @@ func (s *Session) batches(calls []llm.ToolCall) [][]llm.ToolCall {
 // park the session; its result is then not to be recorded.
 func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, opts tools.ExecOptions) (llm.ToolResult, bool) {
 	s.emit(Event{Kind: EventToolCallStart, ToolName: call.Name, CallID: call.ID, Arguments: call.Arguments, Round: round})
+	if call.ID != "" && call.ID == s.cut.id {
+		res := cutResult(call, s.cut.tokens)
+		s.emit(Event{Kind: EventToolCallEnd, ToolName: call.Name, CallID: call.ID, Output: res.Content, IsError: true, Round: round})
+		return res, false
+	}
 	// Validate, then approve, then execute: a call that cannot run (an
 	// unknown tool, arguments that fail the schema) gets its error and is
 	// never put to the policy or a person.

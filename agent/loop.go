@@ -86,6 +86,9 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 			return err
 		}
 		resp, err := s.callFitting(ctx, req)
+		if err == nil {
+			resp, err = s.retryCutCall(ctx, req, resp)
+		}
 		if err != nil {
 			return err
 		}
@@ -122,6 +125,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 // runTools executes one round, records its results, drains steering and
 // checks for loops.
 func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int) error {
+	s.markCut()
 	results, parkErr := s.executeTools(ctx, calls, round)
 	if errors.Is(context.Cause(ctx), ErrAborted) {
 		// Left unanswered, as a crash would leave it: the session that
@@ -162,6 +166,7 @@ func (s *Session) recordAssistant(ctx context.Context, resp *llm.Response, out *
 	t := Turn{
 		Kind: TurnAssistant, Text: resp.Text(), ToolCalls: resp.ToolCalls(), Reasoning: resp.Reasoning(),
 		Usage: resp.Usage, ResponseID: resp.ID, Message: &msg, RequestChars: s.cw.lastChars, Model: resp.Model,
+		Finish: resp.FinishReason.Reason,
 	}
 	if err := s.appendTurn(ctx, t); err != nil {
 		return err

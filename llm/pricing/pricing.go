@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -46,22 +45,13 @@ func (p Price) Validate(field string) error {
 // Table maps model names (or name prefixes, see Lookup) to prices.
 type Table map[string]Price
 
-// Lookup returns the price of model: its exact entry, else the longest key
-// that model starts with followed by '-'. ok is false when none matches.
+// Lookup returns the price of model: its exact entry, else the entry of
+// the provider's own id when model is a cloud's spelling of it (Bedrock,
+// Vertex AI; see the package doc), else the longest key that name starts
+// with followed by '-'. ok is false when none matches: the model is
+// unpriced, which is not the same as free (see Known).
 func (t Table) Lookup(model string) (p Price, ok bool) {
-	if p, ok := t[model]; ok {
-		return p, true
-	}
-	best := ""
-	for k := range t {
-		if len(k) > len(best) && strings.HasPrefix(model, k+"-") {
-			best = k
-		}
-	}
-	if best == "" {
-		return Price{}, false
-	}
-	return t[best], true
+	return lookup(t, model)
 }
 
 // Override returns the built-in table with overrides applied on top, after
