@@ -36,6 +36,12 @@ type SessionConfig struct {
 	DisableLoopDetection bool `json:"disable_loop_detection,omitempty"`
 	// LoopDetectionWindow is how many recent tool calls are compared; 0 means 10.
 	LoopDetectionWindow int `json:"loop_detection_window,omitempty"`
+	// NoProgressRounds is how many tool rounds in a row may make no
+	// progress before the model is told so; if half as many again make
+	// none, the input stops with StopNoProgress (8: told after 8, stopped
+	// after 12). 0 means DefaultNoProgressRounds, a negative value turns
+	// the watchdog off.
+	NoProgressRounds int `json:"no_progress_rounds,omitempty"`
 	// MaxSubagentDepth bounds subagent nesting; 0 means 1, a negative value
 	// forbids subagents altogether.
 	MaxSubagentDepth int `json:"max_subagent_depth,omitempty"`

@@ -120,6 +120,25 @@
 // with sizes in the message. SessionConfig.Context.Disabled restores the
 // spec's behaviour: warn only.
 //
+// # Progress watchdog
+//
+// Loop detection only warns; the watchdog (watchdog.go) stops a session
+// that has stalled. A tool round makes progress when one of its calls is
+// fresh: a call not made before in this input that did not fail, a call
+// made before whose output is new, or a failure not seen before (digits
+// are ignored when failures are compared, so durations and counts do not
+// make a repeated failure new). A round that repeats what was done, writes
+// what the files already hold, or gets the same failure again, for any
+// arguments, makes none. After SessionConfig.NoProgressRounds such rounds
+// in a row (default 8) the model is told once (a steering turn with source
+// "watchdog", and WARNING); after half as many again the input stops with
+// StopNoProgress ("no_progress"), TURN_LIMIT carrying it, and the session
+// returns to IDLE. New calls that succeed are progress, so exploring is
+// never cut short (the turn and round limits bound it). Waiting does not
+// count: a round with a wait call neither adds to nor resets the streak,
+// a parked round is not observed, and the count starts afresh with each
+// input and each resumed session.
+//
 // # Errors
 //
 // Tool failures, unknown tools and bad arguments become error results the

@@ -58,6 +58,7 @@ func (s *Session) runInputs(ctx context.Context, input *string, out *Outcome) er
 func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) error {
 	round := 0
 	if input != nil {
+		s.watch.reset()
 		if err := s.answerPending(ctx, "not run: a new input arrived first"); err != nil {
 			return err
 		}
@@ -73,7 +74,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 	if pending := pendingCalls(s.view()); len(pending) > 0 {
 		round++
 		if err := s.runTools(ctx, pending, round); err != nil {
-			return err
+			return stalled(err, out)
 		}
 	}
 	for {
@@ -117,7 +118,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 		round++
 		out.Rounds++
 		if err := s.runTools(ctx, calls, round); err != nil {
-			return err
+			return stalled(err, out)
 		}
 	}
 }
@@ -147,7 +148,20 @@ func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int)
 	if err := s.drainSteering(ctx); err != nil {
 		return err
 	}
-	return s.detectLoop(ctx)
+	if err := s.detectLoop(ctx); err != nil {
+		return err
+	}
+	return s.watchProgress(ctx, calls, results, round)
+}
+
+// stalled maps errNoProgress to the StopNoProgress outcome; other errors
+// pass through.
+func stalled(err error, out *Outcome) error {
+	if errors.Is(err, errNoProgress) {
+		out.Stop = StopNoProgress
+		return nil
+	}
+	return err
 }
 
 // completion tells an answer from a question to the user: a text-only

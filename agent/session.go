@@ -41,6 +41,7 @@ type Session struct {
 	cmdTime atomic.Int64  // SetCommandTimeout's default command timeout (ns); 0 = the config's
 	perms   permLog       // permission records of the running round
 	reads   *tools.Reads  // what this session's file tools read and wrote (read-before-write)
+	watch   watchdog      // rounds without progress; the loop owner's
 	cut     cutMark       // the call of the running round its output limit cut; set by the loop owner before the round
 
 	mu          sync.Mutex // guards the fields below
