@@ -118,7 +118,9 @@
 // system prompt and tools (*WindowError), or a request that no strategy
 // brings under the window (*compact.TooLargeError), closes the session
 // with sizes in the message. SessionConfig.Context.Disabled restores the
-// spec's behaviour: warn only.
+// spec's behaviour: warn only. A context-length error then emits WARNING
+// (not ERROR), Submit returns the error with StopError, and the session
+// returns to IDLE, usable with a shorter input or after Compact.
 //
 // # Progress watchdog
 //

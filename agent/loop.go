@@ -164,6 +164,11 @@ func stalled(err error, out *Outcome) error {
 	return err
 }
 
+func isOverflowWarned(err error) bool {
+	var w *overflowWarned
+	return errors.As(err, &w)
+}
+
 // completion tells an answer from a question to the user: a text-only
 // answer whose last line ends with '?' moves the session to AWAITING_INPUT.
 func completion(text string) StopReason {
@@ -240,6 +245,8 @@ func (s *Session) settle(ctx context.Context, out Outcome, err error) (Outcome, 
 		if ferr := s.answerPending(context.WithoutCancel(ctx), "interrupted before it ran"); ferr != nil {
 			err = ferr
 		}
+	case isOverflowWarned(err): // WARNING emitted; the session stays usable
+		out.Stop = StopError
 	default:
 		out.Stop = StopError
 		s.emit(Event{Kind: EventError, Error: err.Error(), ErrorKind: llm.KindOf(err)})

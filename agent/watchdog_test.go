@@ -43,7 +43,9 @@ func TestProgressWatchdog(t *testing.T) {
 			func(i int) llm.ToolCall { return call(fmt.Sprint(i), "fail", map[string]any{"try": i}) },
 			agent.StopNoProgress, 7, 1}, // 1 fresh round, told after 4, stopped after 6
 		{"new calls are progress", agent.SessionConfig{NoProgressRounds: 4},
-			func(i int) llm.ToolCall { return call(fmt.Sprint(i), "echo", map[string]any{"text": fmt.Sprint("file ", i)}) },
+			func(i int) llm.ToolCall {
+				return call(fmt.Sprint(i), "echo", map[string]any{"text": fmt.Sprint("file ", i)})
+			},
 			agent.StopCompleted, 20, 0},
 		{"off", agent.SessionConfig{NoProgressRounds: -1, DisableLoopDetection: true},
 			func(i int) llm.ToolCall { return call(fmt.Sprint(i), "echo", map[string]any{"text": "same"}) },
