@@ -77,6 +77,8 @@ func (s *Session) restoreWindow() {
 			s.registerReadToolOutput()
 		case t.Kind == TurnAssistant && t.RequestChars > 0 && t.Usage.InputTokens > 0:
 			calibrated = i
+		case len(t.FullOutputs) > 0:
+			s.registerReadToolOutput()
 		}
 	}
 	if calibrated >= 0 {

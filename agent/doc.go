@@ -60,7 +60,12 @@
 // (START when the first text token arrives, or just before END for a
 // response without text); END carries the full text and reasoning.
 // TOOL_CALL_END carries the full output; the model receives the truncated
-// form from the tools pipeline.
+// form from the tools pipeline, with a note naming read_tool_output. The
+// round's turn keeps the whole output of each truncated result
+// (Turn.FullOutputs, up to MaxKeptOutput bytes), and read_tool_output is
+// registered as soon as one output was truncated or the session compacted
+// (also when a resumed history shows either), so the model reads the rest
+// instead of running the call again.
 //
 // # Secrets in tool output
 //
@@ -83,8 +88,7 @@
 // else the profile's (lowered to a window a provider's error names). Above
 // window - reserve - buffer (20,000 and 13,000 tokens, scaled down for
 // small windows) it compacts, trying in order: prune (old tool-result
-// bodies become stubs that point at read_tool_output, registered once the
-// session has compacted), summarize (the summary model writes notes with
+// bodies become stubs that point at read_tool_output), summarize (the summary model writes notes with
 // our own prompt; they replace the older turns, the latest round stays
 // verbatim, a view never starts at tool results), trim (the oldest turns
 // after the summary leave). A compaction is a turn of its own

@@ -116,6 +116,10 @@ func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, 
 	if _, parked := s.parkIDs.LoadAndDelete(call.ID); parked {
 		return llm.ToolResult{}, true
 	}
+	if res.Truncated {
+		s.keepFull(call.ID, res.Full)
+		res.Content += truncatedNote(call.ID)
+	}
 	s.emit(Event{Kind: EventToolCallEnd, ToolName: call.Name, CallID: call.ID, Output: res.Full,
 		IsError: res.IsError, Truncated: res.Truncated, Round: round})
 	return res.ToolResult(), false

@@ -135,8 +135,12 @@ func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int)
 		return ErrAborted
 	}
 	if len(results) > 0 {
-		if err := s.appendTurn(ctx, Turn{Kind: TurnToolResults, Results: results}); err != nil {
+		full := s.takeFull(results)
+		if err := s.appendTurn(ctx, Turn{Kind: TurnToolResults, Results: results, FullOutputs: full}); err != nil {
 			return err
+		}
+		if full != nil {
+			s.registerReadToolOutput()
 		}
 	}
 	if err := s.recordPermissions(ctx); err != nil {

@@ -38,6 +38,7 @@ type Session struct {
 	queued  atomic.Int32  // Submits waiting for the slot
 	done    chan struct{} // closed when the session is CLOSED
 	parkIDs sync.Map      // call id -> struct{}: calls that asked to park this round
+	fullOut sync.Map      // call id -> whole output of a truncated result, until its turn is recorded
 	cmdTime atomic.Int64  // SetCommandTimeout's default command timeout (ns); 0 = the config's
 	perms   permLog       // permission records of the running round
 	reads   *tools.Reads  // what this session's file tools read and wrote (read-before-write)

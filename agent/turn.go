@@ -52,6 +52,10 @@ type Turn struct {
 	Finish  llm.FinishKind   `json:"finish,omitempty"`
 	Message *llm.Message     `json:"message,omitempty"`
 	Results []llm.ToolResult `json:"results,omitempty"`
+	// FullOutputs keeps, by call id, the whole output of each result of a
+	// tool_results turn that was truncated (at most MaxKeptOutput bytes),
+	// for read_tool_output; the model never sees it otherwise.
+	FullOutputs map[string]string `json:"full_outputs,omitempty"`
 	// Source says who produced a steering or system turn: "host" or "loop_detection".
 	Source string `json:"source,omitempty"`
 	// Permission is the record of a permission turn.
