@@ -95,6 +95,7 @@ func New(cfg Config) (*Session, error) {
 	if s.canSpawn() {
 		s.registerSubagentTools()
 	}
+	s.registry.Settle(s.execOptions().Settings)
 	s.restoreWindow()
 	return s, nil
 }

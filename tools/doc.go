@@ -55,6 +55,15 @@
 // tools that change files or run commands (write_file, edit_file,
 // apply_patch, shell); the others may run concurrently.
 //
+// # Settings in descriptions
+//
+// A tool whose description or schema states a session setting (the
+// shell's default and maximum timeout) is built with Settled: its
+// Tool.Settle rebuilds it for a session's Settings, filling placeholders
+// such as {default} and {max_ms} (Settings.FillTimeouts). A session calls
+// Registry.Settle with its settings (and again when they change), so the
+// model is offered the timeouts the session applies, not a fixed 600 s.
+//
 // # Read before write
 //
 // A session passes its Reads (NewReads) in ExecOptions.Reads. read_file
