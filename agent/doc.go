@@ -88,8 +88,9 @@
 // else the profile's (lowered to a window a provider's error names). Above
 // window - reserve - buffer (20,000 and 13,000 tokens, scaled down for
 // small windows) it compacts, trying in order: prune (old tool-result
-// bodies become stubs that point at read_tool_output), summarize (the summary model writes notes with
-// our own prompt; they replace the older turns, the latest round stays
+// bodies become stubs that point at read_tool_output), summarize (the
+// summary model writes notes with our own prompt; they replace the older
+// turns, the latest round stays
 // verbatim, a view never starts at tool results), trim (the oldest turns
 // after the summary leave). A compaction is a turn of its own
 // (TurnCompaction, holding a compact.Record); earlier turns never change.
