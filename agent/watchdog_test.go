@@ -1,11 +1,14 @@
 package agent_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/tools"
 )
 
 // rounds returns n scripted answers, each one tool call made by mk(i).
@@ -93,5 +96,22 @@ func TestProgressWatchdogResets(t *testing.T) {
 	// a0 fresh, a1 a2 stalled (2), new resets, b0 b1 b2 stalled (3: told) then done.
 	if out.Stop != agent.StopCompleted || watchdogNotes(b.s.History()) != 1 {
 		t.Fatalf("stop %s, %d notes", out.Stop, watchdogNotes(b.s.History()))
+	}
+}
+
+// Waiting on a subagent is not stalling: rounds that wait neither count
+// nor reset.
+func TestProgressWatchdogIgnoresWaiting(t *testing.T) {
+	wait := tools.Tool{Name: "wait", Parameters: json.RawMessage(`{"type":"object"}`),
+		Run: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Text: "agent-1 is still running"}, nil }}
+	steps := rounds(10, func(i int) llm.ToolCall { return call(fmt.Sprint(i), "wait", map[string]any{}) })
+	cfg := agent.Config{Session: agent.SessionConfig{NoProgressRounds: 2, MaxSubagentDepth: -1, DisableLoopDetection: true}}
+	b := setup(t, cfg, newFakeClient(append(steps, step{text: "child done"})...), wait)
+	out, err := b.s.Submit(ctx30(t), "wait for the child")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stop != agent.StopCompleted || out.Rounds != 10 || watchdogNotes(b.s.History()) != 0 {
+		t.Fatalf("stop %s after %d rounds, %d notes", out.Stop, out.Rounds, watchdogNotes(b.s.History()))
 	}
 }
