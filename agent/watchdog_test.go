@@ -103,7 +103,9 @@ func TestProgressWatchdogResets(t *testing.T) {
 // nor reset.
 func TestProgressWatchdogIgnoresWaiting(t *testing.T) {
 	wait := tools.Tool{Name: "wait", Parameters: json.RawMessage(`{"type":"object"}`),
-		Run: func(context.Context, tools.Call) (tools.Output, error) { return tools.Output{Text: "agent-1 is still running"}, nil }}
+		Run: func(context.Context, tools.Call) (tools.Output, error) {
+			return tools.Output{Text: "agent-1 is still running"}, nil
+		}}
 	steps := rounds(10, func(i int) llm.ToolCall { return call(fmt.Sprint(i), "wait", map[string]any{}) })
 	cfg := agent.Config{Session: agent.SessionConfig{NoProgressRounds: 2, MaxSubagentDepth: -1, DisableLoopDetection: true}}
 	b := setup(t, cfg, newFakeClient(append(steps, step{text: "child done"})...), wait)
