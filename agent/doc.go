@@ -110,7 +110,9 @@
 // Every request carries max_output_tokens: SessionConfig.MaxOutputTokens,
 // else the operator's Config.DefaultMaxOutputTokens, else
 // DefaultMaxOutputTokens, lowered to the model's maximum
-// (pricing.MaxOutputTokens). A text answer cut by the limit gets up to 3
+// (pricing.MaxOutputTokens). For a model that table does not know (a
+// local server's) nothing is sent unless configured, so a small context
+// is not overrun by the limit alone. A text answer cut by the limit gets up to 3
 // continuation requests. A tool call cut by it (the answer finished for
 // length while the last call's arguments are not a whole JSON object) is
 // asked for again once with the model's maximum, when that is larger; the

@@ -9,23 +9,29 @@ import (
 	"github.com/agentfleet/agentfleet/llm/pricing"
 )
 
-// DefaultMaxOutputTokens is max_output_tokens when neither the session
-// (SessionConfig.MaxOutputTokens) nor the operator
-// (Config.DefaultMaxOutputTokens) sets one; lowered to the model's maximum.
+// DefaultMaxOutputTokens is max_output_tokens for a model the table knows
+// when neither the session (SessionConfig.MaxOutputTokens) nor the
+// operator (Config.DefaultMaxOutputTokens) sets one; lowered to the
+// model's maximum.
 const DefaultMaxOutputTokens = 32_000
 
 // outputLimit is the max_output_tokens of a request to model: the
-// session's setting, else the operator's default, else
-// DefaultMaxOutputTokens, never above the model's own maximum.
+// session's setting, else the operator's default, never above the model's
+// own maximum. When neither is set it is DefaultMaxOutputTokens (within
+// the maximum) for a model pricing.MaxOutputTokens knows, and 0 (the
+// adapter's or server's default) for one it does not: a local server
+// whose context is small refuses a request whose prompt and output limit
+// together exceed it.
 func (s *Session) outputLimit(model string) int {
 	n := s.cfg.Session.MaxOutputTokens
 	if n == 0 {
 		n = s.cfg.DefaultMaxOutputTokens
 	}
-	if n == 0 {
+	most, known := pricing.MaxOutputTokens(model)
+	if n == 0 && known {
 		n = DefaultMaxOutputTokens
 	}
-	if most, ok := pricing.MaxOutputTokens(model); ok && n > most {
+	if known && n > most {
 		n = most
 	}
 	return n

@@ -111,3 +111,33 @@ func TestCutToolCallAtModelMaximumToldToSplit(t *testing.T) {
 		})
 	}
 }
+
+// The limit sent: the session's, else the operator's, within the model's
+// maximum; for a model the table does not know, nothing unless configured.
+func TestOutputLimitSent(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		model             string
+		session, operator int
+		want              int
+	}{
+		{"known model, defaults", "claude-sonnet-4-5", 0, 0, agent.DefaultMaxOutputTokens},
+		{"operator default", "claude-sonnet-4-5", 0, 20_000, 20_000},
+		{"session within operator", "claude-sonnet-4-5", 4_000, 20_000, 4_000},
+		{"lowered to the model's maximum", "claude-3-5-haiku-20241022", 50_000, 0, 8_192},
+		{"unknown model, nothing set", "local-llama", 0, 0, 0},
+		{"unknown model, session set", "local-llama", 3_000, 0, 3_000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client := newFakeClient(step{text: "ok"})
+			b := setup(t, agent.Config{Model: c.model, DefaultMaxOutputTokens: c.operator,
+				Session: agent.SessionConfig{MaxOutputTokens: c.session}}, client)
+			if _, err := b.s.Submit(ctx30(t), "hi"); err != nil {
+				t.Fatal(err)
+			}
+			if got := client.Requests()[0].MaxOutputTokens; got != c.want {
+				t.Fatalf("max_output_tokens %d, want %d", got, c.want)
+			}
+		})
+	}
+}
