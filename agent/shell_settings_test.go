@@ -11,7 +11,8 @@ import (
 
 // The shell's schema and description state the session's own timeouts: a
 // session allowing an hour offers an hour (not the 600 s of the profile's
-// defaults) and a call asking for 30 minutes is not refused by the schema.
+// defaults) and a call asking for 30 minutes is not refused by the schema
+// (no schema caps the timeout: the session's maximum cuts a longer one).
 func TestShellSchemaStatesSessionTimeouts(t *testing.T) {
 	forEachProvider(t, func(t *testing.T, p provider) {
 		cfg := agent.Config{Session: agent.SessionConfig{DefaultCommandTimeout: 5 * time.Minute, MaxCommandTimeout: time.Hour}}
@@ -25,8 +26,8 @@ func TestShellSchemaStatesSessionTimeouts(t *testing.T) {
 		body := w.body(0)
 		want := map[string][]string{
 			"openai":    {"The default timeout is 5 minutes", "default 300000, at most 3600000"},
-			"anthropic": {"300000 ms (5 minutes)", `"maximum":3600000`},
-			"gemini":    {"time out after 5 minutes", `"maximum":3600`, "session default (300)"},
+			"anthropic": {"300000 ms (5 minutes)", "default 300000, at most 3600000"},
+			"gemini":    {"time out after 5 minutes", "(at most 3600); the session default (300)"},
 		}[p.name]
 		for _, s := range want {
 			contains(t, "request", body, s)

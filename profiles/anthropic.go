@@ -50,7 +50,7 @@ func anthropicShell() tools.Tool {
 			Name: "shell", Description: fill(describe("anthropic", "shell")), Mutates: true,
 			Parameters: json.RawMessage(fill(`{"type":"object","properties":{` +
 				`"command":{"type":"string","minLength":1,"description":"The command to run."},` +
-				`"timeout":{"type":"integer","minimum":1,"maximum":{max_ms},"description":"Timeout in milliseconds (default {default_ms}, at most {max_ms})."},` +
+				`"timeout":{"type":"integer","minimum":1,"description":"Timeout in milliseconds (default {default_ms}, at most {max_ms}; a longer one is cut to it)."},` +
 				`"description":{"type":"string","description":"Five to ten words on what the command does."}},` +
 				`"required":["command"],"additionalProperties":false}`)),
 		}, func(ctx context.Context, call tools.Call, p anthropicShellParams) (tools.Output, error) {

@@ -121,7 +121,7 @@ func geminiShell() tools.Tool {
 				`"command":{"type":"string","minLength":1,"description":"The command to run with bash -c."},` +
 				`"description":{"type":"string","description":"A short note on what the command does."},` +
 				`"dir_path":{"type":"string","description":"Directory to run in, relative to the working directory."},` +
-				`"timeout_seconds":{"type":"integer","minimum":1,"maximum":{max_s},"description":"Seconds the command may run before it is stopped; the session default ({default_s}) when omitted. Give builds and test suites more."}},` +
+				`"timeout_seconds":{"type":"integer","minimum":1,"description":"Seconds the command may run before it is stopped (at most {max_s}); the session default ({default_s}) when omitted. Give builds and test suites more."}},` +
 				`"required":["command"],"additionalProperties":false}`)),
 		}, func(ctx context.Context, call tools.Call, p geminiShellParams) (tools.Output, error) {
 			return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, Description: p.Description, Workdir: p.DirPath,
