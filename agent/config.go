@@ -36,6 +36,12 @@ type SessionConfig struct {
 	DisableLoopDetection bool `json:"disable_loop_detection,omitempty"`
 	// LoopDetectionWindow is how many recent tool calls are compared; 0 means 10.
 	LoopDetectionWindow int `json:"loop_detection_window,omitempty"`
+	// NoProgressRounds is how many tool rounds in a row may make no
+	// progress before the model is told so; if half as many again make
+	// none, the input stops with StopNoProgress (8: told after 8, stopped
+	// after 12). 0 means DefaultNoProgressRounds, a negative value turns
+	// the watchdog off.
+	NoProgressRounds int `json:"no_progress_rounds,omitempty"`
 	// MaxSubagentDepth bounds subagent nesting; 0 means 1, a negative value
 	// forbids subagents altogether.
 	MaxSubagentDepth int `json:"max_subagent_depth,omitempty"`
@@ -43,6 +49,12 @@ type SessionConfig struct {
 	QueueMode QueueMode `json:"queue_mode,omitempty"`
 	// MaxQueueDepth bounds Submits waiting in QueueQueue mode; 0 means 10.
 	MaxQueueDepth int `json:"max_queue_depth,omitempty"`
+	// MaxOutputTokens bounds one model answer (max_output_tokens); 0 means
+	// the operator's Config.DefaultMaxOutputTokens. Either is lowered to
+	// the model's own maximum (pricing.MaxOutputTokens). A tool call the
+	// limit cuts is asked for again once with the model's maximum, else
+	// the model is told to split the work.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 	// UserInstructions are appended last to the system prompt.
 	UserInstructions string `json:"user_instructions,omitempty"`
 	// Context configures the context window and compaction (package compact).
@@ -99,6 +111,8 @@ func (c SessionConfig) Validate() error {
 		return fmt.Errorf("SessionConfig.LoopDetectionWindow must be >= 1, got %d", c.LoopDetectionWindow)
 	case c.MaxQueueDepth < 0:
 		return fmt.Errorf("SessionConfig.MaxQueueDepth must be >= 0, got %d", c.MaxQueueDepth)
+	case c.MaxOutputTokens < 0:
+		return fmt.Errorf("SessionConfig.MaxOutputTokens must be >= 0 (0 = the operator's default), got %d", c.MaxOutputTokens)
 	}
 	if err := c.Context.Validate(); err != nil {
 		return fmt.Errorf("SessionConfig.%w", err)
@@ -148,6 +162,10 @@ type Config struct {
 	History []Turn
 	// Model overrides the profile's model; "" keeps it.
 	Model string
+	// DefaultMaxOutputTokens is the operator's max_output_tokens for a
+	// session whose SessionConfig.MaxOutputTokens is 0; 0 means
+	// DefaultMaxOutputTokens. Subagents inherit it.
+	DefaultMaxOutputTokens int
 	// Depth is the subagent nesting level: 0 for a top-level session.
 	Depth int
 	// ParentID is the id of the session that spawned this one, if any.
@@ -197,6 +215,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("agent.Config.Depth must be >= 0, got %d", c.Depth)
 	case c.EventBuffer < 0:
 		return fmt.Errorf("agent.Config.EventBuffer must be >= 0, got %d", c.EventBuffer)
+	case c.DefaultMaxOutputTokens < 0:
+		return fmt.Errorf("agent.Config.DefaultMaxOutputTokens must be >= 0 (0 = %d), got %d", DefaultMaxOutputTokens, c.DefaultMaxOutputTokens)
 	}
 	if err := c.Session.Validate(); err != nil {
 		return fmt.Errorf("agent.Config.%w", err)

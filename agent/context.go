@@ -77,6 +77,8 @@ func (s *Session) restoreWindow() {
 			s.registerReadToolOutput()
 		case t.Kind == TurnAssistant && t.RequestChars > 0 && t.Usage.InputTokens > 0:
 			calibrated = i
+		case len(t.FullOutputs) > 0:
+			s.registerReadToolOutput()
 		}
 	}
 	if calibrated >= 0 {
@@ -345,7 +347,11 @@ func (s *Session) callFitting(ctx context.Context, req llm.Request) (*llm.Respon
 		s.cw.flushing = false // no room for the notes: compact without them
 	}
 	resp, err := s.callModel(ctx, req)
-	if llm.KindOf(err) != llm.ErrContextLength || s.cw.cfg.Disabled {
+	if llm.KindOf(err) == llm.ErrContextLength && s.cw.cfg.Disabled {
+		s.warnOverflow(s.budget())
+		return nil, &overflowWarned{err: err}
+	}
+	if llm.KindOf(err) != llm.ErrContextLength {
 		s.observe(resp)
 		return resp, err
 	}
@@ -381,6 +387,14 @@ func (s *Session) warnOverflow(b compact.Budget) {
 	}
 	s.emit(Event{Kind: EventWarning, ContextPercent: pct, Text: fmt.Sprintf("Context usage at ~%d%% of context window", pct)})
 }
+
+// overflowWarned is a context-length error with compaction off
+// (Context.Disabled): WARNING was emitted, the input ends with the error
+// and the session stays usable, as the spec has it (warn only).
+type overflowWarned struct{ err error }
+
+func (e *overflowWarned) Error() string { return e.err.Error() }
+func (e *overflowWarned) Unwrap() error { return e.err }
 
 // observe calibrates the estimator on a response's reported usage.
 func (s *Session) observe(resp *llm.Response) {

@@ -21,6 +21,9 @@ const (
 	StopAborted       StopReason = "aborted"        // Abort or Close
 	StopParked        StopReason = "parked"         // waiting on a subagent elsewhere
 	StopError         StopReason = "error"          // the model call failed
+	// StopNoProgress: SessionConfig.NoProgressRounds tool rounds in a row
+	// made no progress (see the package doc, "Progress watchdog").
+	StopNoProgress StopReason = "no_progress"
 )
 
 // Outcome is the result of Submit or Continue.

@@ -60,7 +60,12 @@
 // (START when the first text token arrives, or just before END for a
 // response without text); END carries the full text and reasoning.
 // TOOL_CALL_END carries the full output; the model receives the truncated
-// form from the tools pipeline.
+// form from the tools pipeline, with a note naming read_tool_output. The
+// round's turn keeps the whole output of each truncated result
+// (Turn.FullOutputs, up to MaxKeptOutput bytes), and read_tool_output is
+// registered as soon as one output was truncated or the session compacted
+// (also when a resumed history shows either), so the model reads the rest
+// instead of running the call again.
 //
 // # Secrets in tool output
 //
@@ -83,9 +88,9 @@
 // else the profile's (lowered to a window a provider's error names). Above
 // window - reserve - buffer (20,000 and 13,000 tokens, scaled down for
 // small windows) it compacts, trying in order: prune (old tool-result
-// bodies become stubs that point at read_tool_output, registered once the
-// session has compacted), summarize (the summary model writes notes with
-// our own prompt; they replace the older turns, the latest round stays
+// bodies become stubs that point at read_tool_output), summarize (the
+// summary model writes notes with our own prompt; they replace the older
+// turns, the latest round stays
 // verbatim, a view never starts at tool results), trim (the oldest turns
 // after the summary leave). A compaction is a turn of its own
 // (TurnCompaction, holding a compact.Record); earlier turns never change.
@@ -98,12 +103,50 @@
 //
 // A context-length error the estimate did not foresee emits the context
 // WARNING, compacts (always summarizing) and retries once, rather than
-// closing the session with an ERROR: the conversation can go on. An
-// answer cut by the output limit gets up to 3 continuation requests. A window smaller than the
+// closing the session with an ERROR: the conversation can go on.
+//
+// # Output limits
+//
+// Every request carries max_output_tokens: SessionConfig.MaxOutputTokens,
+// else the operator's Config.DefaultMaxOutputTokens, else
+// DefaultMaxOutputTokens, lowered to the model's maximum
+// (pricing.MaxOutputTokens). For a model that table does not know (a
+// local server's) nothing is sent unless configured, so a small context
+// is not overrun by the limit alone. A text answer cut by the limit gets up to 3
+// continuation requests. A tool call cut by it (the answer finished for
+// length while the last call's arguments are not a whole JSON object) is
+// asked for again once with the model's maximum, when that is larger; the
+// recorded answer then carries both calls' usage, so the cut one is paid
+// for, and WARNING says so. When the model allows no more, the cut call
+// is not run: its result tells the model plainly that its output hit the
+// limit and to split the work (a file in parts, smaller patches), never
+// that its JSON is invalid. The assistant turn records why the model
+// stopped (Turn.Finish), so a resumed session answers the same way. A window smaller than the
 // system prompt and tools (*WindowError), or a request that no strategy
 // brings under the window (*compact.TooLargeError), closes the session
 // with sizes in the message. SessionConfig.Context.Disabled restores the
-// spec's behaviour: warn only.
+// spec's behaviour: warn only. A context-length error then emits WARNING
+// (not ERROR), Submit returns the error with StopError, and the session
+// returns to IDLE, usable with a shorter input or after Compact.
+//
+// # Progress watchdog
+//
+// Loop detection only warns; the watchdog (watchdog.go) stops a session
+// that has stalled. A tool round makes progress when one of its calls is
+// fresh: a call not made before in this input that did not fail, a call
+// made before whose output is new, or a failure not seen before (digits
+// are ignored when failures are compared, so durations and counts do not
+// make a repeated failure new). A round that repeats what was done, writes
+// what the files already hold, or gets the same failure again, for any
+// arguments, makes none. After SessionConfig.NoProgressRounds such rounds
+// in a row (default 8) the model is told once (a steering turn with source
+// "watchdog", and WARNING); after half as many again the input stops with
+// StopNoProgress ("no_progress"), TURN_LIMIT carrying it, and the session
+// returns to IDLE. New calls that succeed are progress, so exploring is
+// never cut short (the turn and round limits bound it). Waiting does not
+// count: a round with a wait call neither adds to nor resets the streak,
+// a parked round is not observed, and the count starts afresh with each
+// input and each resumed session.
 //
 // # Errors
 //
@@ -182,7 +225,10 @@
 // # Concurrency
 //
 // The goroutine inside Submit or Continue owns the loop and is the only
-// writer of history; s.mu guards the fields host methods touch. Read-only
-// tool calls of one round run concurrently when the profile allows it;
-// mutating calls run in order.
+// writer of history; s.mu guards the fields host methods touch. When the
+// profile allows parallel calls, each run of consecutive read-only calls in
+// a round runs concurrently, and each mutating call runs alone, after the
+// calls before it and before the calls after it (a round of read, read,
+// write, read runs {read, read}, {write}, {read}); results are recorded in
+// call order.
 package agent

@@ -10,55 +10,73 @@ import (
 	"github.com/agentfleet/agentfleet/tools"
 )
 
-// executeTools runs one round of calls through the registry pipeline:
-// concurrently when the profile allows it and no call mutates, else in
-// order. It returns the results in call order. When a call asks to park
-// (ErrParked), the calls after it are not run and the results so far are
-// returned with ErrParked; in a concurrent round the other calls have run
-// and their results are returned.
+// executeTools runs one round of calls through the registry pipeline and
+// returns the results in call order. When the profile allows parallel
+// calls, each run of consecutive read-only calls runs concurrently, and
+// each mutating call runs alone, after everything before it and before
+// everything after it; otherwise every call runs in order. When a call
+// asks to park (ErrParked), the calls after its batch are not run and the
+// results so far (its batch's other calls included) are returned with
+// ErrParked.
 func (s *Session) executeTools(ctx context.Context, calls []llm.ToolCall, round int) ([]llm.ToolResult, error) {
 	opts := s.execOptions()
-	if s.parallel(calls) {
-		results := make([]llm.ToolResult, len(calls))
-		parked := make([]bool, len(calls))
+	results := make([]llm.ToolResult, 0, len(calls))
+	for _, batch := range s.batches(calls) {
+		out, parked := s.executeBatch(ctx, batch, round, opts)
+		results = append(results, out...)
+		if parked {
+			return results, ErrParked
+		}
+	}
+	return results, nil
+}
+
+// executeBatch runs calls concurrently (one call: in this goroutine) and
+// returns the results of those that did not park, in call order, and
+// whether any parked.
+func (s *Session) executeBatch(ctx context.Context, calls []llm.ToolCall, round int, opts tools.ExecOptions) ([]llm.ToolResult, bool) {
+	results := make([]llm.ToolResult, len(calls))
+	parked := make([]bool, len(calls))
+	if len(calls) == 1 {
+		results[0], parked[0] = s.executeOne(ctx, calls[0], round, opts)
+	} else {
 		var wg sync.WaitGroup
 		for i, c := range calls {
 			wg.Go(func() { results[i], parked[i] = s.executeOne(ctx, c, round, opts) })
 		}
 		wg.Wait()
-		if !slices.Contains(parked, true) {
-			return results, nil
-		}
-		kept := results[:0]
-		for i, r := range results {
-			if !parked[i] {
-				kept = append(kept, r)
-			}
-		}
-		return kept, ErrParked
 	}
-	results := make([]llm.ToolResult, 0, len(calls))
-	for _, c := range calls {
-		r, parked := s.executeOne(ctx, c, round, opts)
-		if parked {
-			return results, ErrParked
-		}
-		results = append(results, r)
+	if !slices.Contains(parked, true) {
+		return results, false
 	}
-	return results, nil
+	kept := results[:0]
+	for i, r := range results {
+		if !parked[i] {
+			kept = append(kept, r)
+		}
+	}
+	return kept, true
 }
 
-// parallel reports whether calls may run concurrently.
-func (s *Session) parallel(calls []llm.ToolCall) bool {
-	if len(calls) < 2 || !s.profile.SupportsParallelToolCalls() {
-		return false
-	}
+// batches splits a round into what may run together: runs of consecutive
+// read-only calls, and each mutating call alone. Without parallel calls in
+// the profile every call is its own batch. A call to an unknown tool is
+// read-only: it only gets an error.
+func (s *Session) batches(calls []llm.ToolCall) [][]llm.ToolCall {
+	var out [][]llm.ToolCall
+	parallel := s.profile.SupportsParallelToolCalls()
+	prevShared := false // the last batch is a run of read-only calls
 	for _, c := range calls {
-		if t, ok := s.registry.Get(c.Name); ok && t.Mutates {
-			return false
+		t, ok := s.registry.Get(c.Name)
+		shared := parallel && !(ok && t.Mutates)
+		if shared && prevShared {
+			out[len(out)-1] = append(out[len(out)-1], c)
+			continue
 		}
+		out = append(out, []llm.ToolCall{c})
+		prevShared = shared
 	}
-	return true
+	return out
 }
 
 // executeOne runs one call, emitting TOOL_CALL_START, output deltas and
@@ -66,6 +84,11 @@ func (s *Session) parallel(calls []llm.ToolCall) bool {
 // park the session; its result is then not to be recorded.
 func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, opts tools.ExecOptions) (llm.ToolResult, bool) {
 	s.emit(Event{Kind: EventToolCallStart, ToolName: call.Name, CallID: call.ID, Arguments: call.Arguments, Round: round})
+	if call.ID != "" && call.ID == s.cut.id {
+		res := cutResult(call, s.cut.tokens)
+		s.emit(Event{Kind: EventToolCallEnd, ToolName: call.Name, CallID: call.ID, Output: res.Content, IsError: true, Round: round})
+		return res, false
+	}
 	// Validate, then approve, then execute: a call that cannot run (an
 	// unknown tool, arguments that fail the schema) gets its error and is
 	// never put to the policy or a person.
@@ -93,6 +116,10 @@ func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, 
 	if _, parked := s.parkIDs.LoadAndDelete(call.ID); parked {
 		return llm.ToolResult{}, true
 	}
+	if res.Truncated {
+		s.keepFull(call.ID, res.Full)
+		res.Content += truncatedNote(call.ID)
+	}
 	s.emit(Event{Kind: EventToolCallEnd, ToolName: call.Name, CallID: call.ID, Output: res.Full,
 		IsError: res.IsError, Truncated: res.Truncated, Round: round})
 	return res.ToolResult(), false
@@ -111,7 +138,7 @@ func (s *Session) execOptions() tools.ExecOptions {
 	if def == 0 {
 		def = 10 * time.Second
 	}
-	opts := tools.ExecOptions{Settings: tools.Settings{
+	opts := tools.ExecOptions{Reads: s.reads, Settings: tools.Settings{
 		DefaultCommandTimeoutMs: int(def / time.Millisecond),
 		MaxCommandTimeoutMs:     int(cfg.MaxCommandTimeout / time.Millisecond),
 	}}

@@ -58,6 +58,7 @@ func (s *Session) runInputs(ctx context.Context, input *string, out *Outcome) er
 func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) error {
 	round := 0
 	if input != nil {
+		s.watch.reset()
 		if err := s.answerPending(ctx, "not run: a new input arrived first"); err != nil {
 			return err
 		}
@@ -73,7 +74,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 	if pending := pendingCalls(s.view()); len(pending) > 0 {
 		round++
 		if err := s.runTools(ctx, pending, round); err != nil {
-			return err
+			return stalled(err, out)
 		}
 	}
 	for {
@@ -86,6 +87,9 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 			return err
 		}
 		resp, err := s.callFitting(ctx, req)
+		if err == nil {
+			resp, err = s.retryCutCall(ctx, req, resp)
+		}
 		if err != nil {
 			return err
 		}
@@ -114,7 +118,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 		round++
 		out.Rounds++
 		if err := s.runTools(ctx, calls, round); err != nil {
-			return err
+			return stalled(err, out)
 		}
 	}
 }
@@ -122,6 +126,7 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 // runTools executes one round, records its results, drains steering and
 // checks for loops.
 func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int) error {
+	s.markCut()
 	results, parkErr := s.executeTools(ctx, calls, round)
 	if errors.Is(context.Cause(ctx), ErrAborted) {
 		// Left unanswered, as a crash would leave it: the session that
@@ -130,8 +135,12 @@ func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int)
 		return ErrAborted
 	}
 	if len(results) > 0 {
-		if err := s.appendTurn(ctx, Turn{Kind: TurnToolResults, Results: results}); err != nil {
+		full := s.takeFull(results)
+		if err := s.appendTurn(ctx, Turn{Kind: TurnToolResults, Results: results, FullOutputs: full}); err != nil {
 			return err
+		}
+		if full != nil {
+			s.registerReadToolOutput()
 		}
 	}
 	if err := s.recordPermissions(ctx); err != nil {
@@ -143,7 +152,25 @@ func (s *Session) runTools(ctx context.Context, calls []llm.ToolCall, round int)
 	if err := s.drainSteering(ctx); err != nil {
 		return err
 	}
-	return s.detectLoop(ctx)
+	if err := s.detectLoop(ctx); err != nil {
+		return err
+	}
+	return s.watchProgress(ctx, calls, results, round)
+}
+
+// stalled maps errNoProgress to the StopNoProgress outcome; other errors
+// pass through.
+func stalled(err error, out *Outcome) error {
+	if errors.Is(err, errNoProgress) {
+		out.Stop = StopNoProgress
+		return nil
+	}
+	return err
+}
+
+func isOverflowWarned(err error) bool {
+	var w *overflowWarned
+	return errors.As(err, &w)
 }
 
 // completion tells an answer from a question to the user: a text-only
@@ -162,6 +189,7 @@ func (s *Session) recordAssistant(ctx context.Context, resp *llm.Response, out *
 	t := Turn{
 		Kind: TurnAssistant, Text: resp.Text(), ToolCalls: resp.ToolCalls(), Reasoning: resp.Reasoning(),
 		Usage: resp.Usage, ResponseID: resp.ID, Message: &msg, RequestChars: s.cw.lastChars, Model: resp.Model,
+		Finish: resp.FinishReason.Reason,
 	}
 	if err := s.appendTurn(ctx, t); err != nil {
 		return err
@@ -221,6 +249,8 @@ func (s *Session) settle(ctx context.Context, out Outcome, err error) (Outcome, 
 		if ferr := s.answerPending(context.WithoutCancel(ctx), "interrupted before it ran"); ferr != nil {
 			err = ferr
 		}
+	case isOverflowWarned(err): // WARNING emitted; the session stays usable
+		out.Stop = StopError
 	default:
 		out.Stop = StopError
 		s.emit(Event{Kind: EventError, Error: err.Error(), ErrorKind: llm.KindOf(err)})

@@ -29,6 +29,7 @@ func (s *Session) buildRequest(ctx context.Context) (llm.Request, error) {
 		Tools:           s.registry.Definitions(),
 		ToolChoice:      llm.ToolChoice{Mode: llm.ToolChoiceAuto},
 		ReasoningEffort: effort,
+		MaxOutputTokens: s.outputLimit(model),
 		ProviderOptions: s.profile.ProviderOptions(effort),
 		CacheKey:        s.id,
 	}, nil

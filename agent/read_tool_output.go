@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools"
 )
 
 // readToolOutputDescription is in our own words.
-const readToolOutputDescription = "Read again the output of an earlier tool call whose result was removed from the " +
-	"conversation to save context room. Give the call_id named in the placeholder; offset and limit select a " +
-	"range of characters when the output is long."
+const readToolOutputDescription = "Read the whole output of an earlier tool call whose result was cut short (truncated) " +
+	"or removed from the conversation to save context room. Give the call_id named in the note or placeholder; offset " +
+	"and limit select a range of characters when the output is long."
 
 var readToolOutputSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"call_id":{"type":"string","minLength":1,"description":"The id of the earlier tool call."},` +
@@ -29,9 +30,10 @@ type readToolOutputParams struct {
 }
 
 // registerReadToolOutput adds read_tool_output once the session has
-// compacted: it reads a pruned result back from the recorded history (the
-// store's copy, loaded on resume). Registering it only then keeps the tool
-// list of sessions that never compact unchanged.
+// compacted or a tool's output was truncated: it reads a pruned result,
+// or the whole output of a truncated one, back from the recorded history
+// (the store's copy, loaded on resume). Registering it only then keeps the
+// tool list of sessions that need it not unchanged. The loop owner calls it.
 func (s *Session) registerReadToolOutput() {
 	if s.cw.readTool {
 		return
@@ -64,10 +66,56 @@ func (s *Session) runReadToolOutput(_ context.Context, _ tools.Call, p readToolO
 	return tools.Output{Text: text}, nil
 }
 
-// recordedOutput finds the recorded result of a call.
+// MaxKeptOutput bounds the whole outputs of truncated results that one
+// turn keeps for read_tool_output (Turn.FullOutputs), in bytes, all its
+// results together, so a round of many truncated results stays far under
+// the store's cap on a turn; beyond it the head is kept, with a note, and
+// later results of the round keep nothing.
+const MaxKeptOutput = 1 << 20
+
+// keepFull remembers the whole output of a truncated result until the
+// round's turn is recorded (executeOne may run concurrently).
+func (s *Session) keepFull(callID, full string) {
+	s.fullOut.Store(callID, full)
+}
+
+// takeFull returns the kept whole outputs of results, by call id, within
+// MaxKeptOutput in all (in call order), and forgets them; nil when none
+// was truncated.
+func (s *Session) takeFull(results []llm.ToolResult) map[string]string {
+	var out map[string]string
+	budget := MaxKeptOutput
+	for _, r := range results {
+		v, ok := s.fullOut.LoadAndDelete(r.ToolCallID)
+		if !ok || budget <= 0 {
+			continue
+		}
+		full := v.(string)
+		if len(full) > budget {
+			full = full[:budget] + fmt.Sprintf("\n[only the first %d bytes of this output were kept]", budget)
+		}
+		budget -= len(full)
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[r.ToolCallID] = full
+	}
+	return out
+}
+
+// truncatedNote is appended to a truncated result: where the rest is.
+func truncatedNote(callID string) string {
+	return fmt.Sprintf("\n[The whole output is kept: call read_tool_output with call_id %q (and an offset) to read the rest.]", callID)
+}
+
+// recordedOutput finds the recorded output of a call: the whole output
+// of a truncated result, else the result as the model saw it.
 func (s *Session) recordedOutput(callID string) (string, bool) {
 	h := s.view()
 	for i := len(h) - 1; i >= 0; i-- {
+		if full, ok := h[i].FullOutputs[callID]; ok {
+			return full, true
+		}
 		for _, r := range h[i].Results {
 			if r.ToolCallID == callID {
 				return r.Content, true

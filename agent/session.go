@@ -38,8 +38,12 @@ type Session struct {
 	queued  atomic.Int32  // Submits waiting for the slot
 	done    chan struct{} // closed when the session is CLOSED
 	parkIDs sync.Map      // call id -> struct{}: calls that asked to park this round
+	fullOut sync.Map      // call id -> whole output of a truncated result, until its turn is recorded
 	cmdTime atomic.Int64  // SetCommandTimeout's default command timeout (ns); 0 = the config's
 	perms   permLog       // permission records of the running round
+	reads   *tools.Reads  // what this session's file tools read and wrote (read-before-write)
+	watch   watchdog      // rounds without progress; the loop owner's
+	cut     cutMark       // the call of the running round its output limit cut; set by the loop owner before the round
 
 	mu          sync.Mutex // guards the fields below
 	state       State
@@ -77,6 +81,7 @@ func New(cfg Config) (*Session, error) {
 		run: make(chan struct{}, 1), done: make(chan struct{}),
 		state: StateIdle, history: append([]Turn(nil), cfg.History...),
 		model: cfg.Model, effort: cfg.Session.ReasoningEffort, prompts: map[string]string{},
+		reads: tools.NewReads(),
 	}
 	if s.model == "" {
 		s.model = cfg.Profile.Model()
@@ -90,6 +95,7 @@ func New(cfg Config) (*Session, error) {
 	if s.canSpawn() {
 		s.registerSubagentTools()
 	}
+	s.registry.Settle(s.execOptions().Settings)
 	s.restoreWindow()
 	return s, nil
 }

@@ -293,10 +293,8 @@ func TestAbortStopsToolsAndClosesSession(t *testing.T) {
 }
 
 func TestUnrecoverableErrorsCloseSession(t *testing.T) {
-	// A context-length error closes the session only when compaction is off
-	// (with it on, the session compacts and retries: context_test.go).
 	noCompaction := agent.SessionConfig{Context: compact.Config{Disabled: true}}
-	for _, kind := range []llm.ErrorKind{llm.ErrAuthentication, llm.ErrContextLength} {
+	for _, kind := range []llm.ErrorKind{llm.ErrAuthentication} {
 		t.Run(string(kind), func(t *testing.T) {
 			b := setup(t, agent.Config{Session: noCompaction}, newFakeClient(step{err: &llm.Error{Kind: kind, Provider: "test"}}))
 			_, err := b.s.Submit(ctx30(t), "hi")
@@ -308,6 +306,27 @@ func TestUnrecoverableErrorsCloseSession(t *testing.T) {
 				t.Fatalf("events = %v", kinds(evs))
 			}
 		})
+	}
+}
+
+// With compaction off, a context overflow is warned about, as the spec
+// has it: WARNING (no ERROR), the input fails with the error, and the
+// session stays usable (with compaction on it compacts and retries:
+// context_test.go).
+func TestContextOverflowWarnsOnlyWhenCompactionOff(t *testing.T) {
+	noCompaction := agent.SessionConfig{Context: compact.Config{Disabled: true}}
+	b := setup(t, agent.Config{Session: noCompaction},
+		newFakeClient(step{err: &llm.Error{Kind: llm.ErrContextLength, Provider: "test"}}, step{text: "shorter now"}))
+	out, err := b.s.Submit(ctx30(t), "a very long input")
+	if llm.KindOf(err) != llm.ErrContextLength || out.Stop != agent.StopError || b.s.State() != agent.StateIdle {
+		t.Fatalf("err %v stop %s state %s", err, out.Stop, b.s.State())
+	}
+	evs := b.waitEvent(t, agent.EventInputDone)
+	if countKind(evs, agent.EventWarning) != 1 || countKind(evs, agent.EventError) != 0 {
+		t.Fatalf("events = %v", kinds(evs))
+	}
+	if out, err := b.s.Submit(ctx30(t), "short"); err != nil || out.Text != "shorter now" {
+		t.Fatalf("the session is not usable after the warning: %+v %v", out, err)
 	}
 }
 

@@ -46,9 +46,16 @@ type Turn struct {
 	ResponseID string         `json:"response_id,omitempty"`
 	// Model is the model that answered an assistant turn, as the provider
 	// named it ("" when it did not): a fallback model shows here.
-	Model   string           `json:"model,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Finish is why the model stopped an assistant turn ("length": its
+	// output limit cut it).
+	Finish  llm.FinishKind   `json:"finish,omitempty"`
 	Message *llm.Message     `json:"message,omitempty"`
 	Results []llm.ToolResult `json:"results,omitempty"`
+	// FullOutputs keeps, by call id, the whole output of each result of a
+	// tool_results turn that was truncated (at most MaxKeptOutput bytes),
+	// for read_tool_output; the model never sees it otherwise.
+	FullOutputs map[string]string `json:"full_outputs,omitempty"`
 	// Source says who produced a steering or system turn: "host" or "loop_detection".
 	Source string `json:"source,omitempty"`
 	// Permission is the record of a permission turn.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/agentfleet/agentfleet/tools"
 )
@@ -23,7 +22,7 @@ func Anthropic(model string, opts ...Option) *Profile {
 		docFiles: []string{"AGENTS.md", "CLAUDE.md"},
 		base:     "anthropic",
 		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, 200_000)},
-		shell:    120 * time.Second,
+		shell:    anthropicShellTimeout,
 	}
 	p.options = p.anthropicOptions
 	return p.apply(opts)
@@ -41,17 +40,23 @@ type anthropicShellParams struct {
 	Description string `json:"description"`
 }
 
+// anthropicShell states the session's timeouts (tools.Settled): the
+// profile's 120 s default until the session settles it.
 func anthropicShell() tools.Tool {
-	return tools.Typed(tools.Tool{
-		Name: "shell", Description: describe("anthropic", "shell"), Mutates: true,
-		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"command":{"type":"string","minLength":1,"description":"The command to run."},` +
-			`"timeout":{"type":"integer","minimum":1,"maximum":600000,"description":"Timeout in milliseconds (default 120000, at most 600000)."},` +
-			`"description":{"type":"string","description":"Five to ten words on what the command does."}},` +
-			`"required":["command"],"additionalProperties":false}`),
-	}, func(ctx context.Context, call tools.Call, p anthropicShellParams) (tools.Output, error) {
-		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, TimeoutMs: p.Timeout, Description: p.Description,
-			TimeoutHint: anthropicTimeoutHint})
+	return tools.Settled(func(s tools.Settings) tools.Tool {
+		fill := func(text string) string { return s.FillTimeouts(text, anthropicShellTimeout) }
+		hint := fill(anthropicTimeoutHint)
+		return tools.Typed(tools.Tool{
+			Name: "shell", Description: fill(describe("anthropic", "shell")), Mutates: true,
+			Parameters: json.RawMessage(fill(`{"type":"object","properties":{` +
+				`"command":{"type":"string","minLength":1,"description":"The command to run."},` +
+				`"timeout":{"type":"integer","minimum":1,"description":"Timeout in milliseconds (default {default_ms}, at most {max_ms}; a longer one is cut to it)."},` +
+				`"description":{"type":"string","description":"Five to ten words on what the command does."}},` +
+				`"required":["command"],"additionalProperties":false}`)),
+		}, func(ctx context.Context, call tools.Call, p anthropicShellParams) (tools.Output, error) {
+			return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, TimeoutMs: p.Timeout, Description: p.Description,
+				TimeoutHint: hint})
+		})
 	})
 }
 
@@ -85,4 +90,4 @@ func anthropicGrep() tools.Tool {
 }
 
 // anthropicTimeoutHint names this shell's own timeout parameter.
-const anthropicTimeoutHint = "You can retry with a longer timeout by setting the timeout parameter (milliseconds, at most 600000)."
+const anthropicTimeoutHint = "You can retry with a longer timeout by setting the timeout parameter (milliseconds, at most {max_ms})."

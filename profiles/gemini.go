@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/agentfleet/agentfleet/tools"
 )
@@ -27,7 +26,7 @@ func Gemini(model string, opts ...Option) *Profile {
 		docFiles: []string{"AGENTS.md", "GEMINI.md"},
 		base:     "gemini",
 		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, 1_048_576)},
-		shell:    10 * time.Second,
+		shell:    defaultShellTimeout,
 		options:  geminiOptions,
 	}
 	return p.apply(opts)
@@ -111,18 +110,23 @@ type geminiShellParams struct {
 	TimeoutSeconds int    `json:"timeout_seconds"`
 }
 
+// geminiShell states the session's timeouts (tools.Settled).
 func geminiShell() tools.Tool {
-	return tools.Typed(tools.Tool{
-		Name: "shell", Description: describe("gemini", "shell"), Mutates: true,
-		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"command":{"type":"string","minLength":1,"description":"The command to run with bash -c."},` +
-			`"description":{"type":"string","description":"A short note on what the command does."},` +
-			`"dir_path":{"type":"string","description":"Directory to run in, relative to the working directory."},` +
-			`"timeout_seconds":{"type":"integer","minimum":1,"maximum":600,"description":"Seconds the command may run before it is stopped; the session default (10) when omitted. Give builds and test suites more."}},` +
-			`"required":["command"],"additionalProperties":false}`),
-	}, func(ctx context.Context, call tools.Call, p geminiShellParams) (tools.Output, error) {
-		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, Description: p.Description, Workdir: p.DirPath,
-			TimeoutMs: p.TimeoutSeconds * 1000, TimeoutHint: geminiTimeoutHint})
+	return tools.Settled(func(s tools.Settings) tools.Tool {
+		fill := func(text string) string { return s.FillTimeouts(text, defaultShellTimeout) }
+		hint := fill(geminiTimeoutHint)
+		return tools.Typed(tools.Tool{
+			Name: "shell", Description: fill(describe("gemini", "shell")), Mutates: true,
+			Parameters: json.RawMessage(fill(`{"type":"object","properties":{` +
+				`"command":{"type":"string","minLength":1,"description":"The command to run with bash -c."},` +
+				`"description":{"type":"string","description":"A short note on what the command does."},` +
+				`"dir_path":{"type":"string","description":"Directory to run in, relative to the working directory."},` +
+				`"timeout_seconds":{"type":"integer","minimum":1,"description":"Seconds the command may run before it is stopped (at most {max_s}); the session default ({default_s}) when omitted. Give builds and test suites more."}},` +
+				`"required":["command"],"additionalProperties":false}`)),
+		}, func(ctx context.Context, call tools.Call, p geminiShellParams) (tools.Output, error) {
+			return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, Description: p.Description, Workdir: p.DirPath,
+				TimeoutMs: p.TimeoutSeconds * 1000, TimeoutHint: hint})
+		})
 	})
 }
 
@@ -195,5 +199,5 @@ func geminiListDir() tools.Tool {
 // other arguments (snake_case, whole units), capped like every shell
 // timeout by the session's maximum, and a timed-out command is told to use
 // it. A task can also raise the default (session.command_timeout).
-const geminiTimeoutHint = "You can retry with a longer timeout by setting the timeout_seconds parameter (at most 600), " +
+const geminiTimeoutHint = "You can retry with a longer timeout by setting the timeout_seconds parameter (at most {max_s}), " +
 	"or run a long command in the background with its output in a file and read the file later."

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/agentfleet/agentfleet/tools"
 )
@@ -24,7 +23,7 @@ func OpenAI(model string, opts ...Option) *Profile {
 		docFiles: []string{"AGENTS.md", ".codex/instructions.md"},
 		base:     "openai",
 		caps:     Capabilities{Reasoning: true, Streaming: true, ParallelToolCalls: true, ContextWindow: contextWindow(model, DefaultUnknownContextWindow)},
-		shell:    10 * time.Second,
+		shell:    defaultShellTimeout,
 		options:  openaiOptions,
 	}
 	return p.apply(opts)
@@ -56,15 +55,19 @@ type openaiShellParams struct {
 	TimeoutMs int    `json:"timeout_ms"`
 }
 
+// openaiShell states the session's timeouts (tools.Settled).
 func openaiShell() tools.Tool {
-	return tools.Typed(tools.Tool{
-		Name: "shell", Description: describe("openai", "shell"), Mutates: true,
-		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"command":{"type":"string","minLength":1,"description":"The command line, run with bash -c."},` +
-			`"workdir":{"type":"string","description":"Directory to run in; the working directory when omitted."},` +
-			`"timeout_ms":{"type":"integer","minimum":1,"description":"Timeout in milliseconds (default 10000)."}},` +
-			`"required":["command"],"additionalProperties":false}`),
-	}, func(ctx context.Context, call tools.Call, p openaiShellParams) (tools.Output, error) {
-		return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, Workdir: p.Workdir, TimeoutMs: p.TimeoutMs})
+	return tools.Settled(func(s tools.Settings) tools.Tool {
+		fill := func(text string) string { return s.FillTimeouts(text, defaultShellTimeout) }
+		return tools.Typed(tools.Tool{
+			Name: "shell", Description: fill(describe("openai", "shell")), Mutates: true,
+			Parameters: json.RawMessage(fill(`{"type":"object","properties":{` +
+				`"command":{"type":"string","minLength":1,"description":"The command line, run with bash -c."},` +
+				`"workdir":{"type":"string","description":"Directory to run in; the working directory when omitted."},` +
+				`"timeout_ms":{"type":"integer","minimum":1,"description":"Timeout in milliseconds (default {default_ms}, at most {max_ms})."}},` +
+				`"required":["command"],"additionalProperties":false}`)),
+		}, func(ctx context.Context, call tools.Call, p openaiShellParams) (tools.Output, error) {
+			return tools.RunShell(ctx, call, tools.ShellParams{Command: p.Command, Workdir: p.Workdir, TimeoutMs: p.TimeoutMs})
+		})
 	})
 }

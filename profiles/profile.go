@@ -151,6 +151,13 @@ func (p *Profile) ContextWindow() int { return p.caps.ContextWindow }
 // session's model).
 func (p *Profile) SummaryModel() string { return p.summaryModel }
 
+// Default shell timeouts of the profiles, stated by their shell tools
+// until a session settles them with its own (tools.Settled).
+const (
+	defaultShellTimeout   = 10 * time.Second
+	anthropicShellTimeout = 120 * time.Second
+)
+
 // DefaultCommandTimeout is the shell timeout when none is given: 10 s for
 // openai and gemini, 120 s for anthropic.
 func (p *Profile) DefaultCommandTimeout() time.Duration { return p.shell }

@@ -42,7 +42,11 @@ func RunApplyPatch(ctx context.Context, call Call, text string) (Output, error) 
 	if err != nil {
 		return Output{}, err
 	}
+	if err := checkPatchFresh(ctx, call, p); err != nil {
+		return Output{}, err
+	}
 	changes, err := patch.Apply(ctx, call.Env, p)
+	notePatched(ctx, call, changes)
 	if err == nil {
 		return Output{Text: "Success. Updated the following files:\n" + patch.Summary(changes)}, nil
 	}
@@ -59,4 +63,42 @@ func RunApplyPatch(ctx context.Context, call Call, text string) (Output, error) 
 			"\nDo not repeat them; send a patch with only the remaining changes.")
 	}
 	return Output{Text: b.String(), IsError: true}, nil
+}
+
+// checkPatchFresh refuses the whole patch, before any change, when a file
+// it adds, updates or deletes changed since the session last read it, or
+// when it adds over an existing file the session never read. A file never
+// read may be updated or deleted: the patch's context lines must match
+// what it contains now.
+func checkPatchFresh(ctx context.Context, call Call, p *patch.Patch) error {
+	for _, op := range p.Files {
+		// An add over an existing file overwrites it, as write_file does.
+		if err := call.Reads.checkFresh(ctx, call.Env, op.Path, nil, op.Op == patch.OpAdd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notePatched records the files the patch wrote as the session now knows
+// them, and forgets those it deleted or moved away.
+func notePatched(ctx context.Context, call Call, changes []patch.Change) {
+	if call.Reads == nil {
+		return
+	}
+	for _, c := range changes {
+		if c.Op == patch.OpDelete || (c.MoveTo != "" && c.MoveTo != c.Path) {
+			call.Reads.forget(call.Env, c.Path)
+		}
+		if c.Op == patch.OpDelete {
+			continue
+		}
+		dst := c.Path
+		if c.MoveTo != "" {
+			dst = c.MoveTo
+		}
+		if data, err := call.Env.ReadFile(ctx, dst); err == nil {
+			call.Reads.noteWritten(ctx, call.Env, dst, data)
+		}
+	}
 }

@@ -55,6 +55,41 @@
 // tools that change files or run commands (write_file, edit_file,
 // apply_patch, shell); the others may run concurrently.
 //
+// # Settings in descriptions
+//
+// A tool whose description or schema states a session setting (the
+// shell's default and maximum timeout) is built with Settled: its
+// Tool.Settle rebuilds it for a session's Settings, filling placeholders
+// such as {default} and {max_ms} (Settings.FillTimeouts). A session calls
+// Registry.Settle with its settings (and again when they change), so the
+// model is offered the timeouts the session applies, not a fixed 600 s.
+//
+// # Read before write
+//
+// A session passes its Reads (NewReads) in ExecOptions.Reads. read_file
+// and read_many_files record each file they read (size, modification time
+// and, up to MaxHashBytes, a SHA-256 of the whole content, even when only
+// some lines were shown); write_file, edit_file and apply_patch record what
+// they wrote. Before changing an existing file they compare it with that
+// record and refuse, changing nothing, when it differs (by content when
+// hashed, else by size and time; a touch that keeps the content is no
+// change): a command, another agent or a hook changed it, and the model
+// is told to read it again (the error wraps ErrStale). Our decisions where
+// the reference agent leaves room:
+//
+//   - new files are exempt: creating needs no read;
+//   - overwriting a whole existing file (write_file, or a patch's Add File
+//     over an existing one) needs a read first, since the model would
+//     replace content it has not seen;
+//   - editing or patching a file the session never read is allowed:
+//     old_string or the patch's context lines must match what the file
+//     contains now, which is the check a read would buy;
+//   - the record is per session (a subagent has its own) and in memory: a
+//     resumed session reads again before it overwrites.
+//
+// Without Reads (nil) nothing is checked, for callers that run the tools
+// outside a session.
+//
 // # Concurrency
 //
 // Registry is safe for concurrent use, and so is Execute: tools hold no

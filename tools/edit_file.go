@@ -40,7 +40,10 @@ func EditFile() Tool {
 // RunEditFile replaces old_string with new_string in a file: exactly first,
 // then tolerating differences in whitespace and Unicode punctuation (and
 // saying so in the result). Without replace_all the text must occur once.
-// An empty old_string creates a missing or empty file.
+// An empty old_string creates a missing or empty file. With call.Reads
+// set, an edit of a file that changed since the session last read it is
+// refused (ErrStale); a file never read may be edited, since old_string
+// must match what it contains now.
 func RunEditFile(ctx context.Context, call Call, p EditFileParams) (Output, error) {
 	if p.OldString == p.NewString {
 		return Output{}, errors.New("old_string and new_string are identical, so the edit would change nothing")
@@ -56,6 +59,9 @@ func RunEditFile(ctx context.Context, call Call, p EditFileParams) (Output, erro
 	if missing {
 		return Output{}, fmt.Errorf("%s does not exist; check the path, or pass an empty old_string to create it", p.FilePath)
 	}
+	if err := call.Reads.checkFresh(ctx, call.Env, p.FilePath, data, false); err != nil {
+		return Output{}, err
+	}
 	updated, n, fuzzy, err := replaceText(string(data), p)
 	if err != nil {
 		return Output{}, fmt.Errorf("%s: %w", p.FilePath, err)
@@ -63,6 +69,7 @@ func RunEditFile(ctx context.Context, call Call, p EditFileParams) (Output, erro
 	if err := call.Env.WriteFile(ctx, p.FilePath, []byte(updated)); err != nil {
 		return Output{}, fmt.Errorf("could not write %s: %w", p.FilePath, err)
 	}
+	call.Reads.noteWritten(ctx, call.Env, p.FilePath, []byte(updated))
 	text := fmt.Sprintf("Edited %s: replaced %d %s.", p.FilePath, n, plural(n, "occurrence", "occurrences"))
 	if fuzzy {
 		text += " Note: old_string did not match exactly; it matched once differences in whitespace and Unicode punctuation (quotes, dashes, special spaces) were ignored. Read the changed lines to check the result."
@@ -77,6 +84,7 @@ func createByEdit(ctx context.Context, call Call, p EditFileParams, missing bool
 	if err := call.Env.WriteFile(ctx, p.FilePath, []byte(p.NewString)); err != nil {
 		return Output{}, fmt.Errorf("could not write %s: %w", p.FilePath, err)
 	}
+	call.Reads.noteWritten(ctx, call.Env, p.FilePath, []byte(p.NewString))
 	return Output{Text: fmt.Sprintf("Created %s (%d bytes).", p.FilePath, len(p.NewString))}, nil
 }
 

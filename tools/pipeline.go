@@ -33,6 +33,9 @@ type ExecOptions struct {
 	Limits map[string]Limits
 	// OnOutput receives streamed output of the call, when the tool streams.
 	OnOutput func(chunk string)
+	// Reads is the session's record of what it read (NewReads), for the
+	// read-before-write check of the file tools; nil turns the check off.
+	Reads *Reads
 }
 
 // Validate is the pipeline's first two steps, lookup and validation, for

@@ -19,7 +19,7 @@ func (r *Registry) execute(ctx context.Context, call llm.ToolCall, env execenv.E
 	if err != nil {
 		return errorResult(call, err.Error())
 	}
-	out, full := run(ctx, t, Call{ID: call.ID, Name: call.Name, Args: args, Env: env, Settings: opts.Settings, OnOutput: opts.OnOutput})
+	out, full := run(ctx, t, Call{ID: call.ID, Name: call.Name, Args: args, Env: env, Settings: opts.Settings, OnOutput: opts.OnOutput, Reads: opts.Reads})
 	limits := t.Limits.Merge(DefaultLimits(t.Name))
 	if o, ok := opts.Limits[call.Name]; ok {
 		limits = o.Merge(limits)

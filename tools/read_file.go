@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	_ "embed"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"strconv"
@@ -52,39 +54,64 @@ func ReadFile() Tool {
 // an image as image content. The file is streamed, so memory stays bounded
 // by the lines returned whatever the file's size. Binary files are refused.
 func RunReadFile(ctx context.Context, call Call, p ReadFileParams) (Output, error) {
-	r, err := openFile(ctx, call.Env, p.FilePath)
+	r, info, err := openFile(ctx, call.Env, p.FilePath)
 	if err != nil {
 		return Output{}, err
 	}
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 64<<10)
+	h := sha256.New()
+	br := bufio.NewReaderSize(io.TeeReader(r, h), 64<<10)
 	head, _ := br.Peek(sniffLen)
-	if media := imageType(head); media != "" {
-		return readImage(p.FilePath, media, br)
+	var out Output
+	switch media := imageType(head); {
+	case media != "":
+		out, err = readImage(p.FilePath, media, br)
+	case isBinary(head):
+		err = fmt.Errorf("%s is a binary file, not text; read_file shows text only (inspect it with a command such as `file` or `xxd | head` instead)", p.FilePath)
+	default:
+		out.Text, err = readLines(br, p.Offset, p.Limit)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", p.FilePath, err)
+		}
 	}
-	if isBinary(head) {
-		return Output{}, fmt.Errorf("%s is a binary file, not text; read_file shows text only (inspect it with a command such as `file` or `xxd | head` instead)", p.FilePath)
+	noteRead(call, p.FilePath, info, br, h)
+	return out, err
+}
+
+// noteRead records in call.Reads that the session has seen path: with a
+// hash of the whole content when the file is at most MaxHashBytes (the
+// rest of the stream is read to finish it), else by size and time.
+func noteRead(call Call, path string, info execenv.FileInfo, rest io.Reader, h hash.Hash) {
+	if call.Reads == nil {
+		return
 	}
-	text, err := readLines(br, p.Offset, p.Limit)
-	if err != nil {
-		return Output{}, fmt.Errorf("%s: %w", p.FilePath, err)
+	if info.Size > MaxHashBytes {
+		call.Reads.note(call.Env, path, info, nil)
+		return
 	}
-	return Output{Text: text}, nil
+	if _, err := io.Copy(io.Discard, rest); err != nil {
+		call.Reads.note(call.Env, path, info, nil)
+		return
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
+	call.Reads.note(call.Env, path, info, &sum)
 }
 
 // openFile opens path for streaming with errors the model can act on.
-func openFile(ctx context.Context, env execenv.Environment, path string) (execenv.ReadCloser, error) {
+func openFile(ctx context.Context, env execenv.Environment, path string) (execenv.ReadCloser, execenv.FileInfo, error) {
 	info, err := env.Stat(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s does not exist; check the path (glob or list_dir can find files)", path)
+		return nil, info, fmt.Errorf("%s does not exist; check the path (glob or list_dir can find files)", path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	if info.IsDir {
-		return nil, fmt.Errorf("%s is a directory, not a file; use list_dir to see its entries", path)
+		return nil, info, fmt.Errorf("%s is a directory, not a file; use list_dir to see its entries", path)
 	}
-	return env.OpenFile(ctx, path)
+	r, err := env.OpenFile(ctx, path)
+	return r, info, err
 }
 
 // readLines numbers lines [offset, offset+limit) of r. Lines before offset

@@ -30,7 +30,7 @@ const shellSchema = `{
   "type": "object",
   "properties": {
     "command": {"type": "string", "minLength": 1, "description": "The command line, run with bash -c."},
-    "timeout_ms": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds; the session default when omitted."},
+    "timeout_ms": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds (default {default_ms}, at most {max_ms})."},
     "description": {"type": "string", "description": "A few words saying what the command does."},
     "workdir": {"type": "string", "description": "Directory to run in; the working directory when omitted."}
   },
@@ -38,9 +38,14 @@ const shellSchema = `{
   "additionalProperties": false
 }`
 
-// Shell returns the core shell tool.
+// Shell returns the core shell tool. Its description and schema state the
+// session's default and maximum timeouts (Settled; execenv's defaults
+// until Registry.Settle).
 func Shell() Tool {
-	return Typed(coreTool("shell", shellDescription, shellSchema, true, nil), RunShell)
+	return Settled(func(s Settings) Tool {
+		return Typed(coreTool("shell", s.FillTimeouts(shellDescription, execenv.DefaultTimeout),
+			s.FillTimeouts(shellSchema, execenv.DefaultTimeout), true, nil), RunShell)
+	})
 }
 
 // RunShell runs p.Command through call.Env and formats exit code, duration

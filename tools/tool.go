@@ -33,6 +33,10 @@ type Tool struct {
 	// Limits overrides the default truncation for this tool (zero fields keep
 	// the default of DefaultLimits).
 	Limits Limits
+	// Settle, when set, rebuilds the tool for one session's settings: a
+	// description and schema that state the session's own defaults and
+	// caps. Registry.Settle applies it; Settled builds such a tool.
+	Settle func(Settings) Tool
 	// Run executes the call. A returned error becomes an error result the model
 	// sees ("Tool error (name): ..."); it never stops the agent loop. Run may
 	// also return an Output with IsError set to report a failure with its own text.
@@ -56,6 +60,9 @@ type Call struct {
 	Settings Settings
 	// OnOutput, when set, receives output as it is produced (shell streaming).
 	OnOutput func(chunk string)
+	// Reads is what the session has read, for the read-before-write check
+	// of the file tools; nil turns the check off.
+	Reads *Reads
 }
 
 // Settings are session-level knobs that tools read.

@@ -31,15 +31,23 @@ func WriteFile() Tool {
 }
 
 // RunWriteFile replaces (or creates, with its parent directories) a file and
-// reports how many bytes it wrote.
+// reports how many bytes it wrote. With call.Reads set, it refuses to
+// overwrite an existing file the session has not read, or that changed
+// since it was read (ErrStale).
 func RunWriteFile(ctx context.Context, call Call, p WriteFileParams) (Output, error) {
 	existed, err := call.Env.Exists(ctx, p.FilePath)
 	if err != nil {
 		return Output{}, err
 	}
+	if existed {
+		if err := call.Reads.checkFresh(ctx, call.Env, p.FilePath, nil, true); err != nil {
+			return Output{}, err
+		}
+	}
 	if err := call.Env.WriteFile(ctx, p.FilePath, []byte(p.Content)); err != nil {
 		return Output{}, fmt.Errorf("could not write %s: %w", p.FilePath, err)
 	}
+	call.Reads.noteWritten(ctx, call.Env, p.FilePath, []byte(p.Content))
 	verb := "Created"
 	if existed {
 		verb = "Overwrote"

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/llm"
+	"github.com/agentfleet/agentfleet/llm/pricing"
 )
 
 // DefaultCooldown is Client.Cooldown when zero.
@@ -69,6 +70,10 @@ func (c *Client) fallbackReq(ctx context.Context, req llm.Request, cause error) 
 		c.OnFallback(ctx, req.Model, c.Fallback, cause)
 	}
 	req.Model = c.Fallback
+	// The fallback may allow fewer output tokens than the model asked for.
+	if most, ok := pricing.MaxOutputTokens(c.Fallback); ok && req.MaxOutputTokens > most {
+		req.MaxOutputTokens = most
+	}
 	return req
 }
 

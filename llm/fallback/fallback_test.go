@@ -103,3 +103,31 @@ func TestNoFallbackForOtherErrors(t *testing.T) {
 		t.Fatalf("err %v after %d requests, want the invalid request once", err, len(srv.Requests()))
 	}
 }
+
+// TestFallbackKeepsWithinItsOutputLimit: a request asking for more output
+// than the fallback model allows is sent to it with the fallback's maximum.
+func TestFallbackKeepsWithinItsOutputLimit(t *testing.T) {
+	srv := sim.NewServer()
+	defer srv.Close()
+	retry, _ := llmtest.FastRetry(1)
+	inner, err := anthropic.New(anthropic.Config{BaseURL: srv.URL(), APIKey: "k", Retry: retry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &fallback.Client{Inner: inner, Fallback: "claude-3-5-haiku"}
+	srv.Enqueue(sim.Reply{Failure: &sim.Failure{Kind: llm.ErrOverloaded}}, sim.Text("from the fallback"))
+	req := llm.Request{Model: "claude-sonnet-4-5", MaxOutputTokens: 64_000, Messages: []llm.Message{llm.UserMessage("hi")}}
+	if _, err := c.Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	var b struct {
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.MaxTokens != 8_192 {
+		t.Fatalf("the fallback got max_tokens %d, want its maximum 8192", b.MaxTokens)
+	}
+}

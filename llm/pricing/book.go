@@ -48,3 +48,20 @@ func (b *Book) PriceOf(model string, fallback Price) Price {
 	}
 	return fallback
 }
+
+// Known reports whether the book prices model: the built-in table or an
+// override (see Table.Known). PriceOf's fallback does not count.
+func (b *Book) Known(model string) bool { return b.table.Known(model) }
+
+// Unpriced returns the models the book does not price (see Table.Unpriced).
+func (b *Book) Unpriced(models ...string) []string { return b.table.Unpriced(models...) }
+
+// RequirePriced returns an *UnpricedError naming the models the book does
+// not price, or nil when it prices them all: what a caller checks before
+// it accepts work whose cost must be counted.
+func (b *Book) RequirePriced(models ...string) error {
+	if missing := b.Unpriced(models...); len(missing) > 0 {
+		return &UnpricedError{Models: missing}
+	}
+	return nil
+}

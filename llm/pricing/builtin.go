@@ -1,8 +1,9 @@
 package pricing
 
-// BuiltinDate is when the built-in prices were taken from the providers'
-// published price lists.
-const BuiltinDate = "2025-11-01"
+// BuiltinDate is when the built-in prices were last checked against the
+// providers' published price lists (entries first taken on 2025-11-01;
+// GPT-5.1, GPT-5.2, GPT-4o mini, o3 and Gemini 3 added on this date).
+const BuiltinDate = "2026-11-27"
 
 // Builtin returns a copy of the built-in price table (USD per million
 // tokens, standard tier, prompts under the long-context threshold).
@@ -15,6 +16,12 @@ const BuiltinDate = "2025-11-01"
 //   - Google: the Gemini API pricing page; implicit caching reads at the
 //     context-caching price and writes at the input price (storage is not
 //     charged for implicit caches).
+//   - Amazon Bedrock and Google Vertex AI list Anthropic's and Google's
+//     models at the providers' own prices (global and cross-region
+//     endpoints); their model ids (us.anthropic.claude-...-v1:0,
+//     claude-...@date) are looked up as the provider's own (see Lookup).
+//     Vertex's regional endpoints charge a premium the table does not
+//     carry: override those models when you use them.
 func Builtin() Table {
 	t := make(Table, len(builtin))
 	for k, v := range builtin {
@@ -35,17 +42,26 @@ var builtin = Table{
 	"claude-3-5-haiku":  {InputPerMTok: 0.80, OutputPerMTok: 4, CacheReadPerMTok: 0.08, CacheWritePerMTok: 1},
 
 	// OpenAI
-	"gpt-5":        {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
-	"gpt-5-codex":  {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
-	"gpt-5-mini":   {InputPerMTok: 0.25, OutputPerMTok: 2, CacheReadPerMTok: 0.025, CacheWritePerMTok: 0.25},
-	"gpt-5-nano":   {InputPerMTok: 0.05, OutputPerMTok: 0.40, CacheReadPerMTok: 0.005, CacheWritePerMTok: 0.05},
-	"gpt-4.1":      {InputPerMTok: 2, OutputPerMTok: 8, CacheReadPerMTok: 0.50, CacheWritePerMTok: 2},
-	"gpt-4.1-mini": {InputPerMTok: 0.40, OutputPerMTok: 1.60, CacheReadPerMTok: 0.10, CacheWritePerMTok: 0.40},
-	"gpt-4o":       {InputPerMTok: 2.50, OutputPerMTok: 10, CacheReadPerMTok: 1.25, CacheWritePerMTok: 2.50},
-	"o4-mini":      {InputPerMTok: 1.10, OutputPerMTok: 4.40, CacheReadPerMTok: 0.275, CacheWritePerMTok: 1.10},
+	"gpt-5":              {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
+	"gpt-5-codex":        {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
+	"gpt-5-mini":         {InputPerMTok: 0.25, OutputPerMTok: 2, CacheReadPerMTok: 0.025, CacheWritePerMTok: 0.25},
+	"gpt-5-nano":         {InputPerMTok: 0.05, OutputPerMTok: 0.40, CacheReadPerMTok: 0.005, CacheWritePerMTok: 0.05},
+	"gpt-4.1":            {InputPerMTok: 2, OutputPerMTok: 8, CacheReadPerMTok: 0.50, CacheWritePerMTok: 2},
+	"gpt-4.1-mini":       {InputPerMTok: 0.40, OutputPerMTok: 1.60, CacheReadPerMTok: 0.10, CacheWritePerMTok: 0.40},
+	"gpt-4o":             {InputPerMTok: 2.50, OutputPerMTok: 10, CacheReadPerMTok: 1.25, CacheWritePerMTok: 2.50},
+	"o4-mini":            {InputPerMTok: 1.10, OutputPerMTok: 4.40, CacheReadPerMTok: 0.275, CacheWritePerMTok: 1.10},
+	"o3":                 {InputPerMTok: 2, OutputPerMTok: 8, CacheReadPerMTok: 0.50, CacheWritePerMTok: 2},
+	"gpt-4o-mini":        {InputPerMTok: 0.15, OutputPerMTok: 0.60, CacheReadPerMTok: 0.075, CacheWritePerMTok: 0.15},
+	"gpt-5.1":            {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
+	"gpt-5.1-codex-mini": {InputPerMTok: 0.25, OutputPerMTok: 2, CacheReadPerMTok: 0.025, CacheWritePerMTok: 0.25},
+	"gpt-5.2":            {InputPerMTok: 1.75, OutputPerMTok: 14, CacheReadPerMTok: 0.175, CacheWritePerMTok: 1.75},
+	"gpt-5.2-codex":      {InputPerMTok: 1.75, OutputPerMTok: 14, CacheReadPerMTok: 0.175, CacheWritePerMTok: 1.75},
 
 	// Google
 	"gemini-2.5-pro":        {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},
 	"gemini-2.5-flash":      {InputPerMTok: 0.30, OutputPerMTok: 2.50, CacheReadPerMTok: 0.03, CacheWritePerMTok: 0.30},
 	"gemini-2.5-flash-lite": {InputPerMTok: 0.10, OutputPerMTok: 0.40, CacheReadPerMTok: 0.01, CacheWritePerMTok: 0.10},
+	// Gemini 3 previews: prompts up to 200k tokens.
+	"gemini-3-pro-preview":   {InputPerMTok: 2, OutputPerMTok: 12, CacheReadPerMTok: 0.20, CacheWritePerMTok: 2},
+	"gemini-3-flash-preview": {InputPerMTok: 0.50, OutputPerMTok: 3, CacheReadPerMTok: 0.05, CacheWritePerMTok: 0.50},
 }

@@ -20,10 +20,27 @@
 //
 // # Lookup
 //
-// A model's price is found by its exact name, else by the longest table
-// key the name starts with followed by '-' (so claude-sonnet-4-5-20250929
-// is priced as claude-sonnet-4-5). A model the table does not know costs
-// nothing and Lookup says so; the worker logs it once per model.
+// A model's price is found by its exact name, else by its provider's own
+// id when the name is a cloud's spelling (Bedrock's
+// us.anthropic.claude-sonnet-4-20250514-v1:0, Vertex AI's
+// claude-sonnet-4@20250514 or publishers/google/models/gemini-2.5-pro),
+// else by the longest table key that id starts with followed by '-' (so
+// claude-sonnet-4-5-20250929 is priced as claude-sonnet-4-5).
+//
+// # Unpriced is not free
+//
+// A model the table does not know is unpriced: its cost is unknown, which
+// Known and Unpriced tell apart from a price of $0 (an operator may price
+// a local model at zero). Book.RequirePriced returns an *UnpricedError
+// naming the models without a price, for a caller that must refuse work
+// whose cost it cannot count (a cost limit, a budget). Book.PriceOf still
+// answers a fallback price for them and logs once per model.
+//
+// # Output limits
+//
+// MaxOutputTokens is the other half of what a caller must know of a
+// model: the most tokens one answer may have, from the providers' model
+// documentation (OutputDate), looked up the same way.
 //
 // The built-in prices are list prices in USD as the providers published
 // them on the date in BuiltinDate; they change, so operators override

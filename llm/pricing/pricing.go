@@ -3,6 +3,7 @@ package pricing
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,22 +47,45 @@ func (p Price) Validate(field string) error {
 // Table maps model names (or name prefixes, see Lookup) to prices.
 type Table map[string]Price
 
-// Lookup returns the price of model: its exact entry, else the longest key
-// that model starts with followed by '-'. ok is false when none matches.
+// Lookup returns the price of model: its exact entry, else the entry of
+// the provider's own id when model is a cloud's spelling of it (Bedrock,
+// Vertex AI; see the package doc), else the longest key that name starts
+// with followed by '-'. ok is false when none matches: the model is
+// unpriced, which is not the same as free (see Known).
 func (t Table) Lookup(model string) (p Price, ok bool) {
-	if p, ok := t[model]; ok {
-		return p, true
-	}
-	best := ""
-	for k := range t {
-		if len(k) > len(best) && strings.HasPrefix(model, k+"-") {
-			best = k
+	return lookup(t, model)
+}
+
+// Known reports whether t prices model (see Lookup). A model it does not
+// know is unpriced: what it costs is unknown, which is not the same as a
+// price of $0 (a known model may be priced at zero).
+func (t Table) Known(model string) bool {
+	_, ok := t.Lookup(model)
+	return ok
+}
+
+// Unpriced returns the models t does not price, once each, in the order
+// given; nil when every one is priced.
+func (t Table) Unpriced(models ...string) []string {
+	var out []string
+	for _, m := range models {
+		if !t.Known(m) && !slices.Contains(out, m) {
+			out = append(out, m)
 		}
 	}
-	if best == "" {
-		return Price{}, false
-	}
-	return t[best], true
+	return out
+}
+
+// UnpricedError says which models have no price, for a caller that must
+// refuse work whose cost it cannot count (a cost limit, a budget).
+type UnpricedError struct {
+	Models []string
+}
+
+func (e *UnpricedError) Error() string {
+	return fmt.Sprintf("no price is known for model %s, so its cost cannot be counted against a cost limit or budget: "+
+		"set prices.<model> (input_per_mtok, output_per_mtok) in the worker configuration, or choose a priced model",
+		strings.Join(e.Models, ", "))
 }
 
 // Override returns the built-in table with overrides applied on top, after
