@@ -33,6 +33,15 @@ type Session struct {
 	// LoopDetectionWindow is how many recent tool calls are compared
 	// (default 10).
 	LoopDetectionWindow int `json:"loop_detection_window,omitempty"`
+	// NoProgressRounds is how many tool rounds in a row may change nothing
+	// (no new call that succeeds, no new output, no new failure) before the
+	// model is told; half as many more stop the task with the reason
+	// no_progress. 0: the default (8); -1 turns the watchdog off.
+	NoProgressRounds int `json:"no_progress_rounds,omitempty"`
+	// MaxOutputTokens bounds one model answer; 0: the operator's default.
+	// It is lowered to the model's own maximum, and a tool call cut by it
+	// is asked for again once with that maximum.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 	// UserInstructions are appended last to the system prompt.
 	UserInstructions string `json:"user_instructions,omitempty"`
 	// EnvPolicy says which of the worker's environment variables commands
@@ -80,6 +89,8 @@ const (
 	MaxToolOutputLines         = 100_000
 	DefaultLoopDetectionWindow = 10
 	MaxLoopDetectionWindow     = 100
+	MaxNoProgressRounds        = 1000
+	MaxOutputTokensBound       = 1_000_000
 	MaxUserInstructionsBytes   = 64 << 10
 	MaxProviderHeaders         = 16
 	MaxHeaderValueBytes        = 1024
@@ -107,6 +118,7 @@ func (s Session) LoopDetectionOn() bool { return s.LoopDetection == nil || *s.Lo
 func (s Session) IsZero() bool {
 	return s.CommandTimeout == 0 && s.MaxCommandTimeout == 0 && len(s.ToolOutputChars) == 0 &&
 		len(s.ToolOutputLines) == 0 && s.LoopDetection == nil && s.LoopDetectionWindow == 0 &&
+		s.NoProgressRounds == 0 && s.MaxOutputTokens == 0 &&
 		s.UserInstructions == "" && s.EnvPolicy == "" && s.WebFetch == nil && s.Provider == "" && s.ProviderOptions == nil
 }
 
@@ -170,6 +182,12 @@ func (s Session) checkLoop() *FieldError {
 		return fieldErr("session.loop_detection_window", "must be at least 2: one call cannot repeat a pattern")
 	case s.LoopDetectionWindow > 0 && !s.LoopDetectionOn():
 		return fieldErr("session.loop_detection_window", "is set but loop_detection is false; drop one of them")
+	case s.NoProgressRounds < -1 || s.NoProgressRounds > MaxNoProgressRounds:
+		return fieldErr("session.no_progress_rounds", "must be between 1 and %d (0 = 8, -1 = off), got %d",
+			MaxNoProgressRounds, s.NoProgressRounds)
+	case s.MaxOutputTokens < 0 || s.MaxOutputTokens > MaxOutputTokensBound:
+		return fieldErr("session.max_output_tokens", "must be between 1 and %d (0 = the operator's default), got %d",
+			MaxOutputTokensBound, s.MaxOutputTokens)
 	}
 	return nil
 }

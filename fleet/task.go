@@ -59,6 +59,7 @@ const (
 	ReasonModelError     = "model_error"     // a permanent model error
 	ReasonStoreError     = "store_error"     // the store refused its history for good (a temporary failure is waited out)
 	ReasonTurnLimit      = "turn_limit"      // the turn or tool-round limit ended it
+	ReasonNoProgress     = "no_progress"     // the progress watchdog stopped it: rounds that changed nothing
 	ReasonAborted        = "aborted"         // aborted over control
 	ReasonCancelled      = "cancelled"       // cancelled in the store
 	ReasonParentEnded    = "parent_ended"    // its parent ended and its child policy is cancel

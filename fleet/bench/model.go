@@ -92,7 +92,9 @@ func (m *benchModel) reply(body []byte) sim.Reply {
 		}
 		return rep
 	}
-	call := sim.ToolCallReply{ID: fmt.Sprintf("toolu_bench_%d", turn), Name: "glob", Arguments: `{"pattern":"*.none"}`}
+	// A new pattern each round: a repeated call would be a stall, which the
+	// progress watchdog stops (agent/watchdog.go).
+	call := sim.ToolCallReply{ID: fmt.Sprintf("toolu_bench_%d", turn), Name: "glob", Arguments: fmt.Sprintf(`{"pattern":"*.none%d"}`, turn)}
 	if m.outputBytes > 0 {
 		call.Name, call.Arguments = "shell", fmt.Sprintf(`{"command":"printf '%%0*d' %d %d"}`, m.outputBytes, turn)
 	}

@@ -123,6 +123,10 @@ type Config struct {
 	// MaxLiveChildren caps the unfinished children of one task when its spec
 	// says nothing (default 32).
 	MaxLiveChildren int `mapstructure:"max_live_children"`
+	// MaxOutputTokens is the max_output_tokens of a model answer when the
+	// spec's session sets none (0: agent.DefaultMaxOutputTokens); it is
+	// lowered to each model's own maximum.
+	MaxOutputTokens int `mapstructure:"max_output_tokens"`
 	// Sandbox says how local tasks' commands run (see
 	// fleet/internal/tasksandbox and docs/operations.md): "on" (the default) under bubblewrap, local
 	// tasks being refused where it cannot run; "off" unconfined, as the
@@ -263,6 +267,7 @@ func (c Config) Validate() error {
 	check(c.DrainGrace >= 0, "drain_grace must be >= 0, got %s", c.DrainGrace)
 	check(c.RetryBackoff > 0 && c.MaxRetryBackoff >= c.RetryBackoff, "retry_backoff (%s) must be > 0 and <= max_retry_backoff (%s)", c.RetryBackoff, c.MaxRetryBackoff)
 	check(c.MaxLiveChildren >= 1, "max_live_children must be >= 1, got %d", c.MaxLiveChildren)
+	check(c.MaxOutputTokens >= 0, "max_output_tokens must be >= 0 (0: the built-in default), got %d", c.MaxOutputTokens)
 	check(c.DeltaMaxBytes >= 0, "event_delta_max_bytes must be >= 0 (0: 1024), got %d", c.DeltaMaxBytes)
 	for _, p := range c.AllowedProfiles {
 		check(slices.Contains(fleet.KnownProfiles, p), "allowed_profiles entry %q is unknown, want one of %v", p, fleet.KnownProfiles)

@@ -62,3 +62,25 @@ func finishedByState(t *testing.T, g prometheus.Gatherer) map[store.TaskState]fl
 	}
 	return out
 }
+
+// TestStalledTaskStopsWithNoProgress: a session that repeats the same call
+// for round after round is stopped by the watchdog within the spec's
+// window, and the task fails with the reason no_progress instead of
+// running to its turn limit.
+func TestStalledTaskStopsWithNoProgress(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1})
+	var steps []fleettest.Step
+	for range 20 {
+		steps = append(steps, fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("echo same")}})
+	}
+	spec := fleettest.Spec("stalled", append(steps, fleettest.Step{Text: "never reached"})...)
+	spec.Session.NoProgressRounds = 2
+	task := f.WaitDone(f.Submit(spec))
+	if task.State != store.TaskFailed || task.Error != fleet.ReasonNoProgress {
+		t.Fatalf("stalled task %s %q; want failed with %s", task.State, task.Error, fleet.ReasonNoProgress)
+	}
+	if n := fleettest.Result(t, task).TurnsUsed; n > 6 {
+		t.Fatalf("the stalled task spent %d turns; want it stopped within the watchdog's window (2 rounds, then 1)", n)
+	}
+}

@@ -39,6 +39,8 @@ func (r *run) settleOutcome(ctx context.Context, out agent.Outcome, err error) s
 		return r.sessionError(ctx, out, err)
 	case out.Stop == agent.StopCompleted || out.Stop == agent.StopAwaitingInput:
 		return r.finishAnswered(ctx, out)
+	case out.Stop == agent.StopNoProgress:
+		return r.finish(ctx, store.TaskFailed, fleet.ReasonNoProgress, r.result(out, false, string(out.Stop)))
 	default: // turn or round limit, loop detection ended the input
 		return r.finish(ctx, store.TaskFailed, fleet.ReasonTurnLimit, r.result(out, false, string(out.Stop)))
 	}

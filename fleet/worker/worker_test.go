@@ -20,6 +20,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/sim"
 	"github.com/agentfleet/agentfleet/queue"
@@ -231,7 +232,11 @@ func TestCancelRunningTask(t *testing.T) {
 	// The cancel is counted by whoever cancelled; the worker counts only the
 	// end it wrote. (It used to count the cancelled run too, as if it had
 	// ended it.)
-	if n := finishedByState(t, f.Workers()[0].Gatherer()); n[store.TaskCancelled] != 0 || n[store.TaskSucceeded] != 1 {
+	g := f.Workers()[0].Gatherer()
+	testenv.Eventually(t, fleettest.Wait, "the success counted", func() bool {
+		return finishedByState(t, g)[store.TaskSucceeded] == 1
+	})
+	if n := finishedByState(t, g); n[store.TaskCancelled] != 0 || len(n) != 1 {
 		t.Fatalf("worker's tasks_finished_total %v; want only the one success it wrote", n)
 	}
 }

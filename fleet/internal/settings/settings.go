@@ -24,6 +24,8 @@ func Apply(c *agent.SessionConfig, s fleet.Session) {
 	c.DisableLoopDetection = !s.LoopDetectionOn()
 	c.LoopDetectionWindow = s.LoopDetectionWindow
 	c.UserInstructions = s.UserInstructions
+	c.NoProgressRounds = s.NoProgressRounds
+	c.MaxOutputTokens = s.MaxOutputTokens
 }
 
 // Env returns the environment policy and the command timeout cap of the
