@@ -50,10 +50,6 @@ func (d *Dispatcher) enforcer(ctx context.Context) (*budget.Enforcer, error) {
 
 // runBudgets checks every budget each interval until ctx ends.
 func (d *Dispatcher) runBudgets(ctx context.Context) {
-	interval := d.cfg.BudgetCheckInterval
-	if interval <= 0 {
-		interval = DefaultBudgetCheckInterval
-	}
 	e, err := d.enforcer(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -61,7 +57,7 @@ func (d *Dispatcher) runBudgets(ctx context.Context) {
 		}
 		return
 	}
-	e.Run(ctx, interval)
+	e.Run(ctx, d.cfg.BudgetCheckInterval)
 }
 
 // PutBudget sets the budget of a label and checks it against the spend at

@@ -92,6 +92,9 @@ func (c Config) WithDefaults() Config {
 	if c.ApprovalSweep == 0 {
 		c.ApprovalSweep = time.Minute
 	}
+	if c.BudgetCheckInterval == 0 {
+		c.BudgetCheckInterval = DefaultBudgetCheckInterval
+	}
 	if c.ControlTimeout == 0 {
 		c.ControlTimeout = queue.DefaultControlTimeout
 	}
