@@ -209,3 +209,49 @@ func TestOpenWaitsForAFormingCluster(t *testing.T) {
 		t.Fatalf("Open after the cluster formed: %v", err)
 	}
 }
+
+// A session resumed after its worker died reads the last Seq of its events
+// at once through a new ordered consumer. On a cluster the node this client
+// is connected to may not know that consumer yet, and the first fetch
+// finds no responders; LastSeq asks again, as Serve does, instead of
+// failing the delivery.
+func TestLastSeqOnAFollowerRetriesNoResponders(t *testing.T) {
+	testenv.SkipIfShort(t, "starts a three-node cluster")
+	cl := natstest.StartCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*waitTimeout)
+	defer cancel()
+	setup, err := queue.Open(ctx, cl.Connect(t), queue.Config{Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := setup.NewEventPublisher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := p.PublishConfirmed(ctx, event("s1", seq, "TOOL_CALL_END", `{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Every node in turn, followers included.
+	for _, s := range cl.Servers {
+		nc, err := nats.Connect(s.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		c, err := queue.Open(ctx, nc, queue.Config{Replicas: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			got, err := c.LastSeq(ctx, "root", "task-s1")
+			if err != nil || got != 3 {
+				t.Fatalf("LastSeq through %s: %d, %v; want 3", s.URL, got, err)
+			}
+		}
+	}
+}

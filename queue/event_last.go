@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -64,25 +65,55 @@ func (c *Client) LastSeq(ctx context.Context, rootTaskID, taskID string) (uint64
 	}
 	highest := last.Seq
 	for {
-		batch, err := cons.FetchNoWait(256)
+		n, err := fetchSeqs(ctx, cons, &highest)
 		if err != nil {
-			return 0, fmt.Errorf("queue: reading the recent events of task %s: %w", taskID, err)
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			var ev Event
-			if json.Unmarshal(m.Data(), &ev) == nil && ev.Seq > highest {
-				highest = ev.Seq
-			}
-		}
-		if err := batch.Error(); err != nil {
 			return 0, fmt.Errorf("queue: reading the recent events of task %s: %w", taskID, err)
 		}
 		if n == 0 {
 			return highest, nil
 		}
 	}
+}
+
+// noResponderWait bounds how long fetchSeqs asks again a consumer that no
+// node answers for yet.
+const noResponderWait = 10 * time.Second
+
+// fetchSeqs reads one batch of cons, raising highest to the largest Seq in
+// it, and returns how many messages it read. On a cluster the node the
+// client is connected to may not know a consumer just made (on the
+// stream's leader) yet, and a fetch finds no responders: it is asked
+// again, with a short backoff, for up to noResponderWait, as Serve does.
+func fetchSeqs(ctx context.Context, cons jetstream.Consumer, highest *uint64) (int, error) {
+	delay, deadline := 20*time.Millisecond, time.Now().Add(noResponderWait)
+	for {
+		n, err := fetchSeqsOnce(cons, highest)
+		if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return n, err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+func fetchSeqsOnce(cons jetstream.Consumer, highest *uint64) (int, error) {
+	batch, err := cons.FetchNoWait(256)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for m := range batch.Messages() {
+		n++
+		var ev Event
+		if json.Unmarshal(m.Data(), &ev) == nil && ev.Seq > *highest {
+			*highest = ev.Seq
+		}
+	}
+	return n, batch.Error()
 }
 
 // HasEvent reports whether EVENTS holds an event of kind for a task.
