@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ func New(server, token string, hc *http.Client) (*Client, error) {
 type APIError struct {
 	Status int
 	api.ErrorDetail
+	// RetryAfter is the answer's Retry-After (a 503 while the
+	// dispatcher's store is away); 0 when it has none.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -83,8 +87,33 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	return nil
 }
 
-// send sends a request and returns the response of a 2xx, else an *APIError.
+// readRetries bounds how often send repeats a read the dispatcher answered
+// 503 with Retry-After (its store away); maxRetryAfter caps one wait.
+const (
+	readRetries   = 5
+	maxRetryAfter = 30 * time.Second
+)
+
+// send sends a request and returns the response of a 2xx, else an
+// *APIError. A GET answered 503 with Retry-After (the dispatcher's store is
+// away) is sent again after that delay, up to readRetries times while ctx
+// lasts; a write is not, as it may have been done.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, in any, hdr http.Header) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := c.sendOnce(ctx, method, path, q, in, hdr)
+		var ae *APIError
+		if method != http.MethodGet || attempt == readRetries || !errors.As(err, &ae) || ae.RetryAfter <= 0 {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(min(ae.RetryAfter, maxRetryAfter)):
+		}
+	}
+}
+
+func (c *Client) sendOnce(ctx context.Context, method, path string, q url.Values, in any, hdr http.Header) (*http.Response, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -120,6 +149,9 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 func readAPIError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	ae := &APIError{Status: resp.StatusCode}
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		ae.RetryAfter = time.Duration(s) * time.Second
+	}
 	var eb api.ErrorBody
 	if json.Unmarshal(b, &eb) == nil && eb.Error.Message != "" {
 		ae.ErrorDetail = eb.Error

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/fleet"
@@ -16,6 +17,10 @@ import (
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
+
+// StoreRetryAfter is the Retry-After, in seconds, of a 503 answered while
+// the store is away.
+const StoreRetryAfter = 2
 
 // fail maps an error of the dispatcher or the store to a response.
 func (a *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -48,6 +53,12 @@ func (a *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeErr(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalid, Message: err.Error()})
 	case errors.As(err, &ee):
 		writeErr(w, http.StatusServiceUnavailable, api.ErrorDetail{Code: api.CodeUnavailable, Message: err.Error()})
+	case store.IsRetryable(err):
+		// The store is away (restarting, failing over): nothing was done
+		// that a retry cannot redo, so say when to try again.
+		w.Header().Set("Retry-After", strconv.Itoa(StoreRetryAfter))
+		writeErr(w, http.StatusServiceUnavailable, api.ErrorDetail{Code: api.CodeUnavailable,
+			Message: "the store is not answering; retry in a few seconds (" + err.Error() + ")"})
 	case errors.Is(err, context.DeadlineExceeded):
 		writeErr(w, http.StatusGatewayTimeout, api.ErrorDetail{Code: api.CodeTimeout, Message: err.Error()})
 	case r.Context().Err() != nil:

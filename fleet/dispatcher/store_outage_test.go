@@ -1,0 +1,92 @@
+package dispatcher
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/store"
+	"github.com/agentfleet/agentfleet/store/pgtest"
+	"github.com/agentfleet/agentfleet/store/postgres"
+)
+
+// While the store is away the API answers 503 with Retry-After (not a 500
+// internal error), and the Go client repeats a read after that delay, so a
+// reader rides out a Postgres restart.
+func TestStoreOutageIs503WithRetryAfter(t *testing.T) {
+	pg := pgtest.NewCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testWait)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE app")
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.Migrate(ctx, pg.DSN("app")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := postgres.Open(ctx, postgres.Config{DSN: pg.DSN("app")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := setupAPI(t, func(testing.TB) store.Store { return st })
+
+	pg.Stop()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/v1/counts", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "2" {
+		t.Fatalf("with the store away: %d, Retry-After %q; want 503 with Retry-After 2", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+
+	read := make(chan error, 1)
+	go func() { _, err := b.client.Counts(ctx); read <- err }()
+	testenv.Eventually(t, testWait, "the client's read answered 503", func() bool {
+		return answered503(b.d) >= 2
+	})
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Fatalf("the client's read after the store came back: %v", err)
+		}
+	case <-time.After(testWait):
+		t.Fatal("the client's read did not return once the store was back")
+	}
+}
+
+// answered503 counts the API's 503 answers so far.
+func answered503(d *Dispatcher) int {
+	// The scrape-time task counts fail while the store is away; Gather
+	// returns every other metric all the same.
+	families, _ := d.Metrics().Registry.Gather()
+	n := 0
+	for _, mf := range families {
+		if mf.GetName() != "agentfleet_api_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "code" && l.GetValue() == "503" {
+					n += int(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	return n
+}
