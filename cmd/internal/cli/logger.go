@@ -29,9 +29,19 @@ func NewLogger(format, level string, w io.Writer) *slog.Logger {
 	}
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(level))
-	opts := &slog.HandlerOptions{Level: lvl}
+	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationsAsText}
 	if format == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// durationsAsText logs a time.Duration as "30s", not as nanoseconds
+// (JSON's default: 30000000000), so a log line reads as the configuration
+// it came from.
+func durationsAsText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
