@@ -40,8 +40,8 @@ func basicRequest() llm.Request {
 
 func TestNewRequiresKey(t *testing.T) {
 	_, err := anthropic.New(anthropic.Config{})
-	if err == nil || !strings.Contains(err.Error(), "APIKey") {
-		t.Fatalf("New without a key: got %v, want an error naming APIKey", err)
+	if err == nil || !strings.Contains(err.Error(), "api_key") {
+		t.Fatalf("New without a key: got %v, want an error naming the api_key setting", err)
 	}
 	_, err = anthropic.New(anthropic.Config{APIKey: "k", BaseURL: "ftp://x"})
 	if err == nil || !strings.Contains(err.Error(), "BaseURL") {

@@ -41,8 +41,8 @@ func basicRequest() llm.Request {
 
 func TestNewRequiresKey(t *testing.T) {
 	_, err := gemini.New(gemini.Config{})
-	if err == nil || !strings.Contains(err.Error(), "APIKey") {
-		t.Fatalf("New without a key: got %v, want an error naming APIKey", err)
+	if err == nil || !strings.Contains(err.Error(), "api_key") {
+		t.Fatalf("New without a key: got %v, want an error naming the api_key setting", err)
 	}
 }
 

@@ -27,7 +27,7 @@ func TestConfigValidate(t *testing.T) {
 		cfg  openai.Config
 		want string
 	}{
-		{openai.Config{}, "Config.APIKey is empty"},
+		{openai.Config{}, "no API key"},
 		{openai.Config{APIKey: "k", BaseURL: "ftp://x"}, "Config.BaseURL must be an http(s) URL"},
 		{openai.Config{APIKey: "k", BaseURL: "localhost:8080/v1"}, "Config.BaseURL must be an http(s) URL"},
 	} {

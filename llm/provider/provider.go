@@ -236,7 +236,8 @@ func envKey(vars []string) string {
 }
 
 func missingKey(name string) error {
-	return fmt.Errorf("provider: no API key for %s; set %s or Config.APIKey", name, strings.Join(keyEnv[name], " or "))
+	return fmt.Errorf("provider: no API key for %s; set %s, or api_key in its configuration (a worker's providers.<profile>.api_key)",
+		name, strings.Join(keyEnv[name], " or "))
 }
 
 // client converts a constructor's result, so that a failed constructor

@@ -21,7 +21,7 @@ func Defaults(baseURL, def string, retry llm.RetryPolicy) (string, llm.RetryPoli
 // OPENAI_API_KEY"), the base URL must parse, the retry policy must hold.
 func Validate(provider, keyHint, apiKey, baseURL, def string, retry llm.RetryPolicy) error {
 	if strings.TrimSpace(apiKey) == "" {
-		return fmt.Errorf("%s Config.APIKey is empty: %s or pass the key in the configuration", provider, keyHint)
+		return fmt.Errorf("%s: no API key: %s, or set api_key in its configuration (a worker's providers.<profile>.api_key)", provider, keyHint)
 	}
 	if err := llm.ValidateBaseURL(provider+" Config.BaseURL", baseURL, def); err != nil {
 		return err
