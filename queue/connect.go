@@ -35,7 +35,18 @@ type ConnectOptions struct {
 	// ReconnectWait is the pause between reconnect attempts (default 1 s). The connection
 	// reconnects forever: a worker outlives a NATS restart.
 	ReconnectWait time.Duration
+	// StartupWait is how long Connect keeps trying when no server answers at first (NATS
+	// starting with the fleet, or restarting): default DefaultStartupWait, negative not at
+	// all. A refused authorization is not tried again.
+	StartupWait time.Duration
+	// OnWait, when set, hears each failed first attempt and the pause before the next (a
+	// log line saying what the program waits for).
+	OnWait func(err error, next time.Duration)
 }
+
+// DefaultStartupWait is ConnectOptions.StartupWait's default: as long as
+// Open waits for a forming JetStream cluster.
+const DefaultStartupWait = startupPatience
 
 // Validate reports every invalid field by name, including files that cannot be read.
 func (o ConnectOptions) Validate() error {
@@ -122,13 +133,25 @@ func Connect(o ConnectOptions, extra ...nats.Option) (*nats.Conn, error) {
 	if url == "" {
 		url = nats.DefaultURL
 	}
-	nc, err := nats.Connect(url, append(opts, extra...)...)
-	if err != nil {
-		hint := "check the NATS URL (AGENTFLEET_NATS_URL) or run `agentfleet-dev dev`"
-		if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) {
-			hint = "check the NATS credentials"
+	wait := orDefault(o.StartupWait, DefaultStartupWait)
+	deadline, delay := time.Now().Add(wait), 250*time.Millisecond
+	for {
+		nc, err := nats.Connect(url, append(opts, extra...)...)
+		if err == nil {
+			return nc, nil
 		}
-		return nil, fmt.Errorf("queue: connect to NATS at %s: %w; %s", url, err, hint)
+		auth := errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired)
+		if auth || wait < 0 || time.Now().Add(delay).After(deadline) {
+			hint := "check the NATS URL (AGENTFLEET_NATS_URL) or run `agentfleet-dev dev`"
+			if auth {
+				hint = "check the NATS credentials"
+			}
+			return nil, fmt.Errorf("queue: connect to NATS at %s: %w; %s", url, err, hint)
+		}
+		if o.OnWait != nil {
+			o.OnWait(err, delay)
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 5*time.Second)
 	}
-	return nc, nil
 }

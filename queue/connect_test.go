@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -62,8 +64,29 @@ func TestConnectOptionsValidate(t *testing.T) {
 			t.Errorf("%s: Connect = %v, want error mentioning %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := queue.Connect(queue.ConnectOptions{URL: "nats://127.0.0.1:1"}); err == nil || !strings.Contains(err.Error(), "agentfleet-dev dev") {
+	if _, err := queue.Connect(queue.ConnectOptions{URL: "nats://127.0.0.1:1", StartupWait: -1}); err == nil || !strings.Contains(err.Error(), "agentfleet-dev dev") {
 		t.Errorf("unreachable server: %v", err)
+	}
+}
+
+// A server that is not up yet when the program starts (NATS started with
+// the fleet, or restarting) is waited for, and each wait is reported.
+func TestConnectWaitsForAServerStartingLate(t *testing.T) {
+	srv := natstest.Start(t)
+	srv.Shutdown()
+	var waits atomic.Int32
+	nc, err := queue.Connect(queue.ConnectOptions{URL: srv.URL, StartupWait: 30 * time.Second,
+		OnWait: func(error, time.Duration) {
+			if waits.Add(1) == 1 {
+				go func() { _ = srv.Restart() }()
+			}
+		}})
+	if err != nil {
+		t.Fatalf("Connect to a server that came up while it waited: %v", err)
+	}
+	nc.Close()
+	if waits.Load() == 0 {
+		t.Fatal("the first attempt, while the server was down, was not reported")
 	}
 }
 

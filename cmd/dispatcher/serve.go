@@ -45,6 +45,7 @@ type ServeConfig struct {
 	LogFormat      string        `mapstructure:"log_format"`      // "json" (default) or "text"
 	LogLevel       string        `mapstructure:"log_level"`       // debug, info (default), warn, error
 	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
+	StartupWait    time.Duration `mapstructure:"startup_wait"`    // wait for NATS and the store at start; default 2 min, negative: none
 	// Limits given to a submitted task's zero limits (default fleet.DefaultLimits:
 	// 200 turns, 2h, 20M tokens, no cost bound); no_default_limits leaves them unbounded.
 	DefaultMaxTurns   int           `mapstructure:"default_max_turns"`
@@ -231,7 +232,7 @@ AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, f
 // serve runs the API until ctx ends, then shuts down within the grace.
 func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, logOut)
-	nc, err := queue.Connect(cfg.NATS.ConnectOptions("agentfleet-dispatcher"))
+	nc, err := queue.Connect(cli.WaitingConnect(cfg.NATS.ConnectOptions("agentfleet-dispatcher"), cfg.StartupWait, log))
 	if err != nil {
 		return failf("connect to NATS at %s: %v (set AGENTFLEET_NATS_URL or run `agentfleet-dev dev`)", cfg.NATS.URL, err)
 	}
@@ -240,7 +241,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	if err != nil {
 		return failf("%v", err)
 	}
-	st, err := cli.OpenStore(ctx, cfg.DatabaseURL)
+	st, err := cli.OpenStoreWaiting(ctx, cfg.DatabaseURL, cfg.StartupWait, log)
 	if err != nil {
 		return failf("%v", err)
 	}

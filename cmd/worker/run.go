@@ -35,6 +35,9 @@ func init() { addCommand(newRunCmd) }
 type runConfig struct {
 	// DatabaseURL is a postgres:// URL, or the path of a SQLite database file.
 	DatabaseURL string `mapstructure:"database_url"`
+	// StartupWait is how long the worker waits at start for NATS and the
+	// store to answer (default 2 min; negative: not at all).
+	StartupWait time.Duration `mapstructure:"startup_wait"`
 	// Prefix is the subject prefix, the same as the dispatcher's (default agentfleet).
 	Prefix string `mapstructure:"prefix"`
 	// Listen serves /healthz, /readyz and /metrics (default :9090); "off" disables it.
@@ -138,7 +141,7 @@ func loadRunConfig(v *viper.Viper, file string, getenv func(string) string) (run
 // runWorker wires the worker and runs it until ctx ends.
 func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, stderr)
-	nc, err := queue.Connect(cfg.NATS.ConnectOptions("agentfleet-worker " + cfg.ID))
+	nc, err := queue.Connect(cli.WaitingConnect(cfg.NATS.ConnectOptions("agentfleet-worker "+cfg.ID), cfg.StartupWait, log))
 	if err != nil {
 		return cli.Failf("%v", err)
 	}
@@ -147,7 +150,7 @@ func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	if err != nil {
 		return cli.Failf("%v", err)
 	}
-	st, err := cli.OpenStore(ctx, cfg.DatabaseURL)
+	st, err := cli.OpenStoreWaiting(ctx, cfg.DatabaseURL, cfg.StartupWait, log)
 	if err != nil {
 		return cli.Failf("%v", err)
 	}

@@ -117,3 +117,18 @@ func Migrate(ctx context.Context, dsn string) error {
 	_, err = migrations.Up(ctx, db, migrations.Postgres)
 	return err
 }
+
+// ErrNoSchema: the database answers but has none of the fleet's tables.
+var ErrNoSchema = errors.New("postgres: the database has no agentfleet tables; run `dispatcher migrate up` first")
+
+// CheckSchema reports ErrNoSchema when the database was never migrated.
+func (s *Store) CheckSchema(ctx context.Context) error {
+	var present bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('tasks') IS NOT NULL`).Scan(&present); err != nil {
+		return translate("CheckSchema", err)
+	}
+	if !present {
+		return ErrNoSchema
+	}
+	return nil
+}

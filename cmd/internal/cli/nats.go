@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -70,4 +71,14 @@ func (n NATSConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("nats.worker_gone_after must be at least 1s (0 = 1h), got %s (AGENTFLEET_NATS_WORKER_GONE_AFTER)", n.WorkerGoneAfter))
 	}
 	return errors.Join(errs...)
+}
+
+// WaitingConnect sets how long queue.Connect waits for NATS at start
+// (wait: the startup_wait key) and logs each wait.
+func WaitingConnect(o queue.ConnectOptions, wait time.Duration, log *slog.Logger) queue.ConnectOptions {
+	o.StartupWait = wait
+	o.OnWait = func(err error, next time.Duration) {
+		log.Warn("waiting for NATS to answer", "url", o.URL, "err", err, "retry_in", next)
+	}
+	return o
 }

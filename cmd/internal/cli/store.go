@@ -3,8 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
+	"time"
 
+	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 	"github.com/agentfleet/agentfleet/store/postgres"
 	"github.com/agentfleet/agentfleet/store/sqlite"
@@ -26,9 +29,38 @@ func OpenStore(ctx context.Context, url string) (store.Store, error) {
 	}
 	s, err := postgres.Open(ctx, postgres.Config{DSN: url})
 	if err != nil {
-		return nil, fmt.Errorf("open Postgres store: %w (run `dispatcher migrate up` first)", err)
+		return nil, fmt.Errorf("open Postgres store: %w", err)
+	}
+	if err := s.CheckSchema(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open Postgres store: %w", err)
 	}
 	return s, nil
+}
+
+// OpenStoreWaiting is OpenStore that, while the store does not answer (a
+// database starting with the fleet, or restarting), tries again with a
+// growing pause for up to wait (0: queue.DefaultStartupWait; negative: no
+// retry), logging what it waits for. A store that answers and refuses
+// (no schema, bad credentials) fails at once.
+func OpenStoreWaiting(ctx context.Context, url string, wait time.Duration, log *slog.Logger) (store.Store, error) {
+	if wait == 0 {
+		wait = queue.DefaultStartupWait
+	}
+	deadline, delay := time.Now().Add(wait), 250*time.Millisecond
+	for {
+		s, err := OpenStore(ctx, url)
+		if err == nil || !store.IsRetryable(err) || wait < 0 || time.Now().Add(delay).After(deadline) {
+			return s, err
+		}
+		log.Warn("waiting for the store to answer", "err", err, "retry_in", delay, "gives_up_at", deadline.Format(time.RFC3339))
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
 }
 
 // SQLitePath reports whether url names a SQLite database, and its file path.

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentfleet/agentfleet/store/pgtest"
+	"github.com/agentfleet/agentfleet/store/postgres"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// The migrate hint is given when the database has no schema, and only
+// then: a database that does not answer is waited for, not blamed on a
+// missing migration.
+func TestOpenStoreSaysMigrateOnlyWithoutSchema(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := OpenStore(ctx, pgtest.NewEmptyDatabase(t)); !errors.Is(err, postgres.ErrNoSchema) || !strings.Contains(err.Error(), "migrate up") {
+		t.Fatalf("an empty database: %v; want the migrate hint", err)
+	}
+	s, err := OpenStore(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatalf("a migrated database: %v", err)
+	}
+	s.Close()
+}
+
+// A store that is down at start is waited for: the program comes up once
+// Postgres does, instead of exiting at once.
+func TestOpenStoreWaitsForAStoreStartingLate(t *testing.T) {
+	pg := pgtest.NewCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE app")
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := postgres.Migrate(ctx, pg.DSN("app")); err != nil {
+		t.Fatal(err)
+	}
+	pg.Stop()
+	// Postgres comes back once the first wait is logged.
+	var once sync.Once
+	started := make(chan struct{})
+	log := slog.New(onRecord{Handler: slog.NewTextHandler(io.Discard, nil), f: func() {
+		once.Do(func() {
+			go func() {
+				defer close(started)
+				if err := pg.Start(ctx); err != nil {
+					t.Error(err)
+				}
+			}()
+		})
+	}})
+	s, err := OpenStoreWaiting(ctx, pg.DSN("app"), time.Minute, log)
+	if err != nil {
+		t.Fatalf("a store that came up while the program waited: %v", err)
+	}
+	s.Close()
+	select { // the wait was logged (which started Postgres)
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("the store opened while Postgres was down, without a wait")
+	}
+}
+
+// onRecord calls f for every record it handles.
+type onRecord struct {
+	slog.Handler
+	f func()
+}
+
+func (h onRecord) Handle(ctx context.Context, r slog.Record) error {
+	h.f()
+	return h.Handler.Handle(ctx, r)
+}
