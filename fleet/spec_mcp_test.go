@@ -24,6 +24,8 @@ func TestExtensionsValidate(t *testing.T) {
 		{srv(MCPServer{Name: "a", URL: "https://h/mcp", Headers: map[string]string{"Authorization": "Bearer abc123"}}),
 			"spec.mcp_servers[0].headers.Authorization", "secret reference"},
 		{Extensions{MCPServers: []MCPServer{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}}}, "spec.mcp_servers[1].name", "two servers"},
+		{srv(MCPServer{Name: "a", URL: "https://h/sse", Transport: "SSE"}), "spec.mcp_servers[0].transport", `"SSE" is unknown`},
+		{srv(MCPServer{Name: "a", Command: "x", Transport: "sse"}), "spec.mcp_servers[0].transport", "needs a url"},
 		{hook(Hook{Event: "before_tool", Type: "shell", Command: "x"}), "spec.hooks[0].event", "unknown"},
 		{hook(Hook{Event: "pre_tool_use", Type: "shell"}), "spec.hooks[0].command", "required"},
 		{hook(Hook{Event: "pre_tool_use", Type: "http", URL: "ftp://x"}), "spec.hooks[0].url", "http or https"},
@@ -37,8 +39,9 @@ func TestExtensionsValidate(t *testing.T) {
 		}
 	}
 	good := ok(Extensions{
-		MCPServers: []MCPServer{{Name: "gh", URL: "https://mcp.example/", Headers: map[string]string{"Authorization": "Bearer ${secret:GH}"}}},
-		Hooks:      []Hook{{Event: "post_tool_use", Tool: "edit_*", Type: "shell", Command: "gofmt -l ."}},
+		MCPServers: []MCPServer{{Name: "gh", URL: "https://mcp.example/", Headers: map[string]string{"Authorization": "Bearer ${secret:GH}"}},
+			{Name: "legacy", URL: "https://mcp.example/sse", Transport: "sse"}},
+		Hooks: []Hook{{Event: "post_tool_use", Tool: "edit_*", Type: "shell", Command: "gofmt -l ."}},
 	})
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
