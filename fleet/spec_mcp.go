@@ -22,8 +22,9 @@ type Extensions struct {
 }
 
 // MCPServer is an MCP server a task's session connects to: a stdio
-// command run inside the task's environment (Command, Args, Env), or a
-// streamable-HTTP URL (URL, Headers). Values of Env and Headers that are
+// command run inside the task's environment (Command, Args, Env), or an
+// HTTP URL (URL, Headers) speaking streamable HTTP or, found by a fallback
+// or pinned by Transport, the older HTTP+SSE transport. Values of Env and Headers that are
 // secrets must be references, "${secret:NAME}", which the worker resolves
 // from its own configuration (mcp_secrets); an Authorization, Cookie or
 // API-key header refuses anything else.
@@ -34,6 +35,10 @@ type MCPServer struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// Transport of an HTTP server: "streamable-http", "sse" or "auto"
+	// (the default, also ""): streamable HTTP, falling back to HTTP+SSE
+	// when the server refuses it with 400, 404 or 405.
+	Transport string `json:"transport,omitempty"`
 	// Required fails the task when the server cannot be started; without
 	// it the session runs without the server's tools and a WARNING event
 	// says why.
@@ -66,6 +71,9 @@ const (
 
 // HookEvents are the events a hook may name.
 var HookEvents = []string{"session_start", "session_stop", "user_prompt_submit", "pre_tool_use", "post_tool_use"}
+
+// MCPTransports are the values MCPServer.Transport may take besides "".
+var MCPTransports = []string{"auto", "streamable-http", "sse"}
 
 var mcpNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
@@ -112,6 +120,10 @@ func (s MCPServer) check(f string) *FieldError {
 		return fieldErr(f+".args", "needs a command")
 	case len(s.Headers) > 0 && s.URL == "":
 		return fieldErr(f+".headers", "need a url")
+	case s.Transport != "" && !slices.Contains(MCPTransports, s.Transport):
+		return fieldErr(f+".transport", "%q is unknown, want one of %s (or leave it out for auto)", s.Transport, strings.Join(MCPTransports, ", "))
+	case s.Transport != "" && s.URL == "":
+		return fieldErr(f+".transport", "needs a url (a stdio server has no transport to choose)")
 	case s.StartTimeout < 0 || s.CallTimeout < 0 || s.MaxOutputChars < 0:
 		return fieldErr(f+".call_timeout", "start_timeout, call_timeout and max_output_chars must be >= 0")
 	}

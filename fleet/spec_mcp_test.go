@@ -48,3 +48,29 @@ func TestExtensionsValidate(t *testing.T) {
 		t.Fatalf("extensions are not at the top level of the spec: %s", b)
 	}
 }
+
+// TestMCPServerTransport: transport takes auto, streamable-http or sse,
+// only with a url.
+func TestMCPServerTransport(t *testing.T) {
+	spec := func(s MCPServer) TaskSpec {
+		return TaskSpec{Prompt: "p", Profile: "openai", Extensions: Extensions{MCPServers: []MCPServer{s}}}
+	}
+	for _, tc := range []struct {
+		s    MCPServer
+		want string
+	}{
+		{MCPServer{Name: "a", URL: "https://h/sse", Transport: "SSE"}, `"SSE" is unknown, want one of auto, streamable-http, sse`},
+		{MCPServer{Name: "a", Command: "x", Transport: "sse"}, "needs a url"},
+	} {
+		err := spec(tc.s).Validate()
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "spec.mcp_servers[0].transport" || !strings.Contains(fe.Reason, tc.want) {
+			t.Errorf("%+v: %v, want spec.mcp_servers[0].transport %q", tc.s, err, tc.want)
+		}
+	}
+	for _, tr := range append([]string{""}, MCPTransports...) {
+		if err := spec(MCPServer{Name: "a", URL: "https://h/sse", Transport: tr}).Validate(); err != nil {
+			t.Errorf("transport %q: %v", tr, err)
+		}
+	}
+}

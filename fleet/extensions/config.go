@@ -141,7 +141,7 @@ func (c Config) taskServers(spec []fleet.MCPServer) ([]mcp.ServerConfig, error) 
 			}
 		}
 		out = append(out, mcp.ServerConfig{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL,
-			Headers: s.Headers, Required: s.Required, StartTimeout: time.Duration(s.StartTimeout),
+			Headers: s.Headers, Transport: s.Transport, Required: s.Required, StartTimeout: time.Duration(s.StartTimeout),
 			CallTimeout: time.Duration(s.CallTimeout), MaxOutputChars: s.MaxOutputChars})
 	}
 	return out, nil

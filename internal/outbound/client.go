@@ -136,6 +136,13 @@ func (p Policy) secretNames() []string {
 	return names
 }
 
+// SameOrigin reports whether a and b have one origin: scheme, host and
+// port, the default port made explicit and the host compared as the
+// allowlist compares it (lower-case ASCII after IDNA, an IP address in
+// its canonical form). tools/mcp uses it to keep an HTTP+SSE server's
+// message endpoint on the server's origin.
+func SameOrigin(a, b *url.URL) bool { return origin(a) == origin(b) }
+
 // origin is scheme://host:port of u, the port made explicit and the host
 // normalised, so equal origins compare equal.
 func origin(u *url.URL) string {

@@ -364,3 +364,23 @@ func TestRedirectsAreCheckedAgainstTheAllowlistAndCapped(t *testing.T) {
 		t.Fatalf("redirect to the metadata address: err = %v, want a RefusedError", err)
 	}
 }
+
+func TestSameOrigin(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"http://h/sse", "http://H:80/message?s=1", true},
+		{"https://bücher.example/a", "https://xn--bcher-kva.example:443/b", true},
+		{"http://[::ffff:127.0.0.1]:8080/", "http://127.0.0.1:8080/x", true},
+		{"http://h/sse", "https://h/sse", false},
+		{"http://h/sse", "http://h:8080/sse", false},
+		{"http://h/sse", "http://h.evil.net/sse", false},
+	} {
+		a, _ := url.Parse(tc.a)
+		b, _ := url.Parse(tc.b)
+		if got := outbound.SameOrigin(a, b); got != tc.same {
+			t.Errorf("SameOrigin(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}

@@ -245,6 +245,8 @@ func TestConfigValidate(t *testing.T) {
 		{mcp.ServerConfig{Name: "a"}, "command or url is required"},
 		{mcp.ServerConfig{Name: "a", Command: "x", URL: "http://h"}, "exclusive"},
 		{mcp.ServerConfig{Name: "a", URL: "ftp://h"}, "http or https URL"},
+		{mcp.ServerConfig{Name: "a", URL: "http://h", Transport: "websocket"}, `transport "websocket" is unknown`},
+		{mcp.ServerConfig{Name: "a", Command: "x", Transport: mcp.TransportSSE}, "transport needs a url"},
 	} {
 		err := tc.cfg.Validate("mcp_servers[0]")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "mcp_servers[0].") {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,8 +19,24 @@ const (
 	DefaultMaxOutputChars = 30000
 )
 
+// Transports of an HTTP server (ServerConfig.Transport).
+const (
+	// TransportAuto, the default (also ""), tries streamable HTTP and
+	// falls back to HTTP+SSE when the server refuses the initialize POST
+	// with 400, 404 or 405.
+	TransportAuto = "auto"
+	// TransportStreamable is the streamable-HTTP transport only.
+	TransportStreamable = "streamable-http"
+	// TransportSSE is the older HTTP+SSE transport only (MCP 2024-11-05).
+	TransportSSE = "sse"
+)
+
+// Transports are the values ServerConfig.Transport may take besides "".
+var Transports = []string{TransportAuto, TransportStreamable, TransportSSE}
+
 // ServerConfig names one MCP server: a stdio command (Command and Args),
-// or a streamable-HTTP endpoint (URL and Headers). The mapstructure tags are
+// or an HTTP endpoint (URL and Headers) that speaks streamable HTTP or
+// the older HTTP+SSE transport. The mapstructure tags are
 // the keys of the worker's configuration; the json tags those of a task
 // spec (fleet.MCPServer, which package fleet/extensions converts to this
 // type).
@@ -37,6 +54,10 @@ type ServerConfig struct {
 	// their values may be secret references.
 	URL     string            `mapstructure:"url" json:"url,omitempty"`
 	Headers map[string]string `mapstructure:"headers" json:"headers,omitempty"`
+	// Transport pins an HTTP server's transport: "streamable-http", "sse",
+	// or "auto" (the default, also ""): streamable HTTP, falling back to
+	// HTTP+SSE when the server refuses it (see the package doc).
+	Transport string `mapstructure:"transport" json:"transport,omitempty"`
 	// Required fails the task when the server cannot be started; otherwise
 	// the session runs without its tools and a WARNING event says why.
 	Required bool `mapstructure:"required" json:"required,omitempty"`
@@ -93,14 +114,20 @@ func (c ServerConfig) Validate(field string) error {
 	if len(c.Headers) > 0 && c.URL == "" {
 		bad("headers need a url")
 	}
+	switch {
+	case c.Transport != "" && !slices.Contains(Transports, c.Transport):
+		bad("transport %q is unknown, want one of %s (or leave it out for auto)", c.Transport, strings.Join(Transports, ", "))
+	case c.Transport != "" && c.URL == "":
+		bad("transport needs a url (a stdio server has no transport to choose)")
+	}
 	if c.StartTimeout < 0 || c.CallTimeout < 0 || c.MaxOutputChars < 0 {
 		bad("start_timeout, call_timeout and max_output_chars must be >= 0")
 	}
 	return errors.Join(errs...)
 }
 
-// Transport is "stdio" or "http".
-func (c ServerConfig) Transport() string {
+// Kind is "stdio" or "http".
+func (c ServerConfig) Kind() string {
 	if c.URL != "" {
 		return "http"
 	}

@@ -5,8 +5,8 @@
 //
 // # Servers
 //
-// A ServerConfig is a stdio command (Command, Args, Env) or a
-// streamable-HTTP endpoint (URL, Headers). A stdio server is started through
+// A ServerConfig is a stdio command (Command, Args, Env) or an HTTP
+// endpoint (URL, Headers). A stdio server is started through
 // the session's execution environment (execenv.ProcessStarter), so it runs
 // in the task's workspace under the same environment policy and
 // confinement as the task's shell commands (in an SSH environment, on the
@@ -21,6 +21,23 @@
 // server's own origin or a URL on Options.HTTPAllow, and Headers are sent
 // to the server's origin only: to the first request of each exchange and
 // to redirect hops that stay there, never to another origin.
+//
+// An HTTP server speaks streamable HTTP or the older HTTP+SSE transport
+// (MCP 2024-11-05). By default (Transport "auto") the client sends the
+// initialize POST of streamable HTTP; when the server answers it 400, 404
+// or 405, as a server of the older transport does, the client opens an
+// event stream with a GET of the same URL, waits for its "endpoint" event
+// and POSTs its messages to that endpoint, reading answers from the
+// stream. The endpoint is resolved against the server's URL and must be
+// on its origin (scheme, host and port): an endpoint on another origin is
+// refused, even one on HTTPAllow, as the server's messages and headers
+// belong to its origin. A server that fell back once is reached over
+// HTTP+SSE on reconnects too. Any other failure of the POST is reported
+// as it is, without trying SSE; when both fail the error names both.
+// Transport "streamable-http" or "sse" pins one, without a probe. The
+// SSE stream lives until the connection closes (not bounded by
+// StartTimeout); its GET and every POST go through the same guarded
+// client as above.
 //
 // Start starts every server concurrently, each within StartTimeout
 // (initialize handshake and tools/list). It returns the servers that failed

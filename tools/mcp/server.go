@@ -35,6 +35,9 @@ type server struct {
 	// resources is true when the server declared the resources capability.
 	resources bool
 	closed    bool
+	// legacy is set when an auto-transport server fell back to HTTP+SSE,
+	// so reconnects go there directly.
+	legacy bool
 
 	// onToolsChanged is called (from its own goroutine) after a
 	// tools/list_changed notification was answered with a new list.
@@ -68,6 +71,9 @@ func (s *server) connectLocked(ctx context.Context) error {
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { s.refreshAsync() },
 	})
 	sess, err := client.Connect(ctx, transport, nil)
+	if auto, ok := transport.(*autoTransport); ok && err != nil {
+		sess, err = s.fallback(ctx, client, auto, err)
+	}
 	if err != nil {
 		if proc != nil {
 			_ = proc.Close()
@@ -90,7 +96,8 @@ func (s *server) connectLocked(ctx context.Context) error {
 	return nil
 }
 
-// transport builds the stdio or HTTP transport of the server.
+// transport builds the stdio or HTTP transport of the server (for HTTP,
+// see httpTransport).
 func (s *server) transport(ctx context.Context) (sdk.Transport, execenv.Process, error) {
 	if s.cfg.URL != "" {
 		headers, secret, err := s.opts.Secrets.resolveMap(s.cfg.Headers)
@@ -103,7 +110,8 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, execenv.Process,
 		if err != nil {
 			return nil, nil, err
 		}
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: -1}, nil, nil
+		t, err := s.httpTransport(hc)
+		return t, nil, err
 	}
 	starter, ok := s.opts.Env.(execenv.ProcessStarter)
 	if !ok {

@@ -1,14 +1,19 @@
 // Package mcptest runs MCP servers from the npm registry for tests: the
-// reference servers, pinned, started with npx. A machine without npx or
+// reference servers, pinned, started with npx, on stdio (NPX) or as HTTP
+// servers on a loopback port (Serve). A machine without npx or
 // without the registry skips the test with a message, or fails it under
 // AGENTFLEET_REQUIRE_INTEGRATION=1 (internal/testenv). Production code
 // never imports it.
 package mcptest
 
 import (
+	"bytes"
 	"context"
+	"net"
+	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +35,58 @@ var warmed sync.Map // package -> error
 // cache (downloaded once per process).
 func NPX(tb testing.TB, name, pkg string, args ...string) mcp.ServerConfig {
 	tb.Helper()
+	available(tb, pkg)
+	return mcp.ServerConfig{Name: name, Command: "npx", Args: append([]string{"-y", pkg}, args...),
+		StartTimeout: 2 * time.Minute}
+}
+
+// Serve runs `npx -y pkg args...` as an HTTP server on a free loopback
+// port, passed to it as the environment variable PORT (as the reference
+// servers read it), waits until the port accepts connections, and returns
+// its base URL, "http://127.0.0.1:PORT". The server's process group is
+// killed when the test ends. Like NPX, it skips (or fails) without npx or
+// the registry.
+func Serve(tb testing.TB, pkg string, args ...string) string {
+	tb.Helper()
+	available(tb, pkg)
+	port := freePort(tb)
+	cmd := exec.Command("npx", append([]string{"-y", pkg}, args...)...)
+	cmd.Env = append(os.Environ(), "PORT="+port)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("starting npx %s: %v", pkg, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	tb.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	})
+	addr := net.JoinHostPort("127.0.0.1", port)
+	deadline := time.After(2 * time.Minute)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			_ = conn.Close()
+			return "http://" + addr
+		}
+		select {
+		case <-exited:
+			tb.Fatalf("npx %s exited before listening on %s; its output: %s", pkg, addr, out)
+		case <-deadline:
+			tb.Fatalf("npx %s did not listen on %s within 2m; its output: %s", pkg, addr, out)
+		case <-tick.C:
+		}
+	}
+}
+
+// available makes sure npx is installed and pkg is in npm's cache
+// (downloaded once per process), or skips the test.
+func available(tb testing.TB, pkg string) {
+	tb.Helper()
 	if _, err := exec.LookPath("npx"); err != nil {
 		testenv.SkipOrFatal(tb, "npx is not installed (install node and npm to run the npm MCP servers)")
 	}
@@ -45,8 +102,36 @@ func NPX(tb testing.TB, name, pkg string, args ...string) mcp.ServerConfig {
 	if err := v.(func() error)(); err != nil {
 		testenv.SkipOrFatal(tb, err.Error())
 	}
-	return mcp.ServerConfig{Name: name, Command: "npx", Args: append([]string{"-y", pkg}, args...),
-		StartTimeout: 2 * time.Minute}
+}
+
+// freePort is a loopback TCP port that was free a moment ago.
+func freePort(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
+// lockedBuffer is a process's output, written and read concurrently.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 type warmError struct {
