@@ -3,6 +3,7 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -326,4 +327,33 @@ func (c Config) concurrencyFor(provider string) int {
 		return n
 	}
 	return DefaultLLMConcurrency
+}
+
+// serves says which profiles this worker can run and with which default
+// model, for the start-up log: "anthropic (claude-sonnet-4-5 via bedrock)".
+// A profile without providers configuration uses its provider's key from
+// the environment and the profile's own default model.
+func (c Config) serves() []string {
+	names := slices.Sorted(maps.Keys(c.Providers))
+	if len(c.AllowedProfiles) > 0 {
+		names = c.AllowedProfiles
+	}
+	if len(names) == 0 {
+		return []string{"anthropic, openai, gemini (keys from the environment, the profiles' default models)"}
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		pc, ok := c.Providers[n]
+		model, via := pc.DefaultModel, pc.Provider
+		if model == "" {
+			model = "the profile's default model"
+		}
+		if !ok {
+			via = "its key from the environment"
+		} else if via == "" {
+			via = n
+		}
+		out[i] = fmt.Sprintf("%s (%s via %s)", n, model, via)
+	}
+	return out
 }

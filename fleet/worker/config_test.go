@@ -46,3 +46,4 @@ func TestWorkerConfigDefaultsAndValidate(t *testing.T) {
 		}
 	}
 }
+

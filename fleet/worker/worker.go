@@ -180,7 +180,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.ready.Store(true)
-	w.log.Info("worker started", "queues", w.cfg.Queues, "sessions", w.cfg.Sessions)
+	w.log.Info("worker started", "queues", w.cfg.Queues, "sessions", w.cfg.Sessions, "serves", w.cfg.serves(),
+		"allowed_models", w.cfg.AllowedModels)
 	w.pull(ctx, puller)
 	w.ready.Store(false)
 	w.drain(ctx)
