@@ -46,4 +46,3 @@ func TestWorkerConfigDefaultsAndValidate(t *testing.T) {
 		}
 	}
 }
-
