@@ -232,7 +232,8 @@ AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, f
 // serve runs the API until ctx ends, then shuts down within the grace.
 func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, logOut)
-	nc, err := queue.Connect(cli.WaitingConnect(cfg.NATS.ConnectOptions("agentfleet-dispatcher"), cfg.StartupWait, log))
+	nc, err := queue.Connect(cli.WaitingConnect(cfg.NATS.ConnectOptions("agentfleet-dispatcher"), cfg.StartupWait, log),
+		cli.NATSEvents(log)...)
 	if err != nil {
 		return failf("connect to NATS at %s: %v (set AGENTFLEET_NATS_URL or run `agentfleet-dev dev`)", cfg.NATS.URL, err)
 	}

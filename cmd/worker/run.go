@@ -141,7 +141,8 @@ func loadRunConfig(v *viper.Viper, file string, getenv func(string) string) (run
 // runWorker wires the worker and runs it until ctx ends.
 func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, stderr)
-	nc, err := queue.Connect(cli.WaitingConnect(cfg.NATS.ConnectOptions("agentfleet-worker "+cfg.ID), cfg.StartupWait, log))
+	nc, err := queue.Connect(cli.WaitingConnect(cfg.NATS.ConnectOptions("agentfleet-worker "+cfg.ID), cfg.StartupWait, log),
+		cli.NATSEvents(log)...)
 	if err != nil {
 		return cli.Failf("%v", err)
 	}

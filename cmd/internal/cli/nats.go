@@ -82,3 +82,17 @@ func WaitingConnect(o queue.ConnectOptions, wait time.Duration, log *slog.Logger
 	}
 	return o
 }
+
+// NATSEvents logs the connection's losses and recoveries, once each, with
+// the server: a lost NATS (or a stream leader moving away with it) shows
+// in the logs of every component, not only as stalled work.
+func NATSEvents(log *slog.Logger) []nats.Option {
+	return []nats.Option{
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			log.Warn("NATS connection lost; reconnecting", "server", nc.ConnectedUrlRedacted(), "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("NATS connection back", "server", nc.ConnectedUrlRedacted())
+		}),
+	}
+}
