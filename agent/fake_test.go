@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -286,9 +287,9 @@ func turnKinds(h []agent.Turn) []agent.TurnKind {
 
 // lastUserText returns the text of the request's last user message.
 func lastUserText(req llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == llm.RoleUser {
-			return req.Messages[i].Text()
+	for _, v := range slices.Backward(req.Messages) {
+		if v.Role == llm.RoleUser {
+			return v.Text()
 		}
 	}
 	return ""

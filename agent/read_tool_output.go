@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/agentfleet/agentfleet/tools"
 )
@@ -67,8 +68,8 @@ func (s *Session) runReadToolOutput(_ context.Context, _ tools.Call, p readToolO
 // recordedOutput finds the recorded result of a call.
 func (s *Session) recordedOutput(callID string) (string, bool) {
 	h := s.view()
-	for i := len(h) - 1; i >= 0; i-- {
-		for _, r := range h[i].Results {
+	for _, v := range slices.Backward(h) {
+		for _, r := range v.Results {
 			if r.ToolCallID == callID {
 				return r.Content, true
 			}

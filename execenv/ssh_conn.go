@@ -131,8 +131,7 @@ func (s *SSH) dial(ctx context.Context) (*sshConn, error) {
 	stop()
 	if err != nil {
 		nc.Close()
-		var he *HostKeyError
-		if errors.As(err, &he) {
+		if he, ok := errors.AsType[*HostKeyError](err); ok {
 			return nil, he
 		}
 		return nil, fmt.Errorf("execenv: ssh handshake with %s as %q: %w", s.addr(), s.cfg.User, err)
@@ -191,8 +190,7 @@ func (s *SSH) authMethods() ([]ssh.AuthMethod, func(), error) {
 // parseKey parses an unencrypted private key.
 func parseKey(data []byte, name string) (ssh.Signer, error) {
 	sg, err := ssh.ParsePrivateKey(data)
-	var pe *ssh.PassphraseMissingError
-	if errors.As(err, &pe) {
+	if _, ok := errors.AsType[*ssh.PassphraseMissingError](err); ok {
 		return nil, fmt.Errorf("execenv: private key %s is encrypted; load it into ssh-agent and set UseAgent, or use an unencrypted key", name)
 	}
 	if err != nil {
@@ -204,18 +202,14 @@ func parseKey(data []byte, name string) (ssh.Signer, error) {
 // watch starts the goroutines that notice a dead connection and send
 // keepalives. Both end with the connection; Cleanup waits for them.
 func (s *SSH) watch(c *sshConn) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		_ = c.client.Wait()
 		close(c.done)
-	}()
+	})
 	if s.cfg.KeepAlive <= 0 {
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		t := time.NewTicker(s.cfg.KeepAlive)
 		defer t.Stop()
 		for {
@@ -230,19 +224,17 @@ func (s *SSH) watch(c *sshConn) {
 				}
 			}
 		}
-	}()
+	})
 }
 
 // keepalive sends one keepalive request and waits for the reply at most
 // one keepalive interval.
 func (s *SSH) keepalive(c *sshConn) error {
 	reply := make(chan error, 1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
 		reply <- err
-	}()
+	})
 	t := time.NewTimer(s.cfg.KeepAlive)
 	defer t.Stop()
 	select {

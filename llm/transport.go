@@ -222,8 +222,7 @@ func (w *watchedBody) readError(err error) *Error {
 			Message: fmt.Sprintf("no data from the provider for %s (idle timeout); the stream was abandoned", w.idle), Err: err}
 	default:
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
 	return &Error{Kind: ErrStreamInterrupted, Provider: w.provider, RequestID: w.requestID,

@@ -154,7 +154,7 @@ func userTasks(uid int) int {
 			continue
 		}
 		var real, threads int
-		for _, line := range strings.Split(string(data), "\n") {
+		for line := range strings.SplitSeq(string(data), "\n") {
 			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
 				if f := strings.Fields(v); len(f) > 0 {
 					real, _ = strconv.Atoi(f[0])

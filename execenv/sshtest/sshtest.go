@@ -22,6 +22,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -97,7 +98,7 @@ func StartWith(t testing.TB, opts Options) *Server {
 	s.HostKey = hostSigner.PublicKey()
 
 	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
+	for range 3 {
 		if lastErr = s.launch(t, opts); lastErr == nil {
 			s.writeKnownHosts(t)
 			return s
@@ -250,9 +251,7 @@ func (s *Server) config(opts Options) string {
 	// top-level shell; SHLVL=1 makes it a second-level one, so the tests do
 	// not depend on (or wait for) the machine's dotfiles.
 	env := map[string]string{"SHLVL": "1"}
-	for k, v := range opts.SetEnv {
-		env[k] = v
-	}
+	maps.Copy(env, opts.SetEnv)
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,8 +62,8 @@ func (f *benchFleet) eventsStored(ctx context.Context) (streamUse, error) {
 }
 
 func (f *benchFleet) stop() {
-	for i := len(f.stops) - 1; i >= 0; i-- {
-		f.stops[i]()
+	for _, v := range slices.Backward(f.stops) {
+		v()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -97,9 +98,7 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, hdr)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -231,13 +231,11 @@ func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.C
 	if err != nil {
 		return err
 	}
-	d.bgWG.Add(1)
-	go func() {
-		defer d.bgWG.Done()
+	d.bgWG.Go(func() {
 		if err := d.dispatcher.Run(ctx); err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Error("dispatcher stopped", "err", err)
 		}
-	}()
+	})
 	reqCtx, stopHTTP := context.WithCancel(context.Background())
 	d.stopHTTP = stopHTTP
 	d.http = &http.Server{
@@ -245,13 +243,11 @@ func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.C
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
-	d.bgWG.Add(1)
-	go func() {
-		defer d.bgWG.Done()
+	d.bgWG.Go(func() {
 		if err := d.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.cfg.Logger.Error("HTTP server stopped", "err", err)
 		}
-	}()
+	})
 	return nil
 }
 
@@ -274,13 +270,11 @@ func (d *Fleet) startWorker(ctx context.Context, i int, q *queue.Client) error {
 		return fmt.Errorf("dev mode: worker %s: %w", id, err)
 	}
 	d.workers = append(d.workers, w)
-	d.workersWG.Add(1)
-	go func() {
-		defer d.workersWG.Done()
+	d.workersWG.Go(func() {
 		if err := w.Run(ctx); err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Error("worker stopped", "worker", id, "err", err)
 		}
-	}()
+	})
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -363,12 +364,7 @@ func (f *Fleet) Task(id uuid.UUID) store.Task {
 func (f *Fleet) WaitState(id uuid.UUID, states ...store.TaskState) store.Task {
 	f.t.Helper()
 	return f.WaitFor(fmt.Sprintf("task %s in %v", id, states), id, func(t store.Task) bool {
-		for _, s := range states {
-			if t.State == s {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(states, t.State)
 	})
 }
 

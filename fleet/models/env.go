@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/agentfleet/agentfleet/llm/provider"
 )
@@ -24,9 +25,7 @@ const (
 // (ANTHROPIC_API_KEY, ...).
 func ApplyEnv(providers map[string]ProviderConfig, getenv func(string) string) (map[string]ProviderConfig, error) {
 	out := make(map[string]ProviderConfig, len(providers)+1)
-	for name, p := range providers {
-		out[name] = p
-	}
+	maps.Copy(out, providers)
 	model := getenv(EnvModel)
 	if base := getenv(EnvLLMBaseURL); base != "" {
 		if model == "" {

@@ -22,7 +22,7 @@ func walk(dir *os.File, rel string, create bool, perm os.FileMode) (*os.File, er
 			unix.Close(owned)
 		}
 	}()
-	for _, name := range strings.Split(rel, "/") {
+	for name := range strings.SplitSeq(rel, "/") {
 		fd, err := openComponent(cur, name, create, perm)
 		if err != nil {
 			return nil, err

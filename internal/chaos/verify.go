@@ -293,7 +293,7 @@ func checkEvents(ctx context.Context, f *fleetProcs, tasks []taskRow, start time
 		ids[t.id.String()] = true
 	}
 	var err error
-	for attempt := 0; attempt < 10; attempt++ {
+	for range 10 {
 		var bySession map[string]map[uint64]string
 		if bySession, err = readEvents(ctx, f, ids, start); err != nil {
 			continue

@@ -157,8 +157,7 @@ func TestDialerRefusesAfterResolution(t *testing.T) {
 		"169.254.169.254", "100.64.0.1", "[64:ff9b::7f00:1]", "[::1]", "10.0.0.1", "[fe80::1]"} {
 		addr := net.JoinHostPort(strings.Trim(host, "[]"), itoa(port))
 		_, err := strict.DialContext(ctx, "tcp", addr)
-		var re *outbound.RefusedError
-		if !errors.As(err, &re) {
+		if _, ok := errors.AsType[*outbound.RefusedError](err); !ok {
 			t.Errorf("dial %s: %v, want a RefusedError", addr, err)
 		}
 	}
@@ -356,8 +355,7 @@ func TestRedirectsAreCheckedAgainstTheAllowlistAndCapped(t *testing.T) {
 	// when the allowlist admits any URL.
 	toMeta := newRecorder(t, redirectTo("http://169.254.169.254/latest/meta-data/"))
 	resp, err := outbound.Client(outbound.Policy{Allow: outbound.AnyURL(), AllowPrivate: loopback}).Get(toMeta.URL)
-	var re *outbound.RefusedError
-	if !errors.As(err, &re) {
+	if _, ok := errors.AsType[*outbound.RefusedError](err); !ok {
 		if resp != nil {
 			resp.Body.Close()
 		}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -208,8 +209,8 @@ func (f *testFleet) alive() error {
 
 // close stops everything, in reverse order of start.
 func (f *testFleet) close() {
-	for i := len(f.closers) - 1; i >= 0; i-- {
-		f.closers[i]()
+	for _, v := range slices.Backward(f.closers) {
+		v()
 	}
 	f.closers = nil
 }

@@ -147,7 +147,7 @@ func (c *Client) body(req llm.Request) ([]byte, error) {
 // "...-v1:0" becomes %3A, and SigV4 encodes the path once more).
 func escapeModel(id string) string {
 	var b strings.Builder
-	for i := 0; i < len(id); i++ {
+	for i := range len(id) {
 		ch := id[i]
 		if ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || strings.IndexByte("-._~", ch) >= 0 {
 			b.WriteByte(ch)

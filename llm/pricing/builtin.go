@@ -1,5 +1,7 @@
 package pricing
 
+import "maps"
+
 // BuiltinDate is when the built-in prices were taken from the providers'
 // published price lists.
 const BuiltinDate = "2025-11-01"
@@ -17,9 +19,7 @@ const BuiltinDate = "2025-11-01"
 //     charged for implicit caches).
 func Builtin() Table {
 	t := make(Table, len(builtin))
-	for k, v := range builtin {
-		t[k] = v
-	}
+	maps.Copy(t, builtin)
 	return t
 }
 

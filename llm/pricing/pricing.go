@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"strings"
@@ -70,9 +71,7 @@ func (t Table) Lookup(model string) (p Price, ok bool) {
 // gives only input and output is never billed zero for cached tokens.
 func Override(base Table, overrides map[string]Price) (Table, error) {
 	out := make(Table, len(base)+len(overrides))
-	for k, v := range base {
-		out[k] = v
-	}
+	maps.Copy(out, base)
 	names := make([]string, 0, len(overrides))
 	for k := range overrides {
 		names = append(names, k)

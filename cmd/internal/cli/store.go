@@ -34,8 +34,8 @@ func OpenStore(ctx context.Context, url string) (store.Store, error) {
 // SQLitePath reports whether url names a SQLite database, and its file path.
 func SQLitePath(url string) (string, bool) {
 	for _, prefix := range []string{"sqlite://", "sqlite3://", "sqlite:", "file:"} {
-		if strings.HasPrefix(url, prefix) {
-			path, _, _ := strings.Cut(strings.TrimPrefix(url, prefix), "?")
+		if after, ok := strings.CutPrefix(url, prefix); ok {
+			path, _, _ := strings.Cut(after, "?")
 			return path, true
 		}
 	}

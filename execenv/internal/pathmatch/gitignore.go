@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -85,8 +86,8 @@ func (f *IgnoreFile) Match(abs string, isDir bool) (decided, ignored bool) {
 		return false, false
 	}
 	name := path.Base(rel)
-	for i := len(f.rules) - 1; i >= 0; i-- {
-		r := f.rules[i]
+	for _, r := range slices.Backward(f.rules) {
+
 		if r.dirOnly && !isDir {
 			continue
 		}
@@ -129,8 +130,8 @@ func (s IgnoreStack) Push(f *IgnoreFile) IgnoreStack {
 // ignored reports whether abs is ignored: the deepest file with a matching
 // rule decides.
 func (s IgnoreStack) Ignored(abs string, isDir bool) bool {
-	for i := len(s) - 1; i >= 0; i-- {
-		if decided, ign := s[i].Match(abs, isDir); decided {
+	for _, v := range slices.Backward(s) {
+		if decided, ign := v.Match(abs, isDir); decided {
 			return ign
 		}
 	}

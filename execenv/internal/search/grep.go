@@ -146,15 +146,13 @@ func GrepTree(ctx context.Context, fsys FS, root string, p GrepPlan, c *Collecto
 	w := &walker{fsys: fsys, root: root, overrides: ov}
 	files := make(chan string, 64)
 	var wg sync.WaitGroup
-	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
 			for abs := range files {
 				rel, _ := pathmatch.RelUnder(root, abs)
 				_ = GrepFile(fsys, abs, rel, p, c)
 			}
-		}()
+		})
 	}
 	err = w.walk(ctx, func(abs string, _ fs.DirEntry) error {
 		select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -48,8 +49,8 @@ func (w *walker) ancestorIgnores() pathmatch.IgnoreStack {
 		}
 	}
 	var stack pathmatch.IgnoreStack
-	for i := len(dirs) - 1; i >= 0; i-- {
-		stack = stack.Push(w.loadIgnore(dirs[i]))
+	for _, dir := range slices.Backward(dirs) {
+		stack = stack.Push(w.loadIgnore(dir))
 	}
 	return stack
 }
