@@ -130,7 +130,7 @@ func (s *SSH) dial(ctx context.Context) (*sshConn, error) {
 	})
 	stop()
 	if err != nil {
-		nc.Close()
+		_ = nc.Close()
 		if he, ok := errors.AsType[*HostKeyError](err); ok {
 			return nil, he
 		}
@@ -140,7 +140,7 @@ func (s *SSH) dial(ctx context.Context) (*sshConn, error) {
 	client := ssh.NewClient(cc, chans, reqs)
 	sc, err := sftp.NewClient(client)
 	if err != nil {
-		client.Close()
+		_ = client.Close()
 		return nil, fmt.Errorf("execenv: start sftp on %s (is the sftp subsystem enabled in sshd_config?): %w", s.addr(), err)
 	}
 	return &sshConn{client: client, sftp: sc, done: make(chan struct{})}, nil
@@ -181,7 +181,7 @@ func (s *SSH) authMethods() ([]ssh.AuthMethod, func(), error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("execenv: connect to ssh agent at %s: %w", sock, err)
 		}
-		closeAgent = func() { ac.Close() }
+		closeAgent = func() { _ = ac.Close() }
 		methods = append(methods, ssh.PublicKeysCallback(agent.NewClient(ac).Signers))
 	}
 	return methods, closeAgent, nil

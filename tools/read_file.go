@@ -56,7 +56,7 @@ func RunReadFile(ctx context.Context, call Call, p ReadFileParams) (Output, erro
 	if err != nil {
 		return Output{}, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(sniffLen)
 	if media := imageType(head); media != "" {

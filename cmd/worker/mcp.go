@@ -65,8 +65,8 @@ func newMCPToolsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer env.Cleanup(cmd.Context())
-			defer client.Close()
+			defer func() { _ = env.Cleanup(cmd.Context()) }()
+			defer func() { _ = client.Close() }()
 			return printTools(cmd.OutOrStdout(), client.Tools(), asJSON)
 		},
 	}
@@ -94,8 +94,8 @@ func newMCPCallCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer env.Cleanup(cmd.Context())
-			defer client.Close()
+			defer func() { _ = env.Cleanup(cmd.Context()) }()
+			defer func() { _ = client.Close() }()
 			return callMCP(cmd, client, env, f.name, tool, rawArgs)
 		},
 	}

@@ -160,7 +160,7 @@ func (c *taskCgroup) counters() counters {
 // takes a moment after cgroup.kill.
 func (c *taskCgroup) remove() {
 	if c.fd != nil {
-		c.fd.Close()
+		_ = c.fd.Close()
 	}
 	_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
 	for wait := time.Millisecond; wait < time.Second; wait *= 2 {

@@ -324,7 +324,7 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 	}
 	var g errgroup.Group
 	g.Go(func() error { b.collectEvents(stream); return nil })
-	defer func() { stopEvents(); stream.Close(); _ = g.Wait() }()
+	defer func() { stopEvents(); _ = stream.Close(); _ = g.Wait() }()
 
 	start := time.Now()
 	if err := b.submit(ctx); err != nil {
@@ -340,7 +340,7 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 		return rep, err
 	}
 	stopEvents()
-	stream.Close()
+	_ = stream.Close()
 	_ = g.Wait()
 	b.mu.Lock()
 	rep.EventDelivery, rep.Events = percentiles(b.events), len(b.events)

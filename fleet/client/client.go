@@ -73,7 +73,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if out == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
@@ -112,7 +112,7 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	return nil, readAPIError(resp)
 }
 
@@ -272,7 +272,7 @@ func (c *Client) Artifact(ctx context.Context, id uuid.UUID, kind, name string) 
 	if err != nil {
 		return nil, "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return b, resp.Header.Get("Content-Type"), err
 }

@@ -144,7 +144,7 @@ func readDemoBacklog(path string) ([]fleet.TaskSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var specs []fleet.TaskSpec
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), fleet.MaxPromptBytes*2)

@@ -148,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	d := &Fleet{cfg: cfg}
 	defer func() {
 		if err != nil {
-			d.Close()
+			_ = d.Close()
 		}
 	}()
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -157,16 +157,16 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	}
 	d.url = "http://" + ln.Addr().String()
 	if d.nats, err = embedded.Start(embedded.Config{Port: cfg.NATSPort, DataDir: filepath.Join(cfg.DataDir, "nats")}); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, fmt.Errorf("dev mode: %w", err)
 	}
 	if d.store, err = sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, "agentfleet.db")}); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, fmt.Errorf("dev mode: opening the SQLite store: %w", err)
 	}
 	d.goCaches = findGoCaches(cfg.DataDir)
 	if d.model, err = chooseDevModel(cfg.Getenv, cfg.Simulated, cfg.Plan); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, fmt.Errorf("dev mode: %w", err)
 	}
 	// Every client sets up the streams (idempotently) before anything creates
@@ -179,14 +179,14 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			name = fmt.Sprintf("agentfleet-dev-%s", devWorkerID(i-1))
 		}
 		if qs[i], err = d.queueClient(ctx, name); err != nil {
-			ln.Close()
+			_ = ln.Close()
 			return nil, err
 		}
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	d.stop = stop
 	if err := d.startDispatcher(runCtx, ln, qs[0]); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, err
 	}
 	for i, q := range qs[1:] {

@@ -19,7 +19,7 @@ func walk(dir *os.File, rel string, create bool, perm os.FileMode) (*os.File, er
 	owned := -1
 	defer func() {
 		if owned >= 0 {
-			unix.Close(owned)
+			_ = unix.Close(owned)
 		}
 	}()
 	for name := range strings.SplitSeq(rel, "/") {
@@ -28,7 +28,7 @@ func walk(dir *os.File, rel string, create bool, perm os.FileMode) (*os.File, er
 			return nil, err
 		}
 		if owned >= 0 {
-			unix.Close(owned)
+			_ = unix.Close(owned)
 		}
 		owned, cur = fd, fd
 	}

@@ -339,7 +339,7 @@ func waitHTTP(ctx context.Context, url string, p *proc) error {
 	for {
 		resp, err := http.Get(url)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
@@ -369,7 +369,7 @@ func freePorts(n int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {
 		for _, ln := range lns {
-			ln.Close()
+			_ = ln.Close()
 		}
 	}()
 	for range n {

@@ -279,7 +279,7 @@ func modelStats(ctx context.Context, f *fleetProcs) (stats, error) {
 	if err != nil {
 		return s, fmt.Errorf("chaos: model stats: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	return s, json.NewDecoder(resp.Body).Decode(&s)
 }
 

@@ -75,7 +75,7 @@ type guard struct {
 func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := g.p.Allow.Check(req.URL); err != nil {
 		if req.Body != nil {
-			req.Body.Close()
+			_ = req.Body.Close()
 		}
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func mountOf(d devNum, path string) (mountPoint, root string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	want := fmt.Sprintf("%d:%d", d.major, d.minor)
 	s := bufio.NewScanner(f)
 	for s.Scan() {
@@ -155,7 +155,7 @@ func hostOpensDevice(dir string, d devNum) error {
 		return nil
 	}
 	node := filepath.Join(dir, "rt-device-check")
-	defer os.Remove(node)
+	defer func() { _ = os.Remove(node) }()
 	if err := syscall.Mknod(node, syscall.S_IFBLK|0o600, int(d.major<<8|d.minor&0xff|(d.minor&^0xff)<<12)); err != nil {
 		return fmt.Errorf("reading the disk: n/a, root cannot mknod %d:%d here: %v", d.major, d.minor, err)
 	}

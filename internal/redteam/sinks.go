@@ -107,7 +107,7 @@ func newStreamSink(network, addr string) (*connSink, error) {
 				return
 			}
 			go func() {
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
 				b := make([]byte, 256)
 				n, _ := c.Read(b)

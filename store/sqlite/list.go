@@ -121,7 +121,7 @@ func (s *Store) CountTasks(ctx context.Context, p store.CountTasksParams) (map[s
 	if err != nil {
 		return nil, translate("CountTasks", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	out := map[store.TaskState]int64{}
 	for rows.Next() {
 		var st store.TaskState

@@ -42,7 +42,7 @@ func (s *Store) Usage(ctx context.Context, p store.UsageParams) ([]store.UsageRo
 	if err != nil {
 		return nil, translate(op, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	out, err := store.ScanUsage(rows)
 	return out, translate(op, err)
 }

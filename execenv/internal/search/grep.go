@@ -177,7 +177,7 @@ func GrepFile(fsys FS, abs, display string, p GrepPlan, c *Collector) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	data, err := io.ReadAll(io.LimitReader(f, prefilterMax+1))
 	if err != nil {
 		return err

@@ -104,12 +104,12 @@ func relay(ln net.Listener, socket string) {
 			return
 		}
 		go func() {
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			up, err := net.Dial("unix", socket)
 			if err != nil {
 				return
 			}
-			defer up.Close()
+			defer func() { _ = up.Close() }()
 			go func() {
 				_, _ = io.Copy(up, c)
 				closeWrite(up)

@@ -155,7 +155,7 @@ func (c *rest) do(ctx context.Context, method, path string, in, out any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s %s: %w", c.kind, method, pathOnly(path), err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
 		return fmt.Errorf("%s: %s %s: reading the answer: %w", c.kind, method, pathOnly(path), err)

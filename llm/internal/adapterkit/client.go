@@ -58,7 +58,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 // error carries the response's request id. Every adapter's Complete ends
 // with it, whatever sent the request.
 func ReadResponse(provider string, resp *http.Response, parse func([]byte) (*llm.Response, error)) (*llm.Response, error) {
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, llm.WithRequestID(llm.ReadError(provider, err), resp.Header)
@@ -75,7 +75,7 @@ func ReadResponse(provider string, resp *http.Response, parse func([]byte) (*llm
 // errors carry the response's request id.
 func YieldStream(resp *http.Response, check func(*http.Response) error,
 	decode func(io.Reader, func(llm.StreamEvent, error) bool), yield func(llm.StreamEvent, error) bool) {
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if err := check(resp); err != nil {
 		yield(llm.StreamEvent{}, err)
 		return
