@@ -128,7 +128,7 @@ func (r *sshRun) readStdout(w io.Writer, pipe io.Reader) {
 			break
 		}
 		noise = append(noise, line...)
-		if (err != nil && err != bufio.ErrBufferFull) || len(noise) > maxLoginNoise {
+		if (!errors.Is(err, nil) && !errors.Is(err, bufio.ErrBufferFull)) || len(noise) > maxLoginNoise {
 			_, _ = w.Write(noise)
 			break
 		}

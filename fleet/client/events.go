@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -87,7 +88,7 @@ func (s *EventStream) Next() (StreamedEvent, error) {
 	for {
 		line, err := s.r.ReadBytes('\n')
 		if err != nil {
-			if err == io.ErrUnexpectedEOF {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
 				err = io.EOF
 			}
 			return StreamedEvent{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -140,7 +141,7 @@ func NewCluster(t testing.TB) *Cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := pgcluster.StartCluster(ctx)
-	if err == pgcluster.ErrNoBinaries {
+	if errors.Is(err, pgcluster.ErrNoBinaries) {
 		testenv.SkipOrFatal(t, err.Error())
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -231,11 +232,11 @@ func grepLines(r *bufio.Reader, display string, p GrepPlan, c *Collector) int {
 // readLine returns the next line including its '\n', however long.
 func readLine(r *bufio.Reader) ([]byte, error) {
 	line, err := r.ReadSlice('\n')
-	if err != bufio.ErrBufferFull {
+	if !errors.Is(err, bufio.ErrBufferFull) {
 		return line, err
 	}
 	buf := append([]byte(nil), line...)
-	for err == bufio.ErrBufferFull {
+	for errors.Is(err, bufio.ErrBufferFull) {
 		line, err = r.ReadSlice('\n')
 		buf = append(buf, line...)
 	}
@@ -245,9 +246,9 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 // readField returns bytes up to and excluding delim.
 func readField(r *bufio.Reader, delim byte) ([]byte, error) {
 	b, err := r.ReadSlice(delim)
-	if err == bufio.ErrBufferFull {
+	if errors.Is(err, bufio.ErrBufferFull) {
 		buf := append([]byte(nil), b...)
-		for err == bufio.ErrBufferFull {
+		for errors.Is(err, bufio.ErrBufferFull) {
 			b, err = r.ReadSlice(delim)
 			buf = append(buf, b...)
 		}
