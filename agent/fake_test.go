@@ -180,7 +180,9 @@ func echoTool(mutates bool) tools.Tool {
 		Name: "echo", Description: "echo text", Mutates: mutates,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 		Run: func(_ context.Context, c tools.Call) (tools.Output, error) {
-			var a struct{ Text string }
+			var a struct {
+				Text string `json:"text"`
+			}
 			if err := json.Unmarshal(c.Args, &a); err != nil {
 				return tools.Output{}, err
 			}

@@ -8,9 +8,6 @@ import (
 	"time"
 )
 
-//go:fix inline
-func boolp(b bool) *bool { return new(b) }
-
 // Every session setting refuses bad values with a field error naming the
 // field and the bound.
 func TestSessionValidate(t *testing.T) {

@@ -10,9 +10,6 @@ import (
 	"github.com/google/uuid"
 )
 
-//go:fix inline
-func intp(n int) *int { return new(n) }
-
 func TestTaskSpecValidate(t *testing.T) {
 	t.Parallel()
 	ok := func() TaskSpec { return TaskSpec{Prompt: "fix the test", Profile: "openai"} }

@@ -88,8 +88,8 @@ func TestSendRetriesTransientFailures(t *testing.T) {
 	if len(waits) != 4 {
 		t.Fatalf("waits = %v, want 4", waits)
 	}
-	for i, full := range []time.Duration{100, 200, 400, 800} {
-		full *= time.Millisecond
+	for i, ms := range []int{100, 200, 400, 800} {
+		full := time.Duration(ms) * time.Millisecond
 		if waits[i] < full/2 || waits[i] > full {
 			t.Errorf("wait %d = %s, want within [%s, %s]", i, waits[i], full/2, full)
 		}
@@ -177,7 +177,7 @@ func TestSendHTMLErrorPage(t *testing.T) {
 	page := "<html><head><title>502 Bad Gateway</title><style>body{x}</style></head><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>"
 	h := &scripted{responses: []func(http.ResponseWriter){func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(502)
+		w.WriteHeader(http.StatusBadGateway)
 		_, _ = io.WriteString(w, page)
 	}}}
 	_, _, err := testSend(t, h, RetryPolicy{MaxAttempts: 1}, nil)

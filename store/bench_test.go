@@ -91,7 +91,7 @@ func BenchmarkLoadHistory(b *testing.B) {
 				}
 			}
 			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			for range b.N {
 				turns, err := s.LoadTurns(ctx, store.LoadTurnsParams{SessionID: id})
 				if err != nil || len(turns) != 1000 {
 					b.Fatalf("loaded %d turns: %v", len(turns), err)

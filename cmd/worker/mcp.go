@@ -137,7 +137,7 @@ func startMCP(cmd *cobra.Command, f mcpFlags, args []string) (*mcp.Client, exece
 }
 
 // server builds the server configuration from the flags and the command.
-func (f mcpFlags) server(args []string) (mcp.ServerConfig, error) {
+func (f *mcpFlags) server(args []string) (mcp.ServerConfig, error) {
 	cfg := mcp.ServerConfig{Name: f.name, URL: f.url, StartTimeout: f.timeout, CallTimeout: f.timeout}
 	switch {
 	case f.url == "" && len(args) == 0:

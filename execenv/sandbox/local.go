@@ -264,7 +264,7 @@ func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
 func (l *Local) shareEmpty(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) > 0 {
-		return nil
+		return nil //nolint:nilerr // unreadable or not empty: left as it is (see above)
 	}
 	if err := os.Lchown(dir, l.shared, l.shared); err != nil {
 		return fmt.Errorf("sandbox: giving %s (sandbox_writable) to the tasks' shared uid %d: %w", dir, l.shared, err)

@@ -17,6 +17,7 @@ package sshtest
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -306,7 +307,7 @@ func waitReady(addr string, exited <-chan struct{}) error {
 
 // readBanner connects and reads the SSH identification line.
 func readBanner(addr string) error {
-	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	conn, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}

@@ -222,7 +222,7 @@ type Report struct {
 	Context          *ContextReport `json:"context,omitempty"` // with --context-window (context.go)
 }
 
-// RunBench runs a benchmark: it starts a fleet in the process (or uses
+// Run runs a benchmark: it starts a fleet in the process (or uses
 // cfg.Server), submits cfg.Tasks tasks, waits until all have finished and
 // reports throughput and latencies.
 func Run(ctx context.Context, cfg Config) (Report, error) {

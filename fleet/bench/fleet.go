@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -84,7 +83,7 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 		return nil, fmt.Errorf("bench: start NATS: %w", err)
 	}
 	f.onStop(func() { _ = ns.Shutdown() })
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	if labelled(ctx, "dispatcher", func() { err = f.startDispatcher(ctx, ns.ClientURL(), quiet) }); err != nil {
 		return nil, err
 	}

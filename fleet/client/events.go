@@ -72,7 +72,7 @@ func (c *Client) openStream(ctx context.Context, path string, o StreamOptions) (
 	if o.AfterSeq > 0 {
 		hdr.Set("Last-Event-ID", strconv.FormatUint(o.AfterSeq, 10))
 	}
-	resp, err := c.send(ctx, http.MethodGet, path, q, nil, hdr)
+	resp, err := c.send(ctx, http.MethodGet, path, q, nil, hdr) //nolint:bodyclose // EventStream.Close closes it
 	if err != nil {
 		return nil, err
 	}

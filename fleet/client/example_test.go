@@ -21,7 +21,7 @@ func Example() {
 	defer cancel()
 	dir, err := os.MkdirTemp("", "agentfleet-example-")
 	if err != nil {
-		log.Fatal(err)
+		log.Fatal(err) //nolint:gocritic // an example stops at its first error; the process ends with it
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	fl, err := dev.Start(ctx, dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort, DataDir: dir, Simulated: true})

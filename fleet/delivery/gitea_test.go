@@ -165,7 +165,7 @@ ROOT_PATH = %[2]s/log
 			return err
 		}
 		_ = resp.Body.Close()
-		if resp.StatusCode != 200 {
+		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("healthz: %s", resp.Status)
 		}
 		return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -79,7 +78,7 @@ func (c Config) WithDefaults() Config {
 		c.Getenv = os.Getenv
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
@@ -134,7 +133,7 @@ type Fleet struct {
 	closeErr  error
 }
 
-// StartDev starts dev mode. On error everything started so far is stopped.
+// Start starts dev mode. On error everything started so far is stopped.
 // A port in use or a data directory held by another dev mode is reported
 // naming the port or the lock.
 func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {

@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -202,7 +201,7 @@ func SharedDir(t testing.TB) string {
 	if err := os.MkdirAll(SharedRoot(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp(SharedRoot(), "shared-")
+	dir, err := os.MkdirTemp(SharedRoot(), "shared-") //nolint:usetesting // must be under SharedRoot, which t.TempDir cannot place
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +317,7 @@ func testLogger() *slog.Logger {
 	if os.Getenv("FLEETTEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.DiscardHandler)
 }
 
 // Spec returns a task spec for the anthropic profile whose model follows

@@ -11,7 +11,7 @@ import (
 // and the model to ask for. Dev mode and `worker run` read them alike.
 const (
 	EnvLLMBaseURL = "AGENTFLEET_LLM_BASE_URL" // an OpenAI-compatible server (Ollama, vLLM...)
-	EnvLLMAPIKey  = "AGENTFLEET_LLM_API_KEY"  // its key, if it wants one
+	EnvLLMAPIKey  = "AGENTFLEET_LLM_API_KEY"  //nolint:gosec // its key, if it wants one
 	EnvModel      = "AGENTFLEET_MODEL"        // the model to ask for
 )
 

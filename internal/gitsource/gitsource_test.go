@@ -250,7 +250,7 @@ func links(t *testing.T, name string) uint64 {
 	t.Helper()
 	var st syscall.Stat_t
 	must(t, syscall.Stat(name, &st))
-	return uint64(st.Nlink)
+	return uint64(st.Nlink) //nolint:unconvert // uint16 on darwin
 }
 
 // TestNoRequestToLoopback: a source on a loopback listener is refused

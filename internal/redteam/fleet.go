@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -67,7 +66,7 @@ func startFleet(ctx context.Context, cfg fleetConfig) (_ *testFleet, err error) 
 		}
 	}()
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	modelURL, err := f.serve(newModel())
 	if err != nil {

@@ -103,7 +103,7 @@ func blockDeviceOf(path string) (devNum, string, error) {
 	if err := syscall.Stat(path, &st); err != nil {
 		return devNum{}, "", err
 	}
-	dev := uint64(st.Dev)
+	dev := uint64(st.Dev) //nolint:unconvert // int32 on darwin
 	d := devNum{major: (dev >> 8) & 0xfff, minor: (dev & 0xff) | ((dev >> 12) & 0xfff00)}
 	if d.major == 0 {
 		return d, "", fmt.Errorf("the run directory is not on a block device (%d:%d, e.g. tmpfs or overlay): set TMPDIR to a disk", d.major, d.minor)

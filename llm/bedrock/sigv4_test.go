@@ -130,7 +130,7 @@ func containsStr(list []string, s string) bool {
 // documentation's example secret): the canonical request's hash and the
 // signature are the documented ones.
 func TestVerifierMatchesTheAWSExample(t *testing.T) {
-	r := &http.Request{Method: "GET", Host: "host.foo.com", Header: http.Header{},
+	r := &http.Request{Method: http.MethodGet, Host: "host.foo.com", Header: http.Header{},
 		URL: &url.URL{Path: "/", RawQuery: "foo=Zoo&foo=aha"}}
 	r.Header.Set("Date", "Mon, 09 Sep 2011 23:36:00 GMT")
 	creq := canonicalRequest(r, []string{"date", "host"}, sha256Hex(nil))

@@ -36,7 +36,6 @@ func Update(content string, chunks []Chunk) (string, error) {
 		return "", err
 	}
 	for _, r := range slices.Backward(reps) {
-
 		lines = slices.Replace(lines, r.at, r.at+r.n, r.lines...)
 	}
 	out := strings.Join(lines, "\n")

@@ -78,7 +78,7 @@ func trimUnescapedTrailingSpaces(s string) string {
 	return s
 }
 
-// match reports whether a rule of f decides about abs (the last matching rule
+// Match reports whether a rule of f decides about abs (the last matching rule
 // wins) and whether that decision is "ignored".
 func (f *IgnoreFile) Match(abs string, isDir bool) (decided, ignored bool) {
 	rel, ok := RelUnder(f.base, abs)
@@ -87,7 +87,6 @@ func (f *IgnoreFile) Match(abs string, isDir bool) (decided, ignored bool) {
 	}
 	name := path.Base(rel)
 	for _, r := range slices.Backward(f.rules) {
-
 		if r.dirOnly && !isDir {
 			continue
 		}
@@ -117,7 +116,7 @@ func RelUnder(base, abs string) (string, bool) {
 // first. It is shared read-only by the walk; push returns a new stack.
 type IgnoreStack []*IgnoreFile
 
-// push adds a deeper file.
+// Push adds a deeper file.
 func (s IgnoreStack) Push(f *IgnoreFile) IgnoreStack {
 	if f == nil || len(f.rules) == 0 {
 		return s
@@ -127,7 +126,7 @@ func (s IgnoreStack) Push(f *IgnoreFile) IgnoreStack {
 	return append(out, f)
 }
 
-// ignored reports whether abs is ignored: the deepest file with a matching
+// Ignored reports whether abs is ignored: the deepest file with a matching
 // rule decides.
 func (s IgnoreStack) Ignored(abs string, isDir bool) bool {
 	for _, v := range slices.Backward(s) {
@@ -173,7 +172,7 @@ func NewOverrideSet(root string, globs ...string) (*OverrideSet, error) {
 	return o, nil
 }
 
-// decide returns (decided, ignored) for abs.
+// Decide returns (decided, ignored) for abs.
 func (o *OverrideSet) Decide(abs string, isDir bool) (bool, bool) {
 	f := IgnoreFile{base: o.root, rules: o.rules}
 	if decided, ign := f.Match(abs, isDir); decided {

@@ -72,7 +72,7 @@ func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, sta
 	}
 	entries, err := w.fsys.ReadDir(dir)
 	if err != nil {
-		return nil
+		return nil //nolint:nilerr // an unreadable directory is skipped, as rg does
 	}
 	for _, e := range entries {
 		if e.Name() == ".gitignore" && e.Type().IsRegular() {

@@ -34,7 +34,7 @@ type Client struct {
 
 // Complete sends req and parses the whole answer.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	resp, err := c.send(ctx, req, false)
+	resp, err := c.send(ctx, req, false) //nolint:bodyclose // ReadResponse or YieldStream closes it
 	if err != nil {
 		return nil, err
 	}
@@ -45,12 +45,12 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 // request is encoded and sent when iteration starts.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
 	return func(yield func(llm.StreamEvent, error) bool) {
-		resp, err := c.send(ctx, req, true)
+		resp, err := c.send(ctx, req, true) //nolint:bodyclose // ReadResponse or YieldStream closes it
 		if err != nil {
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), c.Decode, yield)
+		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), c.Decode, yield) //nolint:bodyclose // YieldStream closes it
 	}
 }
 

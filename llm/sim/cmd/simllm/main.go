@@ -38,13 +38,13 @@ func main() {
 	perPrompt := flag.Bool("scripted", false, "answer each conversation from the script in its first message (Anthropic API)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	var err error
 	if *perPrompt {
 		err = serveScripted(ctx, *addr)
 	} else {
 		err = run(ctx, *addr, *script, *text)
 	}
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "simllm:", err)
 		os.Exit(1)
