@@ -95,7 +95,7 @@ func BenchmarkLoopRound(b *testing.B) {
 					b.Fatalf("%+v %v", out, err)
 				}
 				b.StopTimer()
-				s.Close()
+				_ = s.Close()
 				b.StartTimer()
 			}
 		})
@@ -167,7 +167,7 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 					failed.Add(1)
 					return
 				}
-				defer s.Close()
+				defer func() { _ = s.Close() }()
 				if out, err := s.Submit(context.Background(), "work"); err != nil || out.Turns != rounds {
 					failed.Add(1)
 				}
@@ -190,7 +190,7 @@ func peakRSSKB() int64 {
 	if err != nil {
 		return -1
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {

@@ -32,7 +32,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: dir})
 	if err != nil {
 		panic(err)
@@ -54,7 +54,7 @@ func Example() {
 	}()
 
 	out, err := s.Submit(ctx, "Create hello.txt saying hello")
-	s.Close()
+	_ = s.Close()
 	<-printed
 	if err != nil {
 		panic(err)

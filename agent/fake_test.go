@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -179,7 +180,9 @@ func echoTool(mutates bool) tools.Tool {
 		Name: "echo", Description: "echo text", Mutates: mutates,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 		Run: func(_ context.Context, c tools.Call) (tools.Output, error) {
-			var a struct{ Text string }
+			var a struct {
+				Text string `json:"text"`
+			}
 			if err := json.Unmarshal(c.Args, &a); err != nil {
 				return tools.Output{}, err
 			}
@@ -286,9 +289,9 @@ func turnKinds(h []agent.Turn) []agent.TurnKind {
 
 // lastUserText returns the text of the request's last user message.
 func lastUserText(req llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == llm.RoleUser {
-			return req.Messages[i].Text()
+	for _, v := range slices.Backward(req.Messages) {
+		if v.Role == llm.RoleUser {
+			return v.Text()
 		}
 	}
 	return ""

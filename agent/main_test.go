@@ -21,8 +21,8 @@ func TestMain(m *testing.M) {
 		serveMCP()
 		return
 	}
-	os.Setenv("AGENTFLEET_PROBE_API_KEY", "must-not-leak")
-	os.Setenv("AGENTFLEET_PROBE_PLAIN", "visible-value")
+	_ = os.Setenv("AGENTFLEET_PROBE_API_KEY", "must-not-leak")
+	_ = os.Setenv("AGENTFLEET_PROBE_PLAIN", "visible-value")
 	goleak.VerifyTestMain(m)
 }
 

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,7 +140,7 @@ func TestDestructiveCommandParksThenRunsOnceApproved(t *testing.T) {
 		step{calls: []llm.ToolCall{call("c1", "shell", map[string]any{"command": "mkdir -p d && touch d/x && git reset --hard 2>/dev/null; echo ran > ran.txt"})}},
 		step{text: "done"})
 	_, err := s.Submit(ctx30(t), "clean up")
-	if err != agent.ErrParked {
+	if !errors.Is(err, agent.ErrParked) {
 		t.Fatalf("Submit: %v, want ErrParked", err)
 	}
 	if len(ap.asked) != 1 || ap.asked[0].Rule != "destructive: hard reset" || ap.asked[0].CallID != "c1" {
@@ -235,7 +236,7 @@ func TestConcurrentRoundParksOnEveryAskedCall(t *testing.T) {
 		call("b", "grep", map[string]any{"pattern": "hello"}),
 		call("c", "read_file", map[string]any{"file_path": "secret2"}),
 	}})
-	if _, err := s.Submit(ctx30(t), "look"); err != agent.ErrParked {
+	if _, err := s.Submit(ctx30(t), "look"); !errors.Is(err, agent.ErrParked) {
 		t.Fatalf("Submit: %v, want ErrParked", err)
 	}
 	if len(ap.asked) != 2 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -149,7 +150,7 @@ func (s *Session) History() []Turn {
 func (s *Session) view() []Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.history[:len(s.history):len(s.history)]
+	return slices.Clip(s.history)
 }
 
 // Model is the model the next LLM call uses.

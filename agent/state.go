@@ -1,5 +1,7 @@
 package agent
 
+import "slices"
+
 // State is a session's lifecycle state.
 type State string
 
@@ -20,12 +22,7 @@ var transitions = map[State][]State{
 
 // canTransition reports whether from -> to is legal.
 func canTransition(from, to State) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(transitions[from], to)
 }
 
 // setStateLocked moves the session to `to`, or returns a *TransitionError.

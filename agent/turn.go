@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"time"
 
 	"github.com/agentfleet/agentfleet/agent/compact"
@@ -117,8 +118,8 @@ func assistantMessage(t Turn) llm.Message {
 // no recorded result: the calls to (re-)run when resuming.
 func pendingCalls(history []Turn) []llm.ToolCall {
 	last := -1
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Kind == TurnAssistant {
+	for i, h := range slices.Backward(history) {
+		if h.Kind == TurnAssistant {
 			last = i
 			break
 		}

@@ -18,11 +18,13 @@ import (
 
 // manifest is one Kubernetes object, decoded loosely.
 type manifest struct {
-	APIVersion string                `yaml:"apiVersion"`
-	Kind       string                `yaml:"kind"`
-	Metadata   struct{ Name string } `yaml:"metadata"`
-	Data       map[string]string     `yaml:"data"`
-	Spec       yaml.Node             `yaml:"spec"`
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Data map[string]string `yaml:"data"`
+	Spec yaml.Node         `yaml:"spec"`
 }
 
 // loadManifests decodes every document of every file listed.

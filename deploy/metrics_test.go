@@ -131,7 +131,7 @@ func TestAlertRunbooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	anchors := map[string]bool{}
-	for _, line := range strings.Split(string(doc), "\n") {
+	for line := range strings.SplitSeq(string(doc), "\n") {
 		if strings.HasPrefix(line, "#") {
 			anchors[headingAnchor(strings.TrimLeft(line, "# "))] = true
 		}

@@ -100,7 +100,7 @@ func TestDescriptionRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { env.Cleanup(context.Background()) })
+	t.Cleanup(func() { _ = env.Cleanup(context.Background()) })
 	if err := env.Initialize(ctx); err != nil {
 		t.Fatal(err)
 	}

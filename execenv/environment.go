@@ -17,7 +17,7 @@ import (
 // WorkingDir. Missing files yield errors for which errors.Is(err,
 // fs.ErrNotExist) is true, for every implementation. Every method honours ctx.
 // Implementations are safe for concurrent use.
-type Environment interface {
+type Environment interface { //nolint:interfacebloat // the one seam of local and SSH environments, with one conformance suite (execenvtest, STYLE 4)
 	// ReadFile returns the whole file.
 	ReadFile(ctx context.Context, path string) ([]byte, error)
 	// OpenFile streams a file, so a large file can be read in bounded memory.

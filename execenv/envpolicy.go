@@ -3,6 +3,7 @@ package execenv
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -70,10 +71,8 @@ var corePrefixes = []string{"LC_", "XDG_"}
 // USER, SHELL, LANG, LC_*, TERM, TMPDIR, toolchain locations (GOPATH, GOROOT,
 // CARGO_HOME, NVM_DIR, JAVA_HOME, PYENV_ROOT, ...) and XDG_* directories.
 func IsCoreEnvName(name string) bool {
-	for _, n := range coreEnvNames {
-		if name == n {
-			return true
-		}
+	if slices.Contains(coreEnvNames, name) {
+		return true
 	}
 	for _, p := range corePrefixes {
 		if strings.HasPrefix(name, p) {

@@ -97,17 +97,17 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
+		_ = outR.Close()
+		_ = outW.Close()
 		return nil, err
 	}
 	cmd := w.exec(context.Background(), dir)
 	cmd.Stdout, cmd.Stderr = outW, errW
 	if err := ownGroup(cmd); err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
+		_ = outR.Close()
+		_ = outW.Close()
+		_ = errR.Close()
+		_ = errW.Close()
 		return nil, err
 	}
 	w.setup(cmd)
@@ -117,11 +117,11 @@ func (l *Local) start(req ExecRequest) (*localRun, error) {
 	}
 	run.started = time.Now()
 	err = w.start(cmd)
-	outW.Close()
-	errW.Close()
+	_ = outW.Close()
+	_ = errW.Close()
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		_ = outR.Close()
+		_ = errR.Close()
 		return nil, fmt.Errorf("execenv: start %s: %w", w.Argv[0], err)
 	}
 	run.pgid = cmd.Process.Pid
@@ -158,7 +158,7 @@ func (r *localRun) copy(w io.Writer, p *os.File) {
 func (r *localRun) drain() {
 	closePipes := func() {
 		for _, p := range r.pipes {
-			p.Close()
+			_ = p.Close()
 		}
 	}
 	waitReaders(&r.readers, closePipes)

@@ -2,6 +2,7 @@ package execenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -102,7 +103,7 @@ func (p *localProcess) Close() error {
 		killGroup(p.pgid)
 		p.l.forget(p.pgid)
 		err := p.cmd.Wait()
-		if _, ok := err.(*exec.ExitError); !ok {
+		if _, ok := errors.AsType[*exec.ExitError](err); !ok {
 			p.closeErr = err
 		}
 	})

@@ -12,7 +12,7 @@ import (
 func TestMain(m *testing.M) {
 	// The conformance suite observes filtering of these variables.
 	for k, v := range execenvtest.ProbeEnv {
-		os.Setenv(k, v)
+		_ = os.Setenv(k, v)
 	}
 	goleak.VerifyTestMain(m)
 }

@@ -110,7 +110,7 @@ type streamWriter struct {
 
 // Write retains p and passes it to OnOutput.
 func (w *streamWriter) Write(p []byte) (int, error) {
-	w.buf.Write(p)
+	_, _ = w.buf.Write(p)
 	if w.sink.onOutput != nil {
 		chunk := append([]byte(nil), p...) // the callback may keep it
 		w.sink.mu.Lock()

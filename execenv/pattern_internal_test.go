@@ -7,7 +7,7 @@ import (
 func TestHeadTail(t *testing.T) {
 	h := newHeadTail(10)
 	for _, chunk := range []string{"01234", "56789", "abcdefghij", "KLMNOPQRSTUV"} {
-		h.Write([]byte(chunk))
+		_, _ = h.Write([]byte(chunk))
 	}
 	if got := h.String(); got != "01234\n[... 22 bytes of output omitted ...]\nRSTUV" {
 		t.Fatalf("String = %q", got)
@@ -16,14 +16,14 @@ func TestHeadTail(t *testing.T) {
 		t.Fatalf("omitted = %d", h.omitted())
 	}
 	small := newHeadTail(100)
-	small.Write([]byte("short \xff"))
+	_, _ = small.Write([]byte("short \xff"))
 	if got := small.String(); got != "short \uFFFD" || small.omitted() != 0 {
 		t.Fatalf("small = %q, omitted %d", got, small.omitted())
 	}
 	// Many small writes wrap the ring correctly.
 	ring := newHeadTail(6)
 	for _, c := range "abcdefghijklmnop" {
-		ring.Write([]byte(string(c)))
+		_, _ = ring.Write([]byte(string(c)))
 	}
 	if got := ring.String(); got != "abc\n[... 10 bytes of output omitted ...]\nnop" {
 		t.Fatalf("ring = %q", got)

@@ -45,26 +45,26 @@ type scoped struct {
 	rootsErr error
 }
 
-// check resolves p and returns it if it is inside a root.
-func (s *scoped) check(ctx context.Context, p string) (string, error) {
+// check resolves p and returns an error unless it is inside a root.
+func (s *scoped) check(ctx context.Context, p string) error {
 	s.once.Do(func() { s.resolved, s.rootsErr = s.resolveRoots(ctx) })
 	if s.rootsErr != nil {
-		return "", s.rootsErr
+		return s.rootsErr
 	}
 	abs := s.abs(p)
 	real, err := s.realPath(ctx, abs)
 	if err != nil {
-		return "", err
+		return err
 	}
 	for _, r := range s.resolved {
 		if real == r || strings.HasPrefix(real, strings.TrimSuffix(r, "/")+"/") {
-			return abs, nil
+			return nil
 		}
 	}
 	if real != abs {
-		return "", fmt.Errorf("%w: %q resolves to %q, which is not under %s", ErrOutsideScope, p, real, strings.Join(s.resolved, ", "))
+		return fmt.Errorf("%w: %q resolves to %q, which is not under %s", ErrOutsideScope, p, real, strings.Join(s.resolved, ", "))
 	}
-	return "", fmt.Errorf("%w: %q is not under %s", ErrOutsideScope, p, strings.Join(s.resolved, ", "))
+	return fmt.Errorf("%w: %q is not under %s", ErrOutsideScope, p, strings.Join(s.resolved, ", "))
 }
 
 // resolveRoots makes the roots absolute and resolves their symlinks.
@@ -101,80 +101,80 @@ func (s *scoped) realPath(ctx context.Context, abs string) (string, error) {
 }
 
 func (s *scoped) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	if _, err := s.check(ctx, p); err != nil {
+	if err := s.check(ctx, p); err != nil {
 		return nil, err
 	}
 	return s.Environment.ReadFile(ctx, p)
 }
 
 func (s *scoped) OpenFile(ctx context.Context, p string) (ReadCloser, error) {
-	if _, err := s.check(ctx, p); err != nil {
+	if err := s.check(ctx, p); err != nil {
 		return nil, err
 	}
 	return s.Environment.OpenFile(ctx, p)
 }
 
 func (s *scoped) WriteFile(ctx context.Context, p string, data []byte) error {
-	if _, err := s.check(ctx, p); err != nil {
+	if err := s.check(ctx, p); err != nil {
 		return err
 	}
 	return s.Environment.WriteFile(ctx, p, data)
 }
 
 func (s *scoped) Stat(ctx context.Context, p string) (FileInfo, error) {
-	if _, err := s.check(ctx, p); err != nil {
+	if err := s.check(ctx, p); err != nil {
 		return FileInfo{}, err
 	}
 	return s.Environment.Stat(ctx, p)
 }
 
 func (s *scoped) Exists(ctx context.Context, p string) (bool, error) {
-	if _, err := s.check(ctx, p); err != nil {
+	if err := s.check(ctx, p); err != nil {
 		return false, err
 	}
 	return s.Environment.Exists(ctx, p)
 }
 
 func (s *scoped) List(ctx context.Context, dir string, depth int) ([]DirEntry, error) {
-	if _, err := s.check(ctx, dir); err != nil {
+	if err := s.check(ctx, dir); err != nil {
 		return nil, err
 	}
 	return s.Environment.List(ctx, dir, depth)
 }
 
 func (s *scoped) Remove(ctx context.Context, p string) error {
-	if _, err := s.check(ctx, p); err != nil {
+	if err := s.check(ctx, p); err != nil {
 		return err
 	}
 	return s.Environment.Remove(ctx, p)
 }
 
 func (s *scoped) Rename(ctx context.Context, from, to string) error {
-	if _, err := s.check(ctx, from); err != nil {
+	if err := s.check(ctx, from); err != nil {
 		return err
 	}
-	if _, err := s.check(ctx, to); err != nil {
+	if err := s.check(ctx, to); err != nil {
 		return err
 	}
 	return s.Environment.Rename(ctx, from, to)
 }
 
 func (s *scoped) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
-	if _, err := s.check(ctx, req.Dir); err != nil {
+	if err := s.check(ctx, req.Dir); err != nil {
 		return ExecResult{}, err
 	}
 	return s.Environment.Exec(ctx, req)
 }
 
 func (s *scoped) Grep(ctx context.Context, req GrepRequest) (GrepResult, error) {
-	if _, err := s.check(ctx, req.Path); err != nil {
+	if err := s.check(ctx, req.Path); err != nil {
 		return GrepResult{}, err
 	}
 	return s.Environment.Grep(ctx, req)
 }
 
 func (s *scoped) Glob(ctx context.Context, req GlobRequest) (GlobResult, error) {
-	if _, err := s.check(ctx, req.Path); err != nil {
+	if err := s.check(ctx, req.Path); err != nil {
 		return GlobResult{}, err
 	}
 	return s.Environment.Glob(ctx, req)

@@ -145,8 +145,8 @@ func runSimple(ctx context.Context, c *sshConn, command string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer sess.Close()
-	stop := context.AfterFunc(ctx, func() { sess.Close() })
+	defer func() { _ = sess.Close() }()
+	stop := context.AfterFunc(ctx, func() { _ = sess.Close() })
 	defer stop()
 	var stderr strings.Builder
 	sess.Stderr = &stderr

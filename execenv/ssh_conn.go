@@ -130,9 +130,8 @@ func (s *SSH) dial(ctx context.Context) (*sshConn, error) {
 	})
 	stop()
 	if err != nil {
-		nc.Close()
-		var he *HostKeyError
-		if errors.As(err, &he) {
+		_ = nc.Close()
+		if he, ok := errors.AsType[*HostKeyError](err); ok {
 			return nil, he
 		}
 		return nil, fmt.Errorf("execenv: ssh handshake with %s as %q: %w", s.addr(), s.cfg.User, err)
@@ -141,7 +140,7 @@ func (s *SSH) dial(ctx context.Context) (*sshConn, error) {
 	client := ssh.NewClient(cc, chans, reqs)
 	sc, err := sftp.NewClient(client)
 	if err != nil {
-		client.Close()
+		_ = client.Close()
 		return nil, fmt.Errorf("execenv: start sftp on %s (is the sftp subsystem enabled in sshd_config?): %w", s.addr(), err)
 	}
 	return &sshConn{client: client, sftp: sc, done: make(chan struct{})}, nil
@@ -178,11 +177,11 @@ func (s *SSH) authMethods() ([]ssh.AuthMethod, func(), error) {
 		if sock == "" {
 			return nil, nil, errors.New("execenv: SSHConfig.UseAgent is set but SSH_AUTH_SOCK is empty; start ssh-agent or configure a key file")
 		}
-		ac, err := net.Dial("unix", sock)
+		ac, err := net.Dial("unix", sock) //nolint:gosec,noctx // G704: the ssh-agent's local unix socket, answered at once
 		if err != nil {
 			return nil, nil, fmt.Errorf("execenv: connect to ssh agent at %s: %w", sock, err)
 		}
-		closeAgent = func() { ac.Close() }
+		closeAgent = func() { _ = ac.Close() }
 		methods = append(methods, ssh.PublicKeysCallback(agent.NewClient(ac).Signers))
 	}
 	return methods, closeAgent, nil
@@ -191,8 +190,7 @@ func (s *SSH) authMethods() ([]ssh.AuthMethod, func(), error) {
 // parseKey parses an unencrypted private key.
 func parseKey(data []byte, name string) (ssh.Signer, error) {
 	sg, err := ssh.ParsePrivateKey(data)
-	var pe *ssh.PassphraseMissingError
-	if errors.As(err, &pe) {
+	if _, ok := errors.AsType[*ssh.PassphraseMissingError](err); ok {
 		return nil, fmt.Errorf("execenv: private key %s is encrypted; load it into ssh-agent and set UseAgent, or use an unencrypted key", name)
 	}
 	if err != nil {
@@ -204,18 +202,14 @@ func parseKey(data []byte, name string) (ssh.Signer, error) {
 // watch starts the goroutines that notice a dead connection and send
 // keepalives. Both end with the connection; Cleanup waits for them.
 func (s *SSH) watch(c *sshConn) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		_ = c.client.Wait()
 		close(c.done)
-	}()
+	})
 	if s.cfg.KeepAlive <= 0 {
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		t := time.NewTicker(s.cfg.KeepAlive)
 		defer t.Stop()
 		for {
@@ -230,19 +224,17 @@ func (s *SSH) watch(c *sshConn) {
 				}
 			}
 		}
-	}()
+	})
 }
 
 // keepalive sends one keepalive request and waits for the reply at most
 // one keepalive interval.
 func (s *SSH) keepalive(c *sshConn) error {
 	reply := make(chan error, 1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		_, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil)
 		reply <- err
-	}()
+	})
 	t := time.NewTimer(s.cfg.KeepAlive)
 	defer t.Stop()
 	select {

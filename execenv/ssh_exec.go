@@ -80,7 +80,7 @@ func (s *SSH) startRemote(c *sshConn, script string, onOutput func(OutputStream,
 	outPipe, err1 := sess.StdoutPipe()
 	errPipe, err2 := sess.StderrPipe()
 	if err := errors.Join(err1, err2); err != nil {
-		sess.Close()
+		_ = sess.Close()
 		return nil, err
 	}
 	run := &sshRun{
@@ -89,7 +89,7 @@ func (s *SSH) startRemote(c *sshConn, script string, onOutput func(OutputStream,
 	}
 	run.started = time.Now()
 	if err := sess.Start(script); err != nil {
-		sess.Close()
+		_ = sess.Close()
 		return nil, err
 	}
 	sink := &outputSink{onOutput: onOutput}
@@ -128,7 +128,7 @@ func (r *sshRun) readStdout(w io.Writer, pipe io.Reader) {
 			break
 		}
 		noise = append(noise, line...)
-		if (err != nil && err != bufio.ErrBufferFull) || len(noise) > maxLoginNoise {
+		if (!errors.Is(err, nil) && !errors.Is(err, bufio.ErrBufferFull)) || len(noise) > maxLoginNoise {
 			_, _ = w.Write(noise)
 			break
 		}
@@ -138,7 +138,7 @@ func (r *sshRun) readStdout(w io.Writer, pipe io.Reader) {
 
 // finish waits for the command, enforcing the timeout and ctx, and builds the result.
 func (s *SSH) finish(ctx context.Context, run *sshRun, timeout time.Duration) (ExecResult, error) {
-	defer run.sess.Close()
+	defer func() { _ = run.sess.Close() }()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var res ExecResult
@@ -178,7 +178,7 @@ func (s *SSH) terminateRemote(ctx context.Context, run *sshRun) error {
 	case err := <-run.waited:
 		return err
 	case <-time.After(KillGrace):
-		run.sess.Close()
+		_ = run.sess.Close()
 		return <-run.waited
 	}
 	s.signalGroup(ctx, run.conn, pgid, "TERM")
@@ -195,7 +195,7 @@ func (s *SSH) terminateRemote(ctx context.Context, run *sshRun) error {
 	case err := <-run.waited:
 		return err
 	case <-time.After(drainTimeout):
-		run.sess.Close()
+		_ = run.sess.Close()
 		return <-run.waited
 	}
 }
@@ -236,7 +236,7 @@ func (s *SSH) signalGroup(ctx context.Context, c *sshConn, pgid int, sig string)
 }
 
 // drain waits for the output readers, closing the session if they linger.
-func (r *sshRun) drain() { waitReaders(&r.readers, func() { r.sess.Close() }) }
+func (r *sshRun) drain() { waitReaders(&r.readers, func() { _ = r.sess.Close() }) }
 
 // remoteExitCode maps the session's end to an exit code.
 func remoteExitCode(waitErr error, signaled bool) (int, error) {

@@ -20,7 +20,7 @@ func (s *SSH) ReadFile(ctx context.Context, p string) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		var buf bytes.Buffer
 		if _, err := f.WriteTo(&buf); err != nil {
 			return err
@@ -58,7 +58,7 @@ func (s *SSH) WriteFile(ctx context.Context, p string, data []byte) error {
 			return err
 		}
 		if _, err := f.ReadFrom(bytes.NewReader(data)); err != nil {
-			f.Close()
+			_ = f.Close()
 			return err
 		}
 		return f.Close()

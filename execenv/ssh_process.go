@@ -54,7 +54,7 @@ func (s *SSH) startProcess(c *sshConn, script string, stderr io.Writer) (*sshPro
 	stdin, err1 := sess.StdinPipe()
 	outPipe, err2 := sess.StdoutPipe()
 	if err := errors.Join(err1, err2); err != nil {
-		sess.Close()
+		_ = sess.Close()
 		return nil, err
 	}
 	if stderr == nil {
@@ -62,7 +62,7 @@ func (s *SSH) startProcess(c *sshConn, script string, stderr io.Writer) (*sshPro
 	}
 	sess.Stderr = stderr
 	if err := sess.Start(script); err != nil {
-		sess.Close()
+		_ = sess.Close()
 		return nil, err
 	}
 	run := &sshRun{conn: c, sess: sess, started: time.Now(), pgid: make(chan int, 1), waited: make(chan error, 1)}
@@ -71,7 +71,7 @@ func (s *SSH) startProcess(c *sshConn, script string, stderr io.Writer) (*sshPro
 	s.track(run, true)
 	go func() {
 		run.readStdout(pw, outPipe)
-		pw.Close()
+		_ = pw.Close()
 	}()
 	go func() {
 		_ = sess.Wait()

@@ -53,10 +53,10 @@ func remoteRipgrep(ctx context.Context, c *sshConn, root string, p search.GrepPl
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer func() { _ = sess.Close() }()
 	stop := context.AfterFunc(ctx, func() {
 		_ = sess.Signal(ssh.SIGKILL)
-		sess.Close()
+		_ = sess.Close()
 	})
 	defer stop()
 	var stderr bytes.Buffer

@@ -35,7 +35,7 @@ func newSSH(t testing.TB, cfg execenv.SSHConfig) *execenv.SSH {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { env.Cleanup(context.Background()) })
+	t.Cleanup(func() { _ = env.Cleanup(context.Background()) })
 	return env
 }
 

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -26,7 +27,7 @@ func TestContextSpecValidation(t *testing.T) {
 		s := base
 		s.Context = c.ctx
 		err := s.Validate()
-		fe, isField := err.(*FieldError)
+		fe, isField := errors.AsType[*FieldError](err)
 		if !isField || !strings.HasSuffix(fe.Field, c.field) {
 			t.Errorf("%+v: err %v, want a FieldError on %s", c.ctx, err, c.field)
 		}

@@ -166,7 +166,7 @@ func ValidRefName(name string) bool {
 			return false
 		}
 	}
-	for _, comp := range strings.Split(name, "/") {
+	for comp := range strings.SplitSeq(name, "/") {
 		if strings.HasPrefix(comp, ".") || strings.HasSuffix(comp, ".lock") {
 			return false
 		}

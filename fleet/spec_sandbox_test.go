@@ -27,10 +27,9 @@ func TestSandboxBoundPermitsOnlyNarrowerSpecs(t *testing.T) {
 		{full, fleet.SandboxSpec{Network: "full"}, ""},
 	} {
 		fe := c.bound.Permits(c.spec)
-		if got := ""; fe != nil {
-			got = fe.Field
-			if got != c.field {
-				t.Errorf("bound %+v, spec %+v: error on %s (%v), want %q", c.bound, c.spec, got, fe, c.field)
+		if fe != nil {
+			if fe.Field != c.field {
+				t.Errorf("bound %+v, spec %+v: error on %s (%v), want %q", c.bound, c.spec, fe.Field, fe, c.field)
 			}
 		} else if c.field != "" {
 			t.Errorf("bound %+v, spec %+v permitted, want an error on %s", c.bound, c.spec, c.field)

@@ -8,8 +8,6 @@ import (
 	"time"
 )
 
-func boolp(b bool) *bool { return &b }
-
 // Every session setting refuses bad values with a field error naming the
 // field and the bound.
 func TestSessionValidate(t *testing.T) {
@@ -25,7 +23,7 @@ func TestSessionValidate(t *testing.T) {
 			ToolOutputChars: map[string]int{"shell": 5000}, ToolOutputLines: map[string]int{"grep": 50},
 			LoopDetectionWindow: 5, UserInstructions: "be brief", EnvPolicy: "core-only",
 			WebFetch:        &WebFetch{Enabled: true, AllowedHosts: []string{"go.dev"}},
-			ProviderOptions: &ProviderOptions{Headers: map[string]string{"X-Title": "ci"}, EchoReasoning: boolp(false)}}, "", ""},
+			ProviderOptions: &ProviderOptions{Headers: map[string]string{"X-Title": "ci"}, EchoReasoning: new(false)}}, "", ""},
 		{"negative timeout", Session{CommandTimeout: Duration(-time.Second)}, "spec.session.command_timeout", "must be > 0"},
 		{"negative max timeout", Session{MaxCommandTimeout: Duration(-time.Second)}, "spec.session.max_command_timeout", "must be > 0"},
 		{"timeout above max", Session{CommandTimeout: Duration(time.Hour)}, "spec.session.command_timeout", "more than max_command_timeout 10m0s"},
@@ -36,7 +34,7 @@ func TestSessionValidate(t *testing.T) {
 		{"too many lines", Session{ToolOutputLines: map[string]int{"shell": 200_000}}, "spec.session.tool_output_lines.shell", "between 1 and 100000"},
 		{"negative window", Session{LoopDetectionWindow: -1}, "spec.session.loop_detection_window", "between 2 and 100"},
 		{"window of one", Session{LoopDetectionWindow: 1}, "spec.session.loop_detection_window", "at least 2"},
-		{"window with detection off", Session{LoopDetection: boolp(false), LoopDetectionWindow: 5}, "spec.session.loop_detection_window", "loop_detection is false"},
+		{"window with detection off", Session{LoopDetection: new(false), LoopDetectionWindow: 5}, "spec.session.loop_detection_window", "loop_detection is false"},
 		{"long instructions", Session{UserInstructions: strings.Repeat("x", MaxUserInstructionsBytes+1)}, "spec.session.user_instructions", "more than 65536"},
 		{"bad env policy", Session{EnvPolicy: "all"}, "spec.session.env_policy", `"all" is unknown`},
 		{"hosts without enabled", Session{WebFetch: &WebFetch{AllowedHosts: []string{"go.dev"}}}, "spec.session.web_fetch.allowed_hosts", "enabled is false"},

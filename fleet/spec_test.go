@@ -10,8 +10,6 @@ import (
 	"github.com/google/uuid"
 )
 
-func intp(n int) *int { return &n }
-
 func TestTaskSpecValidate(t *testing.T) {
 	t.Parallel()
 	ok := func() TaskSpec { return TaskSpec{Prompt: "fix the test", Profile: "openai"} }
@@ -47,8 +45,8 @@ func TestTaskSpecValidate(t *testing.T) {
 		{"ref without repo", func(s *TaskSpec) { s.Environment.Ref = "main" }, "spec.environment.ref", "needs environment.repo"},
 		{"repo password", func(s *TaskSpec) { s.Environment.Repo = "https://u:p@example.com/r.git" }, "spec.environment.repo", "secrets"},
 		{"local with host", func(s *TaskSpec) { s.Environment.Host = "h" }, "spec.environment.host", "are for kind"},
-		{"depth limit", func(s *TaskSpec) { s.MaxSubagentDepth = intp(-1) }, "spec.max_subagent_depth", "got -1"},
-		{"no subagents", func(s *TaskSpec) { s.MaxSubagentDepth = intp(0) }, "", ""},
+		{"depth limit", func(s *TaskSpec) { s.MaxSubagentDepth = new(-1) }, "spec.max_subagent_depth", "got -1"},
+		{"no subagents", func(s *TaskSpec) { s.MaxSubagentDepth = new(0) }, "", ""},
 		{"live children", func(s *TaskSpec) { s.MaxLiveChildren = -1 }, "spec.max_live_children", "got -1"},
 		{"child policy", func(s *TaskSpec) { s.ChildPolicy = "orphan" }, "spec.child_policy", `"orphan"`},
 		{"queue chars", func(s *TaskSpec) { s.Queue = "a.b" }, "spec.queue", "letters, digits"},

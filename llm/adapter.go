@@ -28,8 +28,7 @@ func CheckEventStream(provider string, resp *http.Response) *Error {
 // *Error: the body already reports cancellation and the idle watchdog as
 // *Error; anything else is an interrupted stream.
 func ReadError(provider string, err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
 	return &Error{Kind: ErrStreamInterrupted, Provider: provider,

@@ -75,8 +75,7 @@ func (e *Error) Retryable() bool {
 
 // KindOf returns the Kind of err if it is (or wraps) an *Error, else "".
 func KindOf(err error) ErrorKind {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Kind
 	}
 	return ""

@@ -66,7 +66,7 @@ func (o ProviderOptions) Strings(provider, key string) ([]string, error) {
 		return x, nil
 	case string:
 		var out []string
-		for _, s := range strings.Split(x, ",") {
+		for s := range strings.SplitSeq(x, ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				out = append(out, s)
 			}

@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 )
 
@@ -16,9 +17,7 @@ func PostJSON(url string, body []byte, header http.Header, stream bool) func(ctx
 		if err != nil {
 			return nil, err
 		}
-		for k, vs := range header {
-			r.Header[k] = vs
-		}
+		maps.Copy(r.Header, header)
 		r.Header.Set("Content-Type", "application/json")
 		AddExtraHeaders(r)
 		if stream {

@@ -135,15 +135,15 @@ func (s *SSEReader) eventName(value []byte) string {
 // after the colon is dropped; a line without a colon is a field with an empty
 // value.
 func splitField(line []byte) ([]byte, []byte) {
-	i := bytes.IndexByte(line, ':')
-	if i < 0 {
+	before, after, ok := bytes.Cut(line, []byte{':'})
+	if !ok {
 		return line, nil
 	}
-	value := line[i+1:]
+	value := after
 	if len(value) > 0 && value[0] == ' ' {
 		value = value[1:]
 	}
-	return line[:i], value
+	return before, value
 }
 
 // readLine returns the next line without its terminator. The returned slice

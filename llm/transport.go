@@ -115,7 +115,7 @@ func sendOnce(ctx context.Context, cfg HTTPConfig, client *http.Client, build fu
 		return resp, nil
 	}
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if rerr != nil && ctx.Err() != nil {
 		return nil, canceled(cfg.Provider, ctx)
 	}
@@ -191,10 +191,10 @@ func newWatchedBody(ctx context.Context, provider string, body io.ReadCloser, id
 	if idle > 0 {
 		w.timer = time.AfterFunc(idle, func() {
 			w.expire.Do(func() { close(w.expired) })
-			body.Close()
+			_ = body.Close()
 		})
 	}
-	w.stopCtx = context.AfterFunc(ctx, func() { body.Close() })
+	w.stopCtx = context.AfterFunc(ctx, func() { _ = body.Close() })
 	return w
 }
 
@@ -222,8 +222,7 @@ func (w *watchedBody) readError(err error) *Error {
 			Message: fmt.Sprintf("no data from the provider for %s (idle timeout); the stream was abandoned", w.idle), Err: err}
 	default:
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
 	return &Error{Kind: ErrStreamInterrupted, Provider: w.provider, RequestID: w.requestID,

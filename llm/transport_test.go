@@ -50,11 +50,11 @@ func status(code int, headers ...string) func(http.ResponseWriter) {
 			w.Header().Set(headers[i], headers[i+1])
 		}
 		w.WriteHeader(code)
-		io.WriteString(w, `{"error":"scripted"}`)
+		_, _ = io.WriteString(w, `{"error":"scripted"}`)
 	}
 }
 
-func ok(w http.ResponseWriter) { io.WriteString(w, "fine") }
+func ok(w http.ResponseWriter) { _, _ = io.WriteString(w, "fine") }
 
 func abort(http.ResponseWriter) { panic(http.ErrAbortHandler) }
 
@@ -69,7 +69,7 @@ func testSend(t *testing.T, h http.Handler, policy RetryPolicy, classify func(in
 		return http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("{}"))
 	})
 	if resp != nil {
-		t.Cleanup(func() { resp.Body.Close() })
+		t.Cleanup(func() { _ = resp.Body.Close() })
 	}
 	return resp, sleeps, err
 }
@@ -88,8 +88,8 @@ func TestSendRetriesTransientFailures(t *testing.T) {
 	if len(waits) != 4 {
 		t.Fatalf("waits = %v, want 4", waits)
 	}
-	for i, full := range []time.Duration{100, 200, 400, 800} {
-		full *= time.Millisecond
+	for i, ms := range []int{100, 200, 400, 800} {
+		full := time.Duration(ms) * time.Millisecond
 		if waits[i] < full/2 || waits[i] > full {
 			t.Errorf("wait %d = %s, want within [%s, %s]", i, waits[i], full/2, full)
 		}
@@ -177,8 +177,8 @@ func TestSendHTMLErrorPage(t *testing.T) {
 	page := "<html><head><title>502 Bad Gateway</title><style>body{x}</style></head><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>"
 	h := &scripted{responses: []func(http.ResponseWriter){func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(502)
-		io.WriteString(w, page)
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, page)
 	}}}
 	_, _, err := testSend(t, h, RetryPolicy{MaxAttempts: 1}, nil)
 	var e *Error
@@ -220,7 +220,7 @@ func TestSendBuildErrorIsInvalidRequest(t *testing.T) {
 // test ends.
 func stallingHandler(release <-chan struct{}) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "data: first\n\n")
+		_, _ = io.WriteString(w, "data: first\n\n")
 		w.(http.Flusher).Flush()
 		select {
 		case <-r.Context().Done():
@@ -241,7 +241,7 @@ func TestIdleWatchdogEndsStalledBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, err = io.ReadAll(resp.Body)
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != ErrStreamInterrupted || !strings.Contains(e.Message, "idle") {
@@ -263,7 +263,7 @@ func TestCancelEndsStalledBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	sr := NewSSEReader(resp.Body)
 	if ev, err := sr.Next(); err != nil || ev.Data != "first" {
 		t.Fatalf("first event %+v, %v", ev, err)

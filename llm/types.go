@@ -199,7 +199,7 @@ type Request struct {
 	Model           string           `json:"model"`
 	Messages        []Message        `json:"messages"`
 	Tools           []ToolDefinition `json:"tools,omitempty"`
-	ToolChoice      ToolChoice       `json:"tool_choice,omitempty"`
+	ToolChoice      ToolChoice       `json:"tool_choice"`
 	ReasoningEffort string           `json:"reasoning_effort,omitempty"` // "", low, medium, high (some providers: minimal, xhigh)
 	MaxOutputTokens int              `json:"max_output_tokens,omitempty"`
 	Temperature     *float64         `json:"temperature,omitempty"`

@@ -73,7 +73,7 @@ func TestUpDownUpPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	upDownUp(t, db, migrations.Postgres)
 }
 
@@ -82,7 +82,7 @@ func TestUpDownUpSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	db.SetMaxOpenConns(1)
 	upDownUp(t, db, migrations.SQLite)
 }

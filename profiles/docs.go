@@ -67,7 +67,7 @@ func levels(root, dir string) []string {
 		return out
 	}
 	cur := root
-	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+	for part := range strings.SplitSeq(filepath.ToSlash(rel), "/") {
 		cur = filepath.Join(cur, part)
 		out = append(out, cur)
 	}

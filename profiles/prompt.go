@@ -5,6 +5,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -183,7 +184,7 @@ func toolLines(defs []llm.ToolDefinition) []ToolLine {
 
 func findToolLines(defs []llm.ToolDefinition) *toolLineSet {
 	if sets := toolLineSets.Load(); sets != nil {
-		for i := len(*sets) - 1; i >= 0; i-- {
+		for i := range slices.Backward(*sets) {
 			if (*sets)[i].same(defs) {
 				return (*sets)[i]
 			}

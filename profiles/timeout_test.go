@@ -47,7 +47,7 @@ func TestGeminiShellTimeoutSeconds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer env.Cleanup(context.Background())
+	defer func() { _ = env.Cleanup(context.Background()) }()
 	reg := profiles.Gemini("gemini").Registry()
 	opts := tools.ExecOptions{Settings: tools.Settings{DefaultCommandTimeoutMs: 200, MaxCommandTimeoutMs: 60_000}}
 	call := llm.ToolCall{ID: "c1", Name: "shell", Arguments: []byte(`{"command":"sleep 1; echo finished","timeout_seconds":5}`)}

@@ -60,7 +60,7 @@ func TestControlRejectsInvalidRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
+	defer func() { _ = stop() }()
 	for _, req := range []queue.ControlRequest{{Op: "explode"}, {Op: queue.OpSteer}, {Op: queue.OpConfigure}} {
 		if _, err := b.client.Control(b.ctx, "sess-1", req); err == nil {
 			t.Errorf("Control(%+v) accepted", req)

@@ -3,6 +3,7 @@ package queue
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 	"unicode/utf8"
@@ -134,9 +135,8 @@ func mergeObject(kept map[string]json.RawMessage, lp LargePayload) json.RawMessa
 	}
 	var ownFields map[string]json.RawMessage
 	_ = json.Unmarshal(own, &ownFields)
-	for k, v := range ownFields {
-		kept[k] = v // our fields win over same-named originals
-	}
+	// our fields win over same-named originals
+	maps.Copy(kept, ownFields)
 	out, _ := json.Marshal(kept) // raw values that were decoded from valid JSON
 	return out
 }

@@ -194,7 +194,7 @@ func (p *EventPublisher) confirm(done chan<- struct{}) {
 		select {
 		case <-pa.fut.Ok():
 			p.finish(pa.it, nil)
-		case <-pa.fut.Err():
+		case <-pa.fut.Err(): //nolint:errcheck // dropped: republish tries again and reports its own
 			p.finish(pa.it, p.republish(pa.it))
 		case <-p.abandon:
 			p.finish(pa.it, fmt.Errorf("queue: event %s not confirmed, publisher closed", pa.it.id))

@@ -331,7 +331,7 @@ func TestClosedPublisherLeavesNoGoroutine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Unsubscribe()
+	defer func() { _ = sub.Unsubscribe() }()
 	before := goleak.IgnoreCurrent()
 	p, err := b.client.NewEventPublisher()
 	if err != nil {

@@ -14,12 +14,12 @@ import (
 // A dispatcher enqueues a task; a worker with two slots claims it, runs it, and acks.
 func Example() {
 	dir, _ := os.MkdirTemp("", "queue-example")
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	srv, err := embedded.Start(embedded.Config{Port: embedded.RandomPort, DataDir: dir})
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Shutdown()
+	defer func() { _ = srv.Shutdown() }()
 	nc, err := nats.Connect(srv.ClientURL())
 	if err != nil {
 		panic(err)

@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -22,7 +23,7 @@ func serving(t *testing.T, p *queue.Puller, slots *queue.Slots) (got <-chan *que
 	}()
 	stop = sync.OnceFunc(func() {
 		cancel()
-		if err := <-done; err != context.Canceled {
+		if err := <-done; !errors.Is(err, context.Canceled) {
 			t.Errorf("Serve = %v, want context.Canceled", err)
 		}
 	})

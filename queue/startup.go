@@ -108,8 +108,7 @@ const (
 // clusterForming reports errors that a JetStream cluster still electing
 // leaders or placing streams answers with, and that go away by themselves.
 func clusterForming(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
+	if apiErr, ok := errors.AsType[*jetstream.APIError](err); ok {
 		switch apiErr.ErrorCode {
 		case errCodeNoPeers, errCodeClusterNotAvail, errCodeNotLeader:
 			return true

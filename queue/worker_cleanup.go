@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -102,9 +103,7 @@ func (c *Client) republish(ctx context.Context, workerID string, msg jetstream.M
 	}
 	out := nats.NewMsg(subject)
 	out.Data = msg.Data()
-	for k, v := range msg.Headers() {
-		out.Header[k] = v
-	}
+	maps.Copy(out.Header, msg.Headers())
 	id := "moved:" + workerID + ":" + strconv.FormatUint(meta.Sequence.Stream, 10)
 	if _, err := c.js.PublishMsg(ctx, out, jetstream.WithMsgID(id)); err != nil {
 		return fmt.Errorf("move task %s to %s: %w", m.TaskID, to, err)

@@ -53,9 +53,7 @@ func BenchmarkAppendTurns(b *testing.B) {
 			b.ResetTimer()
 			start := time.Now()
 			for _, id := range sessions {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for seq := int64(1); next.Add(1) <= int64(b.N); seq++ {
 						_, err := s.AppendTurns(context.Background(), store.AppendTurnsParams{SessionID: id,
 							Turns: []store.NewTurn{{Seq: seq, Kind: "assistant", Payload: kilobyteTurn}}})
@@ -64,7 +62,7 @@ func BenchmarkAppendTurns(b *testing.B) {
 							return
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "turns/s")
@@ -93,7 +91,7 @@ func BenchmarkLoadHistory(b *testing.B) {
 				}
 			}
 			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			for range b.N {
 				turns, err := s.LoadTurns(ctx, store.LoadTurnsParams{SessionID: id})
 				if err != nil || len(turns) != 1000 {
 					b.Fatalf("loaded %d turns: %v", len(turns), err)
@@ -130,17 +128,15 @@ func BenchmarkClaimContention(b *testing.B) {
 			var wg sync.WaitGroup
 			b.ResetTimer()
 			start := time.Now()
-			for w := 0; w < workers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+			for w := range workers {
+				wg.Go(func() {
 					for _, id := range ids {
 						attempts.Add(1)
 						if _, err := s.ClaimTask(ctx, store.ClaimTaskParams{ID: id, WorkerID: fmt.Sprint("w", w)}); err == nil {
 							won.Add(1)
 						}
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			elapsed := time.Since(start).Seconds()

@@ -17,7 +17,7 @@ import (
 //
 // The drivers are store/postgres and store/sqlite; storetest.Exercise is the
 // conformance suite both pass. All methods are safe for concurrent use.
-type Store interface {
+type Store interface { //nolint:interfacebloat // the one seam of the two drivers, with one conformance suite (storetest, STYLE 4)
 	// CreateTask inserts a task in state queued. With an IdempotencyKey that
 	// already exists it inserts nothing and returns the first task with
 	// Existing set. With a ParentID, RootID and Depth are derived from the

@@ -1,5 +1,7 @@
 package store
 
+import "slices"
+
 // TaskState is the lifecycle state of a task; the package doc lists the
 // moves between states.
 type TaskState string
@@ -65,12 +67,7 @@ func Reopens(from, to TaskState) bool {
 
 // CanTransition reports whether a task may move from one state to another.
 func CanTransition(from, to TaskState) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(transitions[from], to)
 }
 
 // CheckTransition returns an *InvalidError naming the field when the

@@ -70,7 +70,7 @@ func unwrapRegexpErr(err error) string {
 // "path" or "path:count" per row by mode.
 func FormatGrep(res execenv.GrepResult, mode execenv.GrepMode, maxResults int) string {
 	var b strings.Builder
-	rows := 0
+	var rows int
 	switch mode {
 	case execenv.GrepFilesWithMatches:
 		for _, f := range res.Files {

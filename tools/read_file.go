@@ -58,7 +58,7 @@ func RunReadFile(ctx context.Context, call Call, p ReadFileParams) (Output, erro
 	if err != nil {
 		return Output{}, err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	h := sha256.New()
 	br := bufio.NewReaderSize(io.TeeReader(r, h), 64<<10)
 	head, _ := br.Peek(sniffLen)

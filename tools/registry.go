@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"maps"
 	"sort"
 	"sync"
 
@@ -84,8 +85,6 @@ func (r *Registry) Clone() *Registry {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	c := &Registry{tools: make(map[string]Tool, len(r.tools)), order: append([]string(nil), r.order...)}
-	for k, v := range r.tools {
-		c.tools[k] = v
-	}
+	maps.Copy(c.tools, r.tools)
 	return c
 }

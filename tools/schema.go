@@ -64,8 +64,7 @@ func ValidateArgs(schema, args json.RawMessage) error {
 		return fmt.Errorf("the arguments are not valid JSON: %w", err)
 	}
 	err = sch.Validate(v)
-	var ve *jsonschema.ValidationError
-	if errors.As(err, &ve) {
+	if ve, ok := errors.AsType[*jsonschema.ValidationError](err); ok {
 		return errors.New(describeViolations(ve))
 	}
 	return err

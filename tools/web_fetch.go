@@ -139,7 +139,7 @@ func (f *fetcher) run(ctx context.Context, _ Call, p WebFetchParams) (Output, er
 	if err != nil {
 		return Output{}, fmt.Errorf("fetching %s failed: %w", p.URL, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
 	if err != nil {
 		return Output{}, fmt.Errorf("reading %s failed: %w", p.URL, err)

@@ -36,7 +36,7 @@ func TestWebFetch(t *testing.T) {
 			fmt.Fprint(w, strings.Repeat("z", 5000))
 		case "/bin":
 			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Write([]byte{0, 1, 2})
+			_, _ = w.Write([]byte{0, 1, 2})
 		default:
 			http.NotFound(w, r)
 		}

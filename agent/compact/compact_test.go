@@ -41,10 +41,7 @@ func TestRunPropertiesOverRandomHistories(t *testing.T) {
 		b := Config{}.BudgetFor([]int{8000, 32000, 128000}[r.IntN(3)])
 		old := View{}
 		if r.IntN(2) == 0 { // an earlier compaction
-			old.Start = nextStart(turns, r.IntN(len(turns)))
-			if old.Start < 0 {
-				old.Start = 0
-			}
+			old.Start = max(nextStart(turns, r.IntN(len(turns))), 0)
 			old.SummaryThrough, old.Summary = old.Start, "earlier notes"
 			old.PruneBefore = old.Start
 		}

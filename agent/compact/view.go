@@ -2,6 +2,7 @@ package compact
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -112,7 +113,7 @@ func validStart(turns []Turn, i int) bool {
 
 // lastStart is the last turn a view may start at, or -1.
 func lastStart(turns []Turn) int {
-	for i := len(turns) - 1; i >= 0; i-- {
+	for i := range slices.Backward(turns) {
 		if validStart(turns, i) {
 			return i
 		}
@@ -135,8 +136,8 @@ func nextStart(turns []Turn, i int) int {
 // than keep).
 func pruneBefore(turns []Turn, keep int) int {
 	seen := 0
-	for i := len(turns) - 1; i >= 0; i-- {
-		if turns[i].Kind == KindResults {
+	for i, turn := range slices.Backward(turns) {
+		if turn.Kind == KindResults {
 			seen++
 			if seen == keep {
 				return i

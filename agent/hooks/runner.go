@@ -164,7 +164,7 @@ func (r *Runner) runHTTP(ctx context.Context, h Config, body []byte) outcome {
 		}
 		return outcome{failure: err.Error()}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return outcome{failure: "reading the answer: " + err.Error()}

@@ -296,7 +296,7 @@ func (p Policy) protected(c Call) (Decision, bool) {
 
 // protectedDir returns the protected directory clean is in, or "".
 func protectedDir(clean string, extra []string) string {
-	for _, part := range strings.Split(clean, "/") {
+	for part := range strings.SplitSeq(clean, "/") {
 		if slices.Contains(ProtectedDirs, part) {
 			return part + "/"
 		}

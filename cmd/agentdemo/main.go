@@ -48,13 +48,13 @@ func run() error {
 		return err
 	}
 	if !*keep {
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }()
 	}
 	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: dir})
 	if err != nil {
 		return err
 	}
-	defer env.Cleanup(context.Background())
+	defer func() { _ = env.Cleanup(context.Background()) }()
 
 	m, err := chooseModel(*providerFlag, *modelFlag)
 	if err != nil {
@@ -78,7 +78,7 @@ func run() error {
 
 	start := time.Now()
 	out, err := s.Submit(ctx, task)
-	s.Close()
+	_ = s.Close()
 	<-printed
 	if err != nil {
 		return err

@@ -54,8 +54,8 @@ func main() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	results, err := redteam.Run(ctx, cfg, os.Stdout)
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)

@@ -65,8 +65,8 @@ func newMCPToolsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer env.Cleanup(cmd.Context())
-			defer client.Close()
+			defer func() { _ = env.Cleanup(cmd.Context()) }()
+			defer func() { _ = client.Close() }()
 			return printTools(cmd.OutOrStdout(), client.Tools(), asJSON)
 		},
 	}
@@ -94,8 +94,8 @@ func newMCPCallCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer env.Cleanup(cmd.Context())
-			defer client.Close()
+			defer func() { _ = env.Cleanup(cmd.Context()) }()
+			defer func() { _ = client.Close() }()
 			return callMCP(cmd, client, env, f.name, tool, rawArgs)
 		},
 	}
@@ -137,7 +137,7 @@ func startMCP(cmd *cobra.Command, f mcpFlags, args []string) (*mcp.Client, exece
 }
 
 // server builds the server configuration from the flags and the command.
-func (f mcpFlags) server(args []string) (mcp.ServerConfig, error) {
+func (f *mcpFlags) server(args []string) (mcp.ServerConfig, error) {
 	cfg := mcp.ServerConfig{Name: f.name, URL: f.url, StartTimeout: f.timeout, CallTimeout: f.timeout}
 	switch {
 	case f.url == "" && len(args) == 0:

@@ -155,7 +155,7 @@ func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	if err != nil {
 		return cli.Failf("%v", err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	cfg.KnownSecrets = knownSecrets(cfg)
 	w, err := worker.New(cfg.Config, worker.Deps{Store: st, Queue: q, Logger: log})
 	if err != nil {

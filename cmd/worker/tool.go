@@ -86,7 +86,7 @@ func runTool(cmd *cobra.Command, name string, f toolFlags) error {
 	if err := env.Initialize(ctx); err != nil {
 		return &exitError{code: 1, msg: err.Error()}
 	}
-	defer env.Cleanup(ctx)
+	defer func() { _ = env.Cleanup(ctx) }()
 	return printToolCall(cmd, reg, env, name, rawArgs)
 }
 

@@ -33,7 +33,7 @@ func (f *sandboxFlags) add(cmd *cobra.Command) {
 // environment is the tool's environment in dir: a plain local one, or
 // with --sandbox the one a fleet task would get (worker.LocalEnvironment),
 // whose sandbox is named on stderr.
-func (f sandboxFlags) environment(dir string, stderr io.Writer) (execenv.Environment, error) {
+func (f *sandboxFlags) environment(dir string, stderr io.Writer) (execenv.Environment, error) {
 	if !f.sandbox {
 		if f.config != "" || f.network != "" || len(f.allowHosts) > 0 {
 			return nil, usageErrorf("--config, --network and --allow-host need --sandbox")

@@ -177,15 +177,13 @@ func testStreamingCancel(t *testing.T, b *bundle) {
 func testConcurrent(t *testing.T, b *bundle) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i := range 8 {
+		wg.Go(func() {
 			res, err := b.env.Exec(b.ctx, execenv.ExecRequest{Command: fmt.Sprintf("echo %d", i), Timeout: time.Minute})
 			if err != nil || res.Stdout != fmt.Sprintf("%d\n", i) {
 				errs <- fmt.Errorf("command %d: %q, %v", i, res.Stdout, err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

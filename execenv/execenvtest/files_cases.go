@@ -77,7 +77,7 @@ func testBinaryAndLarge(t *testing.T, b *bundle) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	n, err := io.CopyBuffer(h, f, make([]byte, 32<<10))
 	if err != nil || n != int64(len(large)) || !bytes.Equal(h.Sum(nil), sha(large)) {

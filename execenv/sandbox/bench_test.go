@@ -42,7 +42,7 @@ func BenchmarkShellTrue(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer env.Cleanup(context.Background())
+			defer func() { _ = env.Cleanup(context.Background()) }()
 			benchShell(b, sandbox.Scope(env))
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +48,7 @@ func findDelegated() (*cgroupParent, error) {
 		return nil, err
 	}
 	var rel string
-	for _, line := range strings.Split(string(data), "\n") {
+	for line := range strings.SplitSeq(string(data), "\n") {
 		if r, ok := strings.CutPrefix(line, "0::"); ok {
 			rel = r
 		}
@@ -93,7 +94,7 @@ func (p *cgroupParent) enable() error {
 	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	for _, pid := range strings.Fields(readString(filepath.Join(p.dir, "cgroup.procs"))) {
+	for pid := range strings.FieldsSeq(readString(filepath.Join(p.dir, "cgroup.procs"))) {
 		if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(pid), 0); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("moving process %s to %s: %w", pid, leaf, err)
 		}
@@ -159,7 +160,7 @@ func (c *taskCgroup) counters() counters {
 // takes a moment after cgroup.kill.
 func (c *taskCgroup) remove() {
 	if c.fd != nil {
-		c.fd.Close()
+		_ = c.fd.Close()
 	}
 	_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
 	for wait := time.Millisecond; wait < time.Second; wait *= 2 {
@@ -172,7 +173,7 @@ func (c *taskCgroup) remove() {
 
 // eventCount reads "key N" from a cgroup events file (0 when absent).
 func eventCount(file, key string) int64 {
-	for _, line := range strings.Split(readString(file), "\n") {
+	for line := range strings.SplitSeq(readString(file), "\n") {
 		if v, ok := strings.CutPrefix(line, key+" "); ok {
 			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n
@@ -187,12 +188,7 @@ func readString(file string) string {
 }
 
 func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 // LimitsEnforcement returns the delegated cgroup v2 the environments'

@@ -60,7 +60,7 @@ func (l *Local) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	return io.ReadAll(f)
 }
 
@@ -81,11 +81,11 @@ func (l *Local) openChecked(ctx context.Context, path string) (*os.File, error) 
 	}
 	f, ok := rc.(*os.File)
 	if !ok {
-		rc.Close()
+		_ = rc.Close()
 		return nil, errors.New("sandbox: the local environment opened something that is not a file")
 	}
 	if err := l.checkOpened(f, path); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	return f, nil
@@ -103,7 +103,7 @@ func (l *Local) checkOpened(f *os.File, path string) error {
 	}
 	real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
 	if err != nil {
-		return nil // no /proc: the path check of Scope stands alone
+		return nil //nolint:nilerr // no /proc: the path check of Scope stands alone
 	}
 	for _, root := range append([]string{l.WorkingDir()}, l.readOnly...) {
 		if under(real, realPath(root)) {
@@ -123,7 +123,7 @@ func (l *Local) WriteFile(ctx context.Context, path string, data []byte) error {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if l.uid >= 0 {
 			if err := f.Chown(l.uid, l.uid); err != nil {
 				return err
@@ -182,7 +182,7 @@ func (l *Local) inWorkspace(ctx context.Context, path string, op func(root *os.R
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	return op(root, rel)
 }
 

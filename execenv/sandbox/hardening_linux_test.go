@@ -151,7 +151,7 @@ func TestRootWorkerSandboxesRunAsUidsOfTheirOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 	var pid string
 	testenv.Eventually(t, 10*time.Second, "a's process running", func() bool {
 		out, _ := exec.Command("pgrep", "-f", "^"+marker).Output()
@@ -274,7 +274,7 @@ func TestRootWorkerReachesWhatOnlyRootMaySearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Cleanup(context.Background()) })
+	t.Cleanup(func() { _ = l.Cleanup(context.Background()) })
 	out, code := sh(t, l, "cat "+filepath.Join(cache, "pkg")+" && echo made > here && pwd")
 	if code != 0 || out != "cached"+ws {
 		t.Fatalf("exit %d, %q", code, out)

@@ -257,7 +257,7 @@ func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
 func (l *Local) shareEmpty(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) > 0 {
-		return nil
+		return nil //nolint:nilerr // unreadable or not empty: left as it is (see above)
 	}
 	if err := os.Lchown(dir, l.shared, l.shared); err != nil {
 		return fmt.Errorf("sandbox: giving %s (sandbox_writable) to the tasks' shared uid %d: %w", dir, l.shared, err)
@@ -400,7 +400,7 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 		full = append(prefix, full...)
 	}
 	if err != nil {
-		filter.Close()
+		_ = filter.Close()
 		return execenv.Wrapped{}, err
 	}
 	cgroupFD := -1
@@ -408,7 +408,7 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 		cgroupFD = int(l.cgroup.fd.Fd())
 	}
 	return execenv.Wrapped{Argv: full, Env: []string{}, Dir: "/", Files: files, Attr: asUser(l.uid, cgroupFD),
-		Release: func() { filter.Close() }, Start: start}, nil
+		Release: func() { _ = filter.Close() }, Start: start}, nil
 }
 
 // confine returns cfg with every command run under bubblewrap: the
@@ -481,20 +481,20 @@ func (l *Local) release() { l.releaseOnce.Do(l.releaseNow) }
 
 func (l *Local) releaseNow() {
 	if l.proxy != nil {
-		l.proxy.Close()
+		_ = l.proxy.Close()
 	}
 	if l.dirsMade {
-		os.RemoveAll(l.tmpDir)
+		_ = os.RemoveAll(l.tmpDir)
 	}
 	if l.cgroup != nil {
 		l.cgroup.remove()
 	}
 	if l.portals != nil && l.portals.idmap != nil {
-		l.portals.idmap.Close()
+		_ = l.portals.idmap.Close()
 	}
 	l.wsMu.Lock()
 	if l.ownWS {
-		l.ws.Close()
+		_ = l.ws.Close()
 		l.ws, l.ownWS = nil, false
 	}
 	l.wsMu.Unlock()

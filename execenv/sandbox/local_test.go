@@ -29,7 +29,7 @@ func newLocal(t *testing.T, ws string, s sandbox.Settings) *sandbox.Local {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Cleanup(context.Background()) })
+	t.Cleanup(func() { _ = l.Cleanup(context.Background()) })
 	if err := l.Initialize(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +116,8 @@ func serve(t *testing.T, name string) string {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "hello from %s", name)
 	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
 	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 }
 
@@ -227,7 +227,7 @@ func TestBadSettingsAreRefused(t *testing.T) {
 		{Network: sandbox.NetworkAllowlist, AllowHosts: []string{"http://example.com"}},
 	} {
 		if l, err := sandbox.NewLocal(execenv.LocalConfig{WorkingDir: testenv.SearchableTempDir(t)}, s); err == nil {
-			l.Cleanup(context.Background())
+			_ = l.Cleanup(context.Background())
 			t.Errorf("settings %+v accepted", s)
 		}
 	}
@@ -246,7 +246,7 @@ func TestProcessesRunInTheSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 	if _, err := p.Write([]byte("hello\n")); err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func chownTree(dir *os.File, uid int) error {
 	if err != nil {
 		return err
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }()
 	return fs.WalkDir(root.FS(), ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -154,7 +154,7 @@ func userTasks(uid int) int {
 			continue
 		}
 		var real, threads int
-		for _, line := range strings.Split(string(data), "\n") {
+		for line := range strings.SplitSeq(string(data), "\n") {
 			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
 				if f := strings.Fields(v); len(f) > 0 {
 					real, _ = strconv.Atoi(f[0])
@@ -233,7 +233,7 @@ func forwarderFor(uid int, dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("sandbox: copying the egress forwarder: %w", err)
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o555)
 	if err == nil {
 		_, err = io.Copy(out, src)

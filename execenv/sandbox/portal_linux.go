@@ -64,7 +64,7 @@ func newIdmap(shared, uid int) (*os.File, error) {
 		return nil, fmt.Errorf("sandbox: a user namespace for idmapped mounts: %w", err)
 	}
 	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid))
-	stdin.Close()
+	_ = stdin.Close()
 	_ = cmd.Wait()
 	return ns, err
 }
@@ -75,7 +75,7 @@ func idmapWorks(path string, ns *os.File) bool {
 	if err != nil {
 		return false
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	return setIdmap(fd, ns) == nil
 }
 
@@ -143,7 +143,7 @@ func (p *portals) mountAndStart(startCmd func() error) error {
 	trees := make([]int, 0, len(p.list))
 	defer func() {
 		for _, fd := range trees {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 		}
 	}()
 	for _, pt := range p.list {
@@ -199,7 +199,7 @@ var portalsWork = sync.OnceValue(func() bool {
 		runtime.LockOSThread() // not unlocked: the thread dies with this goroutine
 		fd, err := unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err == nil {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			err = enterPrivateMounts()
 		}
 		errc <- err

@@ -78,15 +78,15 @@ func TestNetworkOnlyWhenAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			c.Write([]byte("hello\n"))
-			c.Close()
+			_, _ = c.Write([]byte("hello\n"))
+			_ = c.Close()
 		}
 	}()
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)

@@ -108,9 +108,9 @@ func seccompFile() (*os.File, error) {
 		return nil, err
 	}
 	_, err = w.Write(prog) // a few hundred bytes: within the pipe's buffer
-	w.Close()
+	_ = w.Close()
 	if err != nil {
-		r.Close()
+		_ = r.Close()
 		return nil, err
 	}
 	return r, nil

@@ -17,11 +17,13 @@ package sshtest
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -97,7 +99,7 @@ func StartWith(t testing.TB, opts Options) *Server {
 	s.HostKey = hostSigner.PublicKey()
 
 	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
+	for range 3 {
 		if lastErr = s.launch(t, opts); lastErr == nil {
 			s.writeKnownHosts(t)
 			return s
@@ -185,7 +187,7 @@ func (s *Server) launch(t testing.TB, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 	cmd := exec.Command(SSHDPath, "-D", "-e", "-f", cfgPath)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
@@ -250,9 +252,7 @@ func (s *Server) config(opts Options) string {
 	// top-level shell; SHLVL=1 makes it a second-level one, so the tests do
 	// not depend on (or wait for) the machine's dotfiles.
 	env := map[string]string{"SHLVL": "1"}
-	for k, v := range opts.SetEnv {
-		env[k] = v
-	}
+	maps.Copy(env, opts.SetEnv)
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
@@ -281,7 +281,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
@@ -307,11 +307,11 @@ func waitReady(addr string, exited <-chan struct{}) error {
 
 // readBanner connects and reads the SSH identification line.
 func readBanner(addr string) error {
-	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	conn, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(context.Background(), "tcp", addr)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 4)
 	if _, err := conn.Read(buf); err != nil {

@@ -36,12 +36,12 @@ func TestStartAcceptsUserKey(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	sess, err := client.NewSession()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sess.Close()
+	defer func() { _ = sess.Close() }()
 	out, err := sess.Output("echo $SSHTEST_PROBE")
 	if err != nil {
 		t.Fatalf("run: %v", err)

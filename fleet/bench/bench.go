@@ -222,7 +222,7 @@ type Report struct {
 	Context          *ContextReport `json:"context,omitempty"` // with --context-window (context.go)
 }
 
-// RunBench runs a benchmark: it starts a fleet in the process (or uses
+// Run runs a benchmark: it starts a fleet in the process (or uses
 // cfg.Server), submits cfg.Tasks tasks, waits until all have finished and
 // reports throughput and latencies.
 func Run(ctx context.Context, cfg Config) (Report, error) {
@@ -324,7 +324,7 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 	}
 	var g errgroup.Group
 	g.Go(func() error { b.collectEvents(stream); return nil })
-	defer func() { stopEvents(); stream.Close(); _ = g.Wait() }()
+	defer func() { stopEvents(); _ = stream.Close(); _ = g.Wait() }()
 
 	start := time.Now()
 	if err := b.submit(ctx); err != nil {
@@ -340,7 +340,7 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 		return rep, err
 	}
 	stopEvents()
-	stream.Close()
+	_ = stream.Close()
 	_ = g.Wait()
 	b.mu.Lock()
 	rep.EventDelivery, rep.Events = percentiles(b.events), len(b.events)

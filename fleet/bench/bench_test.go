@@ -17,7 +17,7 @@ func benchSQLite(t *testing.T) (store.Store, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { _ = st.Close() })
 	return st, dir
 }
 

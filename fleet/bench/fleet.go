@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,8 +61,8 @@ func (f *benchFleet) eventsStored(ctx context.Context) (streamUse, error) {
 }
 
 func (f *benchFleet) stop() {
-	for i := len(f.stops) - 1; i >= 0; i-- {
-		f.stops[i]()
+	for _, v := range slices.Backward(f.stops) {
+		v()
 	}
 }
 
@@ -83,7 +83,7 @@ func startBenchFleet(ctx context.Context, cfg Config) (_ *benchFleet, err error)
 		return nil, fmt.Errorf("bench: start NATS: %w", err)
 	}
 	f.onStop(func() { _ = ns.Shutdown() })
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	if labelled(ctx, "dispatcher", func() { err = f.startDispatcher(ctx, ns.ClientURL(), quiet) }); err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

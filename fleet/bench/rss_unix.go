@@ -15,7 +15,7 @@ func peakRSSMB() float64 {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
-	return maxrssMB(int64(ru.Maxrss))
+	return maxrssMB(int64(ru.Maxrss)) //nolint:unconvert // int32 on 32-bit platforms
 }
 
 // childPeakRSSMB is the peak resident set size of an exited child process.
@@ -24,7 +24,7 @@ func childPeakRSSMB(ps *os.ProcessState) float64 {
 	if !ok || ru == nil {
 		return 0
 	}
-	return maxrssMB(int64(ru.Maxrss))
+	return maxrssMB(int64(ru.Maxrss)) //nolint:unconvert // int32 on 32-bit platforms
 }
 
 // maxrssMB converts rusage's ru_maxrss: kilobytes on Linux and the BSDs,

@@ -173,7 +173,7 @@ func WorkerMain(ctx context.Context, args []string, open func(context.Context, s
 	if err != nil {
 		return fmt.Errorf("bench-worker: %w", err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	counted := &countingStore{Store: st}
 	defer startHeapProfile(fmt.Sprintf(".w%d", a.Index))()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

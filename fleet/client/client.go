@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -76,7 +77,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, 
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if out == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return nil
@@ -126,9 +127,7 @@ func (c *Client) sendOnce(ctx context.Context, method, path string, q url.Values
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, hdr)
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -142,7 +141,7 @@ func (c *Client) sendOnce(ctx context.Context, method, path string, q url.Values
 	if resp.StatusCode/100 == 2 {
 		return resp, nil
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	return nil, readAPIError(resp)
 }
 
@@ -305,7 +304,7 @@ func (c *Client) Artifact(ctx context.Context, id uuid.UUID, kind, name string) 
 	if err != nil {
 		return nil, "", err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	return b, resp.Header.Get("Content-Type"), err
 }

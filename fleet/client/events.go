@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -71,7 +72,7 @@ func (c *Client) openStream(ctx context.Context, path string, o StreamOptions) (
 	if o.AfterSeq > 0 {
 		hdr.Set("Last-Event-ID", strconv.FormatUint(o.AfterSeq, 10))
 	}
-	resp, err := c.send(ctx, http.MethodGet, path, q, nil, hdr)
+	resp, err := c.send(ctx, http.MethodGet, path, q, nil, hdr) //nolint:bodyclose // EventStream.Close closes it
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func (s *EventStream) Next() (StreamedEvent, error) {
 	for {
 		line, err := s.r.ReadBytes('\n')
 		if err != nil {
-			if err == io.ErrUnexpectedEOF {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
 				err = io.EOF
 			}
 			return StreamedEvent{}, err

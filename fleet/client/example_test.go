@@ -21,14 +21,14 @@ func Example() {
 	defer cancel()
 	dir, err := os.MkdirTemp("", "agentfleet-example-")
 	if err != nil {
-		log.Fatal(err)
+		log.Fatal(err) //nolint:gocritic // an example stops at its first error; the process ends with it
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	fl, err := dev.Start(ctx, dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort, DataDir: dir, Simulated: true})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer fl.Close()
+	defer func() { _ = fl.Close() }()
 
 	c, err := client.New(fl.URL(), "", nil) // the dispatcher's URL and bearer token
 	if err != nil {
@@ -42,7 +42,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer events.Close()
+	defer func() { _ = events.Close() }()
 	for {
 		ev, err := events.Next()
 		if err != nil {

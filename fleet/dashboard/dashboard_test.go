@@ -25,7 +25,7 @@ func TestHandlerServesAssets(t *testing.T) {
 			t.Fatal(err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("GET %s: status %d", tc.path, resp.StatusCode)
 			continue
@@ -49,14 +49,14 @@ func TestHandlerNotModifiedAndNotFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/app.js", nil)
 	req.Header.Set("If-None-Match", resp.Header.Get("ETag"))
 	again, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again.Body.Close()
+	_ = again.Body.Close()
 	if again.StatusCode != http.StatusNotModified {
 		t.Errorf("conditional GET: status %d, want 304", again.StatusCode)
 	}
@@ -65,7 +65,7 @@ func TestHandlerNotModifiedAndNotFound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: status %d, want 404", p, resp.StatusCode)
 		}
@@ -84,7 +84,7 @@ func TestWithRoutesToAPI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if got := resp.Header.Get("X-API") == "yes"; got != fromAPI {
 			t.Errorf("GET %s: served by the API = %v, want %v", path, got, fromAPI)
 		}
@@ -94,7 +94,7 @@ func TestWithRoutesToAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusTeapot {
 		t.Errorf("POST /: status %d, want the API's", resp.StatusCode)
 	}

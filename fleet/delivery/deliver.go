@@ -114,8 +114,7 @@ func Temporary(err error) bool {
 	if s := forge.StatusOf(err); s != 0 {
 		return s == http.StatusTooManyRequests || s >= 500
 	}
-	var ne net.Error
-	if errors.As(err, &ne) {
+	if _, ok := errors.AsType[net.Error](err); ok {
 		return true
 	}
 	var ge *GitError
@@ -317,7 +316,7 @@ func (req Request) base(ctx context.Context, st *stage, remote string, env []str
 	if err != nil {
 		return "", err
 	}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		if rest, ok := strings.CutPrefix(line, "ref: refs/heads/"); ok {
 			return strings.TrimSuffix(rest, "\tHEAD"), nil
 		}
@@ -345,7 +344,7 @@ func (req Request) title() string {
 	if t := req.Spec.PullRequest.Title; t != "" {
 		return t
 	}
-	for _, line := range strings.Split(req.Answer, "\n") {
+	for line := range strings.SplitSeq(req.Answer, "\n") {
 		if line = strings.TrimSpace(strings.TrimLeft(line, "# ")); line != "" {
 			if len(line) > 120 {
 				line = line[:117] + "..."

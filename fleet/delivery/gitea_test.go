@@ -164,8 +164,8 @@ ROOT_PATH = %[2]s/log
 		if err != nil {
 			return err
 		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("healthz: %s", resp.Status)
 		}
 		return nil
@@ -183,7 +183,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -200,7 +200,7 @@ func (s *giteaServer) api(t *testing.T, method, path, body string, out any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode/100 != 2 {
 		t.Fatalf("gitea %s %s: %s: %s", method, path, resp.Status, raw)

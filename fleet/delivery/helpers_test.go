@@ -164,12 +164,12 @@ func (g *githubFake) serve(w http.ResponseWriter, r *http.Request) {
 	defer g.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if r.Header.Get("Authorization") != "Bearer ghp_test" {
-		w.WriteHeader(401)
+		w.WriteHeader(http.StatusUnauthorized)
 		_, _ = w.Write([]byte(`{"message":"Bad credentials"}`))
 		return
 	}
 	switch {
-	case r.Method == "GET" && r.URL.Path == "/repos/octo/hello/pulls":
+	case r.Method == http.MethodGet && r.URL.Path == "/repos/octo/hello/pulls":
 		var open []map[string]any
 		for _, p := range g.pulls {
 			if "octo:"+p["head"].(string) == r.URL.Query().Get("head") {
@@ -177,11 +177,11 @@ func (g *githubFake) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		_ = json.NewEncoder(w).Encode(append([]map[string]any{}, open...))
-	case r.Method == "POST" && r.URL.Path == "/repos/octo/hello/pulls":
+	case r.Method == http.MethodPost && r.URL.Path == "/repos/octo/hello/pulls":
 		g.posts++
 		if g.unavailable > 0 {
 			g.unavailable--
-			w.WriteHeader(503)
+			w.WriteHeader(http.StatusServiceUnavailable)
 			_, _ = w.Write([]byte(`{"message":"Service Unavailable"}`))
 			return
 		}
@@ -196,10 +196,10 @@ func (g *githubFake) serve(w http.ResponseWriter, r *http.Request) {
 		p := map[string]any{"number": n, "html_url": g.srv.URL + "/octo/hello/pull/" + string(rune('0'+n)), "head": in["head"],
 			"base": in["base"], "title": in["title"], "body": in["body"]}
 		g.pulls = append(g.pulls, p)
-		w.WriteHeader(201)
+		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(p)
 	default:
 		g.t.Errorf("github fake: unexpected %s %s", r.Method, r.URL)
-		w.WriteHeader(404)
+		w.WriteHeader(http.StatusNotFound)
 	}
 }

@@ -66,7 +66,7 @@ func (s *stage) workspaceRefs(ctx context.Context, branch string) (head string, 
 	if err != nil {
 		return "", nil, err
 	}
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		id, ref, ok := strings.Cut(line, " ")
 		if !ok || branch != "" && strings.HasSuffix(ref, "/"+branch) {
 			continue

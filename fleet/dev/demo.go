@@ -144,7 +144,7 @@ func readDemoBacklog(path string) ([]fleet.TaskSpec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var specs []fleet.TaskSpec
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), fleet.MaxPromptBytes*2)
@@ -316,7 +316,7 @@ func printDemoOutcome(out io.Writer, pad string, r fleet.TaskResult) {
 // diffFiles lists the files a unified diff changes.
 func diffFiles(diff []byte) string {
 	var files []string
-	for _, line := range strings.Split(string(diff), "\n") {
+	for line := range strings.SplitSeq(string(diff), "\n") {
 		if name, ok := strings.CutPrefix(line, "+++ b/"); ok {
 			files = append(files, name)
 		}

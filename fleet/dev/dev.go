@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -79,7 +78,7 @@ func (c Config) WithDefaults() Config {
 		c.Getenv = os.Getenv
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
 }
@@ -134,7 +133,7 @@ type Fleet struct {
 	closeErr  error
 }
 
-// StartDev starts dev mode. On error everything started so far is stopped.
+// Start starts dev mode. On error everything started so far is stopped.
 // A port in use or a data directory held by another dev mode is reported
 // naming the port or the lock.
 func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
@@ -148,7 +147,7 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	d := &Fleet{cfg: cfg}
 	defer func() {
 		if err != nil {
-			d.Close()
+			_ = d.Close()
 		}
 	}()
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -157,16 +156,16 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	}
 	d.url = "http://" + ln.Addr().String()
 	if d.nats, err = embedded.Start(embedded.Config{Port: cfg.NATSPort, DataDir: filepath.Join(cfg.DataDir, "nats")}); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, fmt.Errorf("dev mode: %w", err)
 	}
 	if d.store, err = sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, "agentfleet.db")}); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, fmt.Errorf("dev mode: opening the SQLite store: %w", err)
 	}
 	d.goCaches = findGoCaches(cfg.DataDir)
 	if d.model, err = chooseDevModel(cfg.Getenv, cfg.Simulated, cfg.Plan); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, fmt.Errorf("dev mode: %w", err)
 	}
 	// Every client sets up the streams (idempotently) before anything creates
@@ -179,14 +178,14 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 			name = fmt.Sprintf("agentfleet-dev-%s", devWorkerID(i-1))
 		}
 		if qs[i], err = d.queueClient(ctx, name); err != nil {
-			ln.Close()
+			_ = ln.Close()
 			return nil, err
 		}
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	d.stop = stop
 	if err := d.startDispatcher(runCtx, ln, qs[0]); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, err
 	}
 	for i, q := range qs[1:] {
@@ -231,13 +230,11 @@ func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.C
 	if err != nil {
 		return err
 	}
-	d.bgWG.Add(1)
-	go func() {
-		defer d.bgWG.Done()
+	d.bgWG.Go(func() {
 		if err := d.dispatcher.Run(ctx); err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Error("dispatcher stopped", "err", err)
 		}
-	}()
+	})
 	reqCtx, stopHTTP := context.WithCancel(context.Background())
 	d.stopHTTP = stopHTTP
 	d.http = &http.Server{
@@ -245,13 +242,11 @@ func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.C
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
-	d.bgWG.Add(1)
-	go func() {
-		defer d.bgWG.Done()
+	d.bgWG.Go(func() {
 		if err := d.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.cfg.Logger.Error("HTTP server stopped", "err", err)
 		}
-	}()
+	})
 	return nil
 }
 
@@ -274,13 +269,11 @@ func (d *Fleet) startWorker(ctx context.Context, i int, q *queue.Client) error {
 		return fmt.Errorf("dev mode: worker %s: %w", id, err)
 	}
 	d.workers = append(d.workers, w)
-	d.workersWG.Add(1)
-	go func() {
-		defer d.workersWG.Done()
+	d.workersWG.Go(func() {
 		if err := w.Run(ctx); err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Error("worker stopped", "worker", id, "err", err)
 		}
-	}()
+	})
 	return nil
 }
 

@@ -154,7 +154,7 @@ func TestDevModeTwice(t *testing.T) {
 			tc.cfg.Getenv = noEnv
 			fl, err := dev.Start(ctx, tc.cfg)
 			if err == nil {
-				fl.Close()
+				_ = fl.Close()
 				t.Fatal("a second dev mode started")
 			}
 			for _, w := range tc.want {
@@ -189,7 +189,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
 }
 

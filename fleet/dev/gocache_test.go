@@ -67,7 +67,7 @@ func waitEnded(ctx context.Context, t *testing.T, c *client.Client, id uuid.UUID
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	for {
 		ev, err := s.Next()
 		if errors.Is(err, io.EOF) || err == nil && ev.End != nil {

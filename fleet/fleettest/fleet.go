@@ -10,10 +10,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -155,7 +155,7 @@ func closeAtCleanup(t testing.TB, st store.Store, err error) store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
 
@@ -202,11 +202,11 @@ func SharedDir(t testing.TB) string {
 	if err := os.MkdirAll(SharedRoot(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp(SharedRoot(), "shared-")
+	dir, err := os.MkdirTemp(SharedRoot(), "shared-") //nolint:usetesting // must be under SharedRoot, which t.TempDir cannot place
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	return dir
 }
 
@@ -318,7 +318,7 @@ func testLogger() *slog.Logger {
 	if os.Getenv("FLEETTEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return slog.New(slog.DiscardHandler)
 }
 
 // Spec returns a task spec for the anthropic profile whose model follows
@@ -364,12 +364,7 @@ func (f *Fleet) Task(id uuid.UUID) store.Task {
 func (f *Fleet) WaitState(id uuid.UUID, states ...store.TaskState) store.Task {
 	f.t.Helper()
 	return f.WaitFor(fmt.Sprintf("task %s in %v", id, states), id, func(t store.Task) bool {
-		for _, s := range states {
-			if t.State == s {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(states, t.State)
 	})
 }
 

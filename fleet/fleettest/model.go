@@ -29,7 +29,7 @@ type Model struct {
 }
 
 // NewModel starts the simulated provider; it stops when the test ends.
-func NewModel(t interface{ Cleanup(func()) }) *Model {
+func NewModel(t interface{ Cleanup(f func()) }) *Model {
 	m := &Model{Model: scripted.New()}
 	m.srv = httptest.NewServer(m.Model)
 	t.Cleanup(m.srv.Close)

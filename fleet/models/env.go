@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/agentfleet/agentfleet/llm/provider"
 )
@@ -10,7 +11,7 @@ import (
 // and the model to ask for. Dev mode and `worker run` read them alike.
 const (
 	EnvLLMBaseURL = "AGENTFLEET_LLM_BASE_URL" // an OpenAI-compatible server (Ollama, vLLM...)
-	EnvLLMAPIKey  = "AGENTFLEET_LLM_API_KEY"  // its key, if it wants one
+	EnvLLMAPIKey  = "AGENTFLEET_LLM_API_KEY"  //nolint:gosec // its key, if it wants one
 	EnvModel      = "AGENTFLEET_MODEL"        // the model to ask for
 )
 
@@ -24,9 +25,7 @@ const (
 // (ANTHROPIC_API_KEY, ...).
 func ApplyEnv(providers map[string]ProviderConfig, getenv func(string) string) (map[string]ProviderConfig, error) {
 	out := make(map[string]ProviderConfig, len(providers)+1)
-	for name, p := range providers {
-		out[name] = p
-	}
+	maps.Copy(out, providers)
 	model := getenv(EnvModel)
 	if base := getenv(EnvLLMBaseURL); base != "" {
 		if model == "" {

@@ -48,7 +48,7 @@ func resolve(root, rel string, create bool, perm os.FileMode) (*os.File, error) 
 	if len(parts) == 0 {
 		return r, checkDir(r, root)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	f, err := openDir(r, strings.Join(parts, "/"), create, perm)
 	if err != nil {
 		return nil, describe(err, root, rel)
@@ -94,7 +94,7 @@ func checkDir(f *os.File, name string) error {
 		err = fmt.Errorf("beneath: %s is not a directory", name)
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 	}
 	return err
 }

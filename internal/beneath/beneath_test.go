@@ -59,7 +59,7 @@ func TestOpenDir(t *testing.T) {
 						t.Errorf("OpenDir(%q) = %v, want it opened", c.rel, err)
 						continue
 					}
-					f.Close()
+					_ = f.Close()
 					continue
 				}
 				if !errors.Is(err, c.want) {
@@ -88,13 +88,13 @@ func TestMkdirAll(t *testing.T) {
 			if err != nil {
 				t.Fatalf("MkdirAll: %v", err)
 			}
-			f.Close()
+			_ = f.Close()
 			if fi, err := os.Lstat(filepath.Join(root, "a", "new", "deeper")); err != nil || !fi.IsDir() {
 				t.Fatalf("a/new/deeper was not created: %v", err)
 			}
 			for _, rel := range []string{"link/tmp/x", "a/up/x", "../x", "/tmp/x"} {
 				if f, err := beneath.MkdirAll(root, rel, 0o755); err == nil {
-					f.Close()
+					_ = f.Close()
 					t.Errorf("MkdirAll(%q) succeeded, want it refused", rel)
 				}
 			}
@@ -108,7 +108,7 @@ func TestOpenedDirStaysPut(t *testing.T) {
 	root := tree(t)
 	f, err := beneath.OpenDir(root, "a/b")
 	must(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	must(t, os.Rename(filepath.Join(root, "a", "b"), filepath.Join(root, "a", "moved")))
 	must(t, os.Symlink("/", filepath.Join(root, "a", "b")))
 	must(t, os.WriteFile(filepath.Join(root, "a", "moved", "marker"), nil, 0o644))

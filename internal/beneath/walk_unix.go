@@ -19,16 +19,16 @@ func walk(dir *os.File, rel string, create bool, perm os.FileMode) (*os.File, er
 	owned := -1
 	defer func() {
 		if owned >= 0 {
-			unix.Close(owned)
+			_ = unix.Close(owned)
 		}
 	}()
-	for _, name := range strings.Split(rel, "/") {
+	for name := range strings.SplitSeq(rel, "/") {
 		fd, err := openComponent(cur, name, create, perm)
 		if err != nil {
 			return nil, err
 		}
 		if owned >= 0 {
-			unix.Close(owned)
+			_ = unix.Close(owned)
 		}
 		owned, cur = fd, fd
 	}

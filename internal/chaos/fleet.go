@@ -25,8 +25,8 @@ const (
 	natsNodes      = 3
 	workers        = 3
 	apiToken       = "chaos-token"
-	natsPassword   = "chaos-nats-password"
-	shortGraceNode = 2 // the worker started with a 1 s drain grace
+	natsPassword   = "chaos-nats-password" //nolint:gosec // G101: a throwaway fleet's password, on loopback
+	shortGraceNode = 2                     // the worker started with a 1 s drain grace
 )
 
 // fleetProcs is the production-shaped fleet of a run: every part a
@@ -337,9 +337,9 @@ func waitHTTP(ctx context.Context, url string, p *proc) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := http.Get(url)
+		resp, err := http.Get(url) //nolint:gosec,noctx // the chaos run polls its own fleet's health page until it answers
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
 			}
@@ -369,7 +369,7 @@ func freePorts(n int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {
 		for _, ln := range lns {
-			ln.Close()
+			_ = ln.Close()
 		}
 	}()
 	for range n {

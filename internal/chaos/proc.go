@@ -44,7 +44,7 @@ func (p *proc) start() error {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	done, err := tiedproc.Start(cmd, syscall.SIGKILL, logFile)
 	if err != nil {
-		logFile.Close()
+		_ = logFile.Close()
 		return fmt.Errorf("chaos: start %s: %w", p.name, err)
 	}
 	p.cmd, p.done = cmd, done

@@ -25,7 +25,7 @@ func PrintTable(out io.Writer, cfg Config, results []Result) {
 			r.ModelRepeats, r.Events, r.EventGaps, r.EventDuplicates, r.MissingSessionEnds,
 			secs(r.FaultAt), secs(r.Stall), secs(r.Drain), verdict)
 	}
-	w.Flush()
+	_ = w.Flush()
 	for _, r := range results {
 		fmt.Fprintf(out, "  %s: %s", r.Scenario, r.Fault)
 		if len(r.FailureReasons) > 0 {

@@ -279,7 +279,7 @@ func modelStats(ctx context.Context, f *fleetProcs) (stats, error) {
 	if err != nil {
 		return s, fmt.Errorf("chaos: model stats: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	return s, json.NewDecoder(resp.Body).Decode(&s)
 }
 
@@ -293,7 +293,7 @@ func checkEvents(ctx context.Context, f *fleetProcs, tasks []taskRow, start time
 		ids[t.id.String()] = true
 	}
 	var err error
-	for attempt := 0; attempt < 10; attempt++ {
+	for range 10 {
 		var bySession map[string]map[uint64]string
 		if bySession, err = readEvents(ctx, f, ids, start); err != nil {
 			continue

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -107,10 +108,5 @@ func CloneEnv() []string {
 }
 
 func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }

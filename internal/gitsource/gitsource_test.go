@@ -250,7 +250,7 @@ func links(t *testing.T, name string) uint64 {
 	t.Helper()
 	var st syscall.Stat_t
 	must(t, syscall.Stat(name, &st))
-	return uint64(st.Nlink)
+	return uint64(st.Nlink) //nolint:unconvert // uint16 on darwin
 }
 
 // TestNoRequestToLoopback: a source on a loopback listener is refused
@@ -309,7 +309,7 @@ func TestClonePinnedToCheckedAddresses(t *testing.T) {
 	var conns atomic.Int32
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -317,7 +317,7 @@ func TestClonePinnedToCheckedAddresses(t *testing.T) {
 				return
 			}
 			conns.Add(1)
-			c.Close()
+			_ = c.Close()
 		}
 	}()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())

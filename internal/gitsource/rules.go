@@ -62,8 +62,8 @@ func NewRules(field string, allow, allowLocal, allowPrivate []string) (Rules, er
 func parseEntry(a string) (remoteEntry, error) {
 	var e remoteEntry
 	raw := a
-	if i := strings.Index(a, "://"); i >= 0 {
-		e.scheme = strings.ToLower(a[:i])
+	if before, _, ok := strings.Cut(a, "://"); ok {
+		e.scheme = strings.ToLower(before)
 		if e.scheme != "https" && e.scheme != "ssh" && e.scheme != "http" {
 			return e, fmt.Errorf("scheme %q is not https, ssh or http", e.scheme)
 		}
@@ -90,7 +90,7 @@ func parseEntry(a string) (remoteEntry, error) {
 // taken off.
 func segments(p string) []string {
 	var out []string
-	for _, s := range strings.Split(p, "/") {
+	for s := range strings.SplitSeq(p, "/") {
 		if s != "" && s != "." {
 			out = append(out, s)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -152,7 +153,7 @@ func (s *Source) setHost(host, port string) error {
 // hostName reports a DNS name of letters, digits, '-' and '.', whose
 // labels do not start with '-'.
 func hostName(h string) bool {
-	for _, label := range strings.Split(h, ".") {
+	for label := range strings.SplitSeq(h, ".") {
 		if label == "" || strings.HasPrefix(label, "-") {
 			return false
 		}
@@ -177,12 +178,7 @@ func (s *Source) setPath(p string) error {
 }
 
 func hasDotDot(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
-		if seg == ".." {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(strings.Split(p, "/"), "..")
 }
 
 // defaultPort is the port a scheme uses when a URL names none.

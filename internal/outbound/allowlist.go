@@ -149,7 +149,7 @@ func normHost(host string) (string, error) {
 }
 
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		if s[i] >= 0x80 {
 			return false
 		}
@@ -159,7 +159,7 @@ func isASCII(s string) bool {
 
 // dotSegment reports whether path holds a "." or ".." segment.
 func dotSegment(path string) bool {
-	for _, seg := range strings.Split(path, "/") {
+	for seg := range strings.SplitSeq(path, "/") {
 		if seg == "." || seg == ".." {
 			return true
 		}

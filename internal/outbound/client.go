@@ -2,6 +2,7 @@ package outbound
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -74,15 +75,13 @@ type guard struct {
 func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := g.p.Allow.Check(req.URL); err != nil {
 		if req.Body != nil {
-			req.Body.Close()
+			_ = req.Body.Close()
 		}
 		return nil, err
 	}
 	if req.Response == nil && len(g.p.Headers) > 0 {
 		req = req.Clone(req.Context())
-		for k, v := range g.p.Headers {
-			req.Header[k] = v
-		}
+		maps.Copy(req.Header, g.p.Headers)
 	}
 	return g.base.RoundTrip(req)
 }
@@ -115,9 +114,7 @@ func (p Policy) CheckRedirect(req *http.Request, via []*http.Request) error {
 		stays = stays && origin(r.URL) == first
 	}
 	if stays {
-		for k, v := range p.Headers {
-			req.Header[k] = v
-		}
+		maps.Copy(req.Header, p.Headers)
 		return nil
 	}
 	for _, k := range p.secretNames() {

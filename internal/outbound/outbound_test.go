@@ -140,14 +140,14 @@ func TestDialerRefusesAfterResolution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			c.Close()
+			_ = c.Close()
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -157,8 +157,7 @@ func TestDialerRefusesAfterResolution(t *testing.T) {
 		"169.254.169.254", "100.64.0.1", "[64:ff9b::7f00:1]", "[::1]", "10.0.0.1", "[fe80::1]"} {
 		addr := net.JoinHostPort(strings.Trim(host, "[]"), itoa(port))
 		_, err := strict.DialContext(ctx, "tcp", addr)
-		var re *outbound.RefusedError
-		if !errors.As(err, &re) {
+		if _, ok := errors.AsType[*outbound.RefusedError](err); !ok {
 			t.Errorf("dial %s: %v, want a RefusedError", addr, err)
 		}
 	}
@@ -172,7 +171,7 @@ func TestDialerRefusesAfterResolution(t *testing.T) {
 			t.Errorf("dial %s with loopback allowed: %v", host, err)
 			continue
 		}
-		c.Close()
+		_ = c.Close()
 	}
 	// Allowing one address does not allow its neighbours.
 	one := outbound.NewDialer([]netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}, 0)
@@ -202,7 +201,7 @@ func newRecorder(t *testing.T, h http.HandlerFunc) *recorder {
 			h(w, req)
 			return
 		}
-		io.WriteString(w, "ok")
+		_, _ = io.WriteString(w, "ok")
 	}))
 	t.Cleanup(r.Close)
 	return r
@@ -224,7 +223,7 @@ func TestClientRefusesPrivateByDefault(t *testing.T) {
 	srv := newRecorder(t, nil)
 	resp, err := outbound.Client(outbound.Policy{Allow: outbound.AnyURL()}).Get(srv.URL)
 	if err == nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		t.Fatal("a loopback server was reached without allow-private")
 	}
 	var re *outbound.RefusedError
@@ -250,7 +249,7 @@ func TestCrossOriginRedirectDropsSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	got := first.headers()
 	if len(got) != 1 || got[0].Get("Authorization") != "Bearer t0k3n" || got[0].Get("X-Api-Key") != "k1" {
 		t.Fatalf("the first origin saw %v, want its secrets", got)
@@ -275,14 +274,14 @@ func TestSameOriginRedirectKeepsSecrets(t *testing.T) {
 			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
 			return
 		}
-		io.WriteString(w, "ok")
+		_, _ = io.WriteString(w, "ok")
 	})
 	p := outbound.Policy{Allow: outbound.AnyURL(), AllowPrivate: loopback, Headers: http.Header{"Authorization": {"Bearer a"}}}
 	resp, err := outbound.Client(p).Get(srv.URL + "/old")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	got := srv.headers()
 	if len(got) != 2 || got[1].Get("Authorization") != "Bearer a" {
 		t.Fatalf("headers = %v, want the secret on the same-origin hop", got)
@@ -301,13 +300,13 @@ func TestSecretsStayDroppedAfterLeavingTheOrigin(t *testing.T) {
 			http.Redirect(w, r, b.URL, http.StatusFound)
 			return
 		}
-		io.WriteString(w, "ok")
+		_, _ = io.WriteString(w, "ok")
 	})
 	resp, err := outbound.Client(p).Get(a.URL + "/start")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	got := a.headers()
 	if len(got) != 2 || got[0].Get("Authorization") == "" || got[1].Get("Authorization") != "" {
 		t.Fatalf("origin A saw %v: want the secret on the first request only", got)
@@ -328,7 +327,7 @@ func TestRedirectsAreCheckedAgainstTheAllowlistAndCapped(t *testing.T) {
 	c := outbound.Client(outbound.Policy{Allow: allow, AllowPrivate: loopback})
 	if resp, err := c.Get(on.URL); err == nil || !strings.Contains(err.Error(), "not on the allowlist") {
 		if resp != nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 		}
 		t.Fatalf("redirect off the allowlist: err = %v", err)
 	}
@@ -337,7 +336,7 @@ func TestRedirectsAreCheckedAgainstTheAllowlistAndCapped(t *testing.T) {
 	}
 	// The first request is checked too, by the transport.
 	if resp, err := c.Get(off.URL); err == nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		t.Fatal("a URL off the allowlist was fetched")
 	}
 	// A redirect loop stops at the cap.
@@ -345,7 +344,7 @@ func TestRedirectsAreCheckedAgainstTheAllowlistAndCapped(t *testing.T) {
 	loop = newRecorder(t, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, loop.URL, http.StatusFound) })
 	if resp, err := outbound.Client(outbound.Policy{Allow: outbound.AnyURL(), AllowPrivate: loopback, MaxRedirects: 3}).Get(loop.URL); err == nil || !strings.Contains(err.Error(), "after 3 redirects") {
 		if resp != nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 		}
 		t.Fatalf("loop: err = %v", err)
 	}
@@ -356,10 +355,9 @@ func TestRedirectsAreCheckedAgainstTheAllowlistAndCapped(t *testing.T) {
 	// when the allowlist admits any URL.
 	toMeta := newRecorder(t, redirectTo("http://169.254.169.254/latest/meta-data/"))
 	resp, err := outbound.Client(outbound.Policy{Allow: outbound.AnyURL(), AllowPrivate: loopback}).Get(toMeta.URL)
-	var re *outbound.RefusedError
-	if !errors.As(err, &re) {
+	if _, ok := errors.AsType[*outbound.RefusedError](err); !ok {
 		if resp != nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 		}
 		t.Fatalf("redirect to the metadata address: err = %v, want a RefusedError", err)
 	}

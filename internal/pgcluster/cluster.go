@@ -59,7 +59,7 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 		return nil, err
 	}
 	if err := c.initdb(ctx); err != nil {
-		os.RemoveAll(c.dir)
+		_ = os.RemoveAll(c.dir)
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
@@ -69,7 +69,7 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 			}
 		}
 		if attempt == 2 || ctx.Err() != nil {
-			os.RemoveAll(c.dir)
+			_ = os.RemoveAll(c.dir)
 			return nil, err
 		}
 	}
@@ -111,7 +111,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	done, err := tiedproc.Start(cmd, syscall.SIGQUIT, logFile)
 	if err != nil {
-		logFile.Close()
+		_ = logFile.Close()
 		return fmt.Errorf("pgcluster: start postgres: %w", err)
 	}
 	c.proc, c.done = cmd, done
@@ -219,7 +219,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

@@ -48,7 +48,7 @@ func probeDevGoCache(ctx context.Context, e *env) Result {
 	if err != nil {
 		return errResult(err)
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	c, err := d.Client()
 	if err != nil {
 		return errResult(err)

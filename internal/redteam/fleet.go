@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,7 +66,7 @@ func startFleet(ctx context.Context, cfg fleetConfig) (_ *testFleet, err error) 
 		}
 	}()
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	modelURL, err := f.serve(newModel())
 	if err != nil {
@@ -208,8 +208,8 @@ func (f *testFleet) alive() error {
 
 // close stops everything, in reverse order of start.
 func (f *testFleet) close() {
-	for i := len(f.closers) - 1; i >= 0; i-- {
-		f.closers[i]()
+	for _, v := range slices.Backward(f.closers) {
+		v()
 	}
 	f.closers = nil
 }

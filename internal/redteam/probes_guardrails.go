@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,10 +70,8 @@ func probeGateBeforeValidation(ctx context.Context, e *env) Result {
 		return errResult(err)
 	}
 	if o.rec != nil {
-		for _, t := range o.rec.texts {
-			if t == "APPROVAL_REQUESTED" {
-				return Result{Outcome: Escaped, Evidence: "an approval was requested for a call its schema refuses (the task waited for a person)"}
-			}
+		if slices.Contains(o.rec.texts, "APPROVAL_REQUESTED") {
+			return Result{Outcome: Escaped, Evidence: "an approval was requested for a call its schema refuses (the task waited for a person)"}
 		}
 	}
 	return o.held("no approval requested")
@@ -99,10 +98,8 @@ func probeMemoryDelivered(ctx context.Context, e *env) Result {
 	if err != nil {
 		return errResult(err)
 	}
-	for _, f := range files {
-		if f == "MEMORY.md" {
-			return Result{Outcome: Escaped, Evidence: "the delivered branch " + branches[0] + " holds MEMORY.md"}
-		}
+	if slices.Contains(files, "MEMORY.md") {
+		return Result{Outcome: Escaped, Evidence: "the delivered branch " + branches[0] + " holds MEMORY.md"}
 	}
 	if len(branches) == 0 {
 		return o.held("nothing was delivered")

@@ -207,7 +207,7 @@ func probeOtherWorkspace(ctx context.Context, e *env) Result {
 	if err != nil {
 		return errResult(err)
 	}
-	defer os.RemoveAll(filepath.Dir(file))
+	defer func() { _ = os.RemoveAll(filepath.Dir(file)) }()
 	o, err := e.run(ctx, spec("other workspace", steps(shell("cat ../"+name+"/secret.txt; cat "+file))))
 	if err != nil {
 		return errResult(err)

@@ -99,7 +99,7 @@ func (r *record) readEvents(ctx context.Context, c *client.Client, id uuid.UUID)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
 	defer stop()
 	for {

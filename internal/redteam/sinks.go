@@ -107,7 +107,7 @@ func newStreamSink(network, addr string) (*connSink, error) {
 				return
 			}
 			go func() {
-				defer c.Close()
+				defer func() { _ = c.Close() }()
 				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
 				b := make([]byte, 256)
 				n, _ := c.Read(b)
@@ -141,6 +141,6 @@ func newUDPSink() (*connSink, error) {
 // redirectTo answers every request with a 307 to the same path on base.
 func redirectTo(base string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, base+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		http.Redirect(w, r, base+r.URL.RequestURI(), http.StatusTemporaryRedirect) //nolint:gosec // G710: the redirecting sink is the probe
 	}
 }

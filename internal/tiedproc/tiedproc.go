@@ -32,7 +32,7 @@ func Start(cmd *exec.Cmd, sig syscall.Signal, closer io.Closer) (<-chan struct{}
 		runtime.LockOSThread()
 		defer close(done)
 		if closer != nil {
-			defer closer.Close()
+			defer func() { _ = closer.Close() }()
 		}
 		if err := cmd.Start(); err != nil {
 			started <- err

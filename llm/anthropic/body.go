@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -35,7 +36,7 @@ type encodedSet struct {
 func (c *toolsCache) encoded(defs []llm.ToolDefinition, tools []wireTool) ([]byte, error) {
 	cached := len(tools) > 0 && tools[len(tools)-1].CacheControl != nil
 	if sets := c.sets.Load(); sets != nil {
-		for i := len(*sets) - 1; i >= 0; i-- {
+		for i := range slices.Backward(*sets) {
 			if s := (*sets)[i]; s.cached == cached && sameTools(s.defs, defs) {
 				return s.json, nil
 			}

@@ -92,9 +92,7 @@ func TestToolsCacheConcurrent(t *testing.T) {
 	cache := &toolsCache{}
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defs := []llm.ToolDefinition{{Name: fmt.Sprintf("tool_%d", g%3), Parameters: json.RawMessage(`{"type":"object"}`)}}
 			req := llm.Request{Model: "m", Tools: defs, Messages: []llm.Message{llm.UserMessage("hi")}}
 			for range 50 {
@@ -110,7 +108,7 @@ func TestToolsCacheConcurrent(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

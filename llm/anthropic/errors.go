@@ -30,7 +30,7 @@ var errorKinds = map[string]llm.ErrorKind{
 func classify(status int, _ http.Header, body []byte) *llm.Error {
 	var doc wireErrorBody
 	if json.Unmarshal(body, &doc) != nil || doc.Error.Type == "" {
-		return nil
+		return nil //nolint:nilerr // not an error document: the caller classifies by status
 	}
 	e := errorFor(doc.Error)
 	e.Status, e.RequestID = status, doc.RequestID

@@ -50,7 +50,7 @@ func New(cfg Config) (*Client, error) {
 
 // Complete calls InvokeModel and returns the whole answer.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	resp, err := c.send(ctx, req, false)
+	resp, err := c.send(ctx, req, false) //nolint:bodyclose // ReadResponse or YieldStream closes it
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 // arrive, ending with EventFinish or an error.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
 	return func(yield func(llm.StreamEvent, error) bool) {
-		resp, err := c.send(ctx, req, true)
+		resp, err := c.send(ctx, req, true) //nolint:bodyclose // ReadResponse or YieldStream closes it
 		if err != nil {
 			yield(llm.StreamEvent{}, err)
 			return
@@ -152,7 +152,7 @@ func (c *Client) body(req llm.Request) ([]byte, error) {
 // "...-v1:0" becomes %3A, and SigV4 encodes the path once more).
 func escapeModel(id string) string {
 	var b strings.Builder
-	for i := 0; i < len(id); i++ {
+	for i := range len(id) {
 		ch := id[i]
 		if ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || strings.IndexByte("-._~", ch) >= 0 {
 			b.WriteByte(ch)

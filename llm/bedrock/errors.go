@@ -38,7 +38,7 @@ func classify(status int, h http.Header, body []byte) *llm.Error {
 	typ, _, _ := strings.Cut(h.Get("X-Amzn-Errortype"), ":")
 	var b errorBody
 	if json.Unmarshal(body, &b) != nil || (b.Message == "" && b.Lower == "" && typ == "") {
-		return nil
+		return nil //nolint:nilerr // not an error document: the caller classifies by status
 	}
 	e := exceptionError(typ, body)
 	e.Status = status

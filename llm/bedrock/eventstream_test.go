@@ -19,7 +19,7 @@ func TestEventStreamFraming(t *testing.T) {
 	msg := bedrocktest.EncodeMessage([][2]string{{":message-type", "event"}, {":event-type", "chunk"}}, []byte(`{"bytes":"e30="}`))
 	two := append(append([]byte(nil), msg...), msg...)
 	r := bufio.NewReader(bytes.NewReader(two))
-	for i := 0; i < 2; i++ {
+	for i := range 2 {
 		m, err := bedrock.ReadMessage(r)
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +86,7 @@ func FuzzReadMessage(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 16, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := bufio.NewReader(bytes.NewReader(b))
-		for n := 0; n < 1000; n++ {
+		for range 1000 {
 			m, err := bedrock.ReadMessage(r)
 			if err != nil {
 				return

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func signature(secret, date, region, service, amzDate, canonical string) string 
 // keepSlash), as SigV4 asks.
 func uriEncode(s string, keepSlash bool) string {
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		c := s[i]
 		switch {
 		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.IndexByte("-_.~", c) >= 0,
@@ -94,7 +95,7 @@ func verifySigV4(r *http.Request, body []byte, accessKey, secret, region, servic
 		return "no AWS4-HMAC-SHA256 Authorization header: " + auth
 	}
 	fields := map[string]string{}
-	for _, part := range strings.Split(strings.TrimPrefix(auth, prefix), ", ") {
+	for part := range strings.SplitSeq(strings.TrimPrefix(auth, prefix), ", ") {
 		k, v, _ := strings.Cut(part, "=")
 		fields[k] = v
 	}
@@ -121,12 +122,7 @@ func verifySigV4(r *http.Request, body []byte, accessKey, secret, region, servic
 }
 
 func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 // The verifier reproduces the example of AWS's published SigV4 test suite
@@ -134,7 +130,7 @@ func containsStr(list []string, s string) bool {
 // documentation's example secret): the canonical request's hash and the
 // signature are the documented ones.
 func TestVerifierMatchesTheAWSExample(t *testing.T) {
-	r := &http.Request{Method: "GET", Host: "host.foo.com", Header: http.Header{},
+	r := &http.Request{Method: http.MethodGet, Host: "host.foo.com", Header: http.Header{},
 		URL: &url.URL{Path: "/", RawQuery: "foo=Zoo&foo=aha"}}
 	r.Header.Set("Date", "Mon, 09 Sep 2011 23:36:00 GMT")
 	creq := canonicalRequest(r, []string{"date", "host"}, sha256Hex(nil))

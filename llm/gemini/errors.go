@@ -16,7 +16,7 @@ import (
 func classify(status int, _ http.Header, body []byte) *llm.Error {
 	var doc wireErrorBody
 	if json.Unmarshal(body, &doc) != nil || (doc.Error.Status == "" && doc.Error.Message == "") {
-		return nil
+		return nil //nolint:nilerr // not an error document: the caller classifies by status
 	}
 	return statusError(status, doc.Error)
 }

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"context"
 	"iter"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,13 +39,13 @@ func Collect(seq iter.Seq2[llm.StreamEvent, error]) (events []llm.StreamEvent, r
 
 // Deltas concatenates the deltas of the events of one kind.
 func Deltas(events []llm.StreamEvent, kind llm.StreamEventKind) string {
-	var s string
+	var s strings.Builder
 	for _, ev := range events {
 		if ev.Kind == kind {
-			s += ev.Delta
+			s.WriteString(ev.Delta)
 		}
 	}
-	return s
+	return s.String()
 }
 
 // Sleeps is an injectable llm.RetryPolicy.Sleep that returns at once (or

@@ -402,7 +402,7 @@ func exerciseStreams(t *testing.T, target Target) {
 	t.Run("break early then reuse", func(t *testing.T) {
 		h := newHarness(t, target, 1, 0)
 		h.srv.Enqueue(sim.Reply{Text: long, StallAfterChunks: 3}, sim.Text("second"))
-		for range h.client.Stream(context.Background(), h.request()) {
+		for range h.client.Stream(context.Background(), h.request()) { //nolint:errcheck // breaks at the first event on purpose
 			break
 		}
 		_, resp, err := h.call(context.Background(), true)

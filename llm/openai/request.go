@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -176,12 +177,7 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 }
 
 func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 func toolChoice(c llm.ToolChoice) any {

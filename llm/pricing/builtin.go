@@ -1,5 +1,7 @@
 package pricing
 
+import "maps"
+
 // BuiltinDate is when the built-in prices were last checked against the
 // providers' published price lists (entries first taken on 2025-11-01;
 // GPT-5.1, GPT-5.2, GPT-4o mini, o3 and Gemini 3 added on this date).
@@ -24,9 +26,7 @@ const BuiltinDate = "2026-11-27"
 //     carry: override those models when you use them.
 func Builtin() Table {
 	t := make(Table, len(builtin))
-	for k, v := range builtin {
-		t[k] = v
-	}
+	maps.Copy(t, builtin)
 	return t
 }
 

@@ -2,6 +2,7 @@ package pricing
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -94,9 +95,7 @@ func (e *UnpricedError) Error() string {
 // gives only input and output is never billed zero for cached tokens.
 func Override(base Table, overrides map[string]Price) (Table, error) {
 	out := make(Table, len(base)+len(overrides))
-	for k, v := range base {
-		out[k] = v
-	}
+	maps.Copy(out, base)
 	names := make([]string, 0, len(overrides))
 	for k := range overrides {
 		names = append(names, k)

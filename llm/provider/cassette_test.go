@@ -430,7 +430,7 @@ func sseData(t *testing.T, body []byte) []any {
 		}
 		data = nil
 	}
-	for _, line := range strings.Split(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n") {
+	for line := range strings.SplitSeq(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n") {
 		switch {
 		case line == "":
 			flush()

@@ -215,7 +215,7 @@ func (l *Limiter) load(ctx context.Context, k Key, limits Limits) (state, uint64
 	}
 	var s state
 	if err := json.Unmarshal(e.Value(), &s); err != nil {
-		return newState(limits, l.now()), e.Revision(), nil // unreadable: start afresh
+		return newState(limits, l.now()), e.Revision(), nil //nolint:nilerr // unreadable: start afresh
 	}
 	s.Limits = s.Limits.reconcile(limits)
 	return s, e.Revision(), nil

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -129,9 +130,7 @@ func (openAIDialect) WriteStream(sw *StreamWriter, rep Reply, model string) {
 func openAIStreamItem(sw *StreamWriter, send func(string, obj) bool, index int, item obj) bool {
 	id := item["id"]
 	added := obj{}
-	for k, v := range item {
-		added[k] = v
-	}
+	maps.Copy(added, item)
 	switch item["type"] {
 	case "message":
 		added["content"], added["status"] = []obj{}, "in_progress"

@@ -69,7 +69,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	hs := &http.Server{Addr: addr, Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	stop := context.AfterFunc(ctx, func() {
 		s.Close()
-		hs.Close()
+		_ = hs.Close()
 	})
 	defer stop()
 	if err := hs.ListenAndServe(); err != nil && err != http.ErrServerClosed {
@@ -313,7 +313,7 @@ func (s *Server) writeFailure(w http.ResponseWriter, r *http.Request, d Dialect,
 	case f.Kind == llm.ErrInvalidResponse:
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
-		io.WriteString(w, "this is not JSON {")
+		_, _ = io.WriteString(w, "this is not JSON {")
 	default:
 		d.WriteError(w, f)
 	}
@@ -328,7 +328,7 @@ func writeHTMLPage(w http.ResponseWriter, f Failure) {
 	w.Header().Set("Content-Type", "text/html")
 	w.WriteHeader(status)
 	text := strconv.Itoa(status) + " " + http.StatusText(status)
-	io.WriteString(w, "<html>\r\n<head><title>"+text+"</title></head>\r\n<body>\r\n<center><h1>"+text+"</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
+	_, _ = io.WriteString(w, "<html>\r\n<head><title>"+text+"</title></head>\r\n<body>\r\n<center><h1>"+text+"</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
 }
 
 // writeRaw serves a recorded response, cutting its body into pieces.
@@ -361,7 +361,7 @@ func (s *Server) writeRaw(w http.ResponseWriter, r *http.Request, rep Reply) {
 		if i > 0 && rep.ChunkDelay > 0 && !sleep(r.Context(), s.closing, rep.ChunkDelay) {
 			return
 		}
-		io.WriteString(w, p)
+		_, _ = io.WriteString(w, p)
 		if len(pieces) > 1 {
 			flush(w)
 		}

@@ -127,7 +127,7 @@ func writeEvent[T string | []byte](s *StreamWriter, event string, data T) {
 		data = data[i+1:]
 	}
 	b = append(b, '\n')
-	s.w.Write(b)
+	_, _ = s.w.Write(b) //nolint:gosec // G705: SSE to a test client, not HTML
 	s.buf = b
 	s.n++
 }

@@ -47,7 +47,7 @@ func isClaude(model string) bool { return strings.HasPrefix(strings.ToLower(mode
 
 // Complete calls generateContent or rawPredict and returns the whole answer.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	resp, err := c.send(ctx, req, false)
+	resp, err := c.send(ctx, req, false) //nolint:bodyclose // ReadResponse or YieldStream closes it
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, 
 // events as they arrive, ending with EventFinish or an error.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
 	return func(yield func(llm.StreamEvent, error) bool) {
-		resp, err := c.send(ctx, req, true)
+		resp, err := c.send(ctx, req, true) //nolint:bodyclose // ReadResponse or YieldStream closes it
 		if err != nil {
 			yield(llm.StreamEvent{}, err)
 			return
@@ -76,7 +76,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 		if isClaude(req.Model) {
 			decode = anthropic.DecodeSSE
 		}
-		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), adapterkit.AnswerDecode(ProviderName, req, forcedAnswer(req), decode), yield)
+		adapterkit.YieldStream(resp, adapterkit.EventStreamCheck(ProviderName), adapterkit.AnswerDecode(ProviderName, req, forcedAnswer(req), decode), yield) //nolint:bodyclose // YieldStream closes it
 	}
 }
 

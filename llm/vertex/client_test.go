@@ -69,10 +69,15 @@ func (s *tokenServer) check(grant, assertion string) string {
 	if err := rsa.VerifyPKCS1v15(s.key, crypto.SHA256, sum[:], sig); err != nil {
 		return "RS256 signature: " + err.Error()
 	}
-	var hdr struct{ Alg string }
+	var hdr struct {
+		Alg string `json:"alg"`
+	}
 	var claims struct {
-		Iss, Scope, Aud string
-		Iat, Exp        int64
+		Iss   string `json:"iss"`
+		Scope string `json:"scope"`
+		Aud   string `json:"aud"`
+		Iat   int64  `json:"iat"`
+		Exp   int64  `json:"exp"`
 	}
 	h, _ := base64.RawURLEncoding.DecodeString(parts[0])
 	c, _ := base64.RawURLEncoding.DecodeString(parts[1])

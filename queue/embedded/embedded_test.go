@@ -56,7 +56,7 @@ func TestStartRefusesATakenPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	port := l.Addr().(*net.TCPAddr).Port
 	dir := t.TempDir()
 	_, err = embedded.Start(embedded.Config{Port: port, DataDir: dir})

@@ -142,7 +142,7 @@ func freePorts(n int) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reserve a cluster port: %w", err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil

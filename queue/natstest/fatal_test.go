@@ -15,7 +15,7 @@ func TestStartFailsWithTheReasonWhenAPortIsTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	opts := Options(t.TempDir())
 	opts.JetStream = false // a lone clustered JetStream node refuses to start for another reason
 	opts.Cluster = server.ClusterOpts{Name: "taken", Host: "127.0.0.1", Port: l.Addr().(*net.TCPAddr).Port}

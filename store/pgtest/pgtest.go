@@ -156,7 +156,7 @@ func execSQL(ctx context.Context, dsn, sql string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
+	defer func() { _ = conn.Close(context.Background()) }()
 	_, err = conn.Exec(ctx, sql)
 	return err
 }

@@ -21,7 +21,7 @@ func TestNewDatabaseIsMigratedAndIsolated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	var n int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tasks`).Scan(&n); err != nil {
 		t.Fatalf("the tasks table is missing in a fresh database: %v", err)

@@ -26,8 +26,7 @@ func translate(op string, err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("store: %s: %w", op, store.ErrNotFound)
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
 		return translatePgError(op, pgErr)
 	}
 	if retryableTransport(err) {

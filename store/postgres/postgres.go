@@ -113,7 +113,7 @@ func Migrate(ctx context.Context, dsn string) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	_, err = migrations.Up(ctx, db, migrations.Postgres)
 	return err
 }

@@ -36,7 +36,7 @@ func setupRestart(t *testing.T) *restartBundle {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE app"); err != nil {
 		t.Fatal(err)
 	}
-	conn.Close(ctx)
+	_ = conn.Close(ctx)
 	if err := postgres.Migrate(ctx, c.DSN("app")); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func setupRestart(t *testing.T) *restartBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { _ = s.Close() })
 	task, err := s.CreateTask(ctx, store.CreateTaskParams{Spec: json.RawMessage(`{}`)})
 	if err != nil {
 		t.Fatal(err)

@@ -99,7 +99,7 @@ func (s *Store) insertPipelined(ctx context.Context, tx pgx.Tx, tasks []store.Cr
 		case errors.Is(err, pgx.ErrNoRows):
 			missing = append(missing, i)
 		case err != nil:
-			br.Close()
+			_ = br.Close()
 			return err
 		default:
 			out[i] = store.CreateTaskResult{Task: t}

@@ -112,7 +112,7 @@ WHERE task_id = ? ORDER BY kind, name`, p.TaskID.String())
 	if err != nil {
 		return nil, translate("ListArtifacts", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []store.Artifact
 	for rows.Next() {
 		a := store.Artifact{TaskID: p.TaskID}

@@ -33,8 +33,7 @@ func translate(op string, err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("store: %s: %w", op, store.ErrNotFound)
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
+	if se, ok := errors.AsType[*sqlite.Error](err); ok {
 		switch code := se.Code(); {
 		case code == codeConstraintFK:
 			return fmt.Errorf("store: %s: %w: %v", op, store.ErrNotFound, se)

@@ -54,7 +54,7 @@ func scanTasks(rows *sql.Rows, err error) ([]store.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []store.Task
 	for rows.Next() {
 		t, err := scanTask(rows)

@@ -42,7 +42,7 @@ func (s *Store) ListSessions(ctx context.Context, p store.ListSessionsParams) ([
 	if err != nil {
 		return nil, translate("ListSessions", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []store.Session
 	for rows.Next() {
 		sess, err := scanSession(rows)

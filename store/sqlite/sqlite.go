@@ -88,18 +88,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	r, err := OpenDB(cfg.Path, cfg.BusyTimeout, true)
 	if err != nil {
-		w.Close()
+		_ = w.Close()
 		return nil, err
 	}
 	r.SetMaxOpenConns(cfg.MaxReaders)
 	s := &Store{w: w, r: r, limits: cfg.Limits, now: cfg.Now}
 	if err := s.Ping(ctx); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, err
 	}
 	if !cfg.NoMigrate {
 		if _, err := migrations.Up(ctx, w, migrations.SQLite); err != nil {
-			s.Close()
+			_ = s.Close()
 			return nil, err
 		}
 	}

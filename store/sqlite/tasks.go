@@ -232,7 +232,7 @@ WHERE t.state IN ('queued', 'running', 'waiting')`, p.ID.String())
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
+		defer func() { _ = rows.Close() }()
 		for rows.Next() {
 			var c store.CancelledTask
 			if err := rows.Scan(&c.ID, &c.From, &c.WorkerID); err != nil {

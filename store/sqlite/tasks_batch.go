@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 
 	"github.com/google/uuid"
@@ -111,7 +112,7 @@ func explainMissing(ctx context.Context, tx *sql.Tx, tasks []store.CreateTaskPar
 				out[i] = store.CreateTaskResult{Task: held, Existing: true}
 				continue
 			}
-			if err != sql.ErrNoRows {
+			if !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 		}

@@ -41,7 +41,7 @@ VALUES (?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return err
 	}
-	defer stmt.Close()
+	defer func() { _ = stmt.Close() }()
 	id := p.SessionID.String()
 	for _, t := range p.Turns {
 		if _, err := stmt.ExecContext(ctx, id, t.Seq, t.Kind, string(t.Payload), jsonArg(t.Usage), now); err != nil {
@@ -139,7 +139,7 @@ WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?`, p.SessionID.String(), p.
 	if err != nil {
 		return nil, translate(op, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var turns []store.Turn
 	for rows.Next() {
 		t := store.Turn{SessionID: p.SessionID}

@@ -34,15 +34,16 @@ func (s *Store) Usage(ctx context.Context, p store.UsageParams) ([]store.UsageRo
 	if !p.Until.IsZero() {
 		w.add("s.created_at < ?", p.Until.UnixMicro())
 	}
+	//nolint:gosec // G202: key comes from a fixed switch, w.sql() holds placeholders only
 	q := `SELECT ` + key + ` AS k, count(DISTINCT s.task_id), count(*),
 		sum(s.input_tokens), sum(s.output_tokens), sum(s.reasoning_tokens),
 		sum(s.cache_read_tokens), sum(s.cache_write_tokens), sum(s.cost_usd)
 		FROM sessions s JOIN tasks t ON t.id = s.task_id` + w.sql() + ` GROUP BY k ORDER BY k`
-	rows, err := s.r.QueryContext(ctx, q, w.args...)
+	rows, err := s.r.QueryContext(ctx, q, w.args...) //nolint:rowserrcheck // store.ScanUsage returns rows.Err()
 	if err != nil {
 		return nil, translate(op, err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	out, err := store.ScanUsage(rows)
 	return out, translate(op, err)
 }

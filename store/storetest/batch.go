@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -150,7 +151,7 @@ var batchTests = map[string]func(*testing.T, *bundle){
 			batch[50] = tc.bad
 			_, err := b.s.CreateTasks(b.ctx, store.CreateTasksParams{Tasks: batch})
 			wantErr(t, err, tc.want)
-			if tc.want == store.ErrNotFound && !strings.Contains(err.Error(), "task 50 ") {
+			if errors.Is(tc.want, store.ErrNotFound) && !strings.Contains(err.Error(), "task 50 ") {
 				t.Fatalf("%s: error %q does not name task 50 of the batch", tc.name, err)
 			}
 			counts, err := b.s.CountTasks(b.ctx, store.CountTasksParams{})

@@ -52,7 +52,7 @@ var cancelledParentTests = map[string]func(*testing.T, *bundle){
 			// Each spawner is a chain of sessions: spawn a child of the
 			// last running task and start it, as workers do.
 			parent := root.ID
-			for k := 0; k < each; k++ {
+			for range each {
 				res, err := b.s.CreateTask(b.ctx, store.CreateTaskParams{ParentID: parent, Spec: []byte(`{}`)})
 				if err != nil {
 					return err

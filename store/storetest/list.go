@@ -14,7 +14,7 @@ var listTests = map[string]func(*testing.T, *bundle){
 	"Pagination": func(t *testing.T, b *bundle) {
 		const n = 25
 		created := map[uuid.UUID]bool{}
-		for i := 0; i < n; i++ {
+		for range n {
 			created[b.task(t, store.CreateTaskParams{}).ID] = true
 		}
 		seen := map[uuid.UUID]bool{}
@@ -79,7 +79,7 @@ var listTests = map[string]func(*testing.T, *bundle){
 		}
 	},
 	"CountByState": func(t *testing.T, b *bundle) {
-		for i := 0; i < 3; i++ {
+		for range 3 {
 			b.task(t, store.CreateTaskParams{Labels: map[string]string{"batch": "x"}})
 		}
 		run := b.running(t, store.CreateTaskParams{Labels: map[string]string{"batch": "x"}}, "w")

@@ -16,13 +16,11 @@ func race(n int, f func(i int) error) []error {
 	errs := make([]error, n)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i := range n {
+		wg.Go(func() {
 			<-start
 			errs[i] = f(i)
-		}()
+		})
 	}
 	close(start)
 	wg.Wait()
@@ -64,7 +62,7 @@ var raceTests = map[string]func(*testing.T, *bundle){
 		}
 		const batches, per = 5, 4
 		errs := race(20, func(i int) error {
-			for k := 0; k < batches; k++ {
+			for k := range batches {
 				_, err := b.s.AppendTurns(b.ctx, store.AppendTurnsParams{SessionID: sessions[i],
 					Turns: turns(int64(k*per+1), per), AddUsage: store.Usage{OutputTokens: 1}})
 				if err != nil {

@@ -132,7 +132,7 @@ func TestHTTPServerWithSecretHeader(t *testing.T) {
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "remote", URL: ts.URL,
 		Headers: map[string]string{"Authorization": "Bearer ${secret:REMOTE_TOKEN}"}}},
 		mcp.Options{Env: b.env, Secrets: mcp.Secrets{Values: map[string]string{"REMOTE_TOKEN": "s3cret"}}, AllowPrivate: loopback})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if len(errs) > 0 {
 		t.Fatal(errs[0])
 	}
@@ -163,7 +163,7 @@ func TestUnknownSecretIsAStartError(t *testing.T) {
 	b := setup(t)
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "remote", URL: "http://127.0.0.1:1/mcp",
 		Headers: map[string]string{"Authorization": "Bearer ${secret:NOPE}"}}}, mcp.Options{Env: b.env})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `secret "NOPE" is not defined`) {
 		t.Fatalf("errs = %v", errs)
 	}
@@ -182,7 +182,7 @@ func TestBadServersFailToStartClearly(t *testing.T) {
 		selfServer(t, "good"),
 	}
 	c, errs := mcp.Start(context.Background(), cfgs, mcp.Options{Env: b.env})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	want := map[string]string{"noexec": "Permission denied", "garbage": "oops", "hang": "did not answer within 1s"}
 	if len(errs) != len(want) {
 		t.Fatalf("start errors = %v, want one for each of %v", errs, want)
@@ -279,7 +279,7 @@ func TestSecretsStayOutOfErrors(t *testing.T) {
 		Env: map[string]string{"TOKEN": "${secret:T}"}}
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{cfg},
 		mcp.Options{Env: b.env, Secrets: mcp.Secrets{Values: map[string]string{"T": "hunter2-value"}}})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "token is [secret]") || strings.Contains(errs[0].Error(), "hunter2") {
 		t.Fatalf("errs = %v", errs)
 	}

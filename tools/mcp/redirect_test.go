@@ -42,7 +42,7 @@ func TestRedirectToAnotherOriginCarriesNoSecret(t *testing.T) {
 		Headers: map[string]string{"Authorization": "Bearer ${secret:REMOTE_TOKEN}"}}},
 		mcp.Options{Env: b.env, Secrets: mcp.Secrets{Values: map[string]string{"REMOTE_TOKEN": "s3cret"}},
 			HTTPAllow: []string{other.URL}, AllowPrivate: loopback})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if got, _ := leaked.Load().(string); got != "" {
 		t.Fatalf("the second origin received Authorization %q", got)
 	}
@@ -65,7 +65,7 @@ func TestRedirectOffTheAllowlistIsRefused(t *testing.T) {
 	b := setup(t)
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "remote", URL: first.URL + "/mcp", StartTimeout: 10 * time.Second}},
 		mcp.Options{Env: b.env, AllowPrivate: loopback})
-	c.Close()
+	_ = c.Close()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "not on the allowlist") {
 		t.Fatalf("start errors = %v, want the redirect refused", errs)
 	}
@@ -74,7 +74,7 @@ func TestRedirectOffTheAllowlistIsRefused(t *testing.T) {
 	}
 	c, errs = mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "remote", URL: first.URL + "/mcp", StartTimeout: 10 * time.Second}},
 		mcp.Options{Env: b.env})
-	c.Close()
+	_ = c.Close()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "loopback") {
 		t.Fatalf("start errors = %v, want the loopback address refused", errs)
 	}

@@ -220,11 +220,9 @@ func (s *server) refreshAsync() {
 	if s.stopped {
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.wg.Go(func() {
 		s.refresh()
-	}()
+	})
 }
 
 // refresh lists the current session's tools and tells the client.

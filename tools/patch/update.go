@@ -35,8 +35,7 @@ func Update(content string, chunks []Chunk) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for i := len(reps) - 1; i >= 0; i-- {
-		r := reps[i]
+	for _, r := range slices.Backward(reps) {
 		lines = slices.Replace(lines, r.at, r.at+r.n, r.lines...)
 	}
 	out := strings.Join(lines, "\n")

@@ -60,8 +60,7 @@ func TestUpdateErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Update(tt.content, tt.chunks)
-			var he *HunkError
-			if !errors.As(err, &he) {
+			if _, ok := errors.AsType[*HunkError](err); !ok {
 				t.Fatalf("error = %v, want *HunkError", err)
 			}
 			for _, w := range tt.want {

@@ -40,7 +40,7 @@ type Skill struct {
 }
 
 // Problem is a SKILL.md that was skipped.
-type Problem struct {
+type Problem struct { //nolint:errname // reported in a list of skipped files; Error only formats one
 	Path string
 	Err  error
 }

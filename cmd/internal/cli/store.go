@@ -66,8 +66,8 @@ func OpenStoreWaiting(ctx context.Context, url string, wait time.Duration, log *
 // SQLitePath reports whether url names a SQLite database, and its file path.
 func SQLitePath(url string) (string, bool) {
 	for _, prefix := range []string{"sqlite://", "sqlite3://", "sqlite:", "file:"} {
-		if strings.HasPrefix(url, prefix) {
-			path, _, _ := strings.Cut(strings.TrimPrefix(url, prefix), "?")
+		if after, ok := strings.CutPrefix(url, prefix); ok {
+			path, _, _ := strings.Cut(after, "?")
 			return path, true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -77,7 +78,7 @@ func trimUnescapedTrailingSpaces(s string) string {
 	return s
 }
 
-// match reports whether a rule of f decides about abs (the last matching rule
+// Match reports whether a rule of f decides about abs (the last matching rule
 // wins) and whether that decision is "ignored".
 func (f *IgnoreFile) Match(abs string, isDir bool) (decided, ignored bool) {
 	rel, ok := RelUnder(f.base, abs)
@@ -85,8 +86,7 @@ func (f *IgnoreFile) Match(abs string, isDir bool) (decided, ignored bool) {
 		return false, false
 	}
 	name := path.Base(rel)
-	for i := len(f.rules) - 1; i >= 0; i-- {
-		r := f.rules[i]
+	for _, r := range slices.Backward(f.rules) {
 		if r.dirOnly && !isDir {
 			continue
 		}
@@ -116,7 +116,7 @@ func RelUnder(base, abs string) (string, bool) {
 // first. It is shared read-only by the walk; push returns a new stack.
 type IgnoreStack []*IgnoreFile
 
-// push adds a deeper file.
+// Push adds a deeper file.
 func (s IgnoreStack) Push(f *IgnoreFile) IgnoreStack {
 	if f == nil || len(f.rules) == 0 {
 		return s
@@ -126,11 +126,11 @@ func (s IgnoreStack) Push(f *IgnoreFile) IgnoreStack {
 	return append(out, f)
 }
 
-// ignored reports whether abs is ignored: the deepest file with a matching
+// Ignored reports whether abs is ignored: the deepest file with a matching
 // rule decides.
 func (s IgnoreStack) Ignored(abs string, isDir bool) bool {
-	for i := len(s) - 1; i >= 0; i-- {
-		if decided, ign := s[i].Match(abs, isDir); decided {
+	for _, v := range slices.Backward(s) {
+		if decided, ign := v.Match(abs, isDir); decided {
 			return ign
 		}
 	}
@@ -172,7 +172,7 @@ func NewOverrideSet(root string, globs ...string) (*OverrideSet, error) {
 	return o, nil
 }
 
-// decide returns (decided, ignored) for abs.
+// Decide returns (decided, ignored) for abs.
 func (o *OverrideSet) Decide(abs string, isDir bool) (bool, bool) {
 	f := IgnoreFile{base: o.root, rules: o.rules}
 	if decided, ign := f.Match(abs, isDir); decided {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -146,15 +147,13 @@ func GrepTree(ctx context.Context, fsys FS, root string, p GrepPlan, c *Collecto
 	w := &walker{fsys: fsys, root: root, overrides: ov}
 	files := make(chan string, 64)
 	var wg sync.WaitGroup
-	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
 			for abs := range files {
 				rel, _ := pathmatch.RelUnder(root, abs)
 				_ = GrepFile(fsys, abs, rel, p, c)
 			}
-		}()
+		})
 	}
 	err = w.walk(ctx, func(abs string, _ fs.DirEntry) error {
 		select {
@@ -179,7 +178,7 @@ func GrepFile(fsys FS, abs, display string, p GrepPlan, c *Collector) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	data, err := io.ReadAll(io.LimitReader(f, prefilterMax+1))
 	if err != nil {
 		return err
@@ -233,11 +232,11 @@ func grepLines(r *bufio.Reader, display string, p GrepPlan, c *Collector) int {
 // readLine returns the next line including its '\n', however long.
 func readLine(r *bufio.Reader) ([]byte, error) {
 	line, err := r.ReadSlice('\n')
-	if err != bufio.ErrBufferFull {
+	if !errors.Is(err, bufio.ErrBufferFull) {
 		return line, err
 	}
 	buf := append([]byte(nil), line...)
-	for err == bufio.ErrBufferFull {
+	for errors.Is(err, bufio.ErrBufferFull) {
 		line, err = r.ReadSlice('\n')
 		buf = append(buf, line...)
 	}
@@ -247,9 +246,9 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 // readField returns bytes up to and excluding delim.
 func readField(r *bufio.Reader, delim byte) ([]byte, error) {
 	b, err := r.ReadSlice(delim)
-	if err == bufio.ErrBufferFull {
+	if errors.Is(err, bufio.ErrBufferFull) {
 		buf := append([]byte(nil), b...)
-		for err == bufio.ErrBufferFull {
+		for errors.Is(err, bufio.ErrBufferFull) {
 			b, err = r.ReadSlice(delim)
 			buf = append(buf, b...)
 		}

@@ -3,6 +3,7 @@ package search
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ func ParseRipgrep(out io.Reader, c *Collector) error {
 	for {
 		path, err := readField(r, 0)
 		if err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err
@@ -69,7 +70,7 @@ func ParseRipgrep(out io.Reader, c *Collector) error {
 			}
 		}
 		if err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return nil
 			}
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -48,8 +49,8 @@ func (w *walker) ancestorIgnores() pathmatch.IgnoreStack {
 		}
 	}
 	var stack pathmatch.IgnoreStack
-	for i := len(dirs) - 1; i >= 0; i-- {
-		stack = stack.Push(w.loadIgnore(dirs[i]))
+	for _, dir := range slices.Backward(dirs) {
+		stack = stack.Push(w.loadIgnore(dir))
 	}
 	return stack
 }
@@ -71,7 +72,7 @@ func (w *walker) walkDir(ctx context.Context, g *errgroup.Group, dir string, sta
 	}
 	entries, err := w.fsys.ReadDir(dir)
 	if err != nil {
-		return nil
+		return nil //nolint:nilerr // an unreadable directory is skipped, as rg does
 	}
 	for _, e := range entries {
 		if e.Name() == ".gitignore" && e.Type().IsRegular() {

@@ -84,8 +84,7 @@ func runForwarder(args []string) int {
 		}
 	}()
 	err = cmd.Wait()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return 128 + int(ws.Signal())
 		}
@@ -105,12 +104,12 @@ func relay(ln net.Listener, socket string) {
 			return
 		}
 		go func() {
-			defer c.Close()
-			up, err := net.Dial("unix", socket)
+			defer func() { _ = c.Close() }()
+			up, err := net.Dial("unix", socket) //nolint:gosec,noctx // G704: the proxy's own unix socket, not a URL; the relay ends with the connection
 			if err != nil {
 				return
 			}
-			defer up.Close()
+			defer func() { _ = up.Close() }()
 			go func() {
 				_, _ = io.Copy(up, c)
 				closeWrite(up)

@@ -51,7 +51,7 @@ func Listen(socketPath string, allow allowlist.List, log *slog.Logger, allowPriv
 		return nil, fmt.Errorf("egress: listen on %s: %w", socketPath, err)
 	}
 	if err := os.Chmod(socketPath, 0o600); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, fmt.Errorf("egress: %w", err)
 	}
 	p := &Proxy{allow: allow, log: log, ln: ln, tunnels: map[net.Conn]struct{}{}, done: make(chan struct{})}
@@ -81,7 +81,7 @@ func (p *Proxy) Close() error {
 	p.mu.Lock()
 	p.closed = true
 	for c := range p.tunnels {
-		c.Close()
+		_ = c.Close()
 	}
 	p.mu.Unlock()
 	<-p.done
@@ -124,13 +124,13 @@ func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request, hostport string) 
 	}
 	hj, ok := w.(http.Hijacker)
 	if !ok {
-		up.Close()
+		_ = up.Close()
 		http.Error(w, "agentfleet egress proxy: cannot tunnel", http.StatusInternalServerError)
 		return
 	}
 	down, buf, err := hj.Hijack()
 	if err != nil {
-		up.Close()
+		_ = up.Close()
 		return
 	}
 	if !p.track(up, down) {
@@ -158,7 +158,7 @@ func (p *Proxy) track(conns ...net.Conn) bool {
 	defer p.mu.Unlock()
 	if p.closed {
 		for _, c := range conns {
-			c.Close()
+			_ = c.Close()
 		}
 		return false
 	}
@@ -172,7 +172,7 @@ func (p *Proxy) untrack(conns ...net.Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range conns {
-		c.Close()
+		_ = c.Close()
 		delete(p.tunnels, c)
 	}
 }

@@ -40,14 +40,14 @@ func proxyAllowing(t *testing.T, allowPrivate []netip.Prefix, hosts ...string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Close() })
+	t.Cleanup(func() { _ = p.Close() })
 	return p
 }
 
 // server answers "hello" and returns its host:port.
 func server(t *testing.T) string {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "hello") }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "hello") }))
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
 	return u.Host
@@ -61,8 +61,8 @@ func send(t *testing.T, p *egress.Proxy, raw string) (net.Conn, *bufio.Reader) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 	if _, err := io.WriteString(c, raw); err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,8 @@ func TestProxyAdmitsOnlyTheAllowlist(t *testing.T) {
 	if line, _ := r.ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 200") {
 		t.Fatalf("CONNECT to an admitted host: %q", line)
 	}
-	r.ReadString('\n') // the blank line ending the proxy's answer
-	io.WriteString(c, "GET / HTTP/1.0\r\n\r\n")
+	_, _ = r.ReadString('\n') // the blank line ending the proxy's answer
+	_, _ = io.WriteString(c, "GET / HTTP/1.0\r\n\r\n")
 	if body, _ := io.ReadAll(r); !strings.HasSuffix(string(body), "hello") {
 		t.Fatalf("through the tunnel: %q", body)
 	}
@@ -130,12 +130,12 @@ func TestCloseEndsTunnels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		c, err := ln.Accept()
 		if err == nil {
-			defer c.Close()
-			io.Copy(io.Discard, c) // holds the tunnel open
+			defer func() { _ = c.Close() }()
+			_, _ = io.Copy(io.Discard, c) // holds the tunnel open
 		}
 	}()
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -144,7 +144,7 @@ func TestCloseEndsTunnels(t *testing.T) {
 	if line, _ := r.ReadString('\n'); !strings.HasPrefix(line, "HTTP/1.1 200") {
 		t.Fatalf("CONNECT: %q", line)
 	}
-	r.ReadString('\n')
+	_, _ = r.ReadString('\n')
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}

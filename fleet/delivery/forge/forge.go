@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -117,8 +118,7 @@ func (e *Error) Error() string {
 
 // StatusOf returns the HTTP status of a forge error, 0 for other errors.
 func StatusOf(err error) int {
-	var fe *Error
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*Error](err); ok {
 		return fe.Status
 	}
 	return 0
@@ -146,9 +146,7 @@ func (c *rest) do(ctx context.Context, method, path string, in, out any) error {
 	if err != nil {
 		return err
 	}
-	for k, v := range c.header {
-		req.Header[k] = v
-	}
+	maps.Copy(req.Header, c.header)
 	req.Header.Set("User-Agent", "agentfleet")
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -157,7 +155,7 @@ func (c *rest) do(ctx context.Context, method, path string, in, out any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %s %s: %w", c.kind, method, pathOnly(path), err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
 		return fmt.Errorf("%s: %s %s: reading the answer: %w", c.kind, method, pathOnly(path), err)
@@ -175,8 +173,8 @@ func (c *rest) do(ctx context.Context, method, path string, in, out any) error {
 }
 
 func pathOnly(p string) string {
-	if i := strings.IndexByte(p, '?'); i >= 0 {
-		return p[:i]
+	if before, _, ok := strings.Cut(p, "?"); ok {
+		return before
 	}
 	return p
 }

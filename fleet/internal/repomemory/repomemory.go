@@ -72,7 +72,7 @@ func Seed(ctx context.Context, env execenv.Environment, notes string) error {
 func Save(ctx context.Context, st store.Store, env execenv.Environment, task uuid.UUID, repo string) error {
 	b, err := env.ReadFile(ctx, compact.DefaultMemoryFile)
 	if err != nil || strings.TrimSpace(string(b)) == "" {
-		return nil
+		return nil //nolint:nilerr // no readable notes: nothing to store
 	}
 	if len(b) > MaxBytes {
 		b = b[len(b)-MaxBytes:] // the latest notes are at the end

@@ -63,7 +63,7 @@ func TestEnvFollowsTheMode(t *testing.T) {
 	if err != nil || label != "bwrap, network none" {
 		t.Fatalf("on: label %q, %v", label, err)
 	}
-	defer env.Cleanup(context.Background())
+	defer func() { _ = env.Cleanup(context.Background()) }()
 	if res, err := env.Exec(context.Background(), execenv.ExecRequest{Command: "test -e /root"}); err != nil || res.ExitCode == 0 {
 		t.Fatalf("the command saw /root: %+v, %v", res, err)
 	}
@@ -131,7 +131,7 @@ func TestLimitsNarrowAndTreesShareAUid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { env.Cleanup(context.Background()) })
+		t.Cleanup(func() { _ = env.Cleanup(context.Background()) })
 		res, err := env.Exec(context.Background(), execenv.ExecRequest{Command: "ulimit -u"})
 		if err != nil || res.ExitCode != 0 || res.Stdout != "50\n" {
 			t.Fatalf("the spec's process limit: %+v, %v; want 50", res, err)

@@ -38,7 +38,7 @@ type Client struct {
 
 // Complete sends req and parses the whole answer.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	resp, err := c.send(ctx, req, false)
+	resp, err := c.send(ctx, req, false) //nolint:bodyclose // ReadResponse or YieldStream closes it
 	if err != nil {
 		return nil, err
 	}
@@ -56,12 +56,12 @@ func (c *Client) forced(req llm.Request) bool { return c.ForcedAnswer != nil && 
 // request is encoded and sent when iteration starts.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
 	return func(yield func(llm.StreamEvent, error) bool) {
-		resp, err := c.send(ctx, req, true)
+		resp, err := c.send(ctx, req, true) //nolint:bodyclose // ReadResponse or YieldStream closes it
 		if err != nil {
 			yield(llm.StreamEvent{}, err)
 			return
 		}
-		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), AnswerDecode(c.HTTP.Provider, req, c.forced(req), c.Decode), yield)
+		YieldStream(resp, EventStreamCheck(c.HTTP.Provider), AnswerDecode(c.HTTP.Provider, req, c.forced(req), c.Decode), yield) //nolint:bodyclose // YieldStream closes it
 	}
 }
 
@@ -69,7 +69,7 @@ func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.Stre
 // error carries the response's request id. Every adapter's Complete ends
 // with it, whatever sent the request.
 func ReadResponse(provider string, resp *http.Response, parse func([]byte) (*llm.Response, error)) (*llm.Response, error) {
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return nil, llm.WithRequestID(llm.ReadError(provider, err), resp.Header)
@@ -86,7 +86,7 @@ func ReadResponse(provider string, resp *http.Response, parse func([]byte) (*llm
 // errors carry the response's request id.
 func YieldStream(resp *http.Response, check func(*http.Response) error,
 	decode func(io.Reader, func(llm.StreamEvent, error) bool), yield func(llm.StreamEvent, error) bool) {
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if err := check(resp); err != nil {
 		yield(llm.StreamEvent{}, err)
 		return

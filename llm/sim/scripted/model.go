@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -290,8 +291,8 @@ func render(st Step, c conversation) sim.Reply {
 	ids := c.agentIDs()
 	for i, call := range st.Calls {
 		args, _ := json.Marshal(call.Args)
-		for j := len(ids) - 1; j >= 0; j-- {
-			args = bytes.ReplaceAll(args, []byte(fmt.Sprintf("{{agent:%d}}", j)), []byte(ids[j]))
+		for j, id := range slices.Backward(ids) {
+			args = bytes.ReplaceAll(args, []byte(fmt.Sprintf("{{agent:%d}}", j)), []byte(id))
 		}
 		rep.ToolCalls = append(rep.ToolCalls, sim.ToolCallReply{
 			ID: fmt.Sprintf("toolu_%d_%d", c.assistantTurns, i), Name: call.Name, Arguments: string(args)})

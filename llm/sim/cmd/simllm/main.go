@@ -38,13 +38,13 @@ func main() {
 	perPrompt := flag.Bool("scripted", false, "answer each conversation from the script in its first message (Anthropic API)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	var err error
 	if *perPrompt {
 		err = serveScripted(ctx, *addr)
 	} else {
 		err = run(ctx, *addr, *script, *text)
 	}
+	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "simllm:", err)
 		os.Exit(1)
@@ -75,13 +75,13 @@ func serveScripted(ctx context.Context, addr string) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]int{"requests": m.Total(), "repeats": m.Repeats()})
+		_ = json.NewEncoder(w).Encode(map[string]int{"requests": m.Total(), "repeats": m.Repeats()})
 	})
 	mux.Handle("/", m)
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
-		srv.Close()
+		_ = srv.Close()
 	}()
 	fmt.Fprintf(os.Stderr, "simllm: serving scripted conversations on http://%s\n", addr)
 	if err := srv.ListenAndServe(); err != http.ErrServerClosed {
