@@ -391,7 +391,7 @@ func (s *Session) warnOverflow(b compact.Budget) {
 // overflowWarned is a context-length error with compaction off
 // (Context.Disabled): WARNING was emitted, the input ends with the error
 // and the session stays usable, as the spec has it (warn only).
-type overflowWarned struct{ err error }
+type overflowWarned struct{ err error } //nolint:errname // a marker of what was done, not an error kind callers match
 
 func (e *overflowWarned) Error() string { return e.err.Error() }
 func (e *overflowWarned) Unwrap() error { return e.err }

@@ -228,7 +228,7 @@
 // writer of history; s.mu guards the fields host methods touch. When the
 // profile allows parallel calls, each run of consecutive read-only calls in
 // a round runs concurrently, and each mutating call runs alone, after the
-// calls before it and before the calls after it (a round of read, read,
+// calls before it and before the calls after it (a round of read,
 // write, read runs {read, read}, {write}, {read}); results are recorded in
 // call order.
 package agent

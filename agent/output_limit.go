@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/pricing"
@@ -94,9 +95,9 @@ func cutResult(call llm.ToolCall, outputTokens int) llm.ToolResult {
 func (s *Session) markCut() {
 	s.cut = cutMark{}
 	h := s.view()
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i].Kind == TurnAssistant {
-			s.cut = cutMark{id: cutCallID(h[i].Finish, h[i].ToolCalls), tokens: h[i].Usage.OutputTokens}
+	for _, v := range slices.Backward(h) {
+		if v.Kind == TurnAssistant {
+			s.cut = cutMark{id: cutCallID(v.Finish, v.ToolCalls), tokens: v.Usage.OutputTokens}
 			return
 		}
 	}

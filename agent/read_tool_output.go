@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools"
@@ -112,11 +113,11 @@ func truncatedNote(callID string) string {
 // of a truncated result, else the result as the model saw it.
 func (s *Session) recordedOutput(callID string) (string, bool) {
 	h := s.view()
-	for i := len(h) - 1; i >= 0; i-- {
-		if full, ok := h[i].FullOutputs[callID]; ok {
+	for _, v := range slices.Backward(h) {
+		if full, ok := v.FullOutputs[callID]; ok {
 			return full, true
 		}
-		for _, r := range h[i].Results {
+		for _, r := range v.Results {
 			if r.ToolCallID == callID {
 				return r.Content, true
 			}

@@ -51,12 +51,12 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 				if err != nil {
 					return failf("%v", err)
 				}
-				defer os.RemoveAll(dir)
+				defer func() { _ = os.RemoveAll(dir) }()
 				st, name, err := benchStore(c, dir)
 				if err != nil {
 					return err
 				}
-				defer st.Close()
+				defer func() { _ = st.Close() }()
 				cfg.Store, cfg.StoreName, cfg.Dir = st, name, dir
 				if cfg.WorkerProcesses {
 					if err := setWorkerProcesses(&cfg, name); err != nil {
@@ -66,7 +66,7 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 			}
 			cfg.Progress = c.ErrOrStderr()
 			if heapProfile != "" { // worker processes inherit it
-				os.Setenv(bench.HeapProfileEnv, heapProfile)
+				_ = os.Setenv(bench.HeapProfileEnv, heapProfile)
 			}
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
@@ -163,8 +163,8 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -115,7 +116,7 @@ func printDevBanner(out io.Writer, fl *dev.Fleet, token bool) {
 	workers, sessions := fl.Workers()
 	tokenArg := ""
 	if token {
-		tokenArg = " --token $AGENTFLEET_TOKEN"
+		tokenArg = " --token $AGENTFLEET_TOKEN" //nolint:gosec // G101: a shell variable's name, not a token
 	}
 	fmt.Fprintf(out, `agentfleet dev mode
   dashboard  %[1]s/
@@ -169,5 +170,5 @@ func exitCode(code int, err error) error {
 }
 
 func ctxErr(err error) bool {
-	return err == context.Canceled
+	return errors.Is(err, context.Canceled)
 }

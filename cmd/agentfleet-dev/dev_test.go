@@ -90,7 +90,7 @@ func TestDevPortTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dev.Close()
+	defer func() { _ = dev.Close() }()
 	addr := strings.TrimPrefix(dev.URL(), "http://")
 	var out bytes.Buffer
 	code := execute(context.Background(), []string{"dev", "--addr", addr, "--nats-port", "-1", "--data-dir", t.TempDir()},

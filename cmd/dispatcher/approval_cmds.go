@@ -102,7 +102,7 @@ func printPermissions(w io.Writer, v api.PermissionsView) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", what, r.CallID, r.Tool, r.Rule, r.Summary, r.Reason)
 	}
-	tw.Flush()
+	_ = tw.Flush()
 }
 
 // printPendingApprovals adds the calls a waiting task waits to have

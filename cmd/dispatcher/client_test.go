@@ -54,7 +54,7 @@ func startDispatcherWrapped(t *testing.T, wrap func(http.Handler) http.Handler) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { _ = st.Close() })
 	d, err := dispatcher.New(st, q, dispatcher.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +300,9 @@ func TestSubmitWithoutProfileIsAnthropic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var spec struct{ Profile string }
+	var spec struct {
+		Profile string `json:"profile"`
+	}
 	if err := json.Unmarshal(task.Spec, &spec); err != nil || spec.Profile != "anthropic" {
 		t.Fatalf("stored spec %s (%v): want the profile anthropic", task.Spec, err)
 	}
@@ -396,7 +398,7 @@ func publishEvents(t *testing.T, f dispatcherFixture, id uuid.UUID, data ...stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pub.Close(ctx)
+	defer func() { _ = pub.Close(ctx) }()
 	for i, d := range data {
 		e := queue.Event{ID: uuid.NewString(), Kind: "ASSISTANT_TEXT_DELTA", SessionID: id.String(), TaskID: id.String(),
 			RootTaskID: id.String(), Seq: uint64(i + 1), Data: json.RawMessage(d)}
@@ -418,7 +420,7 @@ func TestTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pub.Close(ctx)
+	defer func() { _ = pub.Close(ctx) }()
 	for i, ev := range []struct{ kind, data string }{
 		{"ASSISTANT_TEXT_DELTA", `{"text":"Looking "}`},
 		{"ASSISTANT_TEXT_DELTA", `{"text":"now."}`},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -45,7 +46,8 @@ func TestDispatcherLinksNoWorkerNorSimulator(t *testing.T) {
 }
 
 func stderrOf(err error) string {
-	if ee, ok := err.(*exec.ExitError); ok {
+	ee := &exec.ExitError{}
+	if errors.As(err, &ee) {
 		return string(ee.Stderr)
 	}
 	return ""

@@ -212,7 +212,7 @@ func labelFlags(vals []string) (map[string]string, error) {
 }
 
 func cutLabel(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		if s[i] == '=' {
 			return s[:i], s[i+1:], i > 0
 		}

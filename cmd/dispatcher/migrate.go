@@ -92,7 +92,7 @@ func withDatabase(ctx context.Context, flag string, f func(*sql.DB, migrations.D
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
@@ -145,5 +145,5 @@ func printStatus(w io.Writer, st []migrations.Status) {
 		}
 		fmt.Fprintf(tw, "%05d\t%s\t%s\n", s.Version, s.Name, applied)
 	}
-	tw.Flush()
+	_ = tw.Flush()
 }

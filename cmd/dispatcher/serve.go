@@ -246,7 +246,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
 		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,

@@ -151,7 +151,7 @@ func followTask(c *cobra.Command, cl *client.Client, id uuid.UUID) error {
 		return &cli.ExitError{Code: 1} // no message: the task's end is printed
 	case c.Context().Err() != nil:
 		fmt.Fprintf(c.ErrOrStderr(), "stopped following; task %s goes on (dispatcher tail %s)\n", id, id)
-		return nil
+		return nil //nolint:nilerr // the user stopped following; the task goes on
 	case err != nil:
 		return failf("%v; task %s is submitted and may be running: follow it with `dispatcher tail %s`", err, id, id)
 	default:
@@ -167,7 +167,7 @@ func tailTask(c *cobra.Command, cl *client.Client, id uuid.UUID) (*api.StreamEnd
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	return tail(c, s, false)
 }
 
@@ -236,7 +236,7 @@ func submitBacklog(c *cobra.Command, f *submitFlags) error {
 		return failf("backlog: %v", err)
 	}
 	good, bad, err := readBacklog(r)
-	r.Close()
+	_ = r.Close()
 	if err != nil {
 		return failf("backlog %s: %v", f.file, err)
 	}

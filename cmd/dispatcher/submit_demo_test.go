@@ -30,7 +30,7 @@ func TestSubmitDemoBacklogMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dev.Close()
+	defer func() { _ = dev.Close() }()
 	good, err := os.ReadFile(filepath.Join(demoDir(t), "backlog.jsonl"))
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ event id N; --from new skips the history. The command ends when the task has fin
 			if err != nil {
 				return apiFail(err)
 			}
-			defer s.Close()
+			defer func() { _ = s.Close() }()
 			_, err = tail(c, s, asJSON)
 			return err
 		},
@@ -64,7 +64,7 @@ func tail(c *cobra.Command, s *client.EventStream, asJSON bool) (*api.StreamEnd,
 		ev, err := s.Next()
 		switch {
 		case errors.Is(err, io.EOF) || c.Context().Err() != nil:
-			return nil, nil
+			return nil, nil //nolint:nilerr // the stream ended or the user stopped following: not a failure
 		case err != nil:
 			return nil, failf("event stream: %v", err)
 		case ev.End != nil:

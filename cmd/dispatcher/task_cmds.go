@@ -97,7 +97,7 @@ func printTask(w io.Writer, t api.TaskView) {
 		}
 		printOutcome(tw, r)
 	}
-	tw.Flush()
+	_ = tw.Flush()
 	if r, ok := t.TaskResult(); ok && r.FinalText != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(r.FinalText))
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -43,7 +42,7 @@ type bundle struct {
 func setup(t *testing.T, opts fleettest.Options, dcfg dispatcher.Config) bundle {
 	t.Helper()
 	f := fleettest.Start(t, opts)
-	dcfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	dcfg.Logger = slog.New(slog.DiscardHandler)
 	if dcfg.Policy.SharedRoots == nil { // the shared directories of these tests, as the harness's workers allow
 		dcfg.Policy.SharedRoots = []string{fleettest.SharedRoot()}
 	}
@@ -276,8 +275,7 @@ func TestSpecPermissionsBadInput(t *testing.T) {
 }
 
 func fieldOf(err error) string {
-	var ae *client.APIError
-	if errors.As(err, &ae) {
+	if ae, ok := errors.AsType[*client.APIError](err); ok {
 		return ae.Field
 	}
 	return ""

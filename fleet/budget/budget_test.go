@@ -57,7 +57,7 @@ func TestBookAndWatcher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	defer func() { _ = w.Stop() }()
 	if _, err := writer.Get(ctx, "team=a"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a missing budget: %v", err)
 	}

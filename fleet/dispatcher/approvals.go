@@ -79,13 +79,13 @@ func (a *handlers) approve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case req.Decision != api.DecisionApprove && req.Decision != api.DecisionDeny:
-		badRequest(w, "decision", "%q is unknown, want approve or deny", req.Decision)
+		badRequestf(w, "decision", "%q is unknown, want approve or deny", req.Decision)
 		return
 	case len(req.Reason) > maxApprovalReason:
-		badRequest(w, "reason", "is %d bytes, more than %d", len(req.Reason), maxApprovalReason)
+		badRequestf(w, "reason", "is %d bytes, more than %d", len(req.Reason), maxApprovalReason)
 		return
 	case strings.TrimSpace(callID) == "":
-		badRequest(w, "call_id", "is required: the call_id of the pending call (GET /v1/tasks/{id}/permissions lists them)")
+		badRequestf(w, "call_id", "is required: the call_id of the pending call (GET /v1/tasks/{id}/permissions lists them)")
 		return
 	}
 	pa, err := a.svc.Decide(r.Context(), approval.Decision{TaskID: id, CallID: callID, Approve: req.Decision == api.DecisionApprove,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +39,7 @@ func budgetFleetURL(t *testing.T) (*fleettest.Fleet, *client.Client, string) {
 		c.Prices = map[string]pricing.Price{"claude-test": {InputPerMTok: 10_000}}
 	}})
 	d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{BudgetCheckInterval: 50 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +182,7 @@ func TestBudgetBadInput(t *testing.T) {
 		}
 		var eb api.ErrorBody
 		_ = json.NewDecoder(resp.Body).Decode(&eb)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest || eb.Error.Field != tc.field {
 			t.Errorf("PUT %s %s: %d %+v, want a 400 naming %s", tc.label, tc.body, resp.StatusCode, eb.Error, tc.field)
 		}
@@ -209,7 +208,7 @@ func TestUsageBadInput(t *testing.T) {
 		}
 		var eb api.ErrorBody
 		_ = json.NewDecoder(resp.Body).Decode(&eb)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest || eb.Error.Field != field {
 			t.Errorf("GET /v1/usage?%s: %d %+v, want a 400 naming %s", query, resp.StatusCode, eb.Error, field)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"testing"
@@ -24,7 +23,7 @@ import (
 func apiFleet(t *testing.T, opts fleettest.Options) (*fleettest.Fleet, *client.Client) {
 	t.Helper()
 	f := fleettest.Start(t, opts)
-	d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func TestAPIEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	var kinds []string
 	var last uint64
 	for {

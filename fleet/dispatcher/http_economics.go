@@ -59,16 +59,16 @@ func (a *handlers) usage(w http.ResponseWriter, r *http.Request) {
 	case store.GroupTotal, store.GroupProfile, store.GroupModel, store.GroupDay:
 	case store.GroupLabel:
 		if p.LabelKey == "" {
-			badRequest(w, "label_key", "is required with group_by=label: name the label whose values are the groups, e.g. label_key=team")
+			badRequestf(w, "label_key", "is required with group_by=label: name the label whose values are the groups, e.g. label_key=team")
 			return
 		}
 	default:
-		badRequest(w, "group_by", "%q must be one of label, profile, model, day (or absent for the total)", p.GroupBy)
+		badRequestf(w, "group_by", "%q must be one of label, profile, model, day (or absent for the total)", p.GroupBy)
 		return
 	}
 	labels, field, reason := parseLabels(q["label"])
 	if field != "" {
-		badRequest(w, field, "%s", reason)
+		badRequestf(w, field, "%s", reason)
 		return
 	}
 	p.Labels = labels
@@ -76,7 +76,7 @@ func (a *handlers) usage(w http.ResponseWriter, r *http.Request) {
 		if v := q.Get(name); v != "" {
 			t, err := parseDayOrTime(v)
 			if err != nil {
-				badRequest(w, name, "%q is not a date (2025-01-02) or an RFC 3339 time (2025-01-02T15:04:05Z)", v)
+				badRequestf(w, name, "%q is not a date (2025-01-02) or an RFC 3339 time (2025-01-02T15:04:05Z)", v)
 				return
 			}
 			*dst = t

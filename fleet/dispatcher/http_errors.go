@@ -78,7 +78,7 @@ func notRunningMessage(err error) string {
 }
 
 // badRequest writes a 400 naming the field.
-func badRequest(w http.ResponseWriter, field, format string, a ...any) {
+func badRequestf(w http.ResponseWriter, field, format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
 	if field != "" {
 		msg = field + " " + msg
@@ -100,8 +100,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, root string
 	if err == nil {
 		return true
 	}
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		writeErr(w, http.StatusRequestEntityTooLarge, api.ErrorDetail{Code: api.CodeTooLarge, Field: root,
 			Message: fmt.Sprintf("the request body is larger than %d bytes; split the submission", limit)})
 		return false
@@ -112,7 +111,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, root string
 	} else {
 		field = root + "." + field
 	}
-	badRequest(w, field, "%s", reason)
+	badRequestf(w, field, "%s", reason)
 	return false
 }
 

@@ -35,10 +35,10 @@ func (a *handlers) message(w http.ResponseWriter, r *http.Request, op queue.Cont
 	}
 	switch {
 	case strings.TrimSpace(req.Message) == "":
-		badRequest(w, "message", "is required: the text to give the session")
+		badRequestf(w, "message", "is required: the text to give the session")
 		return
 	case len(req.Message) > maxControlMessage:
-		badRequest(w, "message", "is %d bytes, more than %d", len(req.Message), maxControlMessage)
+		badRequestf(w, "message", "is %d bytes, more than %d", len(req.Message), maxControlMessage)
 		return
 	}
 	a.control(w, r, id, queue.ControlRequest{Op: op, Message: req.Message})
@@ -55,16 +55,16 @@ func (a *handlers) configure(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case req.ReasoningEffort == "" && req.Model == "" && req.CommandTimeout == 0:
-		badRequest(w, "reasoning_effort", "model or command_timeout is required: say what to change")
+		badRequestf(w, "reasoning_effort", "model or command_timeout is required: say what to change")
 		return
 	case req.CommandTimeout < 0 || (req.CommandTimeout > 0 && req.CommandTimeout < fleet.Duration(time.Second)):
-		badRequest(w, "command_timeout", "must be at least 1s, got %s", time.Duration(req.CommandTimeout))
+		badRequestf(w, "command_timeout", "must be at least 1s, got %s", time.Duration(req.CommandTimeout))
 		return
 	case !slices.Contains(fleet.ReasoningEfforts, req.ReasoningEffort):
-		badRequest(w, "reasoning_effort", "%q is unknown, want one of minimal, low, medium, high, xhigh", req.ReasoningEffort)
+		badRequestf(w, "reasoning_effort", "%q is unknown, want one of minimal, low, medium, high, xhigh", req.ReasoningEffort)
 		return
 	case len(req.Model) > fleet.MaxNameBytes:
-		badRequest(w, "model", "is longer than %d bytes", fleet.MaxNameBytes)
+		badRequestf(w, "model", "is longer than %d bytes", fleet.MaxNameBytes)
 		return
 	}
 	a.control(w, r, id, queue.ControlRequest{Op: queue.OpConfigure, ReasoningEffort: req.ReasoningEffort, Model: req.Model,
@@ -112,7 +112,7 @@ func (a *handlers) sessions(w http.ResponseWriter, r *http.Request) {
 func sessionID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
-		badRequest(w, "id", "%q is not a session id (a UUID)", r.PathValue("id"))
+		badRequestf(w, "id", "%q is not a session id (a UUID)", r.PathValue("id"))
 		return uuid.Nil, false
 	}
 	return id, true
@@ -134,7 +134,7 @@ func (a *handlers) turns(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("after"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			badRequest(w, "after", "must be a turn seq >= 0, got %q", v)
+			badRequestf(w, "after", "must be a turn seq >= 0, got %q", v)
 			return
 		}
 		after = n
@@ -142,7 +142,7 @@ func (a *handlers) turns(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxTurnPage {
-			badRequest(w, "limit", "must be a number from 1 to %d, got %q", maxTurnPage, v)
+			badRequestf(w, "limit", "must be a number from 1 to %d, got %q", maxTurnPage, v)
 			return
 		}
 		limit = n

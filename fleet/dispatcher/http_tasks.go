@@ -3,6 +3,7 @@ package dispatcher
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -79,7 +80,7 @@ func (a *handlers) submitBatch(w http.ResponseWriter, r *http.Request) {
 // prefix in errors.
 func (a *handlers) submitSpecs(r *http.Request, specs []fleet.TaskSpec) ([]Submission, error) {
 	subs, err := a.svc.Submit(r.Context(), specs)
-	if be, ok := err.(*BatchError); ok && len(specs) == 1 && be.Index == 0 {
+	if be, ok := errors.AsType[*BatchError](err); ok && len(specs) == 1 && be.Index == 0 {
 		be.Err = be.Err.WithPrefix("tasks[0]")
 	}
 	return subs, err
@@ -100,7 +101,7 @@ func decodeSpec(raw json.RawMessage, spec *fleet.TaskSpec) (field, reason string
 func taskID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
-		badRequest(w, "id", "%q is not a task id (a UUID)", r.PathValue("id"))
+		badRequestf(w, "id", "%q is not a task id (a UUID)", r.PathValue("id"))
 		return uuid.Nil, false
 	}
 	return id, true
@@ -132,7 +133,7 @@ func (a *handlers) get(w http.ResponseWriter, r *http.Request) {
 func (a *handlers) list(w http.ResponseWriter, r *http.Request) {
 	p, field, reason := listParams(r)
 	if field != "" {
-		badRequest(w, field, "%s", reason)
+		badRequestf(w, field, "%s", reason)
 		return
 	}
 	page, err := a.reads.ListTasks(r.Context(), p)
@@ -152,7 +153,7 @@ func (a *handlers) list(w http.ResponseWriter, r *http.Request) {
 func listParams(r *http.Request) (p store.ListTasksParams, field, reason string) {
 	q := r.URL.Query()
 	for _, v := range q["state"] {
-		for _, s := range strings.Split(v, ",") {
+		for s := range strings.SplitSeq(v, ",") {
 			st := store.TaskState(strings.TrimSpace(s))
 			if !st.Valid() {
 				return p, "state", fmt.Sprintf("%q is not a task state (want one of %v)", s, store.TaskStates)
@@ -262,12 +263,12 @@ func (a *handlers) counts(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	root, ok := optionalUUID(q.Get("root"))
 	if !ok {
-		badRequest(w, "root", "%q is not a task id", q.Get("root"))
+		badRequestf(w, "root", "%q is not a task id", q.Get("root"))
 		return
 	}
 	labels, field, reason := parseLabels(q["label"])
 	if field != "" {
-		badRequest(w, field, "%s", reason)
+		badRequestf(w, field, "%s", reason)
 		return
 	}
 	counts, err := a.reads.CountTasks(r.Context(), store.CountTasksParams{Queue: q.Get("queue"), RootID: root, Labels: labels})

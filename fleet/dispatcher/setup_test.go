@@ -185,7 +185,7 @@ func (b *apiBundle) rawCall(t *testing.T, method, path string, body any, token s
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(resp.Body)
 	var eb api.ErrorBody
 	_ = json.Unmarshal(raw, &eb)

@@ -90,7 +90,7 @@ func startPosition(w http.ResponseWriter, r *http.Request) (queue.StartPosition,
 	if v := r.Header.Get("Last-Event-ID"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			badRequest(w, "Last-Event-ID", "%q is not an event id (a stream sequence number)", v)
+			badRequestf(w, "Last-Event-ID", "%q is not an event id (a stream sequence number)", v)
 			return queue.StartPosition{}, false
 		}
 		return queue.FromSeq(n + 1), true
@@ -103,7 +103,7 @@ func startPosition(w http.ResponseWriter, r *http.Request) (queue.StartPosition,
 	default:
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || n == 0 {
-			badRequest(w, "from", "must be start, new or a stream sequence >= 1, got %q", v)
+			badRequestf(w, "from", "must be start, new or a stream sequence >= 1, got %q", v)
 			return queue.StartPosition{}, false
 		}
 		return queue.FromSeq(n), true

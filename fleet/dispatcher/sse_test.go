@@ -28,7 +28,7 @@ func publishEvents(t *testing.T, q *queue.Client, root, task uuid.UUID, from, n 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
-	defer p.Close(ctx)
+	defer func() { _ = p.Close(ctx) }()
 	for i := from + 1; i <= from+n; i++ {
 		ev := queue.Event{
 			ID: uuid.NewString(), Kind: "ASSISTANT_TEXT_DELTA", SessionID: task.String(), TaskID: task.String(),
@@ -62,7 +62,7 @@ func openEvents(t *testing.T, b *apiBundle, id uuid.UUID, o client.StreamOptions
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
@@ -153,7 +153,7 @@ func TestSSEOfFinishedTaskReplaysEveryStoredEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	for i := 1; i <= n; i++ {
 		ev, err := s.Next()
 		if err != nil || ev.End != nil || ev.Event.Seq != uint64(i) {

@@ -26,7 +26,7 @@ func TestStoreOutageIs503WithRetryAfter(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = conn.Exec(ctx, "CREATE DATABASE app")
-	conn.Close(ctx)
+	_ = conn.Close(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestStoreOutageIs503WithRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { _ = st.Close() })
 	b := setupAPI(t, func(testing.TB) store.Store { return st })
 
 	pg.Stop()
@@ -47,7 +47,7 @@ func TestStoreOutageIs503WithRetryAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "2" {
 		t.Fatalf("with the store away: %d, Retry-After %q; want 503 with Retry-After 2", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}

@@ -38,7 +38,7 @@ func (a *handlers) webhookDeliveries(w http.ResponseWriter, r *http.Request) {
 	task := r.URL.Query().Get("task_id")
 	if task != "" {
 		if _, err := uuid.Parse(task); err != nil {
-			badRequest(w, "task_id", "must be a task id (a UUID)")
+			badRequestf(w, "task_id", "must be a task id (a UUID)")
 			return
 		}
 	}
@@ -46,7 +46,7 @@ func (a *handlers) webhookDeliveries(w http.ResponseWriter, r *http.Request) {
 	if s := r.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
-			badRequest(w, "limit", "must be an integer from 1 to 1000")
+			badRequestf(w, "limit", "must be an integer from 1 to 1000")
 			return
 		}
 		limit = n

@@ -46,7 +46,7 @@ func TestWebhookPostsATaskEnd(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(ctx) }()
-	defer func() { stop(); <-ran }()
+	defer func() { stop(); <-ran }() //nolint:errcheck // Run ends with the cancel; its error says only that
 	select {
 	case <-d.webhooks.Following():
 	case <-time.After(testWait):
@@ -72,12 +72,14 @@ func TestWebhookPostsATaskEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var log struct{ Deliveries []webhook.Delivery }
+	defer func() { _ = resp.Body.Close() }()
+	var log struct {
+		Deliveries []webhook.Delivery `json:"deliveries"`
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil || len(log.Deliveries) != 1 {
 		t.Fatalf("log %+v: %v", log, err)
 	}
-	if d := log.Deliveries[0]; d.State != webhook.StateDelivered || d.Attempts != 1 || d.URL != receiver.URL || d.StatusCode != 200 {
+	if d := log.Deliveries[0]; d.State != webhook.StateDelivered || d.Attempts != 1 || d.URL != receiver.URL || d.StatusCode != http.StatusOK {
 		t.Fatalf("delivery %+v", d)
 	}
 }

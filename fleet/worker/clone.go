@@ -98,7 +98,7 @@ func (w *Worker) cloneInSandbox(ctx context.Context, src gitsource.Source, from,
 	if err != nil {
 		return false, dirRefused(filepath.Join(root, name), err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	set := sandbox.Settings{Env: []string{"GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0"},
 		Logger: w.log.With("clone", src.Raw)}
 	if src.Local {
@@ -117,7 +117,7 @@ func (w *Worker) cloneInSandbox(ctx context.Context, src gitsource.Source, from,
 	case !ok:
 		return false, os.Remove(filepath.Join(root, name)) // the worker's git makes it again
 	}
-	defer env.Cleanup(context.WithoutCancel(ctx))
+	defer func() { _ = env.Cleanup(context.WithoutCancel(ctx)) }()
 	for _, safe := range gitsource.SafeDirectories(src, from) {
 		if err := sandboxGit(ctx, env, []string{"config", "--global", "--add", "safe.directory", safe}); err != nil {
 			return true, fmt.Errorf("cloning %s: %w", src.Raw, err)

@@ -133,12 +133,12 @@ func TestLocalCloneInSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	env, _, err := w.sandbox.Env(execenv.LocalConfig{WorkingDir: ws, WorkingDirFile: f}, fleet.SandboxSpec{}, tree, w.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer env.Cleanup(context.Background())
+	defer func() { _ = env.Cleanup(context.Background()) }()
 	if res, err := env.Exec(context.Background(), execenv.ExecRequest{Command: "touch made-by-task"}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("touch: %v %+v", err, res)
 	}
@@ -165,7 +165,7 @@ func httpRepo(t *testing.T, src string, ln net.Listener) *atomic.Int32 {
 		backend.ServeHTTP(w, r)
 	}), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() { _ = srv.Close() })
 	return &hits
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -65,7 +64,7 @@ func startClusterFleet(t *testing.T) *clusterFleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { _ = st.Close() })
 	cf.store = st
 	return cf
 }
@@ -106,7 +105,7 @@ func (cf *clusterFleet) startWorker(i, slots int) (stop func()) {
 		MaxRetryBackoff: time.Second,
 	}
 	cfg.Retry.MaxAttempts = 1
-	w, err := worker.New(cfg, worker.Deps{Store: cf.store, Queue: q, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	w, err := worker.New(cfg, worker.Deps{Store: cf.store, Queue: q, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

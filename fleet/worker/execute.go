@@ -47,7 +47,7 @@ func (r *run) execute(ctx context.Context) settlement {
 	out, runErr := r.runSession(ctx)
 	_ = stopControl()
 	hbDone()
-	r.sess.Close() // SESSION_END closes the event subscription
+	_ = r.sess.Close() // SESSION_END closes the event subscription
 	r.pump.Wait()
 	s := r.settleOutcome(ctx, out, runErr)
 	w.metrics.sessionDuration.Observe(time.Since(started).Seconds())
@@ -127,7 +127,7 @@ func (r *run) prepare(ctx context.Context) error {
 	r.ext.Register(sess)
 	r.pump, err = eventpump.Start(ctx, w.eventSink(), r.task, sess.Subscribe(), r.log, w.eventMetrics())
 	if err != nil {
-		sess.Close()
+		_ = sess.Close()
 		return err
 	}
 	r.checks = r.newChecks(sess)

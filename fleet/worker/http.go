@@ -15,7 +15,7 @@ import (
 func (w *Worker) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(rw http.ResponseWriter, _ *http.Request) {
-		rw.Write([]byte("ok\n"))
+		_, _ = rw.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -28,7 +28,7 @@ func (w *Worker) Handler() http.Handler {
 			http.Error(rw, "not ready: store: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		rw.Write([]byte("ready\n"))
+		_, _ = rw.Write([]byte("ready\n"))
 	})
 	if w.gatherer != nil {
 		mux.Handle("GET /metrics", promhttp.HandlerFor(w.gatherer, promhttp.HandlerOpts{}))

@@ -107,8 +107,7 @@ func (m *metrics) observeLLM(provider, model string, d time.Duration, resp *llm.
 	outcome := "ok"
 	if err != nil {
 		outcome = string(llm.KindOf(err))
-		var le *llm.Error
-		if !errors.As(err, &le) {
+		if _, ok := errors.AsType[*llm.Error](err); !ok {
 			outcome = "error"
 		}
 	}

@@ -98,7 +98,7 @@ func (w *Worker) heartbeating(ctx context.Context) (map[string]bool, error) {
 func (w *Worker) sharedTarget(ctx context.Context, m queue.TaskMessage) (queue.Target, error) {
 	id, err := uuid.Parse(m.TaskID)
 	if err != nil {
-		return queue.ToQueue(fleet.DefaultQueue), nil
+		return queue.ToQueue(fleet.DefaultQueue), nil //nolint:nilerr // no task id: the default queue, whose worker terms it
 	}
 	t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
 	switch {

@@ -39,7 +39,7 @@ func startOutageFleet(t *testing.T, workers int) *outageFleet {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE app"); err != nil {
 		t.Fatal(err)
 	}
-	conn.Close(ctx)
+	_ = conn.Close(ctx)
 	if err := postgres.Migrate(ctx, c.DSN("app")); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func startOutageFleet(t *testing.T, workers int) *outageFleet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { _ = st.Close() })
 	f := fleettest.Start(t, fleettest.Options{Store: st, DSN: c.DSN("app"), Workers: workers, NoWorkers: workers == 0,
 		Queue: queue.Config{MaxDeliver: 3},
 		Worker: func(_ int, c *worker.Config) {

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,9 +78,9 @@ func (r *run) result(out agent.Outcome, success bool, errText string) fleet.Task
 	res := fleet.TaskResult{Success: success, Error: errText, Sandbox: r.sandbox}
 	if r.sess != nil {
 		h := r.sess.History()
-		for i := len(h) - 1; i >= 0; i-- {
-			if h[i].Kind == agent.TurnAssistant {
-				res.FinalText = h[i].Text
+		for _, turn := range slices.Backward(h) {
+			if turn.Kind == agent.TurnAssistant {
+				res.FinalText = turn.Text
 				break
 			}
 		}

@@ -170,7 +170,7 @@ func TestCloneOfLoopbackGetsNoRequest(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	var conns atomic.Int32
 	go func() {
 		for {
@@ -179,7 +179,7 @@ func TestCloneOfLoopbackGetsNoRequest(t *testing.T) {
 				return
 			}
 			conns.Add(1)
-			c.Close()
+			_ = c.Close()
 		}
 	}()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1})

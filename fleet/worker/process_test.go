@@ -22,16 +22,16 @@ import (
 var (
 	buildOnce sync.Once
 	workerBin string
-	buildErr  error
+	errBuild  error
 )
 
 // buildWorker builds cmd/worker once per test binary.
 func buildWorker(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentfleet-worker-bin")
+		dir, err := os.MkdirTemp("", "agentfleet-worker-bin") //nolint:usetesting // shared by every test of the binary, not one test
 		if err != nil {
-			buildErr = err
+			errBuild = err
 			return
 		}
 		workerBin = filepath.Join(dir, "worker")
@@ -39,11 +39,11 @@ func buildWorker(t *testing.T) string {
 		cmd := exec.Command("go", "build", "-o", workerBin, "./cmd/worker")
 		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/worker: %v\n%s", err, out)
+			errBuild = fmt.Errorf("go build ./cmd/worker: %v\n%s", err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if errBuild != nil {
+		t.Fatal(errBuild)
 	}
 	return workerBin
 }
@@ -164,8 +164,7 @@ func TestWorkerProcessDrainsOnSIGTERM(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 			t.Fatalf("worker exited %d after SIGTERM, want 0\n%s", ee.ExitCode(), logs.String())
 		}
 	case <-time.After(fleettest.Wait):

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 
@@ -27,9 +28,7 @@ import (
 // Values shorter than agent.MinSecretLen are not redacted.
 func (w *Worker) redactor() *agent.Redactor {
 	secrets := map[string]string{}
-	for name, v := range w.cfg.KnownSecrets {
-		secrets[name] = v
-	}
+	maps.Copy(secrets, w.cfg.KnownSecrets)
 	for _, kv := range os.Environ() {
 		name, v, _ := strings.Cut(kv, "=")
 		if secretEnvName(name) {
@@ -54,9 +53,7 @@ func (w *Worker) redactor() *agent.Redactor {
 		}
 		secrets["mcp_secrets."+name] = v
 	}
-	for name, v := range w.cfg.Delivery.Secrets() {
-		secrets[name] = v
-	}
+	maps.Copy(secrets, w.cfg.Delivery.Secrets())
 	return agent.NewRedactor(secrets)
 }
 

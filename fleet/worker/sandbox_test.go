@@ -46,7 +46,7 @@ func newEscapeProbe(t *testing.T, f *fleettest.Fleet, workspaceRoot string) esca
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pg.Close() })
+	t.Cleanup(func() { _ = pg.Close() })
 	natsURL, _ := url.Parse(f.NATS.URL)
 	modelURL, _ := url.Parse(f.Model.URL())
 	dial := func(hostport string) string {
@@ -222,7 +222,7 @@ func TestSubagentSharesItsParentsSandbox(t *testing.T) {
 func httpServer(t *testing.T, name string) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte("hello from " + name))
+		_, _ = w.Write([]byte("hello from " + name))
 	}))
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)

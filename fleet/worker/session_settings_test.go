@@ -156,8 +156,6 @@ func runTask(t *testing.T, f *fleettest.Fleet, s fleet.Session, steps ...fleette
 	return id, res.FinalText
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func shells(n int, command string) []fleettest.Call {
 	calls := make([]fleettest.Call, n)
 	for i := range calls {
@@ -243,7 +241,7 @@ func TestSessionSettingsReachTheSession(t *testing.T) {
 		if !hasLoopWarning(t, f, on) {
 			t.Fatal("ten identical calls gave no loop warning with loop detection on (the default)")
 		}
-		off, _ := runTask(t, f, fleet.Session{LoopDetection: ptr(false)}, fleettest.Step{Calls: shells(10, "echo again")}, done)
+		off, _ := runTask(t, f, fleet.Session{LoopDetection: new(false)}, fleettest.Step{Calls: shells(10, "echo again")}, done)
 		if hasLoopWarning(t, f, off) {
 			t.Fatal("loop_detection false still warned")
 		}
@@ -280,7 +278,7 @@ func TestSessionSettingsReachTheSession(t *testing.T) {
 	t.Run("echo_reasoning", func(t *testing.T) {
 		for _, echo := range []bool{true, false} {
 			spec := fleet.TaskSpec{Prompt: fmt.Sprintf("%s echo=%v", t.Name(), echo), Profile: "openai",
-				Session: fleet.Session{ProviderOptions: &fleet.ProviderOptions{EchoReasoning: ptr(echo),
+				Session: fleet.Session{ProviderOptions: &fleet.ProviderOptions{EchoReasoning: new(echo),
 					Headers: map[string]string{"X-Title": "chat-settings"}}}}
 			succeeded(t, f.WaitDone(f.Submit(spec)))
 			body := chat.second(t, spec.Prompt)

@@ -20,11 +20,11 @@ import (
 // BenchmarkSubagentLatency measures, over a parent that spawns and waits
 // for 20 children one after the other (no model latency), the time from
 // spawn_agent to the child's start and from the child's end to the parent's
-// resume. Run: go test ./fleet -run '^$' -bench SubagentLatency -benchtime 1x
+// resume. Run: go test ./fleet -run '^$' -bench SubagentLatency -benchtime 1x.
 func BenchmarkSubagentLatency(b *testing.B) {
 	f := fleettest.Start(b, fleettest.Options{Workers: 2, Slots: 2})
 	var spawnToStart, endToResume []time.Duration
-	for i := 0; i < b.N; i++ {
+	for i := range b.N {
 		var steps []fleettest.Step
 		for j := range 20 {
 			steps = append(steps,
@@ -60,7 +60,7 @@ func BenchmarkTree100(b *testing.B) {
 	steps := fanOut(kids)
 	ideal := latency * time.Duration(3+(children+2*slots-1)/(2*slots))
 	var total time.Duration
-	for i := 0; i < b.N; i++ {
+	for i := range b.N {
 		spec := fleettest.Spec(fmt.Sprintf("tree %d", i), steps...)
 		spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: fleettest.SharedDir(b), Shared: true}
 		spec.MaxLiveChildren = children

@@ -40,7 +40,7 @@ type workspace struct {
 // close closes the opened directory; it is safe twice and on nil.
 func (ws *workspace) close() {
 	if ws != nil && ws.file != nil {
-		ws.file.Close()
+		_ = ws.file.Close()
 		ws.file = nil
 	}
 }

@@ -19,7 +19,7 @@ func blockDeviceOf(path string) (devNum, string, error) {
 	if err := syscall.Stat(path, &st); err != nil {
 		return devNum{}, "", err
 	}
-	dev := uint64(st.Dev)
+	dev := st.Dev
 	d := devNum{major: (dev >> 8) & 0xfff, minor: (dev & 0xff) | ((dev >> 12) & 0xfff00)}
 	if d.major == 0 {
 		return d, "", fmt.Errorf("the run directory is not on a block device (%d:%d, e.g. tmpfs or overlay): set TMPDIR to a disk", d.major, d.minor)
@@ -42,7 +42,7 @@ func mountOf(d devNum, path string) (mountPoint, root string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	want := fmt.Sprintf("%d:%d", d.major, d.minor)
 	s := bufio.NewScanner(f)
 	for s.Scan() {
@@ -71,7 +71,7 @@ func hostOpensDevice(dir string, d devNum) error {
 		return nil
 	}
 	node := filepath.Join(dir, "rt-device-check")
-	defer os.Remove(node)
+	defer func() { _ = os.Remove(node) }()
 	if err := syscall.Mknod(node, syscall.S_IFBLK|0o600, int(d.major<<8|d.minor&0xff|(d.minor&^0xff)<<12)); err != nil {
 		return fmt.Errorf("reading the disk: n/a, root cannot mknod %d:%d here: %v", d.major, d.minor, err)
 	}

@@ -2,6 +2,7 @@ package chatcompat
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -219,7 +220,7 @@ func DialectFor(name, baseURL string) (Dialect, error) {
 	}
 	u, err := url.Parse(baseURL)
 	if err != nil {
-		return Generic, nil
+		return Generic, nil //nolint:nilerr // a base URL that does not parse is reported by the client's own check
 	}
 	host := strings.ToLower(u.Hostname())
 	for _, d := range Dialects {
@@ -267,9 +268,7 @@ func (o Overrides) Apply(d Dialect) (Dialect, error) {
 	setBool(&d.ForcedToolChoice, o.ForcedToolChoice)
 	if len(o.Header) > 0 {
 		h := make(map[string]string, len(d.Header)+len(o.Header))
-		for k, v := range d.Header {
-			h[k] = v
-		}
+		maps.Copy(h, d.Header)
 		for k, v := range o.Header {
 			if v == "" {
 				delete(h, k)

@@ -138,7 +138,7 @@ func (h *hostServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} {
 		fmt.Fprintf(w, "data: %s\n\n", chunk)
 	}
-	io.WriteString(w, "data: [DONE]\n\n")
+	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 }
 
 // TestDialectsAgainstDocumentedShape sends dialectRequest, streamed, to a

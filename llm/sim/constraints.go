@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/agentfleet/agentfleet/llm"
 )
@@ -56,10 +57,8 @@ func (c Constraints) checkNamed(field string, tools func() []string) error {
 	if c.ToolChoice.Mode != llm.ToolChoiceNamed {
 		return nil
 	}
-	for _, t := range tools() {
-		if t == c.ToolChoice.Name {
-			return nil
-		}
+	if slices.Contains(tools(), c.ToolChoice.Name) {
+		return nil
 	}
 	return refuse("%s names tool %q, which is not in tools", field, c.ToolChoice.Name)
 }

@@ -141,7 +141,7 @@ func (t *sseTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		return fail(nil, err)
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := t.client.Do(req)
+	resp, err := t.client.Do(req) //nolint:bodyclose // the stream's reader closes it when the connection ends
 	if err != nil {
 		return fail(nil, fmt.Errorf("opening the SSE stream: %w", err))
 	}
@@ -268,7 +268,7 @@ func (c *sseConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("the server answered the POST of a message to %s with %s", c.endpoint.Path, resp.Status)

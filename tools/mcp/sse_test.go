@@ -30,7 +30,7 @@ func TestEverythingServerOverSSE(t *testing.T) {
 			b := setup(t)
 			c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "everything", URL: base + "/sse",
 				Transport: transport, StartTimeout: time.Minute}}, mcp.Options{Env: b.env, AllowPrivate: loopback})
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			if len(errs) > 0 {
 				t.Fatal(errs[0])
 			}
@@ -47,7 +47,7 @@ func TestEverythingServerOverSSE(t *testing.T) {
 	b := setup(t)
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "everything", URL: base + "/sse",
 		Transport: mcp.TransportStreamable, StartTimeout: time.Minute}}, mcp.Options{Env: b.env, AllowPrivate: loopback})
-	c.Close()
+	_ = c.Close()
 	if len(errs) != 1 {
 		t.Fatalf("start errors = %v, want the pinned streamable-HTTP transport to fail on an SSE-only server", errs)
 	}
@@ -72,7 +72,7 @@ func TestSSEServerGetsHeadersAndNotifications(t *testing.T) {
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "remote", URL: ts.URL + "/sse",
 		Headers: map[string]string{"Authorization": "Bearer ${secret:T}"}}},
 		mcp.Options{Env: b.env, Secrets: mcp.Secrets{Values: map[string]string{"T": "s3cret"}}, AllowPrivate: loopback})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	if len(errs) > 0 {
 		t.Fatal(errs[0])
 	}
@@ -119,7 +119,7 @@ func TestSSEEndpointOnAnotherOriginIsRefused(t *testing.T) {
 			Headers: map[string]string{"Authorization": "Bearer ${secret:T}"}, StartTimeout: 10 * time.Second}},
 			mcp.Options{Env: b.env, Secrets: mcp.Secrets{Values: map[string]string{"T": "s3cret"}},
 				HTTPAllow: []string{other.URL}, AllowPrivate: loopback})
-		c.Close()
+		_ = c.Close()
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "on another origin than the server's") ||
 			!strings.Contains(errs[0].Error(), other.URL) {
 			t.Fatalf("transport %q: start errors = %v, want the endpoint on another origin refused", transport, errs)
@@ -145,7 +145,7 @@ func TestSSEFallbackOnlyOnRefusal(t *testing.T) {
 	b := setup(t)
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "broken", URL: ts.URL, StartTimeout: 10 * time.Second}},
 		mcp.Options{Env: b.env, AllowPrivate: loopback})
-	c.Close()
+	_ = c.Close()
 	if len(errs) != 1 || strings.Contains(errs[0].Error(), "HTTP+SSE") {
 		t.Fatalf("start errors = %v, want the streamable-HTTP failure alone", errs)
 	}
@@ -162,7 +162,7 @@ func TestSSEFallbackThatFailsSaysBoth(t *testing.T) {
 	b := setup(t)
 	c, errs := mcp.Start(context.Background(), []mcp.ServerConfig{{Name: "nothing", URL: ts.URL + "/mcp", StartTimeout: 10 * time.Second}},
 		mcp.Options{Env: b.env, AllowPrivate: loopback})
-	c.Close()
+	_ = c.Close()
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "404 Not Found, and the HTTP+SSE transport failed too") ||
 		!strings.Contains(errs[0].Error(), "GET was answered 404") {
 		t.Fatalf("start errors = %v", errs)

@@ -32,7 +32,7 @@ func OpenStore(ctx context.Context, url string) (store.Store, error) {
 		return nil, fmt.Errorf("open Postgres store: %w", err)
 	}
 	if err := s.CheckSchema(ctx); err != nil {
-		s.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("open Postgres store: %w", err)
 	}
 	return s, nil

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -31,7 +30,7 @@ func TestOpenStoreSaysMigrateOnlyWithoutSchema(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a migrated database: %v", err)
 	}
-	s.Close()
+	_ = s.Close()
 }
 
 // A store that is down at start is waited for: the program comes up once
@@ -45,7 +44,7 @@ func TestOpenStoreWaitsForAStoreStartingLate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = conn.Exec(ctx, "CREATE DATABASE app")
-	conn.Close(ctx)
+	_ = conn.Close(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +55,7 @@ func TestOpenStoreWaitsForAStoreStartingLate(t *testing.T) {
 	// Postgres comes back once the first wait is logged.
 	var once sync.Once
 	started := make(chan struct{})
-	log := slog.New(onRecord{Handler: slog.NewTextHandler(io.Discard, nil), f: func() {
+	log := slog.New(onRecord{Handler: slog.DiscardHandler, f: func() {
 		once.Do(func() {
 			go func() {
 				defer close(started)
@@ -70,7 +69,7 @@ func TestOpenStoreWaitsForAStoreStartingLate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a store that came up while the program waited: %v", err)
 	}
-	s.Close()
+	_ = s.Close()
 	select { // the wait was logged (which started Postgres)
 	case <-started:
 	case <-time.After(time.Minute):

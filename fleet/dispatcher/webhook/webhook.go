@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -246,7 +247,7 @@ func (n *Notifier) attempt(ctx context.Context, d *Delivery, body []byte) (int, 
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 != 2 {
 		return resp.StatusCode, fmt.Errorf("answered %s", resp.Status)
@@ -291,8 +292,8 @@ func (n *Notifier) Deliveries(taskID string, limit int) []Delivery {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var out []Delivery
-	for i := len(n.ring) - 1; i >= 0; i-- {
-		if d := n.ring[i]; taskID == "" || d.TaskID == taskID {
+	for _, d := range slices.Backward(n.ring) {
+		if taskID == "" || d.TaskID == taskID {
 			out = append(out, *d)
 			if limit > 0 && len(out) == limit {
 				break

@@ -83,7 +83,7 @@ func TestTaskEndIsPostedSignedAndRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	its := httptest.NewUnstartedServer(internal)
-	its.Listener.Close()
+	_ = its.Listener.Close()
 	its.Listener = ln
 	its.Start()
 	defer its.Close()
@@ -96,13 +96,13 @@ func TestTaskEndIsPostedSignedAndRetried(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() { ran <- n.Run(runCtx) }()
-	defer func() { stop(); <-ran }()
+	defer func() { stop(); <-ran }() //nolint:errcheck // Run ends with the cancel; its error says only that
 
 	pub, err := q.NewEventPublisher()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pub.Close(ctx)
+	defer func() { _ = pub.Close(ctx) }()
 	task := uuid.New()
 	end, _ := json.Marshal(fleet.SessionEndData{State: store.TaskSucceeded, Result: fleet.TaskResult{Success: true, FinalText: "all done"}})
 	// The notifier follows new events only: publish once it follows, and
@@ -135,10 +135,10 @@ func TestTaskEndIsPostedSignedAndRetried(t *testing.T) {
 	if d := states[urls[0]]; d.State != webhook.StateDelivered || d.Attempts != 1 {
 		t.Errorf("good: %+v", d)
 	}
-	if d := states[urls[1]]; d.State != webhook.StateDelivered || d.Attempts != 3 || d.StatusCode != 200 {
+	if d := states[urls[1]]; d.State != webhook.StateDelivered || d.Attempts != 3 || d.StatusCode != http.StatusOK {
 		t.Errorf("flaky: %+v, want delivered at the third attempt", d)
 	}
-	if d := states[urls[2]]; d.State != webhook.StateFailed || d.Attempts != 3 || d.StatusCode != 500 || d.Error == "" {
+	if d := states[urls[2]]; d.State != webhook.StateFailed || d.Attempts != 3 || d.StatusCode != http.StatusInternalServerError || d.Error == "" {
 		t.Errorf("down: %+v, want failed after 3 attempts", d)
 	}
 	internal.mu.Lock()

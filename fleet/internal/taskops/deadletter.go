@@ -31,7 +31,7 @@ func HandleDeadLetter(c *Completer, failed func()) queue.DeadLetterHandler {
 		id, err := uuid.Parse(dl.TaskID)
 		if err != nil {
 			log.Warn("dead letter without a task id", "reason", dl.Reason, "stream_seq", dl.StreamSeq)
-			return nil
+			return nil //nolint:nilerr // logged; nothing to fail, and the message is deleted
 		}
 		ended, err := c.End(ctx, DeadLettered(id, dl))
 		switch {

@@ -2,6 +2,7 @@ package simtest
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestLoadCassette(t *testing.T) {
 	if err != nil {
 		testenv.SkipOrFatal(t, fmt.Sprintf("conformance data not available: %v", err))
 	}
-	if len(c.Interactions) != 2 || c.Interactions[0].Request.Method != "POST" || c.Interactions[0].Response.Code != 200 ||
+	if len(c.Interactions) != 2 || c.Interactions[0].Request.Method != http.MethodPost || c.Interactions[0].Response.Code != 200 ||
 		!strings.Contains(c.Interactions[0].Request.URL, "/chat/completions") || c.Interactions[1].Response.Body == "" {
 		t.Fatalf("cassette = %+v", c.Interactions)
 	}

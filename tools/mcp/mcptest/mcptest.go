@@ -69,7 +69,8 @@ func Serve(tb testing.TB, pkg string, args ...string) string {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		d := net.Dialer{Timeout: time.Second}
+		if conn, err := d.DialContext(context.Background(), "tcp", addr); err == nil {
 			_ = conn.Close()
 			return "http://" + addr
 		}
@@ -111,7 +112,7 @@ func freePort(tb testing.TB) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	return port
 }

@@ -70,7 +70,7 @@ func Start(ctx context.Context, sink Sink, t store.Task, sub *agent.Subscription
 		}
 		p.seq = last
 	}
-	go p.loop(ctx)
+	go p.loop(ctx) //nolint:gosec // G118: the pump drains the subscription to its end whatever ctx (see Start)
 	return p, nil
 }
 

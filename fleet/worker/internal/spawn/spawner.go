@@ -206,7 +206,7 @@ func subdir(parent, req string, local bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("working_dir %q is refused: %w; name a real subdirectory of the working directory (relative, no links, no \"..\")", req, err)
 	}
-	f.Close()
+	_ = f.Close()
 	return filepath.Join(parent, filepath.Clean(req)), nil
 }
 
