@@ -70,7 +70,9 @@ func TestUnpricedModelEndsAtClaim(t *testing.T) {
 func TestPricedModelIsNotUnpriced(t *testing.T) {
 	t.Parallel()
 	for name, edit := range map[string]func(c *worker.Config){
-		"prices": func(c *worker.Config) { c.Prices = map[string]pricing.Price{"claude-test": {InputPerMTok: 1, OutputPerMTok: 2}} },
+		"prices": func(c *worker.Config) {
+			c.Prices = map[string]pricing.Price{"claude-test": {InputPerMTok: 1, OutputPerMTok: 2}}
+		},
 		"provider fallback": func(c *worker.Config) {
 			pc := c.Providers["anthropic"]
 			pc.InputPerMTok = 1
