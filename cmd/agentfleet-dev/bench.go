@@ -37,7 +37,11 @@ of $` + cli.EnvDatabaseURL + `. --json prints the report as one JSON object on t
 (throughput as throughput_tasks_per_s). --submit-only starts no workers and measures
 submission alone through the API (submit_tasks_per_s), --submit-concurrency requests at a time.
 --stream-tokens N streams each answer as N tokens, one delta each, --token-interval apart, and
-reports the events and EVENTS stream bytes per task (--delta-window -1 turns merging off).`,
+reports the events and EVENTS stream bytes per task (--delta-window -1 turns merging off).
+--stall-rate F makes that share of the tasks stall (the model repeats one identical call, never
+answering): the progress watchdog must stop each as no_progress, and the report gives how many it
+stopped (no_progress_stopped) and the turns each spent on average (turns_spent_stalled); those
+expected failures do not fail the run, a stalled task left running does.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if server != "" { // only an explicit --server leaves the process
@@ -84,8 +88,11 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 				b, _ := json.Marshal(rep)
 				fmt.Fprintln(c.OutOrStdout(), string(b))
 			}
-			if rep.Failed > 0 {
-				return failf("%d of %d tasks did not succeed", rep.Failed, rep.Tasks)
+			if n := rep.Unexpected(); n > 0 {
+				return failf("%d of %d tasks did not succeed", n, rep.Tasks)
+			}
+			if rep.NoProgressStopped < rep.StalledTasks {
+				return failf("%d of %d stalled tasks were not stopped as no_progress", rep.StalledTasks-rep.NoProgressStopped, rep.StalledTasks)
 			}
 			return nil
 		},
@@ -108,6 +115,7 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 	f.IntVar(&cfg.ContextWindow, "context-window", 0, "each task's context window in tokens; the simulated model refuses larger requests and the report gives the largest request and the compactions")
 	f.IntVar(&cfg.OutputBytes, "output-bytes", 0, "bytes each tool round prints (a shell command) instead of an empty glob")
 	f.Float64Var(&cfg.ProviderRPM, "provider-rpm", 0, "the simulated provider enforces this many requests a minute (429 beyond) and the workers share it as a fleet-wide rate limit; the report adds provider_requests, provider_429s and achieved_rpm")
+	f.Float64Var(&cfg.StallRate, "stall-rate", 0, "share of tasks (0..1) whose simulated session repeats one identical call without progress; the report adds no_progress_stopped and turns_spent_stalled")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")

@@ -241,4 +241,8 @@ func printUsage(out io.Writer, rep api.UsageReport) {
 		row("total", rep.Total)
 	}
 	_ = tw.Flush()
+	for _, r := range rep.Unpriced {
+		fmt.Fprintf(out, "unpriced: %s, %d sessions, %d tokens: cost unknown, counted as $0 (set prices.%s)\n",
+			r.Key, r.Sessions, r.Usage.InputTokens+r.Usage.OutputTokens, r.Key)
+	}
 }

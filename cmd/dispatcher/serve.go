@@ -22,6 +22,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/internal/outbound"
+	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/queue"
 )
 
@@ -94,6 +95,11 @@ type ServeConfig struct {
 	// the sandbox field of submitted specs (a wider one is a 400); workers
 	// check their own bound too.
 	Sandbox fleet.SandboxBound `mapstructure:",squash"`
+	// Prices are the workers' prices setting (prices.<model>.input_per_mtok,
+	// output_per_mtok, ...): a task with a cost limit or a budgeted label
+	// whose model has none is refused at submission, and /v1/usage tells
+	// unpriced sessions apart. Keep it the same as the workers'.
+	Prices map[string]pricing.Price `mapstructure:"prices"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
@@ -192,7 +198,7 @@ func (c ServeConfig) Validate() error {
 	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
 		return err
 	}
-	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues}
+	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues, Prices: c.Prices}
 	return dc.WithDefaults().Validate() // names the keys itself
 }
 
@@ -253,7 +259,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		Credentials:         cfg.knownCredentials(),
 		BudgetCheckInterval: cfg.BudgetCheckInterval,
 		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, AllowPrivate: cfg.allowPrivate()},
-		SandboxBound:        cfg.sandboxBound()})
+		SandboxBound:        cfg.sandboxBound(), Prices: cfg.Prices})
 	if err != nil {
 		return failf("%v", err)
 	}

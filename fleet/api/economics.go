@@ -15,6 +15,9 @@ type UsageRow struct {
 	CostUSD  float64     `json:"cost_usd"`
 	// CacheReadShare is cache_read_tokens / input_tokens (0 without input).
 	CacheReadShare float64 `json:"cache_read_share"`
+	// Unpriced (group_by=model) marks a model without a price: its
+	// cost_usd is 0 because its cost is unknown, not because it was free.
+	Unpriced bool `json:"unpriced,omitempty"`
 }
 
 // UsageReport is the body of GET /v1/usage.
@@ -23,6 +26,11 @@ type UsageReport struct {
 	LabelKey string     `json:"label_key,omitempty"`
 	Rows     []UsageRow `json:"rows"`
 	Total    UsageRow   `json:"total"`
+	// Unpriced are the selected sessions whose model has no price, one
+	// row per model (key: the model): their tokens count above, their
+	// cost is unknown and counts as 0 in every cost_usd. Empty when every
+	// model is priced.
+	Unpriced []UsageRow `json:"unpriced"`
 }
 
 // BudgetRequest is the body of PUT /v1/budgets/{label}.

@@ -53,6 +53,10 @@ type Config struct {
 	// requests a minute (429 beyond, as a provider does) and gives the
 	// workers the same fleet-wide rate limit (llm/ratelimit).
 	ProviderRPM float64
+	// StallRate is the share of tasks (0..1) whose simulated session
+	// loops without progress: the model repeats one identical call and
+	// never answers, which the progress watchdog must stop (stall.go).
+	StallRate float64
 
 	// Server targets a running dispatcher (with Token) instead of starting
 	// a fleet in the process; its workers and model do the work.
@@ -143,6 +147,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --provider-rpm must be > 0 (0: no limit), got %v", c.ProviderRPM)
 	case c.ProviderRPM > 0 && c.Server != "":
 		return errors.New("bench: --provider-rpm limits the simulated provider of an in-process fleet; drop --server or --provider-rpm")
+	case !(c.StallRate >= 0 && c.StallRate <= 1):
+		return fmt.Errorf("bench: --stall-rate must be a share between 0 and 1, got %v", c.StallRate)
+	case c.StallRate > 0 && c.Server != "":
+		return errors.New("bench: --stall-rate needs the simulated model of an in-process fleet; drop --server or --stall-rate")
 	case c.Batch < 1 || c.Batch > api.MaxBatch:
 		return fmt.Errorf("bench: --batch must be between 1 and %d, got %d", api.MaxBatch, c.Batch)
 	case c.Server == "" && (c.Store == nil || c.Dir == ""):
@@ -220,6 +228,9 @@ type Report struct {
 	Provider429s     int64          `json:"provider_429s"`
 	AchievedRPM      float64        `json:"achieved_rpm,omitempty"`
 	Context          *ContextReport `json:"context,omitempty"` // with --context-window (context.go)
+	// With StallRate: the stalled tasks, how many the watchdog stopped
+	// (failed no_progress), and their turns (stall.go).
+	Stalled
 }
 
 // Run runs a benchmark: it starts a fleet in the process (or uses
@@ -414,11 +425,15 @@ func (b *benchRun) measure(ctx context.Context, rep *Report) error {
 			return fmt.Errorf("bench: list tasks: %w", err)
 		}
 		for _, t := range page.Tasks {
+			stalled := t.Labels[stallLabel] != ""
+			if stalled {
+				rep.Stalled.observe(t)
+			}
 			if t.State == store.TaskSucceeded {
 				rep.Succeeded++
 			} else {
 				rep.Failed++
-				if rep.FirstError == "" {
+				if rep.FirstError == "" && !(stalled && t.Error == fleet.ReasonNoProgress) {
 					rep.FirstError = fmt.Sprintf("task %s %s: %s", t.ID, t.State, t.Error)
 				}
 			}
@@ -438,6 +453,7 @@ func (b *benchRun) measure(ctx context.Context, rep *Report) error {
 		}
 		f.Cursor = page.NextCursor
 	}
+	rep.Stalled.finish(b.cfg.StallRate)
 	rep.SubmitToStart, rep.SubmitToDone = percentiles(toStart), percentiles(toDone)
 	if span := last.Sub(first); span > 0 {
 		rep.Seconds = span.Seconds()
@@ -478,6 +494,7 @@ func (r Report) WriteText(w io.Writer) {
 			c.Window, c.MaxRequestTokens, c.Overflows, c.Compactions, c.Summaries)
 		fmt.Fprintf(w, "  compaction   p50 %.1f ms  p95 %.1f ms  max %.1f ms added per compaction\n", c.AddedLatency.P50, c.AddedLatency.P95, c.AddedLatency.Max)
 	}
+	r.Stalled.writeText(w)
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)
 	}

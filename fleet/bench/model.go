@@ -85,6 +85,9 @@ func (m *benchModel) reply(body []byte) sim.Reply {
 		return sim.Reply{Text: "Task: the bench task. Current state: working through its rounds. Next steps: the next round.", Usage: usage}
 	}
 	turn := benchTurn(body)
+	if bytes.Contains(body, []byte(stallMarker)) {
+		return stallReply(turn, usage)
+	}
 	if turn >= m.rounds-1 {
 		rep := sim.Reply{Text: "done", Usage: usage}
 		if m.tokens > 0 {

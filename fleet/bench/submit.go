@@ -35,6 +35,9 @@ func (b *benchRun) submit(ctx context.Context) error {
 		for i := range specs {
 			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label},
 				Context: fleet.ContextSpec{Window: b.cfg.ContextWindow}}
+			if stalls(done+i, b.cfg.StallRate) {
+				markStalled(&specs[i])
+			}
 		}
 		g.Go(func() error {
 			if _, err := b.cl.SubmitBatch(gctx, specs); err != nil {

@@ -192,6 +192,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	if total := text(`#usage-table tr.total`); !strings.Contains(total, "total") {
 		t.Errorf("the usage total row reads %q", total)
 	}
+	// The simulated model has no price: its spend reads as unknown, not $0.
+	run("unpriced spend", chromedp.WaitVisible(css(`#usage-unpriced`)))
+	if note := text(`#usage-unpriced`); !strings.Contains(note, "simulated") || !strings.Contains(note, "prices.<model>") {
+		t.Errorf("the unpriced note reads %q", note)
+	}
 	saveScreenshot(t, ctx, "dashboard-usage.png")
 	run("close the usage panel", chromedp.Click(css(`#usage-box summary`)))
 

@@ -16,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -67,6 +68,11 @@ type Config struct {
 	// Webhooks post each task's end to URLs (package webhook); none
 	// without URLs.
 	Webhooks webhook.Config
+	// Prices overrides or adds model prices on top of llm/pricing's
+	// built-in table, as the workers' prices setting does (keep the two
+	// alike): a task with a cost limit or a budgeted label whose model
+	// has no price is refused (see prices.go).
+	Prices map[string]pricing.Price
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -129,6 +135,9 @@ func (c Config) Validate() error {
 	if err := c.Policy.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("policy.%w", err))
 	}
+	if _, err := pricing.Override(nil, c.Prices); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -147,6 +156,7 @@ type Dispatcher struct {
 	budgets  budgets
 	ends     *taskops.Completer // every end of a task the dispatcher writes
 	webhooks *webhook.Notifier  // nil without webhook URLs
+	prices   pricing.Table      // built-in prices with Config.Prices on top
 }
 
 // New returns a Dispatcher over st and q.
@@ -159,6 +169,7 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 		return nil, errors.New("dispatcher: New needs a store and a queue client")
 	}
 	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
+	d.prices, _ = pricing.Override(pricing.Builtin(), cfg.Prices) // validated above
 	d.metrics = newMetrics(d)
 	d.ends = &taskops.Completer{Store: st, Queue: q, Log: d.log, AbortTimeout: cfg.ControlTimeout,
 		Ended: func(s store.TaskState) { d.metrics.finished.WithLabelValues(string(s)).Inc() }}
@@ -309,6 +320,9 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Subm
 	params := make([]store.CreateTaskParams, len(specs))
 	for i, s := range specs {
 		p, err := d.prepare(s)
+		if err == nil {
+			err = d.checkPriced(ctx, s)
+		}
 		if err != nil {
 			d.metrics.submitted.WithLabelValues("invalid").Inc()
 			return nil, batchError(i, len(specs), err)

@@ -11,6 +11,11 @@
 // serves as they are, and the event reads. They never touch its fields,
 // so a rule lives in the service and nowhere else.
 //
+// A task whose cost is counted (a cost limit, a budgeted label) on a model
+// the dispatcher's prices do not know is refused at submission with a
+// field error naming the model (prices.go); GET /v1/usage lists the spend
+// of unpriced models apart (usage_unpriced.go).
+//
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.
 package dispatcher

@@ -36,6 +36,9 @@ func (d *Dispatcher) Usage(ctx context.Context, p store.UsageParams) (api.UsageR
 		rep.Total.CostUSD += r.CostUSD
 	}
 	rep.Total.CacheReadShare = share(rep.Total.Usage)
+	if err := d.markUnpriced(ctx, p, rows, &rep); err != nil {
+		return api.UsageReport{}, err
+	}
 	return rep, nil
 }
 

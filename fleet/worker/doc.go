@@ -163,6 +163,16 @@
 // already final, through the completer, so a parent waiting for it wakes.
 // A dispatcher may watch as well, with the same rule.
 //
+// # Unpriced models
+//
+// A task whose cost is counted (limits.max_cost_usd, a label with a
+// budget) on a model without a price fails before its session with the
+// reason unpriced_model, its error naming the model and the
+// prices.<model> to set: failed, not held, because nothing in the fleet
+// would release the hold (the fix is this worker's configuration). Calls of
+// unpriced models that do run are counted in unpriced_calls_total (see
+// unpriced.go).
+//
 // # Concurrency
 //
 // A Worker's exported methods are safe for concurrent use. Each delivery is

@@ -83,6 +83,9 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
 	}
+	if err := r.checkModels(profile.Model(), pc); err != nil {
+		return err
+	}
 	client, err := w.models.Client(r.spec.Profile, r.spec.Session.Provider)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNotAllowed, err)
@@ -279,6 +282,8 @@ func (r *run) prepareFailed(ctx context.Context, err error) settlement {
 	switch {
 	case errors.Is(err, errNotAllowed):
 		return r.fail(ctx, fleet.ReasonNotAllowed, err.Error())
+	case errors.Is(err, errUnpriced):
+		return r.fail(ctx, fleet.ReasonUnpricedModel, err.Error())
 	case errors.Is(err, errDelivery):
 		return r.fail(ctx, fleet.ReasonDelivery, err.Error())
 	case errors.As(err, &fe), errors.Is(err, errBadEnvironment):

@@ -34,6 +34,7 @@ type metrics struct {
 	denials         *prometheus.CounterVec // tool, rule
 	approvals       prometheus.Counter
 	limitHits       *prometheus.CounterVec // limit: pids, memory, cpu
+	unpricedCalls   *prometheus.CounterVec // model (unpriced.go)
 }
 
 func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
@@ -79,6 +80,7 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 		approvals: counter("approvals_requested_total", "Tool calls that parked their session for a person's approval."),
 		limitHits: newLimitHits(cl),
 	}
+	m.unpricedCalls = newUnpricedCalls(cl)
 	qm := w.q.Metrics()
 	fromQueue := func(name, help string, v func() uint64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: name, Help: help, ConstLabels: cl},
@@ -86,7 +88,7 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 	}
 	cs := []prometheus.Collector{m.tasks, m.claimLatency, m.sessionDuration, m.sessionsRunning, m.turns, m.llmRequests,
 		m.llmLatency, m.llmTokens, m.toolCalls, m.toolDuration, m.retries, m.naks, m.parks, m.resumes, m.spawns, m.events,
-		m.storeRetries, m.storeUp, m.deadLetters, m.denials, m.approvals, m.limitHits,
+		m.storeRetries, m.storeUp, m.deadLetters, m.denials, m.approvals, m.limitHits, m.unpricedCalls,
 		fromQueue("redeliveries_total", "Task messages delivered more than once.", qm.Redelivered.Load),
 		fromQueue("events_published_total", "Events the EVENTS stream acknowledged.", qm.EventsPublished.Load),
 		fromQueue("event_publish_failures_total",

@@ -274,7 +274,7 @@ func (r *run) recordInto(pc ProviderConfig) recordInto {
 			if model == "" {
 				model = r.row.Model
 			}
-			return w.priceOf(model, pc).Cost(u)
+			return w.costOf(model, pc, u)
 		}}
 }
 

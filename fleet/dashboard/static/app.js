@@ -218,10 +218,10 @@ function usd(n) {
 
 function usageRow(name, r, cls) {
   const u = r.usage || {};
-  return el("tr", { class: cls || "" },
+  return el("tr", { class: (cls || "") + (r.unpriced ? " unpriced" : ""), title: r.unpriced ? "no price for this model: its cost is unknown" : "" },
     el("td", { text: name }), el("td", { text: String(r.tasks || 0) }), el("td", { text: String(u.input_tokens || 0) }),
     el("td", { text: `${u.cache_read_tokens || 0} (${Math.round(100 * (r.cache_read_share || 0))}%)` }),
-    el("td", { text: String(u.output_tokens || 0) }), el("td", { text: usd(r.cost_usd) }));
+    el("td", { text: String(u.output_tokens || 0) }), el("td", { text: r.unpriced ? "unknown" : usd(r.cost_usd) }));
 }
 
 async function refreshUsage() {
@@ -235,7 +235,13 @@ async function refreshUsage() {
     const body = $("usage-table").querySelector("tbody");
     body.replaceChildren(...(rep.rows || []).filter(() => by).map((r) => usageRow(r.key || "(none)", r)),
       usageRow("total", rep.total || {}, "total"));
-    $("usage-total").textContent = "· " + usd((rep.total || {}).cost_usd);
+    const unpriced = rep.unpriced || [];
+    $("usage-total").textContent = "· " + usd((rep.total || {}).cost_usd) + (unpriced.length ? " + unpriced" : "");
+    $("usage-unpriced").hidden = unpriced.length === 0;
+    $("usage-unpriced-models").textContent = unpriced.map((r) => {
+      const u = r.usage || {};
+      return `${r.key} (${r.sessions} sessions, ${(u.input_tokens || 0) + (u.output_tokens || 0)} tokens)`;
+    }).join(", ");
     const budgets = b.budgets || [];
     $("budget-table").querySelector("tbody").replaceChildren(...budgets.map((x) => el("tr", {},
       el("td", { text: x.label }), el("td", { text: usd(x.limit_usd) }), el("td", { text: usd(x.spent_usd) }),

@@ -18,7 +18,8 @@
 // The ends, and who calls End with which constructor:
 //
 //	worker run ends (succeeded, failed, cancelled, aborted)  Succeeded, Failed, Cancelled
-//	worker, before a session (not allowed, environment)      Failed
+//	worker, before a session (not allowed, environment,
+//	unpriced model: priced.go)                               Failed
 //	worker, a spec or message that cannot run                FailedAnyState
 //	worker, a task whose parent is cancelled                 Orphaned
 //	worker, a spent budget at claim or in a run              BudgetCancelled, Cancelled
