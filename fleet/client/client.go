@@ -100,8 +100,8 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, in
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if in != nil || method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+		req.Header.Set("Content-Type", "application/json") // the API refuses a mutating request without it
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
