@@ -136,9 +136,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	run("load the dashboard",
-		chromedp.Navigate(fl.URL()+"/"),
+		chromedp.Navigate(fl.DashboardURL()), // the token once, in the fragment
 		chromedp.WaitVisible(css(`#counts .count[data-state="all"]`)),
 		chromedp.WaitVisible(css(`#conn[data-live="true"]`)))
+	if href := eval(`location.href`); strings.Contains(href, fl.Token()) || strings.Contains(href, "token") {
+		t.Fatalf("the token stays in the address bar: %s", href)
+	}
 
 	// Submit a task and watch its events arrive live.
 	submit := func(prompt string) string {
