@@ -48,7 +48,7 @@ type testFleet struct {
 	url       string         // the tokenless API, as serve's no_auth
 	tokenURL  string         // the same dispatcher's API with a token
 	token     string         // the token of tokenURL
-	workspace string // the worker's workspace root
+	workspace string         // the worker's workspace root
 	worker    *worker.Worker
 	done      chan struct{} // closed when the worker's Run returns
 	runErr    error         // what Run returned (read after done)
