@@ -11,6 +11,12 @@
 // serves as they are, and the event reads. They never touch its fields,
 // so a rule lives in the service and nowhere else.
 //
+// The API trusts nothing a browser sends by itself (http_guard.go): the
+// token comes only from the Authorization header, event streams may take
+// a signed single-use ticket instead (http_tickets.go), mutating requests
+// must be JSON, requests from pages of other origins are refused, and
+// without a token the Host header must name the dispatcher.
+//
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.
 package dispatcher
