@@ -245,7 +245,11 @@ func newServeCmd() *cobra.Command {
 
 Configuration comes from --config (YAML, JSON or TOML), AGENTFLEET_* environment variables
 (AGENTFLEET_TOKEN, AGENTFLEET_DATABASE_URL, AGENTFLEET_NATS_URL, AGENTFLEET_NATS_REPLICAS,
-AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, flags winning. The database must be migrated first (dispatcher migrate up).`,
+AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, flags winning. The database must be migrated first (dispatcher migrate up).
+
+It listens on 127.0.0.1:8080 by default. Off loopback it serves HTTPS with --tls-cert-file and
+--tls-key-file, or plain HTTP with --behind-tls-proxy when a proxy in front terminates TLS; it
+refuses to start otherwise. A nats:// server off loopback needs TLS or nats.allow_plaintext.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := cli.Load[ServeConfig](v, file)
