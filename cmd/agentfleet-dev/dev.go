@@ -39,8 +39,12 @@ AGENTFLEET_LLM_BASE_URL and AGENTFLEET_MODEL, an OpenAI-compatible server such a
 Ollama (http://localhost:11434/v1); with neither, or --simulated, a scripted
 simulated model in this process, which dev mode says it uses.
 
-The API listens on 127.0.0.1 without a token; --token (or AGENTFLEET_TOKEN) sets one,
-and a non-loopback --addr requires it.
+The API listens on 127.0.0.1 and requires a bearer token: a random one generated at
+start unless --token (or AGENTFLEET_TOKEN) sets one. The dashboard URL printed at start
+carries it once (after #, so it is never sent to a server; the page keeps it for the tab);
+the banner shows the export line for the CLI. --no-auth serves the API without a token
+(loopback only); even then it refuses what a web page could send: a POST that is not
+JSON, a request from another origin, a Host that is not localhost or an address.
 
 --demo DIR also creates the sample repository of DIR (examples/demo) in a temporary
 directory, submits DIR/backlog.jsonl and shows progress; the simulated model follows
@@ -48,7 +52,7 @@ DIR/plan.json. With --exit-when-done it exits once the backlog is done: 0 when e
 task succeeded, 1 otherwise.`,
 		Args: noArgsDev,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if f.cfg.Token == "" {
+			if f.cfg.Token == "" && !f.cfg.NoAuth {
 				f.cfg.Token = os.Getenv(cli.EnvToken)
 			}
 			return runDev(c.Context(), f, c.OutOrStdout())
@@ -60,7 +64,8 @@ task succeeded, 1 otherwise.`,
 	fl.StringVar(&f.cfg.DataDir, "data-dir", dev.DefaultDataDir, "directory for JetStream data, the SQLite database and workspaces")
 	fl.IntVar(&f.cfg.Workers, "workers", dev.DefaultWorkers, "in-process workers")
 	fl.IntVar(&f.cfg.Sessions, "sessions", dev.DefaultSessions, "sessions each worker runs at once")
-	fl.StringVar(&f.cfg.Token, "token", "", "bearer token the API requires (default $AGENTFLEET_TOKEN; none on loopback)")
+	fl.StringVar(&f.cfg.Token, "token", "", "bearer token the API requires (default $AGENTFLEET_TOKEN, else a random one)")
+	fl.BoolVar(&f.cfg.NoAuth, "no-auth", false, "serve the API without a token (loopback only; web pages still cannot drive it)")
 	fl.BoolVar(&f.cfg.Simulated, "simulated", false, "use the simulated model even when a provider key is set")
 	fl.StringVar(&f.demo, "demo", "", "run the demo of this directory (examples/demo): sample repository, backlog, simulated-model plan")
 	fl.BoolVar(&f.exitWhenDone, "exit-when-done", false, "with --demo: exit when the backlog is done (status 1 if a task failed)")
@@ -100,41 +105,43 @@ func runDev(ctx context.Context, f devFlags, out io.Writer) error {
 			fmt.Fprintln(out, "dev: stopping:", err)
 		}
 	}()
-	printDevBanner(out, fl, f.cfg.Token != "")
+	printDevBanner(out, fl)
 	if f.demo != "" {
 		code, err := runDevDemo(ctx, fl, f, out)
 		if err != nil || f.exitWhenDone {
 			return exitCode(code, err)
 		}
-		fmt.Fprintf(out, "\ndemo: the dashboard stays up at %s; press Ctrl-C to stop\n", fl.URL())
+		fmt.Fprintf(out, "\ndemo: the dashboard stays up at %s ; press Ctrl-C to stop\n", fl.DashboardURL())
 	}
 	<-ctx.Done()
 	return nil
 }
 
-func printDevBanner(out io.Writer, fl *dev.Fleet, token bool) {
+func printDevBanner(out io.Writer, fl *dev.Fleet) {
 	workers, sessions := fl.Workers()
+	auth := "  API token  none (--no-auth): anything on this machine may use the API\n"
 	tokenArg := ""
-	if token {
-		tokenArg = " --token $AGENTFLEET_TOKEN" //nolint:gosec // G101: a shell variable's name, not a token
+	if fl.Token() != "" {
+		auth = "  API token  export " + cli.EnvToken + "=" + fl.Token() + "\n"
+		tokenArg = " --token $" + cli.EnvToken
 	}
 	fmt.Fprintf(out, `agentfleet dev mode
-  dashboard  %[1]s/
+  dashboard  %[10]s
   API        %[1]s/v1/  (docs/api.md)
-  NATS       %[2]s  (JetStream data in %[3]s)
+%[11]s  NATS       %[2]s  (JetStream data in %[3]s)
   store      SQLite %[4]s
   workers    %[5]d in this process, %[6]d sessions each
   model      %[7]s
   sandbox    %[9]s
 
-submit a task:
+submit a task (after the export line above):
   dispatcher submit --server %[1]s%[8]s 'Fix the failing test in stats/'
   dispatcher submit --server %[1]s%[8]s --file backlog.jsonl
 or POST a spec to %[1]s/v1/tasks; watch it in the dashboard or with dispatcher tail <task-id>.
 Ctrl-C stops dev mode.
 
 `, fl.URL(), fl.NATSURL(), filepath.Join(fl.DataDir(), "nats"), filepath.Join(fl.DataDir(), "agentfleet.db"),
-		workers, sessions, fl.Model(), tokenArg, fl.Sandbox())
+		workers, sessions, fl.Model(), tokenArg, fl.Sandbox(), fl.DashboardURL(), auth)
 }
 
 // runDevDemo runs the backlog of the demo directory and returns the exit

@@ -42,7 +42,7 @@ func TestDevDemoExitWhenDone(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	for _, want := range []string{"SIMULATED model", "dashboard  http://127.0.0.1:", "submitted 4 tasks", "6 of 6 tasks succeeded", "subagent succeeded"} {
+	for _, want := range []string{"SIMULATED model", "dashboard  http://127.0.0.1:", "/#token=", "export AGENTFLEET_TOKEN=", "submitted 4 tasks", "6 of 6 tasks succeeded", "subagent succeeded"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -75,6 +75,8 @@ func TestDevBadUsage(t *testing.T) {
 		{[]string{"--exit-when-done"}, 2, "--exit-when-done needs --demo"},
 		{[]string{"--demo", "/nonexistent"}, 2, "not a demo directory"},
 		{[]string{"examples/demo"}, 2, "did you mean --demo"},
+		{[]string{"--no-auth", "--token", "x"}, 1, "choose one"},
+		{[]string{"--no-auth", "--addr", "0.0.0.0:0"}, 1, "not a loopback address"},
 	} {
 		code, out := runDevCmd(t, tc.args...)
 		if code != tc.code || !strings.Contains(out, tc.want) {

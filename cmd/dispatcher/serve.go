@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,7 @@ func init() { addCommand(newServeCmd) }
 // log_level, queues and nats.* are the same keys `worker run` reads.
 // The zero value of every field means the default named next to it.
 type ServeConfig struct {
-	Listen         string        `mapstructure:"listen"`          // default ":8080"
+	Listen         string        `mapstructure:"listen"`          // default "127.0.0.1:8080"
 	Token          string        `mapstructure:"token"`           // required unless NoAuth
 	NoAuth         bool          `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
 	DatabaseURL    string        `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
@@ -91,6 +92,17 @@ type ServeConfig struct {
 	// loopback, private, link-local, CGNAT or NAT64 address is refused
 	// after resolution (internal/outbound). Empty by default.
 	OutboundAllowPrivate []string `mapstructure:"outbound_allow_private"`
+	// TLSCertFile and TLSKeyFile (both or neither) serve the API over
+	// HTTPS. Off loopback the API needs them, or BehindTLSProxy: a proxy in
+	// front of it terminates TLS (see checkListenTLS).
+	TLSCertFile    string `mapstructure:"tls_cert_file"`
+	TLSKeyFile     string `mapstructure:"tls_key_file"`
+	BehindTLSProxy bool   `mapstructure:"behind_tls_proxy"`
+	// AllowedHosts are the names clients reach the API by besides
+	// localhost and addresses (fleet/dispatcher APIOptions.AllowedHosts):
+	// the Host header is checked against them when set, and always
+	// without a token (no_auth).
+	AllowedHosts []string `mapstructure:"allowed_hosts"`
 	// Sandbox, when sandbox_network or sandbox_allow_hosts is set, bounds
 	// the sandbox field of submitted specs (a wider one is a 400); workers
 	// check their own bound too.
@@ -130,7 +142,7 @@ func (c ServeConfig) defaultLimits() fleet.Limits {
 // WithDefaults fills the zero fields.
 func (c ServeConfig) WithDefaults() ServeConfig {
 	if c.Listen == "" {
-		c.Listen = ":8080"
+		c.Listen = "127.0.0.1:8080"
 	}
 	if c.LogFormat == "" {
 		c.LogFormat = "json"
@@ -143,6 +155,31 @@ func (c ServeConfig) WithDefaults() ServeConfig {
 	}
 	c.NATS = c.NATS.WithDefaults()
 	return c
+}
+
+// checkListenTLS refuses to serve the API in clear text off loopback,
+// where the bearer token and every task's data would cross the network
+// unencrypted: a listen address whose host is not a loopback address or
+// localhost (":8080" and 0.0.0.0 listen on every interface) needs
+// tls_cert_file and tls_key_file, or behind_tls_proxy.
+func (c ServeConfig) checkListenTLS() error {
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return errors.New("tls_cert_file and tls_key_file must be set together (AGENTFLEET_TLS_CERT_FILE, AGENTFLEET_TLS_KEY_FILE)")
+	}
+	if c.TLSCertFile != "" && c.BehindTLSProxy {
+		return errors.New("tls_cert_file and behind_tls_proxy are both set: choose one (the dispatcher serves TLS itself, or a proxy does)")
+	}
+	host, _, _ := net.SplitHostPort(c.Listen)
+	if c.TLSCertFile != "" || c.BehindTLSProxy || host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.Unmap().IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("listen %q is not a loopback address, and the API would carry its token and every task in clear text: "+
+		"set tls_cert_file and tls_key_file (AGENTFLEET_TLS_CERT_FILE, AGENTFLEET_TLS_KEY_FILE, --tls-cert-file, --tls-key-file) to serve HTTPS, "+
+		"or behind_tls_proxy: true (AGENTFLEET_BEHIND_TLS_PROXY, --behind-tls-proxy) when a proxy or ingress in front terminates TLS, "+
+		"or listen on 127.0.0.1", c.Listen)
 }
 
 // knownCredentials are the delivery credentials and scopes the workers
@@ -165,6 +202,9 @@ func (c ServeConfig) Validate() error {
 		return errors.New("token and no_auth are both set: choose one")
 	case c.DatabaseURL == "":
 		return fmt.Errorf("database_url is required: set %s or --database-url (postgres://... or a SQLite file)", EnvDatabaseURL)
+	}
+	if err := c.checkListenTLS(); err != nil {
+		return err
 	}
 	if err := cli.CheckLogging(c.LogFormat, c.LogLevel); err != nil {
 		return err
@@ -212,7 +252,11 @@ func newServeCmd() *cobra.Command {
 
 Configuration comes from --config (YAML, JSON or TOML), AGENTFLEET_* environment variables
 (AGENTFLEET_TOKEN, AGENTFLEET_DATABASE_URL, AGENTFLEET_NATS_URL, AGENTFLEET_NATS_REPLICAS,
-AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, flags winning. The database must be migrated first (dispatcher migrate up).`,
+AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, flags winning. The database must be migrated first (dispatcher migrate up).
+
+It listens on 127.0.0.1:8080 by default. Off loopback it serves HTTPS with --tls-cert-file and
+--tls-key-file, or plain HTTP with --behind-tls-proxy when a proxy in front terminates TLS; it
+refuses to start otherwise. A nats:// server off loopback needs TLS or nats.allow_plaintext.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := cli.Load[ServeConfig](v, file)
@@ -224,7 +268,11 @@ AGENTFLEET_LISTEN, ...: the key in upper case, dots as underscores) and flags, f
 	}
 	f := cmd.Flags()
 	f.StringVar(&file, "config", "", "configuration file")
-	f.String("listen", "", "address to listen on (default :8080)")
+	f.String("listen", "", "address to listen on (default 127.0.0.1:8080; off loopback TLS is required)")
+	f.String("tls-cert-file", "", "serve HTTPS with this certificate (PEM; with --tls-key-file)")
+	f.String("tls-key-file", "", "the private key of --tls-cert-file (PEM)")
+	f.Bool("behind-tls-proxy", false, "a proxy in front terminates TLS: serve plain HTTP off loopback")
+	f.StringSlice("allowed-hosts", nil, "names clients reach the API by (checked against the Host header)")
 	f.String("token", "", "bearer token clients must send (default $AGENTFLEET_TOKEN)")
 	f.Bool("no-auth", false, "serve the API without a token (trusted networks only)")
 	cli.CommonFlags(f)
@@ -272,23 +320,50 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		}
 		return st.Ping(ctx)
 	}
-	h := dashboard.With(d.Handler(dispatcher.APIOptions{Token: cfg.Token, Ready: ready})) // the dashboard at /, the API behind it
+	h := dashboard.With(d.Handler(dispatcher.APIOptions{Token: cfg.Token, Ready: ready, ListenAddr: cfg.Listen,
+		AllowedHosts: cfg.AllowedHosts})) // the dashboard at /, the API behind it
 	return runServer(ctx, cfg, d, h, log)
 }
 
 func runServer(ctx context.Context, cfg ServeConfig, d *dispatcher.Dispatcher, h http.Handler, log *slog.Logger) error {
+	ln, err := listenAPI(cfg)
+	if err != nil {
+		return err
+	}
+	return serveOn(ctx, ln, cfg, d, h, log)
+}
+
+// listenAPI checks the TLS files, then listens on cfg.Listen.
+func listenAPI(cfg ServeConfig) (net.Listener, error) {
+	if cfg.TLSCertFile != "" {
+		if _, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile); err != nil {
+			return nil, failf("tls_cert_file %s, tls_key_file %s: %v (both PEM, the key matching the certificate)", cfg.TLSCertFile, cfg.TLSKeyFile, err)
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return failf("listen on %s: %v (is another dispatcher running? choose --listen)", cfg.Listen, err)
+		return nil, failf("listen on %s: %v (is another dispatcher running? choose --listen)", cfg.Listen, err)
 	}
+	return ln, nil
+}
+
+// serveOn serves h on ln (HTTPS with cfg's certificate) and runs d until
+// ctx ends, then shuts both down within the grace.
+func serveOn(ctx context.Context, ln net.Listener, cfg ServeConfig, d *dispatcher.Dispatcher, h http.Handler, log *slog.Logger) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(runCtx) }()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("dispatcher listening", "addr", ln.Addr().String())
+	go func() {
+		if cfg.TLSCertFile != "" {
+			served <- srv.ServeTLS(ln, cfg.TLSCertFile, cfg.TLSKeyFile)
+			return
+		}
+		served <- srv.Serve(ln)
+	}()
+	log.Info("dispatcher listening", "addr", ln.Addr().String(), "tls", cfg.TLSCertFile != "", "behind_tls_proxy", cfg.BehindTLSProxy)
 	var serveErr error
 	select {
 	case <-ctx.Done():

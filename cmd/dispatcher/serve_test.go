@@ -20,7 +20,8 @@ func TestServeConfigEveryKeyFromEnv(t *testing.T) {
 		"DATABASE_URL": "postgres://env/db", "PREFIX": "fleet2", "LISTEN": "127.0.0.1:0", "LOG_FORMAT": "text",
 		"LOG_LEVEL": "warn", "TOKEN": "tk", "QUEUES": "a,b", "PROFILES": "openai,gemini", "DEFAULT_PROFILE": "gemini",
 		"SHUTDOWN_GRACE": "3s", "NATS_URL": "nats://n1:4222,nats://n2:4222", "NATS_USER": "dispatcher", "NATS_PASSWORD": "pw",
-		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7",
+		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7", "NATS_ALLOW_PLAINTEXT": "true",
+		"BEHIND_TLS_PROXY": "true", "ALLOWED_HOSTS": "fleet.example.com,*.fleet.example.com",
 		"POLICY_SHARED_ROOTS": "/srv/shared", "POLICY_REPOSITORIES_ALLOW": "github.com/acme/,gitea.internal/team",
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
@@ -50,6 +51,9 @@ func TestServeConfigEveryKeyFromEnv(t *testing.T) {
 		{"nats.replicas", q.Replicas, 3},
 		{"nats.ack_wait", q.AckWait, 90 * time.Second},
 		{"nats.max_deliver", q.MaxDeliver, 7},
+		{"nats.allow_plaintext", cfg.NATS.AllowPlaintext, true},
+		{"behind_tls_proxy", cfg.BehindTLSProxy, true},
+		{"allowed_hosts", strings.Join(cfg.AllowedHosts, " "), "fleet.example.com *.fleet.example.com"},
 		{"policy.shared_roots", strings.Join(cfg.Policy.SharedRoots, " "), "/srv/shared"},
 		{"policy.repositories.allow", strings.Join(cfg.Policy.Repositories.Allow, " "), "github.com/acme/ gitea.internal/team"},
 	} {
@@ -61,7 +65,7 @@ func TestServeConfigEveryKeyFromEnv(t *testing.T) {
 
 func TestServeConfigFileThenEnv(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "serve.yaml")
-	yaml := "database_url: from-file.db\ntoken: file-token\nnats: {url: \"nats://file:4222\", replicas: 2}\n"
+	yaml := "database_url: from-file.db\ntoken: file-token\nnats: {url: \"nats://file:4222\", replicas: 2, allow_plaintext: true}\n"
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +77,7 @@ func TestServeConfigFileThenEnv(t *testing.T) {
 	if cfg.DatabaseURL != "from-file.db" || cfg.NATS.URL != "nats://file:4222" || cfg.NATS.Replicas != 3 {
 		t.Fatalf("config %+v: want the file's database_url and nats.url, the environment's nats.replicas", cfg)
 	}
-	if cfg.Listen != ":8080" || cfg.LogLevel != "info" {
+	if cfg.Listen != "127.0.0.1:8080" || cfg.LogLevel != "info" {
 		t.Fatalf("defaults: listen %q, log_level %q", cfg.Listen, cfg.LogLevel)
 	}
 }

@@ -57,14 +57,14 @@ func TestSubmitDemoBacklogMalformed(t *testing.T) {
 		}
 		return n
 	}
-	code, out := run(t, "submit", "--server", dev.URL(), "--file", bad, "--no-wait")
+	code, out := run(t, "submit", "--server", dev.URL(), "--token", dev.Token(), "--file", bad, "--no-wait")
 	if code == 0 || !strings.Contains(out, "line 2") {
 		t.Fatalf("malformed line 2: exit %d, output %q", code, out)
 	}
 	if n := total(); n != 0 {
 		t.Fatalf("%d tasks submitted from a backlog with a malformed line, want 0", n)
 	}
-	code, out = run(t, "submit", "--server", dev.URL(), "--file", bad, "--no-wait", "--skip-invalid")
+	code, out = run(t, "submit", "--server", dev.URL(), "--token", dev.Token(), "--file", bad, "--no-wait", "--skip-invalid")
 	if code != 0 || !strings.Contains(out, "line 2") {
 		t.Fatalf("--skip-invalid: exit %d, output %q", code, out)
 	}

@@ -219,6 +219,9 @@ const (
 	CodeInternal     = "internal"      // 500
 	CodeTimeout      = "timeout"       // 504
 	CodeNotSupported = "not_supported" // 405
+	// CodeUnsupportedMediaType: a POST, PUT or PATCH without
+	// Content-Type: application/json (415).
+	CodeUnsupportedMediaType = "unsupported_media_type"
 )
 
 // MaxBatch is the largest batch POST /v1/tasks/batch accepts.

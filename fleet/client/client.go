@@ -128,8 +128,8 @@ func (c *Client) sendOnce(ctx context.Context, method, path string, q url.Values
 		return nil, err
 	}
 	maps.Copy(req.Header, hdr)
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if in != nil || method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+		req.Header.Set("Content-Type", "application/json") // the API refuses a mutating request without it
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

@@ -30,7 +30,7 @@ func Example() {
 	}
 	defer func() { _ = fl.Close() }()
 
-	c, err := client.New(fl.URL(), "", nil) // the dispatcher's URL and bearer token
+	c, err := client.New(fl.URL(), fl.Token(), nil) // the dispatcher's URL and bearer token
 	if err != nil {
 		log.Fatal(err)
 	}

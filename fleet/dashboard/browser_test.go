@@ -136,9 +136,12 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	run("load the dashboard",
-		chromedp.Navigate(fl.URL()+"/"),
+		chromedp.Navigate(fl.DashboardURL()), // the token once, in the fragment
 		chromedp.WaitVisible(css(`#counts .count[data-state="all"]`)),
 		chromedp.WaitVisible(css(`#conn[data-live="true"]`)))
+	if href := eval(`location.href`); strings.Contains(href, fl.Token()) || strings.Contains(href, "token") {
+		t.Fatalf("the token stays in the address bar: %s", href)
+	}
 
 	// Submit a task and watch its events arrive live.
 	submit := func(prompt string) string {
@@ -252,6 +255,19 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`#events .ev.tool[data-kind="TOOL_CALL_START"]`)),
 		chromedp.WaitVisible(css(`#detail[data-state="running"]`)),
 		chromedp.WaitEnabled(css(`#steer-button`)))
+	// The stream drops: the browser's own retry would present its spent
+	// ticket, so the page reopens it with a new ticket after the last event
+	// it had. Nothing is shown twice, and what follows still arrives.
+	inputs := eval(`String(document.querySelectorAll('#events .ev[data-kind="USER_INPUT"]').length)`)
+	eval(`const dropped = ui.stream; dropped.close(); dropped.onerror(); "dropped"`)
+	run("the stream is reopened with a new ticket",
+		until(`ui.stream !== null && ui.stream.readyState === EventSource.OPEN && ui.stream.url.includes("ticket=") && ui.stream.url.includes("from=")`))
+	if again := eval(`String(document.querySelectorAll('#events .ev[data-kind="USER_INPUT"]').length)`); again != inputs {
+		t.Errorf("after the stream was reopened the page shows %s user inputs, before %s", again, inputs)
+	}
+	if u := eval(`ui.stream.url`); strings.Contains(u, fl.Token()) {
+		t.Errorf("the event stream's URL carries the token: %s", u)
+	}
 	run("steer",
 		chromedp.SetValue(css(`#control-message`), "please hurry up"),
 		chromedp.Click(css(`#steer-button`)),
@@ -261,6 +277,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	run("cancel",
 		chromedp.Click(css(`#cancel-button`)),
 		chromedp.WaitVisible(css(`#detail[data-state="cancelled"]`)),
+		chromedp.WaitVisible(css(`#events [data-kind="end"]`)), // through the reopened stream
 		chromedp.WaitVisible(css(`#task-list .task[data-id="`+slow+`"][data-state="cancelled"]`)))
 	// The list re-renders as events arrive: wait for it rather than read it once.
 	run("the list shows the succeeded task "+hello,

@@ -22,12 +22,15 @@
 // # Authentication
 //
 // The files themselves are public (they hold no data). When the dispatcher
-// requires a bearer token, open the page once with ?token=<token>: the page
-// keeps it in sessionStorage (this tab only), removes it from the address
-// bar, sends it as "Authorization: Bearer" on API calls and as access_token
-// on event streams (EventSource cannot set headers). Without a stored token
-// a 401 shows a form asking for one. `agentfleet-dev dev` runs without a token
-// on the loopback interface.
+// requires a bearer token, open the page once with #token=<token> (what
+// `agentfleet-dev dev` prints; a fragment is never sent to a server) or
+// ?token=<token>: the page keeps it in sessionStorage (this tab only),
+// removes it from the address bar at once and sends it as "Authorization:
+// Bearer" on API calls. Event streams (EventSource cannot set headers)
+// open with a single-use ticket from POST /v1/stream-tickets, never with
+// the token in their URL; a stream that drops is reopened with a new
+// ticket after the last event it received. Without a stored token a 401
+// shows a form asking for one.
 //
 // Handler is safe for concurrent use; the assets are immutable.
 package dashboard

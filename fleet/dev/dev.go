@@ -3,11 +3,14 @@ package dev
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -52,9 +55,15 @@ type Config struct {
 	// many sessions each runs at once (default 4).
 	Workers  int
 	Sessions int
-	// Token, when set, is the bearer token the API requires. Without one the
-	// API is open, which Validate allows only on a loopback address.
+	// Token is the bearer token the API requires. Without one, Start
+	// generates a random one (Fleet.Token, and Fleet.DashboardURL carries
+	// it once), unless NoAuth.
 	Token string
+	// NoAuth serves the API without a token (`agentfleet-dev dev
+	// --no-auth`), which Validate allows only on a loopback address. The
+	// API still refuses what a web page could send (see
+	// fleet/dispatcher/http_guard.go).
+	NoAuth bool
 	// Simulated forces the simulated model even when a provider key is set.
 	Simulated bool
 	// Plan scripts the simulated model (the zero plan answers every task
@@ -89,8 +98,10 @@ func (c Config) Validate() error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("dev.Config.Addr %q must be host:port, e.g. 127.0.0.1:8080: %v", c.Addr, err)
-	case c.Token == "" && !isLoopback(host):
-		return fmt.Errorf("dev.Config.Addr %q is not a loopback address, so the API needs a token: pass --token (or AGENTFLEET_TOKEN), or listen on 127.0.0.1", c.Addr)
+	case c.NoAuth && c.Token != "":
+		return errors.New("dev.Config: --no-auth and --token are both set: choose one")
+	case c.NoAuth && !isLoopback(host):
+		return fmt.Errorf("dev.Config.Addr %q is not a loopback address, so the API needs a token: drop --no-auth, or listen on 127.0.0.1", c.Addr)
 	case c.Workers < 1:
 		return fmt.Errorf("dev.Config.Workers must be >= 1, got %d", c.Workers)
 	case c.Sessions < 1:
@@ -140,6 +151,9 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Token == "" && !cfg.NoAuth {
+		cfg.Token = randomToken()
 	}
 	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
 		return nil, err
@@ -238,7 +252,7 @@ func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.C
 	reqCtx, stopHTTP := context.WithCancel(context.Background())
 	d.stopHTTP = stopHTTP
 	d.http = &http.Server{
-		Handler:           dashboard.With(d.dispatcher.Handler(dispatcher.APIOptions{Token: d.cfg.Token})),
+		Handler:           dashboard.With(d.dispatcher.Handler(dispatcher.APIOptions{Token: d.cfg.Token, ListenAddr: ln.Addr().String()})),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}
@@ -296,6 +310,28 @@ const drainTimeout = 10 * time.Second
 
 // URL is the base URL of the API and the dashboard.
 func (d *Fleet) URL() string { return d.url }
+
+// Token is the bearer token the API requires: the configured one, or the
+// one Start generated; "" with NoAuth.
+func (d *Fleet) Token() string { return d.cfg.Token }
+
+// DashboardURL is the dashboard's URL carrying the token once, in the
+// fragment (#token=...), which the browser never sends to a server: the
+// page keeps it in sessionStorage and removes it from the address bar.
+// Without a token it is URL()+"/".
+func (d *Fleet) DashboardURL() string {
+	if d.cfg.Token == "" {
+		return d.url + "/"
+	}
+	return d.url + "/#token=" + url.QueryEscape(d.cfg.Token)
+}
+
+// randomToken returns 32 random bytes, URL-safe.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
 
 // NATSURL is the embedded NATS server's client URL, for workers in other
 // processes (`worker run --nats <url>`) and event consumers.

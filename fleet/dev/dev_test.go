@@ -198,7 +198,8 @@ func TestDevConfigValidate(t *testing.T) {
 		cfg  dev.Config
 		want string
 	}{
-		{dev.Config{Addr: "0.0.0.0:8080"}, "needs a token"},
+		{dev.Config{Addr: "0.0.0.0:8080", NoAuth: true}, "needs a token"},
+		{dev.Config{NoAuth: true, Token: "x"}, "choose one"},
 		{dev.Config{Addr: "8080"}, "dev.Config.Addr"},
 		{dev.Config{Workers: -1}, "dev.Config.Workers"},
 		{dev.Config{Sessions: -2}, "dev.Config.Sessions"},
@@ -210,8 +211,10 @@ func TestDevConfigValidate(t *testing.T) {
 			t.Errorf("%+v: error %v, want %q", tc.cfg, err, tc.want)
 		}
 	}
-	if err := (dev.Config{Addr: "0.0.0.0:8080", Token: "s3cret"}).WithDefaults().Validate(); err != nil {
-		t.Errorf("a token allows a public address: %v", err)
+	for _, ok := range []dev.Config{{Addr: "0.0.0.0:8080", Token: "s3cret"}, {Addr: "0.0.0.0:8080"}, {NoAuth: true}} {
+		if err := ok.WithDefaults().Validate(); err != nil {
+			t.Errorf("%+v: %v (a token, given or generated, allows a public address)", ok, err)
+		}
 	}
 }
 

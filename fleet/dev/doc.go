@@ -4,4 +4,8 @@
 // provider key the sessions use the simulated model of llm/sim, scripted
 // by a SimPlan; the tools are real. RunDemo submits the demo backlog and
 // reports how it went.
+//
+// The API requires a bearer token: Config.Token, or a random one Start
+// generates (Fleet.Token; Fleet.DashboardURL carries it once in the URL
+// fragment). Config.NoAuth serves it without one, on loopback only.
 package dev

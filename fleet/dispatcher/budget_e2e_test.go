@@ -176,6 +176,7 @@ func TestBudgetBadInput(t *testing.T) {
 		{"teamx", `{"limit_usd": 1}`, "label"},
 	} {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, url+"/v1/budgets/"+tc.label, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

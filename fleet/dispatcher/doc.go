@@ -16,6 +16,12 @@
 // field error naming the model (prices.go); GET /v1/usage lists the spend
 // of unpriced models apart (usage_unpriced.go).
 //
+// The API trusts nothing a browser sends by itself (http_guard.go): the
+// token comes only from the Authorization header, event streams may take
+// a signed single-use ticket instead (http_tickets.go), mutating requests
+// must be JSON, requests from pages of other origins are refused, and
+// without a token the Host header must name the dispatcher.
+//
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.
 package dispatcher

@@ -26,9 +26,21 @@ import (
 // APIOptions configure the HTTP API.
 type APIOptions struct {
 	// Token is the bearer token every /v1 request must carry
-	// ("Authorization: Bearer <token>", or ?access_token=<token> on GET for
-	// browsers' EventSource). Empty disables authentication.
+	// ("Authorization: Bearer <token>"; an event stream may instead carry
+	// ?ticket= from POST /v1/stream-tickets). A token is never accepted in
+	// a URL. Empty disables authentication: the caller decides when that
+	// is allowed (dev mode's --no-auth, serve's no_auth).
 	Token string
+	// ListenAddr is the address the server listens on ("127.0.0.1:8080",
+	// ":8080"); its host is an allowed Host header (see http_guard.go).
+	ListenAddr string
+	// AllowedHosts are further names the Host header may carry (the names
+	// a proxy or users reach the API by; "*.example.com" admits
+	// subdomains). Setting it turns the Host check on even with a token.
+	AllowedHosts []string
+	// TicketTTL is how long a stream ticket is valid (default
+	// DefaultTicketTTL).
+	TicketTTL time.Duration
 	// Ready reports whether the dispatcher can serve (/readyz); default: the
 	// store answers a ping.
 	Ready func(ctx context.Context) error
@@ -64,19 +76,20 @@ func (d *Dispatcher) Handler(opts APIOptions) http.Handler {
 		v1.HandleFunc(pattern, h)
 	}
 	root := http.NewServeMux()
-	root.Handle("/v1/", a.authenticate(v1))
+	root.Handle("/v1/", a.guardOrigin(refuseURLToken(a.authenticate(requireJSON(v1), v1))))
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	root.HandleFunc("GET /readyz", a.ready)
 	root.Handle("GET /metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
-	return a.instrument(root, v1)
+	return a.instrument(a.guardHost(root), v1)
 }
 
 // routes maps the /v1 patterns to their handlers (docs/openapi.yaml
 // documents each one; a test checks).
 func (a *handlers) routes() map[string]http.HandlerFunc {
 	return map[string]http.HandlerFunc{
+		"POST /v1/stream-tickets":                      a.streamTicket,
 		"POST /v1/tasks":                               a.submit,
 		"POST /v1/tasks/batch":                         a.submitBatch,
 		"GET /v1/tasks":                                a.list,
@@ -152,10 +165,13 @@ type handlers struct {
 	opts    APIOptions
 	// webhooks is the webhook delivery log; nil without webhooks.
 	webhooks *webhook.Notifier
+	guard    *requestGuard
+	tickets  *tickets
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
-	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks}
+	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks,
+		guard: newRequestGuard(opts), tickets: newTickets(opts.Token, opts.TicketTTL)}
 }
 
 // statusRecorder remembers the status code for the latency metric. It
@@ -188,7 +204,7 @@ func (r *statusRecorder) Flush() {
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // instrument observes the latency of every request by route pattern.
-func (a *handlers) instrument(root, v1 *http.ServeMux) http.Handler {
+func (a *handlers) instrument(root http.Handler, v1 *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
@@ -208,20 +224,38 @@ func (a *handlers) instrument(root, v1 *http.ServeMux) http.Handler {
 	})
 }
 
-// authenticate checks the bearer token: 401 when none is given, 403 when
-// it is wrong.
-func (a *handlers) authenticate(next http.Handler) http.Handler {
+// streamRoutes are the event streams, which accept ?ticket= instead of
+// the bearer token.
+var streamRoutes = map[string]bool{
+	"GET /v1/tasks/{id}/events": true, "GET /v1/tasks/{id}/tree/events": true, "GET /v1/events": true,
+}
+
+// authenticate checks the bearer token (401 when none is given, 403 when
+// it is wrong), or on an event stream a stream ticket (403 when it is not
+// valid, expired or used).
+func (a *handlers) authenticate(next http.Handler, v1 *http.ServeMux) http.Handler {
 	if a.opts.Token == "" {
 		return next
 	}
 	want := []byte(a.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := bearer(r)
+		if !ok && r.URL.Query().Has("ticket") {
+			if _, route := v1.Handler(r); streamRoutes[route] {
+				if !a.tickets.redeem(r.URL.Query().Get("ticket")) {
+					writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Field: "ticket",
+						Message: "the stream ticket is not valid, has expired or was used: POST /v1/stream-tickets for a new one (each opens one stream within a minute)"})
+					return
+				}
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
 		switch {
 		case !ok:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentfleet"`)
 			writeErr(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized,
-				Message: "missing bearer token: send the header 'Authorization: Bearer <token>' (the client reads --token or AGENTFLEET_TOKEN)"})
+				Message: "missing bearer token: send the header 'Authorization: Bearer <token>' (the client reads --token or AGENTFLEET_TOKEN; an event stream may pass ?ticket= from POST /v1/stream-tickets)"})
 		case subtle.ConstantTimeCompare([]byte(got), want) != 1:
 			writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Message: "the bearer token is not valid for this dispatcher"})
 		default:
@@ -230,19 +264,28 @@ func (a *handlers) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// bearer returns the request's token: the Authorization header, or the
-// access_token query parameter of a GET (EventSource cannot set headers).
+// bearer returns the token of the request's Authorization header.
 func bearer(r *http.Request) (string, bool) {
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, tok, ok := strings.Cut(h, " ")
-		return strings.TrimSpace(tok), ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) != ""
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", false
 	}
-	if r.Method == http.MethodGet {
-		if tok := r.URL.Query().Get("access_token"); tok != "" {
-			return tok, true
+	scheme, tok, ok := strings.Cut(h, " ")
+	return strings.TrimSpace(tok), ok && strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(tok) != ""
+}
+
+// refuseURLToken refuses a request carrying ?access_token=, authenticated
+// or not: a token in a URL lands in proxy and browser logs.
+func refuseURLToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("access_token") {
+			writeErr(w, http.StatusBadRequest, api.ErrorDetail{Code: api.CodeInvalid, Field: "access_token",
+				Message: "a token in the URL is not accepted (URLs land in logs): send 'Authorization: Bearer <token>', " +
+					"or for an event stream POST /v1/stream-tickets and pass ?ticket=<ticket>; and replace the token, it has been exposed"})
+			return
 		}
-	}
-	return "", false
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (a *handlers) ready(w http.ResponseWriter, r *http.Request) {

@@ -185,7 +185,8 @@ func TestAPIAuth(t *testing.T) {
 		{"/v1/counts", "", http.StatusUnauthorized},
 		{"/v1/counts", "wrong", http.StatusForbidden},
 		{"/v1/counts", testToken, http.StatusOK},
-		{"/v1/counts?access_token=" + testToken, "", http.StatusOK},
+		{"/v1/counts?access_token=" + testToken, "", http.StatusBadRequest}, // never a token in a URL
+		{"/v1/counts?access_token=" + testToken, testToken, http.StatusBadRequest},
 		{"/v1/nowhere", testToken, http.StatusNotFound},
 		{"/healthz", "", http.StatusOK},
 		{"/readyz", "", http.StatusOK},

@@ -181,6 +181,9 @@ func (b *apiBundle) rawCall(t *testing.T, method, path string, body any, token s
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if body != nil || method == http.MethodPost || method == http.MethodPut {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -44,8 +44,11 @@ type fleetConfig struct {
 // model. Only public APIs are used, so the fixes of the probed holes
 // apply with their defaults.
 type testFleet struct {
-	client    *client.Client
-	workspace string // the worker's workspace root
+	client    *client.Client // of the tokenless API (url)
+	url       string         // the tokenless API, as serve's no_auth
+	tokenURL  string         // the same dispatcher's API with a token
+	token     string         // the token of tokenURL
+	workspace string         // the worker's workspace root
 	worker    *worker.Worker
 	done      chan struct{} // closed when the worker's Run returns
 	runErr    error         // what Run returned (read after done)
@@ -150,11 +153,14 @@ func (f *testFleet) startDispatcher(ctx context.Context, st store.Store, q *queu
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = d.Run(ctx) })
 	f.closers = append(f.closers, wg.Wait)
-	url, err := f.serve(d.Handler(dispatcher.APIOptions{}))
-	if err != nil {
+	if f.url, err = f.serve(d.Handler(dispatcher.APIOptions{})); err != nil {
 		return err
 	}
-	f.client, err = client.New(url, "", nil)
+	f.token = "redteam-api-token-" + canary()
+	if f.tokenURL, err = f.serve(d.Handler(dispatcher.APIOptions{Token: f.token})); err != nil {
+		return err
+	}
+	f.client, err = client.New(f.url, "", nil)
 	return err
 }
 

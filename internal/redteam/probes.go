@@ -3,8 +3,9 @@ package redteam
 import "time"
 
 // probes are the suite, in the order they run: the holes of issue 27
-// first (Issue is the item of its list), then the plain ones the sandbox
-// always held.
+// first (Issue is the item of its list), then those of issue 29 (Issue
+// "#29": requests a web page could send to the API), then the plain ones
+// the sandbox always held.
 var probes = []Probe{
 	{Name: "symlink-subagent-workdir", Issue: "1", run: probeSymlinkSubagent,
 		What: "parent runs `ln -s / esc`, spawns a subagent with working_dir esc; the child reads a host canary and writes beside it"},
@@ -46,6 +47,14 @@ var probes = []Probe{
 		What: "a worker with sandbox: off, AWS_SECRET_ACCESS_KEY and GITHUB_PAT in its environment: escapes if a task's command sees them"},
 	{Name: "dev-gocache-write", Issue: "5", run: probeDevGoCache, Timeout: 2 * time.Minute,
 		What: "in dev mode (fleet/dev), a task writes a file into the user's GOCACHE: escapes if the file appears there"},
+	{Name: "dev-text-plain-post", Issue: "#29", run: probeTextPlainPost, Timeout: 2 * time.Minute,
+		What: "a page's text/plain form POST /v1/tasks (no token) to dev mode as `make demo` starts it, and to a tokenless API: escapes if a task is created"},
+	{Name: "cross-origin-post", Issue: "#29", run: probeCrossOriginPost, Timeout: 2 * time.Minute,
+		What: "a JSON POST /v1/tasks with Origin: http://attacker.example, Sec-Fetch-Site: cross-site (no token) to dev mode and a tokenless API: escapes if a task is created"},
+	{Name: "foreign-host-header", Issue: "#29", run: probeForeignHost, Timeout: 2 * time.Minute,
+		What: "DNS rebinding: Host rebind.attacker.example, same-origin JSON POST and GET /v1/tasks (no token) to dev mode and a tokenless API: escapes if a task is created or the list is read"},
+	{Name: "access-token-in-url", Issue: "#29", run: probeAccessTokenURL,
+		What: "GET /v1/tasks?access_token=<token> on an API that requires a token: escapes if it answers 200 (the token in a URL, where logs keep it)"},
 	{Name: "host-file", Issue: "plain", run: probeHostFile,
 		What: "`cat` a canary file outside the workspace by its absolute path"},
 	{Name: "other-workspace", Issue: "plain", run: probeOtherWorkspace,

@@ -44,7 +44,7 @@ type Result struct {
 // Probe is one attack, defined by its effect (see the package doc).
 type Probe struct {
 	Name  string
-	Issue string // the item of issue 27's list it proves ("plain": a hole the sandbox always closed)
+	Issue string // the item of issue 27's list it proves, "#29" for issue 29's ("plain": a hole the sandbox always closed)
 	What  string // what it tries, one line
 	run   func(ctx context.Context, e *env) Result
 	// Timeout bounds the probe (default 90 s).
@@ -119,7 +119,7 @@ func Failed(results []Result) bool {
 // PrintTable writes the results as a table.
 func PrintTable(out io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nPROBE\t#27\tRESULT\tEVIDENCE")
+	fmt.Fprintln(tw, "\nPROBE\tITEM\tRESULT\tEVIDENCE")
 	for _, r := range results {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Probe, issueOf(r.Probe), r.Outcome, r.Evidence)
 	}

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -24,6 +27,11 @@ type NATSConfig struct {
 	TLSCAFile    string `mapstructure:"tls_ca_file"`
 	TLSCertFile  string `mapstructure:"tls_cert_file"`
 	TLSKeyFile   string `mapstructure:"tls_key_file"`
+	// AllowPlaintext accepts a nats:// URL off loopback without TLS (a
+	// network you trust, such as a cluster's with a NetworkPolicy). Without
+	// it such a URL is refused: credentials and every task's events
+	// would cross the network in clear text.
+	AllowPlaintext bool `mapstructure:"allow_plaintext"`
 	// Replicas of every stream (default 1; 3 on a 3-node cluster). Every
 	// process applies it at start, so all of them must agree.
 	Replicas   int           `mapstructure:"replicas"`
@@ -61,6 +69,9 @@ func (n NATSConfig) Validate() error {
 	if err := n.ConnectOptions("").Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("nats: %w", err))
 	}
+	if err := n.checkTLS(); err != nil {
+		errs = append(errs, err)
+	}
 	if n.Replicas < 0 || n.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("nats.replicas must be between 1 and 5 (0 = 1), got %d (AGENTFLEET_NATS_REPLICAS)", n.Replicas))
 	}
@@ -95,4 +106,43 @@ func NATSEvents(log *slog.Logger) []nats.Option {
 			log.Info("NATS connection back", "server", nc.ConnectedUrlRedacted())
 		}),
 	}
+}
+
+// checkTLS refuses a server of the URL list that is reached in clear text
+// off loopback: a nats:// (or schemeless) URL to a host that is not
+// localhost or a loopback address, when no TLS file is configured (either
+// makes the client require TLS) and allow_plaintext is not set.
+func (n NATSConfig) checkTLS() error {
+	if n.AllowPlaintext || n.TLSCAFile != "" || n.TLSCertFile != "" {
+		return nil
+	}
+	for _, raw := range strings.Split(n.URL, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		if !strings.Contains(raw, "://") {
+			raw = "nats://" + raw
+		}
+		u, err := url.Parse(raw)
+		if err != nil {
+			continue // queue.ConnectOptions.Validate names it
+		}
+		if strings.EqualFold(u.Scheme, "tls") || loopbackHost(u.Hostname()) {
+			continue
+		}
+		return fmt.Errorf("nats.url reaches %s without TLS, so the NATS credentials and every task's events would cross the network in clear text: "+
+			"use tls://%s, or set nats.tls_ca_file (AGENTFLEET_NATS_TLS_CA_FILE) or nats.tls_cert_file and nats.tls_key_file, "+
+			"or nats.allow_plaintext: true (AGENTFLEET_NATS_ALLOW_PLAINTEXT) on a network you trust", u.Host, u.Host)
+	}
+	return nil
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }

@@ -8,8 +8,10 @@
 //   GET  /v1/tasks/{id}/sessions, /v1/sessions/{sid}/turns   stored turns
 //   GET  /v1/usage, /v1/budgets      the usage panel: tokens, cost, budgets
 //   POST /v1/tasks, /cancel, /steer, /follow_up, /approvals/{call_id}
-// A bearer token, when the dispatcher needs one, comes from ?token= once and
-// is kept in sessionStorage (this tab only).
+// A bearer token, when the dispatcher needs one, comes from #token= (or
+// ?token=) once and is kept in sessionStorage (this tab only); event
+// streams open with single-use tickets (POST /v1/stream-tickets), never
+// with the token in their URL.
 "use strict";
 
 const STATES = ["queued", "running", "waiting", "succeeded", "failed", "cancelled"];
@@ -26,6 +28,7 @@ const ui = {
   selected: "",
   selectedTask: null,
   stream: null, // EventSource of the selected task
+  streamGen: 0, // bumped when the selected task's stream is closed
   fleet: null, // EventSource of the whole fleet
   refreshTimer: 0,
   activeTab: "events",
@@ -36,13 +39,18 @@ const ui = {
 // ---- token and API ----
 
 function initToken() {
+  // The token comes once in the fragment (#token=..., as dev mode prints
+  // it: never sent to a server) or the query (?token=...); it is kept in
+  // sessionStorage and removed from the address bar at once.
   const params = new URLSearchParams(location.search);
-  const fromURL = params.get("token");
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const fromURL = hash.get("token") || params.get("token");
   if (fromURL) {
     sessionStorage.setItem("agentfleet.token", fromURL);
     params.delete("token");
-    const q = params.toString();
-    history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + location.hash);
+    hash.delete("token");
+    const q = params.toString(), h = hash.toString();
+    history.replaceState(null, "", location.pathname + (q ? "?" + q : "") + (h ? "#" + h : ""));
   }
   ui.token = sessionStorage.getItem("agentfleet.token") || "";
   $("token-form").addEventListener("submit", (e) => {
@@ -82,10 +90,19 @@ async function api(method, path, body) {
   return data;
 }
 
-function streamURL(path) {
+// streamURL is path with a stream ticket (POST /v1/stream-tickets): an
+// EventSource cannot send the Authorization header, and the token never
+// goes into a URL. A ticket opens one stream once, so a stream that drops
+// is reopened with a new one (see reopenable).
+async function streamURL(path) {
   if (!ui.token) return path;
-  return path + (path.includes("?") ? "&" : "?") + "access_token=" + encodeURIComponent(ui.token);
+  const t = await api("POST", "/v1/stream-tickets", {});
+  return path + (path.includes("?") ? "&" : "?") + "ticket=" + encodeURIComponent(t.ticket);
 }
+
+// STREAM_RETRIES is how many times in a row a stream is reopened without
+// receiving anything before the page gives up and says so.
+const STREAM_RETRIES = 5;
 
 function toast(msg, isError) {
   const t = $("toast");
@@ -437,15 +454,29 @@ async function loadTree(id) {
 // ---- live events of the selected task ----
 
 function closeStream() {
+  ui.streamGen++;
   if (ui.stream) ui.stream.close();
   ui.stream = null;
 }
 
-function openStream(id) {
-  const es = new EventSource(streamURL("/v1/tasks/" + id + "/events"));
+// openStream follows the selected task's events from the start, or after
+// the stream sequence after (a reopened stream continues where it was).
+async function openStream(id, after = 0, failures = 0) {
+  const gen = ui.streamGen;
+  let url;
+  try {
+    url = await streamURL("/v1/tasks/" + id + "/events" + (after ? "?from=" + (after + 1) : ""));
+  } catch (err) {
+    if (gen === ui.streamGen) append(el("div", { class: "ev bad", "data-kind": "stream-error", text: "event stream: " + err.message }));
+    return;
+  }
+  if (gen !== ui.streamGen) return; // another task was selected meanwhile
+  const es = new EventSource(url);
   ui.stream = es;
-  es.onmessage = (m) => onEvent(id, "message", m);
-  for (const kind of EVENT_KINDS) es.addEventListener(kind, (m) => onEvent(id, kind, m));
+  let last = after, got = false;
+  const seen = (m) => { got = true; last = Number(m.lastEventId) || last; };
+  es.onmessage = (m) => { seen(m); onEvent(id, "message", m); };
+  for (const kind of EVENT_KINDS) es.addEventListener(kind, (m) => { seen(m); onEvent(id, kind, m); });
   es.addEventListener("end", (m) => {
     let d = {};
     try { d = JSON.parse(m.data); } catch { /* keep {} */ }
@@ -455,7 +486,16 @@ function openStream(id) {
     loadTask(id, true);
   });
   es.onerror = () => {
-    if (es.readyState === EventSource.CLOSED && ui.stream === es) {
+    if (ui.stream !== es) return;
+    // With a ticket, the browser's own reconnection presents a spent one
+    // and is refused: reopen with a new ticket where the stream was.
+    if (ui.token && failures + (got ? 0 : 1) <= STREAM_RETRIES) {
+      es.close();
+      ui.stream = null;
+      setTimeout(() => { if (gen === ui.streamGen) openStream(id, last, got ? 0 : failures + 1); }, 1000);
+      return;
+    }
+    if (es.readyState === EventSource.CLOSED) {
       // A 401/403 or a vanished task: the browser gives up; say so.
       append(el("div", { class: "ev bad", "data-kind": "stream-error", text: "event stream closed; reload to retry" }));
       api("GET", "/v1/tasks/" + id).catch(() => {});
@@ -806,13 +846,30 @@ async function cancel(reason) {
 
 const REFRESH_KINDS = new Set(["SESSION_START", "SESSION_END", "INPUT_DONE", "PARKED", "ERROR", "TOOL_CALL_END", "APPROVAL_REQUESTED"]);
 
-function openFleetStream() {
+async function openFleetStream(failures = 0) {
   if (ui.fleet) ui.fleet.close();
-  const es = new EventSource(streamURL("/v1/events?from=new"));
-  ui.fleet = es;
+  ui.fleet = null;
   const live = (v) => { $("conn").dataset.live = String(v); $("conn").textContent = v ? "live" : "reconnecting"; };
-  es.onopen = () => live(true);
-  es.onerror = () => live(false);
+  let url;
+  try {
+    url = await streamURL("/v1/events?from=new");
+  } catch {
+    live(false);
+    if (failures < STREAM_RETRIES) setTimeout(() => openFleetStream(failures + 1), 2000);
+    return;
+  }
+  if (ui.fleet) return; // restarted meanwhile
+  const es = new EventSource(url);
+  ui.fleet = es;
+  es.onopen = () => { live(true); failures = 0; };
+  es.onerror = () => {
+    live(false);
+    if (ui.token && ui.fleet === es) { // the browser would retry with a spent ticket
+      es.close();
+      ui.fleet = null;
+      if (failures < STREAM_RETRIES) setTimeout(() => { if (!ui.fleet) { scheduleRefresh(); openFleetStream(failures + 1); } }, 2000);
+    }
+  };
   for (const kind of REFRESH_KINDS) es.addEventListener(kind, scheduleRefresh);
 }
 
