@@ -77,11 +77,13 @@ func TestOpenStoreWaitsForAStoreStartingLate(t *testing.T) {
 	}
 }
 
-// onRecord calls f for every record it handles.
+// onRecord calls f for every record, at every level.
 type onRecord struct {
 	slog.Handler
 	f func()
 }
+
+func (h onRecord) Enabled(context.Context, slog.Level) bool { return true }
 
 func (h onRecord) Handle(ctx context.Context, r slog.Record) error {
 	h.f()
