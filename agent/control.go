@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,6 +39,11 @@ type Outcome struct {
 	Turns  int
 	Rounds int
 	Usage  llm.Usage
+	// Structured is the final answer as compact JSON when
+	// Config.ResultSchema is set and the answer matches it; Violations
+	// lists what did not match when Stop is StopResultSchema.
+	Structured json.RawMessage
+	Violations []string
 }
 
 // Submit processes one user input and its queued follow-ups, blocking until
