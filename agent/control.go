@@ -75,7 +75,10 @@ func (s *Session) Continue(ctx context.Context) (Outcome, error) {
 	}
 	defer release()
 	if !s.midInput() {
-		return Outcome{Stop: StopCompleted, State: s.State()}, nil
+		out, again, err := s.recheckResult(ctx)
+		if !again {
+			return out, err
+		}
 	}
 	return s.process(ctx, nil)
 }

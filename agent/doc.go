@@ -161,8 +161,10 @@
 // lists every violation ("at /path: what was expected"), up to
 // Config.ResultRepairs times per input (default 2, counted in the history,
 // so a resumed session counts the same); then the input stops with
-// StopResultSchema and Outcome.Violations. Subagents do not inherit the
-// schema.
+// StopResultSchema and Outcome.Violations. Continue on a history that
+// ends with a final answer validates it the same way (the run that
+// recorded it may have ended before checking it). Subagents do not
+// inherit the schema.
 //
 // The requests do not carry the schema as Request.ResponseFormat, on any
 // wire format: Anthropic, Bedrock and older Gemini receive it as a forced

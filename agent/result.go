@@ -140,3 +140,27 @@ func (s *Session) withResultSchema(prompt string) string {
 		"Work with your tools as usual. Your final answer (the reply in which you call no tool) must be exactly one JSON object " +
 		"valid against this JSON Schema, with no other text:" + desc + "\n```json\n" + schema.String() + "\n```"
 }
+
+// recheckResult is Continue's answer for a history that ends outside an
+// input: StopCompleted, as without a schema, unless Config.ResultSchema
+// is set and the history ends with a final answer. That answer is then
+// validated as the loop would have (a run that ended after recording it
+// may not have): valid, it is the outcome's Structured; invalid with
+// repairs left, the repair note is appended and again is true (the caller
+// continues the input); else the outcome stops with StopResultSchema.
+func (s *Session) recheckResult(ctx context.Context) (out Outcome, again bool, err error) {
+	out = Outcome{Stop: StopCompleted}
+	h := withoutTrailingCompactions(s.view())
+	if s.cfg.ResultSchema != nil && len(h) > 0 {
+		if last := h[len(h)-1]; last.Kind == TurnAssistant && len(last.ToolCalls) == 0 {
+			out.Text = last.Text
+			var stop StopReason
+			stop, again, err = s.checkResult(ctx, &out)
+			if stop != "" {
+				out.Stop = stop
+			}
+		}
+	}
+	out.State = s.State()
+	return out, again, err
+}

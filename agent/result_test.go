@@ -7,6 +7,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/sim"
+	"github.com/agentfleet/agentfleet/tools"
 )
 
 func sumSchema() *llm.ResponseFormat {
@@ -96,5 +97,36 @@ func TestResultSchemaRefused(t *testing.T) {
 	_, err := agent.New(cfg)
 	if err == nil || !strings.Contains(err.Error(), "ResultSchema") {
 		t.Fatalf("New with an array schema: %v, want an error naming ResultSchema", err)
+	}
+}
+
+// A session resumed after its last answer was recorded but before it was
+// checked validates it on Continue: an invalid one is repaired, a valid
+// one is the outcome's Structured.
+func TestResultSchemaCheckedOnResume(t *testing.T) {
+	rec := agent.NewMemoryRecorder()
+	b := setup(t, agent.Config{Recorder: rec}, newFakeClient(step{text: `{"sum": "five"}`}))
+	if _, err := b.s.Submit(ctx30(t), "add 2 and 3"); err != nil {
+		t.Fatal(err)
+	}
+	resume := func(client *fakeClient) *agent.Session {
+		s, err := agent.Resume(ctx30(t), agent.Config{ID: b.s.ID(), Recorder: rec, Client: client, ResultSchema: sumSchema(),
+			Profile: &testProfile{reg: tools.NewRegistry(echoTool(false)), window: 1 << 20}, Env: dirEnv{dir: b.dir}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Abort)
+		return s
+	}
+	s := resume(newFakeClient(step{text: `{"sum": 5}`}))
+	out, err := s.Continue(ctx30(t))
+	if err != nil || out.Stop != agent.StopCompleted || string(out.Structured) != `{"sum":5}` || len(repairNotes(s.History())) != 1 {
+		t.Fatalf("Continue after an invalid answer: %+v %v, %d repair notes; want one repair and {\"sum\":5}", out, err, len(repairNotes(s.History())))
+	}
+	s.Abort()
+	client := newFakeClient()
+	out, err = resume(client).Continue(ctx30(t))
+	if err != nil || out.Stop != agent.StopCompleted || string(out.Structured) != `{"sum":5}` || len(client.Requests()) != 0 {
+		t.Fatalf("Continue after a valid answer: %+v %v after %d requests; want its structured answer and no request", out, err, len(client.Requests()))
 	}
 }
