@@ -200,6 +200,16 @@ type Config struct {
 	// result is recorded, emitted or sent to the model; nil redacts
 	// nothing. Subagents share it.
 	Redactor *Redactor
+
+	// ResultSchema, when set, is the form the final answer of every input
+	// must take: one JSON object valid against its Schema (see the package
+	// doc, "Structured results"); nil allows free text. Subagents do not
+	// inherit it.
+	ResultSchema *llm.ResponseFormat
+	// ResultRepairs bounds how often an answer that does not match
+	// ResultSchema goes back to the model within one input: 0 means
+	// DefaultResultRepairs, a negative value none.
+	ResultRepairs int
 }
 
 // Validate reports the first missing or invalid field.
@@ -220,6 +230,11 @@ func (c Config) Validate() error {
 	}
 	if err := c.Session.Validate(); err != nil {
 		return fmt.Errorf("agent.Config.%w", err)
+	}
+	if c.ResultSchema != nil {
+		if err := c.ResultSchema.Check(); err != nil {
+			return fmt.Errorf("agent.Config.ResultSchema: %w", err)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -38,6 +39,11 @@ type Outcome struct {
 	Turns  int
 	Rounds int
 	Usage  llm.Usage
+	// Structured is the final answer as compact JSON when
+	// Config.ResultSchema is set and the answer matches it; Violations
+	// lists what did not match when Stop is StopResultSchema.
+	Structured json.RawMessage
+	Violations []string
 }
 
 // Submit processes one user input and its queued follow-ups, blocking until
@@ -69,7 +75,10 @@ func (s *Session) Continue(ctx context.Context) (Outcome, error) {
 	}
 	defer release()
 	if !s.midInput() {
-		return Outcome{Stop: StopCompleted, State: s.State()}, nil
+		out, again, err := s.recheckResult(ctx)
+		if !again {
+			return out, err
+		}
 	}
 	return s.process(ctx, nil)
 }

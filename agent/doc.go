@@ -148,6 +148,32 @@
 // a parked round is not observed, and the count starts afresh with each
 // input and each resumed session.
 //
+// # Structured results
+//
+// Config.ResultSchema (an llm.ResponseFormat) asks for a final answer that
+// is one JSON object valid against a JSON Schema (result.go). The loop runs
+// as usual, tools included; the system prompt gains a "Final answer format"
+// section with the schema. Each answer without tool calls is validated
+// (one surrounding Markdown code fence is tolerated); a valid one is
+// Outcome.Structured, compacted, and the input completes (never
+// AWAITING_INPUT: a question is not a valid answer). An invalid one goes
+// back to the model as a steering turn with source "result_schema" that
+// lists every violation ("at /path: what was expected"), up to
+// Config.ResultRepairs times per input (default 2, counted in the history,
+// so a resumed session counts the same); then the input stops with
+// StopResultSchema and Outcome.Violations. Continue on a history that
+// ends with a final answer validates it the same way (the run that
+// recorded it may have ended before checking it). Subagents do not
+// inherit the schema.
+//
+// The requests do not carry the schema as Request.ResponseFormat, on any
+// wire format: Anthropic, Bedrock and older Gemini receive it as a forced
+// tool call on every request, which changes how the model works with its
+// tools; the adapters refuse a mismatching answer as an error, so its text
+// could not be shown back to the model for repair; and OpenAI's strict
+// mode accepts only a subset of JSON Schema. Validation in the loop works
+// the same on every provider.
+//
 // # Errors
 //
 // Tool failures, unknown tools and bad arguments become error results the

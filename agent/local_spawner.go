@@ -49,6 +49,7 @@ func (l *localSpawner) Spawn(ctx context.Context, req SpawnRequest) (SubagentSta
 	}
 	cfg := p.cfg
 	cfg.ID, cfg.History, cfg.Recorder, cfg.Spawner = "", nil, nil, nil
+	cfg.ResultSchema = nil // the task's answer is the parent's, not a child's
 	cfg.Env, cfg.Depth, cfg.ParentID = env, req.Depth, p.id
 	cfg.Model = req.Model
 	if cfg.Model == "" {

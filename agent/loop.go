@@ -112,7 +112,17 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 			if again {
 				continue
 			}
-			out.Stop = completion(out.Text)
+			stop, again, err := s.checkResult(ctx, out)
+			if err != nil {
+				return err
+			}
+			if again {
+				continue
+			}
+			if stop == "" {
+				stop = completion(out.Text)
+			}
+			out.Stop = stop
 			return nil
 		}
 		round++

@@ -48,6 +48,7 @@ func (s *Session) systemPrompt(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("agent: build system prompt: %w", err)
 	}
+	p = s.withResultSchema(p)
 	s.mu.Lock()
 	s.prompts[model] = p
 	s.mu.Unlock()

@@ -113,6 +113,10 @@ type TaskSpec struct {
 	// Delivery hands the changes over as a branch and a pull request
 	// (spec_delivery.go); nil delivers nothing.
 	Delivery *Delivery `json:"delivery,omitempty"`
+	// ResultSchema, when set, is a JSON Schema the task's final answer
+	// must match, as one JSON object (spec_result.go); the valid answer is
+	// TaskResult.Structured.
+	ResultSchema json.RawMessage `json:"result_schema,omitempty"`
 }
 
 // Limits bound a session. Zero means no limit of the fleet's own (the
@@ -314,6 +318,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.checkPermissions,
 		s.Verification.check,
 		s.checkDelivery,
+		s.checkResultSchema,
 		s.Extensions.check,
 	} {
 		if err := check(); err != nil {

@@ -25,6 +25,9 @@ type TaskResult struct {
 	// Sandbox is what confined a local task's commands ("bwrap, network
 	// none", "off"); "" for SSH tasks.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Structured is the final answer as JSON when the spec has a
+	// result_schema and the answer matched it (spec_result.go).
+	Structured json.RawMessage `json:"structured,omitempty"`
 }
 
 // DecodeSpec is the one way to read a stored task spec (store.Task.Spec):

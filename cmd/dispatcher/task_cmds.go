@@ -101,6 +101,9 @@ func printTask(w io.Writer, t api.TaskView) {
 	if r, ok := t.TaskResult(); ok && r.FinalText != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(r.FinalText))
 	}
+	if r, ok := t.TaskResult(); ok {
+		printStructured(w, r)
+	}
 }
 
 func printTree(w io.Writer, t api.TaskTree) {

@@ -114,7 +114,7 @@ func (r *run) prepare(ctx context.Context) error {
 		Client: settings.Client(client, r.spec.Session.ProviderOptions), Profile: settings.Profile(profile, r.spec.Session.ProviderOptions), Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
 		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
 		Session: r.sessionConfig(), Permissions: checker, Approver: r.approvals, Redactor: r.redact,
-		DefaultMaxOutputTokens: w.cfg.MaxOutputTokens,
+		DefaultMaxOutputTokens: w.cfg.MaxOutputTokens, ResultSchema: r.spec.ResultFormat(),
 	}
 	if notes := r.loadRepoMemory(ctx); notes != "" {
 		cfg.Session.UserInstructions = strings.TrimSpace(cfg.Session.UserInstructions + "\n\n" + notes)

@@ -40,6 +40,8 @@ func (r *run) settleOutcome(ctx context.Context, out agent.Outcome, err error) s
 		return r.sessionError(ctx, out, err)
 	case out.Stop == agent.StopCompleted || out.Stop == agent.StopAwaitingInput:
 		return r.finishAnswered(ctx, out)
+	case out.Stop == agent.StopResultSchema:
+		return r.resultSchemaFailed(ctx, out)
 	case out.Stop == agent.StopNoProgress:
 		return r.finish(ctx, store.TaskFailed, fleet.ReasonNoProgress, r.result(out, false, string(out.Stop)))
 	default: // turn or round limit, loop detection ended the input
@@ -75,7 +77,7 @@ func (r *run) sessionError(ctx context.Context, out agent.Outcome, err error) se
 
 // result builds the task result from the session's history and totals.
 func (r *run) result(out agent.Outcome, success bool, errText string) fleet.TaskResult {
-	res := fleet.TaskResult{Success: success, Error: errText, Sandbox: r.sandbox}
+	res := fleet.TaskResult{Success: success, Error: errText, Sandbox: r.sandbox, Structured: out.Structured}
 	if r.sess != nil {
 		h := r.sess.History()
 		for _, turn := range slices.Backward(h) {
