@@ -8,6 +8,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentfleet/agentfleet/internal/jsonschemas"
 	"github.com/agentfleet/agentfleet/llm"
 )
 
@@ -61,13 +62,6 @@ func (s TaskSpec) checkResultSchema() *FieldError {
 	return nil
 }
 
-// errNoLoad is what compiling a schema that names another document gets.
-var errNoLoad = errors.New("refers to another document; keep every $ref inside the schema (\"#/$defs/...\")")
-
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) { return nil, fmt.Errorf("%q %w", url, errNoLoad) }
-
 // compileResultSchema compiles raw with a compiler that loads nothing.
 func compileResultSchema(raw json.RawMessage) error {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
@@ -77,8 +71,7 @@ func compileResultSchema(raw json.RawMessage) error {
 	if _, ok := doc.(map[string]any); !ok {
 		return errors.New("it must be a JSON object such as {\"type\": \"object\", \"properties\": {...}}")
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
+	c := jsonschemas.NewCompiler()
 	const id = "https://agentfleet.invalid/result_schema.json" // no relative $ref resolves to a file
 	if err := c.AddResource(id, doc); err != nil {
 		return err

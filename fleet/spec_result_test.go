@@ -23,9 +23,9 @@ func TestResultSchemaValidate(t *testing.T) {
 		{`[1]`, "JSON object"},
 		{`{"type":"array"}`, `"type": "object"`},
 		{`{"type":"object","properties":{"n":{"type":"integr"}}}`, "not a usable JSON Schema"},
-		{`{"type":"object","properties":{"n":{"$ref":"file://` + secret + `"}}}`, "refers to another document"},
-		{`{"type":"object","properties":{"n":{"$ref":"other.json"}}}`, "refers to another document"},
-		{`{"$schema":"https://example.com/meta","type":"object"}`, "refers to another document"},
+		{`{"type":"object","properties":{"n":{"$ref":"file://` + secret + `"}}}`, "names another document"},
+		{`{"type":"object","properties":{"n":{"$ref":"other.json"}}}`, "names another document"},
+		{`{"$schema":"https://example.com/meta","type":"object"}`, "names another document"},
 		{big, "more than the limit"},
 	} {
 		err := spec(tc.schema).ValidateSubmission()

@@ -12,6 +12,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/agentfleet/agentfleet/internal/jsonschemas"
 )
 
 // ResponseFormat asks the model for an answer that is one JSON object
@@ -124,7 +126,7 @@ func (f *ResponseFormat) compiled() (*jsonschema.Schema, error) {
 	var c compiled
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(f.Schema))
 	if err == nil {
-		comp := jsonschema.NewCompiler()
+		comp := jsonschemas.NewCompiler()
 		if err = comp.AddResource("response.json", doc); err == nil {
 			c.s, err = comp.Compile("response.json")
 		}

@@ -11,6 +11,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/agentfleet/agentfleet/internal/jsonschemas"
 )
 
 // schemaCache holds compiled schemas keyed by their JSON text, so each
@@ -45,7 +47,7 @@ func compile(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the schema is not valid JSON: %w", err)
 	}
-	c := jsonschema.NewCompiler()
+	c := jsonschemas.NewCompiler()
 	if err := c.AddResource("tool.json", doc); err != nil {
 		return nil, err
 	}
