@@ -176,3 +176,33 @@ func TestReadOnlyChildSharesTheTree(t *testing.T) {
 		t.Fatalf("a read-only child made refs:\n%s", b)
 	}
 }
+
+// TestReopenedChildGetsItsWorktreeBack: a child whose work a wait merged
+// (and whose worktree was removed) is reopened by send_input in a new
+// worktree of the parent's tree; what it does then is merged by the next
+// wait, not lost in a directory nobody merges.
+func TestReopenedChildGetsItsWorktreeBack(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 2})
+	kid := []fleettest.Step{
+		{Calls: []fleettest.Call{fleettest.Shell("echo one > c1.txt")}}, {Text: "first"},
+		{Calls: []fleettest.Call{fleettest.Shell("cat c1.txt && echo two > c2.txt")}}, {Text: "second saw {{results}}"},
+	}
+	spec := sharedSpec(t, "reopened worktree", gitRepoStep,
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Spawn("kid", kid...)}},
+		fleettest.Step{Calls: []fleettest.Call{waitFor(0)}},
+		fleettest.Step{Calls: []fleettest.Call{sendInputTo(0, "and the second file")}},
+		fleettest.Step{Calls: []fleettest.Call{waitFor(0)}},
+		fleettest.Step{Text: "parent saw:\n{{results}}"})
+	dir := spec.Environment.WorkingDir
+	res := succeeded(t, f.WaitDone(f.Submit(spec)))
+	if !strings.Contains(res.FinalText, "merged into your working tree: c2.txt") || !strings.Contains(res.FinalText, "one") {
+		t.Fatalf("the second wait should merge c2.txt, from a worktree that has c1.txt:\n%s", res.FinalText)
+	}
+	for file, want := range map[string]string{"c1.txt": "one\n", "c2.txt": "two\n"} {
+		if got, err := os.ReadFile(filepath.Join(dir, file)); err != nil || string(got) != want {
+			t.Fatalf("%s: %q, %v; want %q", file, got, err, want)
+		}
+	}
+}

@@ -70,6 +70,28 @@ func (s *Spawner) childDir(ctx context.Context, callID string) (string, error) {
 	return filepath.Join(s.p.WorkingDir, WorktreesDir, key), nil
 }
 
+// restoreWorktree gives an ended child t that had a worktree its
+// worktree back before it is reopened: a wait that merged its work
+// removed it (a new one is made from the parent's tree, which has that
+// work), and a conflict kept its work on its branch (checked out again).
+// A worktree still there is left as it is.
+func (s *Spawner) restoreWorktree(ctx context.Context, t store.Task) error {
+	key, ok := s.childKey(t)
+	if !ok || s.p.Env == nil {
+		return nil
+	}
+	s.gitMu.Lock()
+	defer s.gitMu.Unlock()
+	res, err := s.runWorktree(ctx, "spawn", key)
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("git failed (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	if err != nil {
+		return fmt.Errorf("giving it its worktree back: %w", err)
+	}
+	return nil
+}
+
 // mayWorktree says whether a child of this parent may get a worktree: a
 // local environment (an SSH one shares: its files are on another host),
 // the parent's environment known, a child that may write (permission

@@ -1,7 +1,9 @@
 # worktree.sh: the git of subagent worktrees (package doc: "Worktrees").
 # Run by sh in the parent's working directory, in the parent's
 # environment, with MODE (spawn or merge) and KEY (the child's worktree
-# key) set. Exit 3: not the top of a git work tree (the child shares).
+# key) set. spawn makes the child's worktree when it has none (a new
+# child, or one reopened after its merge); exit 3: not the top of a git
+# work tree (the child shares the parent's).
 set -eu
 export GIT_AUTHOR_NAME=agentfleet GIT_AUTHOR_EMAIL=agentfleet@localhost \
 	GIT_COMMITTER_NAME=agentfleet GIT_COMMITTER_EMAIL=agentfleet@localhost \
@@ -38,6 +40,16 @@ spawn() {
 	[ -z "$prefix" ] || exit 3
 	[ ! -e "$wt/.git" ] || exit 0 # made by an earlier run of this spawn
 	exclude
+	if kept=$(g rev-parse -q --verify "refs/heads/$br^{commit}"); then
+		# A child reopened while its work is kept on its branch (a
+		# conflict), or a spawn cut short: it goes on from the branch.
+		base=$(g rev-parse -q --verify "$baseref") || base=$(g rev-parse "$kept^")
+		g update-ref "$baseref" "$base"
+		g worktree prune
+		mkdir -p "$dir"
+		g worktree add --quiet "$wt" "$br"
+		return
+	fi
 	idx=$(mktemp)
 	tree=$(snap . "$idx")
 	rm -f "$idx"
