@@ -206,3 +206,31 @@ func TestReopenedChildGetsItsWorktreeBack(t *testing.T) {
 		}
 	}
 }
+
+// TestChildrenOfAFreshWorkspaceAreMerged: in the default environment (a
+// fresh workspace of the parent's own under the worker's root) the
+// children's worktrees are beneath it, and their files are in the
+// parent's tree when it looks after the waits.
+func TestChildrenOfAFreshWorkspaceAreMerged(t *testing.T) {
+	t.Parallel()
+	needGit(t)
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 4})
+	kids := [][]fleettest.Step{
+		{{Calls: []fleettest.Call{fleettest.Shell("echo kid-zero > c0.txt")}}, {Text: "0"}},
+		{{Calls: []fleettest.Call{fleettest.Shell("echo kid-one > c1.txt")}}, {Text: "1"}},
+	}
+	steps := append([]fleettest.Step{gitRepoStep}, fanOut(kids)[:2]...)
+	steps = append(steps,
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("cat c0.txt c1.txt && git status --porcelain && pwd")}},
+		fleettest.Step{Text: "parent sees {{results}}"})
+	id := f.Submit(fleettest.Spec("fresh workspace", steps...))
+	res := succeeded(t, f.WaitDone(id))
+	for _, want := range []string{"kid-zero", "kid-one", "?? c0.txt", "?? c1.txt", id.String()} {
+		if !strings.Contains(res.FinalText, want) {
+			t.Fatalf("the parent's look after the waits lacks %q:\n%s", want, res.FinalText)
+		}
+	}
+	if strings.Contains(res.FinalText, spawn.WorktreesDir) {
+		t.Fatalf("git status shows the worktrees:\n%s", res.FinalText)
+	}
+}

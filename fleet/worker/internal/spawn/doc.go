@@ -40,8 +40,9 @@
 //     worktree it made. The child's working_dir is the worktree (or the
 //     subdirectory of it it asked for), which the worker resolves
 //     beneath its workspace root as any subagent's.
-//   - Wait on an ended child merges its work back before returning its
-//     result: the worktree's files become a commit on the child's branch
+//   - Wait on an ended child (succeeded or failed: a failed child's
+//     partial work is merged too, and its result says it failed) merges
+//     its work back before returning its result: the worktree's files become a commit on the child's branch
 //     (its own commits, where it could make them, are flattened into it)
 //     and the worktree is removed; the parent's current files become a
 //     commit on the same base; git merge-tree merges the two (the base is
