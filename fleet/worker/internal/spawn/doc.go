@@ -63,6 +63,9 @@
 //   - send_input that reopens an ended child gives it its worktree back
 //     first: a new one of the parent's tree after a merge, its kept
 //     branch after a conflict.
+//   - A spawn refused after its worktree was made (a bad working_dir)
+//     removes it. A child's directory that is no longer a worktree (taken
+//     apart by hand) is reported by wait, never taken for merged.
 //
 // The git runs in the parent's environment (Parent.Env), so under its
 // sandbox as the task's own commands do, with hooks (core.hooksPath

@@ -93,6 +93,9 @@ func (s *Spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	}
 	spec, err := s.childSpec(req, dir)
 	if err != nil {
+		if dir != s.p.WorkingDir {
+			s.dropWorktree(ctx, s.worktreeKey(req.CallID))
+		}
 		return agent.SubagentStatus{}, err
 	}
 	body, err := json.Marshal(spec)

@@ -92,6 +92,21 @@ func (s *Spawner) restoreWorktree(ctx context.Context, t store.Task) error {
 	return nil
 }
 
+// dropWorktree removes the worktree of key when no child was made for it
+// (the spawn failed before creating the task): untouched, it merges as
+// nothing and goes. Failures are only logged.
+func (s *Spawner) dropWorktree(ctx context.Context, key string) {
+	s.gitMu.Lock()
+	defer s.gitMu.Unlock()
+	res, err := s.runWorktree(ctx, "merge", key)
+	if err == nil && res.ExitCode != 0 {
+		err = fmt.Errorf("git failed (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	if err != nil {
+		s.p.Log.Warn("removing the worktree of a subagent that was not made", "key", key, "err", err)
+	}
+}
+
 // mayWorktree says whether a child of this parent may get a worktree: a
 // local environment (an SSH one shares: its files are on another host),
 // the parent's environment known, a child that may write (permission
@@ -179,6 +194,8 @@ func (s *Spawner) mergeBack(ctx context.Context, t store.Task) string {
 			return ""
 		}
 		return "[its changes are merged into your working tree: " + files + "]"
+	case "orphan":
+		return fmt.Sprintf("[this subagent's directory %s is no longer a git worktree, so its work was not merged; its files are there]", dir)
 	case "conflict":
 		return fmt.Sprintf("[CONFLICT: this subagent's changes conflict with your working tree in: %s. Nothing of its work was applied; "+
 			"it is kept on branch %s (see `git diff %s^ %s`). Take what you need (for example `git checkout %s -- FILE`, or edit by hand), "+

@@ -64,8 +64,10 @@ spawn() {
 	g worktree add --quiet -B "$br" "$wt" "$base"
 }
 
-# merge prints "none" (nothing to merge), "merged" and the files it
-# changed, or "conflict" and the files in conflict.
+# merge prints "none" (nothing to merge), "orphan" (files but no
+# worktree), "merged" and the files it changed, or "conflict" and the
+# files in conflict. An untouched worktree merges as nothing and is
+# removed.
 merge() {
 	exclude
 	if base=$(g rev-parse -q --verify "$baseref"); then
@@ -80,7 +82,12 @@ merge() {
 		fi
 		g update-ref -d "$baseref"
 	fi
-	theirs=$(g rev-parse -q --verify "refs/heads/$br^{commit}") || { echo none; exit 0; }
+	if ! theirs=$(g rev-parse -q --verify "refs/heads/$br^{commit}"); then
+		# Merged already, unless files are in a directory that is no
+		# longer a worktree (removed by hand while the child ran).
+		if [ -d "$wt" ] && [ -n "$(ls -A "$wt")" ]; then echo orphan; else echo none; fi
+		exit 0
+	fi
 	base=$(g rev-parse "$theirs^")
 	idx=$(mktemp)
 	ours_tree=$(snap . "$idx")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/store"
@@ -181,5 +182,49 @@ func TestNotGitOrNotTopShares(t *testing.T) {
 	}
 	if dir, err := parentIn(t, sub).childDir(context.Background(), "c"); err != nil || dir != sub {
 		t.Fatalf("subdirectory of a repository: %q, %v", dir, err)
+	}
+}
+
+// TestWorktreeWithoutGitIsNotSilentlyDropped: files in a child's
+// directory that is no longer a worktree (removed by hand while it ran)
+// are reported, not taken for a merge done.
+func TestWorktreeWithoutGitIsNotSilentlyDropped(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q")
+	s := parentIn(t, dir)
+	ctx := context.Background()
+	wt, err := s.childDir(ctx, "call-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGit(t, dir, "worktree", "remove", "--force", wt)
+	runGit(t, dir, "branch", "-D", BranchOf(s.worktreeKey("call-1")))
+	runGit(t, dir, "update-ref", "-d", "refs/agentfleet/base/"+s.worktreeKey("call-1"))
+	write(t, filepath.Join(wt, "lost.txt"), "work\n")
+	if note := s.mergeBack(ctx, ended(t, store.TaskSucceeded, wt)); !strings.Contains(note, "no longer a git worktree") {
+		t.Fatalf("note %q", note)
+	}
+}
+
+// TestFailedSpawnDropsItsWorktree: a spawn refused after its worktree was
+// made (a working_dir that escapes) leaves no worktree or ref behind.
+func TestFailedSpawnDropsItsWorktree(t *testing.T) {
+	dir := t.TempDir()
+	runGit(t, dir, "init", "-q")
+	s := parentIn(t, dir)
+	ctx := context.Background()
+	wt, err := s.childDir(ctx, "call-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.childSpec(agent.SpawnRequest{CallID: "call-1", WorkingDir: "../../etc"}, wt); err == nil {
+		t.Fatal("an escaping working_dir was accepted")
+	}
+	s.dropWorktree(ctx, s.worktreeKey("call-1"))
+	if _, err := os.Stat(wt); !os.IsNotExist(err) {
+		t.Fatalf("the worktree is left: %v", err)
+	}
+	if refs := runGit(t, dir, "for-each-ref"); refs != "" {
+		t.Fatalf("refs left: %s", refs)
 	}
 }
