@@ -42,9 +42,11 @@
 //     beneath its workspace root as any subagent's.
 //   - Wait on an ended child (succeeded or failed: a failed child's
 //     partial work is merged too, and its result says it failed) merges
-//     its work back before returning its result: the worktree's files become a commit on the child's branch
-//     (its own commits, where it could make them, are flattened into it)
-//     and the worktree is removed; the parent's current files become a
+//     its work back before returning its result: the worktree's files (as
+//     `git add --all` sees them: what .gitignore ignores, build output
+//     typically, stays behind) become a commit on the child's branch (its
+//     own commits, where it could make them, are flattened into it) and
+//     the worktree is removed; the parent's current files become a
 //     commit on the same base; git merge-tree merges the two (the base is
 //     their merge base). A clean merge is checked out into the parent's
 //     working tree only (read-tree -m -u through a copy of its index: the
