@@ -26,7 +26,9 @@
 // workspace's exclude files and git config play no part. A repository
 // that tracks a file of such a name gets it delivered as the workspace's
 // HEAD had it, without the agent's changes: a task cannot change a
-// MEMORY.md of the repository through a delivery.
+// MEMORY.md of the repository through a delivery. Nor are subagents'
+// worktrees (.agentfleet-worktrees, fleet/worker/internal/spawn) that a
+// parent never merged: the same pathspec leaves them out.
 //
 // # Credentials
 //

@@ -93,11 +93,18 @@ func (s *stage) snapshot(ctx context.Context, head string) (string, error) {
 
 // agentFiles are pathspecs that leave out what the agent keeps for itself
 // (repomemory.Files) in any directory: a subagent's session, or a session
-// whose working directory is a subdirectory, keeps its notes there.
+// whose working directory is a subdirectory, keeps its notes there. So
+// are subagents' worktrees (worktreesDir): work a parent did not merge.
 func agentFiles() []string {
-	specs := make([]string, 0, len(repomemory.Files))
+	specs := make([]string, 0, len(repomemory.Files)+1)
 	for _, f := range repomemory.Files {
 		specs = append(specs, ":(top,glob,exclude)**/"+f)
 	}
-	return specs
+	return append(specs, ":(top,glob,exclude)**/"+worktreesDir+"/**")
 }
+
+// worktreesDir is where a session's subagents get their git worktrees
+// (fleet/worker/internal/spawn.WorktreesDir, which is internal to the
+// worker): the repository's info/exclude lists it, but a stage does not
+// read the workspace's exclude files.
+const worktreesDir = ".agentfleet-worktrees"

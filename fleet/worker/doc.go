@@ -110,7 +110,10 @@
 // the call gets the same child. The agent id the model sees is the child
 // task id. Children of a local, non-shared workspace go to the spawning
 // worker's own subject (they see its files); children of an SSH or
-// shared-volume environment go to the parent's queue. The depth limit is
+// shared-volume environment go to the parent's queue. A child that may
+// write, of a git workspace, works in a git worktree of its own, merged
+// back into the parent's tree by the parent's wait (a conflict is the
+// wait's result); see "Worktrees" in package spawn. The depth limit is
 // the spec's MaxSubagentDepth (default 1), enforced by the session with a
 // model-facing error; unfinished children per parent are capped by
 // MaxLiveChildren (Config.MaxLiveChildren, 32, when the spec has

@@ -9,6 +9,7 @@ import (
 // later, so it is read at each spawn.
 func newSpawner(r *run) *spawn.Spawner {
 	return spawn.New(r.w.spawnFleet(), spawn.Parent{Task: r.task, Spec: r.spec, WorkingDir: r.env.WorkingDir(), Log: r.log,
+		Env:             r.env, // the git of the children's worktrees runs confined as the parent's commands
 		MaxLiveChildren: r.spec.LiveChildrenLimit(r.w.cfg.MaxLiveChildren),
 		Session: func() (string, string, bool) {
 			sess := r.session()

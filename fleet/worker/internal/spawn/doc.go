@@ -9,9 +9,11 @@
 //   - Spawn is idempotent per spawn_agent call id: a resumed parent that
 //     runs the call again gets the same child, and a child is enqueued only
 //     while it is queued.
-//   - Wait returns the result of a child that has ended; for one still
-//     active it parks the parent (agent.ErrParked) and remembers the child
-//     (Spawner.Awaited), so the worker wakes the parent at its end.
+//   - Wait returns the result of a child that has ended, its work merged
+//     into the parent's tree when it had a worktree (see Worktrees); for
+//     one still active it parks the parent (agent.ErrParked) and
+//     remembers the child (Spawner.Awaited), so the worker wakes the
+//     parent at its end.
 //   - SendInput steers a running child over its control subject, stores the
 //     input (StoreInput) for a queued or parked one, and reopens an ended
 //     one (Fleet.Reopen): the input is stored, the task goes back to queued
@@ -19,6 +21,76 @@
 //   - Close cancels the child and its whole subtree with
 //     the completer's CancelTree (fleet/internal/taskops), the one rule
 //     the API's cancel applies too.
+//
+// # Worktrees
+//
+// A child that may write, of a parent whose local working directory is
+// the top of a git work tree, works in a git worktree of its own, so that
+// children editing the same files do not overwrite each other:
+//
+//   - Spawn snapshots the parent's working tree as it is (uncommitted
+//     changes and untracked files included, ignored ones not) into a
+//     commit on top of HEAD, built in a copy of the parent's index, so its
+//     index, HEAD and files are untouched; records it as
+//     refs/agentfleet/base/KEY; and adds the worktree
+//     WorktreesDir/KEY (.agentfleet-worktrees/KEY in the parent's working
+//     directory, listed in the repository's info/exclude) on branch
+//     agentfleet/KEY at that commit. KEY is derived from the parent and
+//     the spawn_agent call id, so a parent re-running the call finds the
+//     worktree it made. The child's working_dir is the worktree (or the
+//     subdirectory of it it asked for), which the worker resolves
+//     beneath its workspace root as any subagent's.
+//   - Wait on an ended child (succeeded or failed: a failed child's
+//     partial work is merged too, and its result says it failed) merges
+//     its work back before returning its result: the worktree's files (as
+//     `git add --all` sees them: what .gitignore ignores, build output
+//     typically, stays behind) become a commit on the child's branch (its
+//     own commits, where it could make them, are flattened into it) and
+//     the worktree is removed; the parent's current files become a
+//     commit on the same base; git merge-tree merges the two (the base is
+//     their merge base). A clean merge is checked out into the parent's
+//     working tree only (read-tree -m -u through a copy of its index: the
+//     parent's index and HEAD do not change, the child's files show as
+//     changes of its tree), the branch is deleted, and the result ends
+//     with the files that changed. A conflict applies nothing: the result
+//     ends with "CONFLICT", the files in conflict and the branch that
+//     keeps the child's work; each later wait on the child tries the
+//     merge again until the parent deletes the branch (so a wait after
+//     the parent took the child's changes by hand merges nothing and
+//     cleans up). Merges and spawns of one parent run one at a time.
+//   - A closed (cancelled) child is not merged: its session may still be
+//     writing as the cancel reaches it. The result says where its
+//     worktree is; it stays there, as do the worktrees of children the
+//     parent never waits for (a delivery leaves them out).
+//   - send_input that reopens an ended child gives it its worktree back
+//     first: a new one of the parent's tree after a merge, its kept
+//     branch after a conflict.
+//   - A spawn refused after its worktree was made (a bad working_dir)
+//     removes it. A child's directory that is no longer a worktree (taken
+//     apart by hand) is reported by wait, never taken for merged.
+//
+// The git runs in the parent's environment (Parent.Env), so under its
+// sandbox as the task's own commands do, with hooks (core.hooksPath
+// /dev/null), fsmonitor, automatic gc and external diff off. Filters and
+// merge drivers the repository's config names are the task's own
+// programs and run with the task's rights.
+//
+// Who shares the parent's tree instead, as every child did before:
+//   - a read-only child: its permission mode (inherited from the parent)
+//     is plan, reads only (ReadOnly). A spawn_agent argument asking for a
+//     read-only child does not exist yet;
+//   - a parent whose working directory is not a git repository, or not
+//     the top of its work tree (a subdirectory, or a .git the sandbox
+//     does not show): its children share its files and may overwrite
+//     each other's edits, as before; nothing is said in the wait result;
+//   - an SSH environment (the files are on another host), and a parent
+//     whose environment is not known (Parent.Env nil).
+//
+// A worktree's .git names the parent's repository, which a sandboxed
+// child's commands do not see (the sandbox binds the child's directory
+// only): git in the child then fails with "not a git repository", and
+// its edits reach the parent by the merge alone. Without a sandbox the
+// child's git works on its branch.
 //
 // A Spawner is built per run of the parent from a Fleet (the worker's
 // store, queue and id) and a Parent (the task, its spec, its working

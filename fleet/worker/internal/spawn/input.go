@@ -73,6 +73,9 @@ func (s *Spawner) SendInput(ctx context.Context, agentID, message string) error 
 	}
 	switch t.State {
 	case store.TaskSucceeded, store.TaskFailed:
+		if err := s.restoreWorktree(ctx, t); err != nil {
+			return fmt.Errorf("subagent %s has the input stored but was not reopened: %w; call send_input again to retry", agentID, err)
+		}
 		return s.f.Reopen(ctx, t, name)
 	case store.TaskCancelled:
 		return cancelledChild(agentID)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/internal/beneath"
@@ -44,6 +45,9 @@ type Parent struct {
 	// effort, ok false before the session exists. Nil means it never does.
 	Session func() (model, effort string, ok bool)
 	Log     *slog.Logger
+	// Env is the parent's environment, where the git of its children's
+	// worktrees runs (worktree.go); nil: every child shares its tree.
+	Env execenv.Environment
 }
 
 // Spawner is the fleet's agent.Spawner for one run of a parent task.
@@ -54,6 +58,8 @@ type Spawner struct {
 
 	mu    sync.Mutex  // guards waits
 	waits []uuid.UUID // children whose wait parked the session in this run
+
+	gitMu sync.Mutex // one worktree made or merged at a time
 }
 
 var _ agent.Spawner = (*Spawner)(nil)
@@ -81,8 +87,15 @@ func (s *Spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	if err := s.checkLive(ctx, "spawn"); err != nil {
 		return agent.SubagentStatus{}, err
 	}
-	spec, err := s.childSpec(req)
+	dir, err := s.childDir(ctx, req.CallID)
 	if err != nil {
+		return agent.SubagentStatus{}, err
+	}
+	spec, err := s.childSpec(req, dir)
+	if err != nil {
+		if dir != s.p.WorkingDir {
+			s.dropWorktree(ctx, s.worktreeKey(req.CallID))
+		}
 		return agent.SubagentStatus{}, err
 	}
 	body, err := json.Marshal(spec)
@@ -144,20 +157,21 @@ func (s *Spawner) checkLive(ctx context.Context, doing string) error {
 }
 
 // childSpec derives the child's spec: the parent's profile, effort, tree
-// limits, queue and environment (a subdirectory of it with working_dir),
+// limits, queue and environment, working in dir (the parent's working
+// directory or the child's worktree; a subdirectory of it with working_dir),
 // the requested or the parent's current model, its own turn limit, and the
 // parent's limits for the rest (wall time, tokens, cost: each child is
 // bounded as its parent is). It fills no default of its own: the parent's
 // spec has them (fleet.Defaults), and max_live_children stays the
 // parent's spec's, not the cap in effect for the parent.
-func (s *Spawner) childSpec(req agent.SpawnRequest) (fleet.TaskSpec, error) {
+func (s *Spawner) childSpec(req agent.SpawnRequest, dir string) (fleet.TaskSpec, error) {
 	p, t := s.p.Spec, s.p.Task
 	env := p.Environment
 	local := env.Kind == fleet.EnvLocal
 	if local {
-		env = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: s.p.WorkingDir, Shared: p.Environment.Shared}
+		env = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: dir, Shared: p.Environment.Shared}
 	} else {
-		env.WorkingDir = s.p.WorkingDir
+		env.WorkingDir = dir
 	}
 	if req.WorkingDir != "" {
 		dir, err := subdir(env.WorkingDir, req.WorkingDir, local)

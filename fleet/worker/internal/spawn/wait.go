@@ -10,7 +10,11 @@ import (
 )
 
 // Wait returns the child's result when it has ended; otherwise it parks the
-// parent (agent.ErrParked) and remembers what it waits for (Awaited).
+// parent (agent.ErrParked) and remembers what it waits for (Awaited). The
+// work of an ended child that had a worktree is merged into the parent's
+// working directory first, and the result's output ends with what the
+// merge did (a conflict names the files and the branch that keeps the
+// child's work).
 func (s *Spawner) Wait(ctx context.Context, agentID string) (agent.SubagentResult, error) {
 	t, err := s.child(ctx, agentID)
 	if err != nil {
@@ -22,7 +26,11 @@ func (s *Spawner) Wait(ctx context.Context, agentID string) (agent.SubagentResul
 		s.mu.Unlock()
 		return agent.SubagentResult{}, agent.ErrParked
 	}
-	return subagentResult(t), nil
+	res := subagentResult(t)
+	if note := s.mergeBack(ctx, t); note != "" {
+		res.Output = strings.TrimSpace(res.Output + "\n\n" + note)
+	}
+	return res, nil
 }
 
 // subagentResult maps a finished child task to what wait returns.
