@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -81,10 +82,12 @@ func TestComposeTLSSettings(t *testing.T) {
 // shared ConfigMap's settings plus each Deployment's own.
 func TestKubernetesTLSSettings(t *testing.T) {
 	shared := map[string]string{}
-	for _, doc := range strings.Split(readFile(t, filepath.Join("kubernetes", "configmap.yaml")), "\n---\n") {
+	for doc := range strings.SplitSeq(readFile(t, filepath.Join("kubernetes", "configmap.yaml")), "\n---\n") {
 		var cm struct {
-			Metadata struct{ Name string } `yaml:"metadata"`
-			Data     map[string]string     `yaml:"data"`
+			Metadata struct {
+				Name string `yaml:"name"`
+			} `yaml:"metadata"`
+			Data map[string]string `yaml:"data"`
 		}
 		if err := yaml.Unmarshal([]byte(doc), &cm); err != nil {
 			t.Fatalf("configmap.yaml: %v", err)
@@ -98,9 +101,7 @@ func TestKubernetesTLSSettings(t *testing.T) {
 	}
 	for file, dispatcher := range map[string]bool{"dispatcher.yaml": true, "worker.yaml": false} {
 		env := map[string]string{}
-		for k, v := range shared {
-			env[k] = v
-		}
+		maps.Copy(env, shared)
 		for _, m := range regexp.MustCompile(`- name: (AGENTFLEET_[A-Z_]+)\n\s+value: "?([^"\n]*)"?`).FindAllStringSubmatch(readFile(t, filepath.Join("kubernetes", file)), -1) {
 			env[m[1]] = m[2]
 		}

@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"io"
 	"log/slog"
 	"math/big"
 	"net"
@@ -135,7 +134,7 @@ func TestServeTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() { _ = st.Close() })
 	d, err := dispatcher.New(st, q, dispatcher.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +145,7 @@ func TestServeTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.DiscardHandler)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -167,12 +166,12 @@ func TestServeTLS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("HTTPS GET /healthz: %v", err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.TLS == nil {
 		t.Fatalf("HTTPS /healthz: %d, TLS %v", resp.StatusCode, resp.TLS != nil)
 	}
 	if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
 			t.Fatal("plain HTTP was served beside HTTPS")
 		}

@@ -121,6 +121,8 @@ func (c Config) WithDefaults() Config {
 }
 
 // Validate names the first field that is wrong.
+//
+//nolint:gocyclo // one flat case per flag, read top to bottom; splitting it would scatter the flags
 func (c Config) Validate() error {
 	switch {
 	case c.Tasks < 1:

@@ -89,7 +89,7 @@ func (r Report) Unexpected() int {
 	return r.Failed - r.NoProgressStopped
 }
 
-func (s Stalled) writeText(w io.Writer) {
+func (s *Stalled) writeText(w io.Writer) {
 	if s.StalledTasks == 0 {
 		return
 	}

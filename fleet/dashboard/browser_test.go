@@ -79,6 +79,8 @@ func browserPlan() dev.SimPlan {
 // headless Chromium: load it, submit a task and watch its events arrive,
 // reload and see them replayed, read the usage panel, steer and cancel a
 // running task, and save screenshots.
+//
+//nolint:maintidx // one browser session walked step by step; each step depends on the page the last left
 func TestDashboardInBrowser(t *testing.T) {
 	bin := chromium(t)
 	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,

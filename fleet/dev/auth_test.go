@@ -28,7 +28,7 @@ func devPost(t *testing.T, fl *dev.Fleet, contentType, token, host string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	return resp.StatusCode
 }
 

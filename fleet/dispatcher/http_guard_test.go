@@ -39,7 +39,7 @@ func guardCall(t *testing.T, srv *httptest.Server, method, path, body string, hd
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var eb api.ErrorBody
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		_ = json.NewDecoder(resp.Body).Decode(&eb)

@@ -2,7 +2,6 @@ package dispatcher_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"testing"
@@ -26,7 +25,7 @@ func TestUsageShowsUnpricedSpend(t *testing.T) {
 		t.Fatalf("task %s %s", succeeded.State, succeeded.Error)
 	}
 	usage := func(prices map[string]pricing.Price, groupBy string) (rows, unpriced int, marked bool) {
-		d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Prices: prices, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Prices: prices, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,9 @@ func TestResultSchemaStructured(t *testing.T) {
 	spec.ResultSchema = json.RawMessage(sumSchema)
 	task := f.WaitDone(f.Submit(spec))
 	res := fleettest.Result(t, task)
-	var got struct{ Sum *int }
+	var got struct {
+		Sum *int `json:"sum"`
+	}
 	if task.State != store.TaskSucceeded || json.Unmarshal(res.Structured, &got) != nil || got.Sum == nil || *got.Sum != 5 {
 		t.Fatalf("task %s %q, structured %s; want succeeded with {\"sum\":5}", task.State, task.Error, res.Structured)
 	}

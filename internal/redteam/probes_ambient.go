@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -45,7 +46,7 @@ func pageTargets(ctx context.Context, e *env) (targets []apiTarget, stop func(),
 	}
 	c, err := d.Client()
 	if err != nil {
-		d.Close()
+		_ = d.Close()
 		return nil, nil, err
 	}
 	return []apiTarget{{"dev mode (make demo)", d.URL(), c}, {"tokenless API (no_auth)", e.fleet.url, e.fleet.client}},
@@ -76,7 +77,7 @@ func (r pageRequest) send(ctx context.Context, t apiTarget) (int, uuid.UUID, err
 	if err != nil {
 		return 0, uuid.Nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var sub api.SubmitResponse
 	if resp.StatusCode/100 != 2 || json.Unmarshal(raw, &sub) != nil || sub.Task.ID == uuid.Nil {
@@ -151,9 +152,7 @@ func probeCrossOriginPost(ctx context.Context, e *env) Result {
 func probeForeignHost(ctx context.Context, e *env) Result {
 	hdr := map[string]string{"Host": "rebind.attacker.example:PORT", "Origin": "http://rebind.attacker.example:PORT", "Sec-Fetch-Site": "same-origin"}
 	post := map[string]string{"Content-Type": "application/json"}
-	for k, v := range hdr {
-		post[k] = v
-	}
+	maps.Copy(post, hdr)
 	return pageProbe(ctx, e, "a request for a rebound name",
 		pageRequest{method: http.MethodPost, path: "/v1/tasks", body: pageSpec(), header: post},
 		pageRequest{method: http.MethodGet, path: "/v1/tasks", header: hdr})
@@ -171,7 +170,7 @@ func probeAccessTokenURL(ctx context.Context, e *env) Result {
 		if err != nil {
 			return 0, err
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp.StatusCode, nil
 	}
 	bare, err := get("")

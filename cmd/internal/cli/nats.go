@@ -116,7 +116,7 @@ func (n NATSConfig) checkTLS() error {
 	if n.AllowPlaintext || n.TLSCAFile != "" || n.TLSCertFile != "" {
 		return nil
 	}
-	for _, raw := range strings.Split(n.URL, ",") {
+	for raw := range strings.SplitSeq(n.URL, ",") {
 		raw = strings.TrimSpace(raw)
 		if raw == "" {
 			continue

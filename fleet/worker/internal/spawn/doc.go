@@ -38,7 +38,7 @@
 //     agentfleet/KEY at that commit. KEY is derived from the parent and
 //     the spawn_agent call id, so a parent re-running the call finds the
 //     worktree it made. The child's working_dir is the worktree (or the
-//     subdirectory of it it asked for), which the worker resolves
+//     subdirectory of it asked for), which the worker resolves
 //     beneath its workspace root as any subagent's.
 //   - Wait on an ended child (succeeded or failed: a failed child's
 //     partial work is merged too, and its result says it failed) merges
