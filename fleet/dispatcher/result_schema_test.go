@@ -17,7 +17,7 @@ func TestSubmitRefusesBadResultSchema(t *testing.T) {
 	for _, c := range []struct{ name, schema, msg string }{
 		{"unknown type", `{"type":"object","properties":{"n":{"type":"integr"}}}`, "not a usable JSON Schema"},
 		{"array root", `{"type":"array"}`, `"type": "object"`},
-		{"a file", `{"type":"object","properties":{"n":{"$ref":"file:///etc/passwd"}}}`, "refers to another document"},
+		{"a file", `{"type":"object","properties":{"n":{"$ref":"file:///etc/passwd"}}}`, "names another document"},
 	} {
 		s := validSpec("structured")
 		s.ResultSchema = json.RawMessage(c.schema)
