@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 	"github.com/agentfleet/agentfleet/store/pgtest"
@@ -18,22 +16,10 @@ import (
 // internal error), and the Go client repeats a read after that delay, so a
 // reader rides out a Postgres restart.
 func TestStoreOutageIs503WithRetryAfter(t *testing.T) {
-	pg := pgtest.NewCluster(t)
+	pg, dsn := pgtest.NewClusterWithDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testWait)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE app")
-	_ = conn.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := postgres.Migrate(ctx, pg.DSN("app")); err != nil {
-		t.Fatal(err)
-	}
-	st, err := postgres.Open(ctx, postgres.Config{DSN: pg.DSN("app")})
+	st, err := postgres.Open(ctx, postgres.Config{DSN: dsn})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/agentfleet/agentfleet/fleet"
@@ -31,18 +30,7 @@ func startOutageFleet(t *testing.T, workers int) *outageFleet {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), fleettest.Wait)
 	defer cancel()
-	c := pgtest.NewCluster(t)
-	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, "CREATE DATABASE app"); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.Close(ctx)
-	if err := postgres.Migrate(ctx, c.DSN("app")); err != nil {
-		t.Fatal(err)
-	}
+	c, _ := pgtest.NewClusterWithDatabase(t)
 	st, err := postgres.Open(ctx, postgres.Config{DSN: c.DSN("app")})
 	if err != nil {
 		t.Fatal(err)

@@ -151,6 +151,22 @@ func NewCluster(t testing.TB) *Cluster {
 	return c
 }
 
+// NewClusterWithDatabase is NewCluster with a database "app" created and
+// migrated up on it; it returns the cluster and that database's DSN.
+func NewClusterWithDatabase(t testing.TB) (*Cluster, string) {
+	t.Helper()
+	c := NewCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := execSQL(ctx, c.DSN("postgres"), "CREATE DATABASE app"); err != nil {
+		t.Fatalf("pgtest: create database app: %v", err)
+	}
+	if err := postgres.Migrate(ctx, c.DSN("app")); err != nil {
+		t.Fatalf("pgtest: migrate app: %v", err)
+	}
+	return c, c.DSN("app")
+}
+
 func execSQL(ctx context.Context, dsn, sql string) error {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

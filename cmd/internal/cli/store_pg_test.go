@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agentfleet/agentfleet/store/pgtest"
 	"github.com/agentfleet/agentfleet/store/postgres"
 )
@@ -36,21 +34,9 @@ func TestOpenStoreSaysMigrateOnlyWithoutSchema(t *testing.T) {
 // A store that is down at start is waited for: the program comes up once
 // Postgres does, instead of exiting at once.
 func TestOpenStoreWaitsForAStoreStartingLate(t *testing.T) {
-	pg := pgtest.NewCluster(t)
+	pg, dsn := pgtest.NewClusterWithDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, pg.DSN("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE app")
-	_ = conn.Close(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := postgres.Migrate(ctx, pg.DSN("app")); err != nil {
-		t.Fatal(err)
-	}
 	pg.Stop()
 	// Postgres comes back once the first wait is logged.
 	var once sync.Once
@@ -65,7 +51,7 @@ func TestOpenStoreWaitsForAStoreStartingLate(t *testing.T) {
 			}()
 		})
 	}})
-	s, err := OpenStoreWaiting(ctx, pg.DSN("app"), time.Minute, log)
+	s, err := OpenStoreWaiting(ctx, dsn, time.Minute, log)
 	if err != nil {
 		t.Fatalf("a store that came up while the program waited: %v", err)
 	}
