@@ -75,10 +75,11 @@ func TestConnectWaitsForAServerStartingLate(t *testing.T) {
 	srv := natstest.Start(t)
 	srv.Shutdown()
 	var waits atomic.Int32
+	restarted := make(chan error, 1)
 	nc, err := queue.Connect(queue.ConnectOptions{URL: srv.URL, StartupWait: 30 * time.Second,
 		OnWait: func(error, time.Duration) {
 			if waits.Add(1) == 1 {
-				go func() { _ = srv.Restart() }()
+				go func() { restarted <- srv.Restart() }()
 			}
 		}})
 	if err != nil {
@@ -87,6 +88,9 @@ func TestConnectWaitsForAServerStartingLate(t *testing.T) {
 	nc.Close()
 	if waits.Load() == 0 {
 		t.Fatal("the first attempt, while the server was down, was not reported")
+	}
+	if err := <-restarted; err != nil { // before the cleanup shuts it down
+		t.Fatal(err)
 	}
 }
 
