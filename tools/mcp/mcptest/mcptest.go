@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -52,7 +51,7 @@ func Serve(tb testing.TB, pkg string, args ...string) string {
 	port := freePort(tb)
 	cmd := exec.Command("npx", append([]string{"-y", pkg}, args...)...)
 	cmd.Env = append(os.Environ(), "PORT="+port)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -61,7 +60,7 @@ func Serve(tb testing.TB, pkg string, args ...string) string {
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
 	tb.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-exited
 	})
 	addr := net.JoinHostPort("127.0.0.1", port)
