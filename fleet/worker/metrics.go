@@ -94,7 +94,7 @@ func newMetrics(reg prometheus.Registerer, w *Worker) (*metrics, error) {
 		fromQueue("event_publish_failures_total",
 			"Event publishes the EVENTS stream did not acknowledge (each is retried until it is stored).", qm.EventsFailed.Load),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "slots_in_use",
-			Help: "Session slots held.", ConstLabels: cl}, func() float64 { return float64(w.slots.InUse()) }),
+			Help: "Session slots held: running sessions plus slots reserved by pulls waiting for messages (see sessions_running).", ConstLabels: cl}, func() float64 { return float64(w.slots.InUse()) }),
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
