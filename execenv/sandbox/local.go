@@ -94,6 +94,7 @@ type Local struct {
 	proxy    *egress.Proxy
 	tmpDir   string   // the sandbox's home and /tmp, and the proxy's socket
 	dirsMade bool     // tmpDir exists (made by prepare, or at once for a proxy)
+	dirLock  *os.File // tmpDir, locked while this sandbox lives (SweepStale)
 	readOnly []string // Settings.ReadOnly
 	uid      int      // the commands' uid outside; -1: the worker's own
 	shared   int      // the owner of shared writable paths (IDs.Shared)
@@ -177,7 +178,7 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 	// The home and /tmp, and the portals, are made before the first
 	// command (prepare): a task that never runs one (an answer, file
 	// tools only) pays no mkdir for them. Only their name is chosen now.
-	if l.tmpDir, err = tempName("agentfleet-sandbox-"); err != nil {
+	if l.tmpDir, err = tempName(tmpPrefix); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	l.usePortals = l.uid >= 0 && portalsWork()
@@ -284,6 +285,10 @@ func (l *Local) makeDirs() error {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	l.dirsMade = true
+	var err error
+	if l.dirLock, err = lockDir(l.tmpDir); err != nil { // held until release: SweepStale leaves it alone
+		return fmt.Errorf("sandbox: locking %s: %w", l.tmpDir, err)
+	}
 	for _, d := range []string{"home", "tmp"} {
 		if err := os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
 			return err
@@ -485,6 +490,9 @@ func (l *Local) releaseNow() {
 	}
 	if l.dirsMade {
 		_ = os.RemoveAll(l.tmpDir)
+	}
+	if l.dirLock != nil {
+		_ = l.dirLock.Close()
 	}
 	if l.cgroup != nil {
 		l.cgroup.remove()

@@ -219,6 +219,29 @@ func TestHomeAndTmpAreMadeForTheFirstCommand(t *testing.T) {
 	}
 }
 
+// SweepStale removes what a killed worker left (a sandbox directory no
+// live sandbox holds) and never a live sandbox's directory, whichever
+// process owns it.
+func TestSweepStaleTakesOnlyLeftovers(t *testing.T) {
+	tmp := testenv.SearchableTempDir(t)
+	t.Setenv("TMPDIR", tmp)
+	live := newLocal(t, testenv.SearchableTempDir(t), sandbox.Settings{})
+	if out, code := sh(t, live, "echo kept > /tmp/note"); code != 0 {
+		t.Fatalf("writing: %s", out)
+	}
+	left := filepath.Join(tmp, "agentfleet-sandbox-0123456789ab")
+	if err := os.MkdirAll(filepath.Join(left, "home"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := sandbox.SweepStale()
+	if err != nil || len(removed) != 1 || removed[0] != left {
+		t.Fatalf("SweepStale removed %v, %v; want only the leftover %s", removed, err, left)
+	}
+	if out, code := sh(t, live, "cat /tmp/note"); code != 0 || out != "kept" {
+		t.Fatalf("the live sandbox lost its /tmp: exit %d %q", code, out)
+	}
+}
+
 // Settings that are not valid are refused before anything is made.
 func TestBadSettingsAreRefused(t *testing.T) {
 	for _, s := range []sandbox.Settings{

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/execenv"
+	"github.com/agentfleet/agentfleet/execenv/sandbox"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
 )
@@ -67,4 +68,16 @@ func LocalEnvironment(cfg Config, dir string, spec fleet.SandboxSpec, log *slog.
 		return nil, "", err
 	}
 	return tasksandbox.Start(cfg.sandboxOperator(), log).Env(execenv.LocalConfig{WorkingDir: dir}, spec, "", log)
+}
+
+// sweepSandboxes removes the sandbox directories a killed worker left in
+// the temporary directory (sandbox.SweepStale leaves every one in use).
+func (w *Worker) sweepSandboxes() {
+	removed, err := sandbox.SweepStale()
+	switch {
+	case err != nil:
+		w.log.Warn("looking for sandbox directories left by a killed worker", "err", err)
+	case len(removed) > 0:
+		w.log.Info("removed sandbox directories left by a killed worker", "count", len(removed))
+	}
 }

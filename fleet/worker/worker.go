@@ -179,6 +179,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.openRateLimits(ctx); err != nil {
 		return err
 	}
+	w.sweepSandboxes()
 	w.ready.Store(true)
 	w.log.Info("worker started", "queues", w.cfg.Queues, "sessions", w.cfg.Sessions, "serves", w.cfg.serves(),
 		"allowed_models", w.cfg.AllowedModels)
