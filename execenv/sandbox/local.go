@@ -281,14 +281,22 @@ func (l *Local) makeDirs() error {
 	if l.dirsMade {
 		return nil
 	}
-	if err := os.Mkdir(l.tmpDir, 0o700); err != nil {
+	// Made under a name SweepStale does not look at, locked, then renamed
+	// into place: a sweep never sees it unlocked.
+	staging := filepath.Join(filepath.Dir(l.tmpDir), "."+filepath.Base(l.tmpDir))
+	if err := os.Mkdir(staging, 0o700); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	var err error
+	if l.dirLock, err = lockDir(staging); err != nil { // held until release
+		_ = os.Remove(staging)
+		return fmt.Errorf("sandbox: locking %s: %w", staging, err)
+	}
+	if err := os.Rename(staging, l.tmpDir); err != nil {
+		_ = os.Remove(staging)
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	l.dirsMade = true
-	var err error
-	if l.dirLock, err = lockDir(l.tmpDir); err != nil { // held until release: SweepStale leaves it alone
-		return fmt.Errorf("sandbox: locking %s: %w", l.tmpDir, err)
-	}
 	for _, d := range []string{"home", "tmp"} {
 		if err := os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
 			return err
