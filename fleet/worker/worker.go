@@ -179,7 +179,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := w.openRateLimits(ctx); err != nil {
 		return err
 	}
-	w.sweepSandboxes()
+	// Beside the pulls, not before them: a machine with many leftovers
+	// must not delay a worker's start.
+	var sweep sync.WaitGroup
+	sweep.Go(w.sweepSandboxes)
+	defer sweep.Wait()
 	w.ready.Store(true)
 	w.log.Info("worker started", "queues", w.cfg.Queues, "sessions", w.cfg.Sessions, "serves", w.cfg.serves(),
 		"allowed_models", w.cfg.AllowedModels)
