@@ -13,6 +13,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/fleet/worker/internal/spawn"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -37,7 +38,7 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 
 func needGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.SkipOrFatal(t, "git is not installed")
 	}
 }
 

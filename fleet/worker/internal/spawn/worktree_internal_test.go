@@ -16,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -57,7 +58,7 @@ func read(t *testing.T, path string) string {
 func parentIn(t *testing.T, dir string) *Spawner {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testenv.SkipOrFatal(t, "git is not installed")
 	}
 	env, err := execenv.NewLocal(execenv.LocalConfig{WorkingDir: dir})
 	if err != nil {
