@@ -76,7 +76,7 @@ const (
 // store.Task.WaitingFor.
 type WaitingFor struct {
 	// WaitID names this park; it makes the resume's message id
-	// deterministic (fleet/internal/taskops ResumeMsgID), so children ending together wake
+	// deterministic (the router's, fleet/internal/taskops), so children ending together wake
 	// the parent once. It is the claim attempt that parked.
 	WaitID string `json:"wait_id"`
 	// Children are the child task ids whose end wakes the task.

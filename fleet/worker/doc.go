@@ -128,7 +128,7 @@
 // holds no slot, memory or message, so a fleet cannot deadlock on waiting
 // parents. When the last awaited child ends, the worker that recorded the
 // end enqueues the parent's resume with the message id
-// taskops.ResumeMsgID(parent, wait id): children ending together wake it
+// the router's resume id (parent, wait id): children ending together wake it
 // once. The parking worker checks the children again after writing
 // waiting, so a child ending in between is not missed. Any worker (the
 // parent's own, for a local workspace) then claims the parent and re-runs

@@ -17,12 +17,12 @@ import (
 // submit and budget release, a spawning worker, a woken parent, a
 // reopened child, an answered approval) builds it here.
 
-// Target is where a task's messages go: the worker that holds its files
+// target is where a task's messages go: the worker that holds its files
 // when it is pinned (a local workspace that is not shared) and has run
 // there, else its queue. A pinned task that never ran goes to its queue
 // unless the caller knows its holder (ChildStartMessage).
-func Target(t store.Task, spec fleet.TaskSpec) queue.Target {
-	if Pinned(spec) && t.WorkerID != "" {
+func target(t store.Task, spec fleet.TaskSpec) queue.Target {
+	if pinned(spec) && t.WorkerID != "" {
 		return queue.ToWorker(t.WorkerID)
 	}
 	q := t.Queue
@@ -32,13 +32,13 @@ func Target(t store.Task, spec fleet.TaskSpec) queue.Target {
 	return queue.ToQueue(q)
 }
 
-// Pinned reports whether a task must run on the worker holding its files.
-func Pinned(spec fleet.TaskSpec) bool {
+// pinned reports whether a task must run on the worker holding its files.
+func pinned(spec fleet.TaskSpec) bool {
 	return (spec.Environment.Kind == "" || spec.Environment.Kind == fleet.EnvLocal) && !spec.Environment.Shared
 }
 
 // StartMessage starts a submitted task: to its queue (its files are
-// made wherever it starts), under StartMsgID so a repeated submission
+// made wherever it starts), under startMsgID so a repeated submission
 // publishes it once.
 func StartMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {
 	return startMessage(t, queue.ToQueue(t.Queue), enqueuedAt)
@@ -49,7 +49,7 @@ func StartMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {
 // any other goes to its queue.
 func ChildStartMessage(child store.Task, spec fleet.TaskSpec, holder string) queue.Outgoing {
 	to := queue.ToQueue(child.Queue)
-	if Pinned(spec) {
+	if pinned(spec) {
 		to = queue.ToWorker(holder)
 	}
 	return startMessage(child, to, time.Time{})
@@ -58,23 +58,23 @@ func ChildStartMessage(child store.Task, spec fleet.TaskSpec, holder string) que
 func startMessage(t store.Task, to queue.Target, enqueuedAt time.Time) queue.Outgoing {
 	return queue.Outgoing{To: to,
 		Msg:   queue.TaskMessage{Type: queue.MsgStart, TaskID: t.ID.String(), EnqueuedAt: enqueuedAt},
-		MsgID: StartMsgID(t.ID)}
+		MsgID: startMsgID(t.ID)}
 }
 
 // ResumeMessage wakes a parked task at the end of its wait waitID (child:
 // the task whose end completed it, if any). Every waker of one wait
 // publishes the same id, so children ending together resume it once.
 func ResumeMessage(t store.Task, spec fleet.TaskSpec, waitID, child string) queue.Outgoing {
-	return queue.Outgoing{To: Target(t, spec),
+	return queue.Outgoing{To: target(t, spec),
 		Msg:   queue.TaskMessage{Type: queue.MsgResume, TaskID: t.ID.String(), WaitID: waitID, ChildTaskID: child},
-		MsgID: ResumeMsgID(t.ID.String(), waitID)}
+		MsgID: resumeMsgID(t.ID.String(), waitID)}
 }
 
 // InputMessage runs a reopened task to answer its stored input name.
 func InputMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing {
-	return queue.Outgoing{To: Target(t, spec),
+	return queue.Outgoing{To: target(t, spec),
 		Msg:   queue.TaskMessage{Type: queue.MsgInput, TaskID: t.ID.String(), InputID: name},
-		MsgID: InputMsgID(t.ID, name)}
+		MsgID: inputMsgID(t.ID, name)}
 }
 
 // ReleaseMessage restarts a task a budget held. Its id carries the task's
@@ -82,20 +82,24 @@ func InputMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing
 // a later hold of the same task is released again. A pinned task goes back
 // to the worker that holds its files.
 func ReleaseMessage(t store.Task, spec fleet.TaskSpec, enqueuedAt time.Time) queue.Outgoing {
-	return queue.Outgoing{To: Target(t, spec),
+	return queue.Outgoing{To: target(t, spec),
 		Msg:   queue.TaskMessage{Type: queue.MsgStart, TaskID: t.ID.String(), EnqueuedAt: enqueuedAt},
-		MsgID: fmt.Sprintf("budget-release:%s:%d", t.ID, t.Attempts)}
+		MsgID: releaseMsgID(t)}
 }
 
-// StartMsgID is the Nats-Msg-Id of the message that starts a task: the
+// startMsgID is the Nats-Msg-Id of the message that starts a task: the
 // dispatcher and a spawning worker publish it, and a repeated publish is a
 // duplicate.
-func StartMsgID(task uuid.UUID) string { return "start:" + task.String() }
+func startMsgID(task uuid.UUID) string { return "start:" + task.String() }
 
-// InputMsgID is the Nats-Msg-Id of the message that delivers the stored
+// inputMsgID is the Nats-Msg-Id of the message that delivers the stored
 // input name to a reopened task: each input is enqueued once.
-func InputMsgID(task uuid.UUID, name string) string { return "input:" + task.String() + ":" + name }
+func inputMsgID(task uuid.UUID, name string) string { return "input:" + task.String() + ":" + name }
 
-// ResumeMsgID is the Nats-Msg-Id of the resume that ends a parked task's
+// resumeMsgID is the Nats-Msg-Id of the resume that ends a parked task's
 // wait: every child of the wait that ends publishes the same id.
-func ResumeMsgID(task, waitID string) string { return "resume:" + task + ":" + waitID }
+func resumeMsgID(task, waitID string) string { return "resume:" + task + ":" + waitID }
+
+// releaseMsgID is the Nats-Msg-Id of a budget release: one per hold, as
+// a hold counts as an attempt.
+func releaseMsgID(t store.Task) string { return fmt.Sprintf("budget-release:%s:%d", t.ID, t.Attempts) }
