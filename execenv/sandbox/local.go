@@ -93,8 +93,7 @@ type Local struct {
 	*execenv.Local
 	proxy    *egress.Proxy
 	tmpDir   string   // the sandbox's home and /tmp, and the proxy's socket
-	dirsMade bool     // tmpDir exists (made by prepare, or at once for a proxy)
-	dirLock  *os.File // tmpDir, locked while this sandbox lives (SweepStale)
+	dirLock  *os.File // tmpDir, locked while this sandbox lives (SweepStale); nil until made
 	readOnly []string // Settings.ReadOnly
 	uid      int      // the commands' uid outside; -1: the worker's own
 	shared   int      // the owner of shared writable paths (IDs.Shared)
@@ -278,7 +277,7 @@ func (l *Local) chown(path string) error {
 // makeDirs makes the sandbox's directory (a fresh one: it fails if the
 // name exists) with its home and /tmp, given to the commands' uid.
 func (l *Local) makeDirs() error {
-	if l.dirsMade {
+	if l.dirLock != nil {
 		return nil
 	}
 	// Made under a name SweepStale does not look at, locked, then renamed
@@ -287,16 +286,18 @@ func (l *Local) makeDirs() error {
 	if err := os.Mkdir(staging, 0o700); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	var err error
-	if l.dirLock, err = lockDir(staging); err != nil { // held until release
-		_ = os.Remove(staging)
-		return fmt.Errorf("sandbox: locking %s: %w", staging, err)
+	lock, err := lockDir(staging) // held until release
+	if err == nil {
+		err = os.Rename(staging, l.tmpDir)
 	}
-	if err := os.Rename(staging, l.tmpDir); err != nil {
+	if err != nil {
+		if lock != nil {
+			_ = lock.Close()
+		}
 		_ = os.Remove(staging)
-		return fmt.Errorf("sandbox: %w", err)
+		return fmt.Errorf("sandbox: making %s: %w", l.tmpDir, err)
 	}
-	l.dirsMade = true
+	l.dirLock = lock
 	for _, d := range []string{"home", "tmp"} {
 		if err := os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
 			return err
@@ -496,10 +497,8 @@ func (l *Local) releaseNow() {
 	if l.proxy != nil {
 		_ = l.proxy.Close()
 	}
-	if l.dirsMade {
-		_ = os.RemoveAll(l.tmpDir)
-	}
 	if l.dirLock != nil {
+		_ = os.RemoveAll(l.tmpDir)
 		_ = l.dirLock.Close()
 	}
 	if l.cgroup != nil {
