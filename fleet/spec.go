@@ -28,7 +28,10 @@ var KnownProfiles = []string{"anthropic", "openai", "gemini"}
 
 // Defaults and bounds of a TaskSpec.
 const (
-	DefaultQueue            = store.DefaultQueue
+	DefaultQueue = store.DefaultQueue
+	// DefaultTenant is the tenant of a task submitted by a principal with
+	// no tenant of its own (the bootstrap token, dev mode).
+	DefaultTenant           = "default"
 	DefaultSubagentDepth    = 1 // MaxSubagentDepth when nil
 	MaxSubagentDepthLimit   = 8 // the largest MaxSubagentDepth accepted
 	MaxPromptBytes          = 256 << 10
@@ -102,6 +105,11 @@ type TaskSpec struct {
 	MaxLiveChildren int         `json:"max_live_children,omitempty"`
 	ChildPolicy     ChildPolicy `json:"child_policy,omitempty"` // "" = ChildCancel
 
+	// Tenant is the team the task belongs to: it sees the task, its
+	// sessions, events and usage, and its budgets apply. The dispatcher
+	// sets it from the submitter (its default tenant, or one it names and
+	// may use); children inherit their parent's. "" = DefaultTenant.
+	Tenant         string            `json:"tenant,omitempty"`
 	Queue          string            `json:"queue,omitempty"` // "" = DefaultQueue
 	Priority       int               `json:"priority,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
@@ -279,6 +287,9 @@ func (d Defaults) Apply(s TaskSpec) TaskSpec {
 	s.Limits = d.Policy.ApplyLimits(s.Limits, d.Limits)
 	if s.Queue == "" {
 		s.Queue = DefaultQueue
+	}
+	if s.Tenant == "" {
+		s.Tenant = DefaultTenant
 	}
 	if s.ChildPolicy == "" {
 		s.ChildPolicy = ChildCancel
@@ -475,6 +486,8 @@ func (s TaskSpec) checkRouting() *FieldError {
 		return fieldErr("queue", "%q is reserved for work pinned to one worker", s.Queue)
 	case s.Queue != "" && queue.CheckQueueName(s.Queue) != nil:
 		return fieldErr("queue", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Queue, MaxNameBytes)
+	case s.Tenant != "" && queue.CheckQueueName(s.Tenant) != nil:
+		return fieldErr("tenant", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Tenant, MaxNameBytes)
 	case s.Priority < -MaxPriority || s.Priority > MaxPriority:
 		return fieldErr("priority", "must be between %d and %d, got %d", -MaxPriority, MaxPriority, s.Priority)
 	case len(s.IdempotencyKey) > MaxIdempotencyKeyBytes:

@@ -195,7 +195,7 @@ func (s *Spawner) childSpec(req agent.SpawnRequest, dir string) (fleet.TaskSpec,
 		Environment: env, Session: p.Session, Sandbox: p.Sandbox, // a shared workspace shares its sandbox
 		ParentID: t.ID, RootID: t.RootID, Depth: t.Depth + 1,
 		MaxSubagentDepth: p.MaxSubagentDepth, MaxLiveChildren: p.MaxLiveChildren, ChildPolicy: p.ChildPolicy,
-		Queue: p.Queue, Priority: min(p.Priority+1, fleet.MaxPriority),
+		Tenant: p.Tenant, Queue: p.Queue, Priority: min(p.Priority+1, fleet.MaxPriority),
 		Permissions: p.Permissions,
 		Extensions:  p.Extensions, // a child cannot shed its parent's hooks
 	}, nil
