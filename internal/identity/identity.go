@@ -8,16 +8,18 @@
 // AllTenants ("*") applies in every tenant; an admin of AllTenants sees
 // every tenant's data.
 //
-// The package holds no state and reads no request: the dispatcher's
-// authentication (API tokens, OpenID Connect, the bootstrap token) builds
-// a Principal and stores it in the request's context with WithPrincipal;
-// every handler and every record of an actor reads it back with
-// FromContext, never from a field of the request.
+// The package holds no state. Each way of authenticating (API tokens,
+// OpenID Connect, the bootstrap token) is an Authenticator; the
+// dispatcher asks them in turn, stores the Principal one returns in the
+// request's context with WithPrincipal, and every handler and every record
+// of an actor reads it back with FromContext, never from a field of the
+// request.
 package identity
 
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 )
 
@@ -109,4 +111,13 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 func FromContext(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(contextKey{}).(Principal)
 	return p, ok
+}
+
+// Authenticator recognises one kind of credential on a request. ok is
+// false when the request carries none of its kind (the next
+// authenticator is asked); an error means a credential of its kind that
+// is not valid (unknown, expired, revoked, badly signed), and the request
+// is refused with 401 without asking the others.
+type Authenticator interface {
+	Authenticate(r *http.Request) (p Principal, ok bool, err error)
 }
