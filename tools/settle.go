@@ -3,6 +3,7 @@ package tools
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentfleet/agentfleet/execenv"
@@ -55,13 +56,33 @@ func (s Settings) Timeouts(def time.Duration) (time.Duration, time.Duration) {
 // {default_ms}, {max_ms}, {default_s}, {max_s}, and {default} and {max} as
 // words ("10 seconds", "2 minutes").
 func (s Settings) FillTimeouts(text string, def time.Duration) string {
+	if !strings.Contains(text, "{") {
+		return text
+	}
 	d, m := s.Timeouts(def)
-	return strings.NewReplacer(
+	key := filled{text, d, m}
+	if out, ok := filledTexts.Load(key); ok {
+		return out.(string)
+	}
+	out := strings.NewReplacer(
 		"{default_ms}", fmt.Sprint(d.Milliseconds()), "{max_ms}", fmt.Sprint(m.Milliseconds()),
 		"{default_s}", fmt.Sprint(int(d.Seconds())), "{max_s}", fmt.Sprint(int(m.Seconds())),
 		"{default}", words(d), "{max}", words(m),
 	).Replace(text)
+	filledTexts.Store(key, out)
+	return out
 }
+
+// filled is one FillTimeouts result's key. Every session settles its
+// tools, and the texts and timeouts a worker uses are few, so the results
+// are kept for the process's life: building a Replacer per tool per
+// session was a measurable share of a trivial task's CPU.
+type filled struct {
+	text     string
+	def, max time.Duration
+}
+
+var filledTexts sync.Map // filled -> string
 
 // words renders d as "N seconds", "N minutes" or "N hours", exactly when
 // possible, else in seconds.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -445,18 +446,35 @@ func confine(cfg execenv.LocalConfig, s Settings, base Policy, build func(Policy
 // (under the system directories or readOnly), so that grep runs it inside
 // the sandbox; otherwise grep uses execenv's search in the worker.
 func ripgrepVisible(readOnly []string) bool {
-	rg, err := exec.LookPath("rg")
-	if err != nil {
+	rg, ok := hostRipgrep()
+	if !ok {
 		return false
 	}
-	real := realPath(rg)
-	for _, dir := range append(append([]string{}, systemDirs...), readOnly...) {
-		if under(real, realPath(dir)) {
-			return true
-		}
+	if slices.ContainsFunc(realSystemDirs(), func(dir string) bool { return under(rg, dir) }) {
+		return true
 	}
-	return false
+	return slices.ContainsFunc(readOnly, func(dir string) bool { return under(rg, realPath(dir)) })
 }
+
+// hostRipgrep is where the rg on PATH really is, looked up once per
+// process (PATH and the system directories do not change under a worker,
+// and every sandbox asked).
+var hostRipgrep = sync.OnceValues(func() (string, bool) {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		return "", false
+	}
+	return realPath(rg), true
+})
+
+// realSystemDirs are systemDirs with their links resolved, once.
+var realSystemDirs = sync.OnceValue(func() []string {
+	out := make([]string, len(systemDirs))
+	for i, dir := range systemDirs {
+		out[i] = realPath(dir)
+	}
+	return out
+})
 
 // hostEnv is the part of the worker's environment a sandboxed command
 // gets: where programs are and the locale.

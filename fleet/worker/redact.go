@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
@@ -25,10 +26,44 @@ import (
 //   - Config.KnownSecrets (the database and NATS passwords of `worker run`
 //     from its flags or file).
 //
-// Values shorter than agent.MinSecretLen are not redacted.
+// Values shorter than agent.MinSecretLen are not redacted. Only the
+// delivery tokens are read per task: the environment and the
+// configuration do not change under a running worker, so the rest is
+// gathered once, and the Redactor of the last task is reused while the
+// values are the same (building one was a measurable share of a trivial
+// task's CPU).
 func (w *Worker) redactor() *agent.Redactor {
+	secrets := maps.Clone(w.redacting.fixed())
+	maps.Copy(secrets, w.cfg.Delivery.Secrets())
+	return w.redacting.redactor(secrets)
+}
+
+// redactCache holds what Worker.redactor keeps between tasks.
+type redactCache struct {
+	fixed func() map[string]string // the worker's own secrets, gathered once
+
+	mu   sync.Mutex
+	last map[string]string
+	r    *agent.Redactor
+}
+
+// redactor returns the Redactor of secrets, the last one when they have
+// not changed.
+func (c *redactCache) redactor(secrets map[string]string) *agent.Redactor {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil || !maps.Equal(c.last, secrets) {
+		c.last, c.r = secrets, agent.NewRedactor(secrets)
+	}
+	return c.r
+}
+
+// workerSecrets returns the secrets of the worker's configuration and
+// environment: everything Worker.redactor redacts but the delivery
+// tokens.
+func workerSecrets(cfg Config) map[string]string {
 	secrets := map[string]string{}
-	maps.Copy(secrets, w.cfg.KnownSecrets)
+	maps.Copy(secrets, cfg.KnownSecrets)
 	for _, kv := range os.Environ() {
 		name, v, _ := strings.Cut(kv, "=")
 		if secretEnvName(name) {
@@ -42,19 +77,18 @@ func (w *Worker) redactor() *agent.Redactor {
 			secrets[name] = p
 		}
 	}
-	for name, pc := range w.cfg.Providers {
+	for name, pc := range cfg.Providers {
 		if pc.APIKey != "" {
 			secrets["providers."+name+".api_key"] = pc.APIKey
 		}
 	}
-	for name, v := range w.cfg.MCPSecrets {
+	for name, v := range cfg.MCPSecrets {
 		if env, ok := strings.CutPrefix(v, "env:"); ok {
 			v = os.Getenv(env)
 		}
 		secrets["mcp_secrets."+name] = v
 	}
-	maps.Copy(secrets, w.cfg.Delivery.Secrets())
-	return agent.NewRedactor(secrets)
+	return secrets
 }
 
 // secretEnvName reports whether a variable's name says it holds a

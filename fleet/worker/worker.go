@@ -65,6 +65,9 @@ type Worker struct {
 	ready   atomic.Bool           // pulling and healthy
 	health  *storegate.Health
 	sandbox tasksandbox.State // how local tasks' commands run
+	// redacting keeps the secrets every task's outputs are redacted of
+	// (redact.go).
+	redacting redactCache
 
 	// graceOver is closed when a drain's grace has run out (as running
 	// sessions are aborted) or the worker halts: calls waiting out a store
@@ -99,6 +102,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	w := &Worker{cfg: cfg, raw: deps.Store, q: deps.Queue, log: deps.Logger, clock: deps.Clock, slots: slots,
 		runs: map[uuid.UUID]*run{}, draining: make(chan struct{}), stopped: make(chan struct{}),
 		graceOver: make(chan struct{})}
+	w.redacting.fixed = sync.OnceValue(func() map[string]string { return workerSecrets(cfg) })
 	if w.log == nil {
 		w.log = slog.Default()
 	}
