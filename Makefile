@@ -13,8 +13,16 @@ help: ## List the targets with what they do
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## Build every binary (dispatcher, worker, agentfleet-dev, ...) into bin/
-	$(GO) build -o $(BIN)/ ./cmd/...
+build: ## Build every binary (dispatcher, worker, agentfleet-dev, simllm, ...) into bin/
+	$(GO) build -o $(BIN)/ ./cmd/... ./llm/sim/cmd/simllm
+
+.PHONY: nats-server
+nats-server: ## Build nats-server, at the version go.mod names, into bin/ (no Docker, no download site)
+	$(GO) build -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
+
+.PHONY: prod-try
+prod-try: ## Bring up docs/operations.md's one-machine fleet on loopback, run 50 tasks, tear it down (CI runs it)
+	bash deploy/linux/prod-try.sh
 
 .PHONY: test
 test: ## Run every test, integration included (set AGENTFLEET_REQUIRE_INTEGRATION=1 to fail on missing services)

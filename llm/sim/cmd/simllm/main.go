@@ -6,8 +6,8 @@
 //	simllm -addr 127.0.0.1:8089 -scripted             answer each conversation from the script in its prompt
 //
 // The script is a JSON array of sim.Reply objects (durations in
-// nanoseconds). Point an adapter's base URL at http://ADDR/v1 (or /v1beta for
-// Gemini).
+// nanoseconds). Point an adapter's base URL at http://ADDR (Anthropic,
+// Gemini) or http://ADDR/v1 (OpenAI), as docs/simulated-provider.md says.
 //
 // With -scripted the server is a scripted.Model (Anthropic Messages API
 // only): each task prompt made by scripted.Prompt carries its own steps, so
