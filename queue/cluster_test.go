@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -255,3 +256,51 @@ func TestLastSeqOnAFollowerRetriesNoResponders(t *testing.T) {
 		}
 	}
 }
+
+// The death of a stream's leader is logged with the stream and the new
+// leader, by LogStreamLeaders.
+func TestStreamLeaderChangeIsLogged(t *testing.T) {
+	testenv.SkipIfShort(t, "starts a three-node cluster")
+	cl := natstest.StartCluster(t, 3)
+	nc := cl.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
+	defer cancel()
+	c, err := queue.Open(ctx, nc, queue.Config{Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logged := make(chan slog.Record, 16)
+	stop, err := c.LogStreamLeaders(slog.New(recordHandler(logged)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stop() }()
+	killStreamLeader(t, ctx, cl, js, "TASKS")
+	for {
+		select {
+		case r := <-logged:
+			attrs := map[string]string{}
+			r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+			if r.Message == "NATS stream leader elected" && attrs["stream"] == "TASKS" && attrs["leader"] != "" {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("no leader election of TASKS was logged after its leader died")
+		}
+	}
+}
+
+// recordHandler is a slog.Handler sending every record to ch.
+type recordHandler chan<- slog.Record
+
+func (h recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	h <- r
+	return nil
+}
+func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordHandler) WithGroup(string) slog.Handler      { return h }

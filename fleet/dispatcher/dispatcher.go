@@ -15,6 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
+	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/queue"
@@ -157,6 +158,9 @@ type Dispatcher struct {
 	ends     *taskops.Completer // every end of a task the dispatcher writes
 	webhooks *webhook.Notifier  // nil without webhook URLs
 	prices   pricing.Table      // built-in prices with Config.Prices on top
+	// health logs the store going away and coming back, once each; Run
+	// pings it while it is away.
+	health *storegate.Health
 }
 
 // New returns a Dispatcher over st and q.
@@ -171,6 +175,8 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
 	d.prices, _ = pricing.Override(pricing.Builtin(), cfg.Prices) // validated above
 	d.metrics = newMetrics(d)
+	d.health = storegate.NewHealth(st, d.log, d.metrics.storeUp,
+		"API calls that need it answer 503 with Retry-After", "API calls are served again")
 	d.ends = &taskops.Completer{Store: st, Queue: q, Log: d.log, AbortTimeout: cfg.ControlTimeout,
 		Ended: func(s store.TaskState) { d.metrics.finished.WithLabelValues(string(s)).Inc() }}
 	if len(cfg.Webhooks.URLs) > 0 {
@@ -198,6 +204,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: watch dead letters: %w", err)
 	}
 	defer w.Stop()
+	go d.health.Watch(ctx)
+	if stopLeaders, err := d.queue.LogStreamLeaders(d.log); err != nil {
+		d.log.Warn("not logging NATS stream leader changes", "err", err)
+	} else {
+		defer func() { _ = stopLeaders() }()
+	}
 	stopApprovals, err := d.serveApprovals()
 	if err != nil {
 		return fmt.Errorf("dispatcher: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/approval"
+	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 
@@ -167,11 +168,12 @@ type handlers struct {
 	webhooks *webhook.Notifier
 	guard    *requestGuard
 	tickets  *tickets
+	health   *storegate.Health // told of each store outage a request meets
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
 	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks,
-		guard: newRequestGuard(opts), tickets: newTickets(opts.Token, opts.TicketTTL)}
+		guard: newRequestGuard(opts), tickets: newTickets(opts.Token, opts.TicketTTL), health: d.health}
 }
 
 // statusRecorder remembers the status code for the latency metric. It

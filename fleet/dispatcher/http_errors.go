@@ -56,6 +56,7 @@ func (a *handlers) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case store.IsRetryable(err):
 		// The store is away (restarting, failing over): nothing was done
 		// that a retry cannot redo, so say when to try again.
+		a.health.Observe(err)
 		w.Header().Set("Retry-After", strconv.Itoa(StoreRetryAfter))
 		writeErr(w, http.StatusServiceUnavailable, api.ErrorDetail{Code: api.CodeUnavailable,
 			Message: "the store is not answering; retry in a few seconds (" + err.Error() + ")"})

@@ -25,6 +25,7 @@ type Metrics struct {
 	deadLetters    prometheus.Counter
 	finished       *prometheus.CounterVec // by final state
 	approvals      *prometheus.CounterVec // by decision: approve, deny, expired
+	storeUp        prometheus.Gauge
 	http           httpMetrics
 }
 
@@ -75,6 +76,10 @@ func newMetrics(d *Dispatcher) *Metrics {
 			Name: "agentfleet_dispatcher_approvals_answered_total",
 			Help: "Tool calls pending approval that were answered, by decision: approve, deny, or expired (denied unanswered).",
 		}, []string{"decision"}),
+		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "agentfleet_dispatcher_store_up",
+			Help: "1 while the store answers the dispatcher, 0 from a call it did not answer until a ping succeeds.",
+		}),
 	}
 	m.http = httpMetrics{
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -93,7 +98,7 @@ func newMetrics(d *Dispatcher) *Metrics {
 	}
 	m.http.invalid = m.submitted.WithLabelValues("invalid")
 	m.Registry.MustRegister(m.submitted, m.submitDuration, m.enqueueErrors, m.cancelled, m.finished, m.control,
-		m.deadLetters, m.approvals, m.http.latency, m.http.streams, m.http.eventsSent,
+		m.deadLetters, m.approvals, m.storeUp, m.http.latency, m.http.streams, m.http.eventsSent,
 		&stateCollector{d: d}, newQueueCollector(d),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerQueueCounters(m.Registry, d.queue.Metrics())

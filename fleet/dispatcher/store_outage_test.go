@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 	"github.com/agentfleet/agentfleet/store/pgtest"
@@ -14,7 +17,8 @@ import (
 
 // While the store is away the API answers 503 with Retry-After (not a 500
 // internal error), and the Go client repeats a read after that delay, so a
-// reader rides out a Postgres restart.
+// reader rides out a Postgres restart. The dispatcher's store_up gauge
+// (and its log) follow the outage both ways.
 func TestStoreOutageIs503WithRetryAfter(t *testing.T) {
 	pg, dsn := pgtest.NewClusterWithDatabase(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testWait)
@@ -37,6 +41,9 @@ func TestStoreOutageIs503WithRetryAfter(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "2" {
 		t.Fatalf("with the store away: %d, Retry-After %q; want 503 with Retry-After 2", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
+	if up := gaugeValue(b.d.metrics.storeUp); up != 0 {
+		t.Fatalf("agentfleet_dispatcher_store_up = %v after a 503, want 0", up)
+	}
 
 	read := make(chan error, 1)
 	go func() { _, err := b.client.Counts(ctx); read <- err }()
@@ -54,6 +61,7 @@ func TestStoreOutageIs503WithRetryAfter(t *testing.T) {
 	case <-time.After(testWait):
 		t.Fatal("the client's read did not return once the store was back")
 	}
+	testenv.Eventually(t, testWait, "store_up back to 1", func() bool { return gaugeValue(b.d.metrics.storeUp) == 1 })
 }
 
 // answered503 counts the API's 503 answers so far.
@@ -75,4 +83,11 @@ func answered503(d *Dispatcher) int {
 		}
 	}
 	return n
+}
+
+// gaugeValue reads g.
+func gaugeValue(g prometheus.Gauge) float64 {
+	var m dto.Metric
+	_ = g.Write(&m)
+	return m.GetGauge().GetValue()
 }

@@ -125,7 +125,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	w.models = models.NewPool(models.PoolConfig{Providers: cfg.Providers, Concurrency: cfg.concurrencyFor, Retry: cfg.Retry,
 		NewClient: deps.NewClient, Limits: &w.limits, LimitMetrics: limitMetrics, Observe: w.metrics.observeLLM})
 	w.prices = newPriceBook(cfg, w)
-	w.health = storegate.NewHealth(w.raw, w.log, w.metrics.storeUp)
+	w.health = storegate.NewHealth(w.raw, w.log, w.metrics.storeUp, "pulling stops until it does", "pulling resumes")
 	w.sandbox = tasksandbox.Start(w.sandboxOperator(), w.log)
 	w.st = storegate.Store{Store: w.raw, Health: w.health, GiveUp: w.graceOver, OnRetry: w.metrics.storeRetries.Inc}
 	w.ends = w.completer()

@@ -31,16 +31,22 @@ type Health struct {
 	st  store.Store
 	log *slog.Logger
 	up  prometheus.Gauge
+	// downEffect and upEffect say what an outage means for the caller,
+	// in the lines logged when the store goes down and comes back.
+	downEffect, upEffect string
 
 	mu     sync.Mutex
 	open   chan struct{} // closed while the store is up
 	downed chan struct{} // signalled when the store goes down
 }
 
-// NewHealth watches st, logging its changes to log and setting up to 1
-// while it answers, 0 while it does not.
-func NewHealth(st store.Store, log *slog.Logger, up prometheus.Gauge) *Health {
-	h := &Health{st: st, log: log, up: up, open: make(chan struct{}), downed: make(chan struct{}, 1)}
+// NewHealth watches st, logging its changes to log (once each way, with
+// downEffect and upEffect saying what they mean for the caller, as
+// "pulling stops until it does") and setting up to 1 while it answers, 0
+// while it does not.
+func NewHealth(st store.Store, log *slog.Logger, up prometheus.Gauge, downEffect, upEffect string) *Health {
+	h := &Health{st: st, log: log, up: up, downEffect: downEffect, upEffect: upEffect,
+		open: make(chan struct{}), downed: make(chan struct{}, 1)}
 	close(h.open)
 	up.Set(1)
 	return h
@@ -93,7 +99,7 @@ func (h *Health) markDown(err error) {
 	}
 	h.open = make(chan struct{})
 	h.up.Set(0)
-	h.log.Warn("the store does not answer; pulling stops until it does", "err", err)
+	h.log.Warn("the store does not answer; "+h.downEffect, "err", err)
 	select {
 	case h.downed <- struct{}{}:
 	default:
@@ -110,7 +116,7 @@ func (h *Health) markUp() {
 	}
 	close(h.open)
 	h.up.Set(1)
-	h.log.Info("the store answers again; pulling resumes")
+	h.log.Info("the store answers again; " + h.upEffect)
 }
 
 // Watch pings the store while it is down, until ctx ends.
