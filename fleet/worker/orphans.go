@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -92,22 +92,17 @@ func (w *Worker) heartbeating(ctx context.Context) (map[string]bool, error) {
 	}
 }
 
-// sharedTarget is the shared queue of a message's task: the default queue
-// for a task that does not exist (its worker then terms the message), an
-// error when the store cannot tell.
+// sharedTarget reads the task of a message pinned to a gone worker and
+// asks the router where it goes (taskops.RescueTarget); an error when the
+// store cannot tell.
 func (w *Worker) sharedTarget(ctx context.Context, m queue.TaskMessage) (queue.Target, error) {
 	id, err := uuid.Parse(m.TaskID)
 	if err != nil {
-		return queue.ToQueue(fleet.DefaultQueue), nil //nolint:nilerr // no task id: the default queue, whose worker terms it
+		return taskops.RescueTarget(store.Task{}), nil //nolint:nilerr // no task id: its worker terms it
 	}
 	t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return queue.ToQueue(fleet.DefaultQueue), nil
-	case err != nil:
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return queue.Target{}, err
-	case t.Queue == "":
-		return queue.ToQueue(fleet.DefaultQueue), nil
 	}
-	return queue.ToQueue(t.Queue), nil
+	return taskops.RescueTarget(t), nil
 }

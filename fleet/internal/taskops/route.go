@@ -37,6 +37,18 @@ func pinned(spec fleet.TaskSpec) bool {
 	return (spec.Environment.Kind == "" || spec.Environment.Kind == fleet.EnvLocal) && !spec.Environment.Shared
 }
 
+// RescueTarget is where a message pinned to a worker that is gone for
+// good goes: its task's shared queue, where any worker takes it and
+// resumes the session from its recorded turns in a fresh workspace. A
+// message whose task does not exist (t is the zero Task) goes to the
+// default queue, whose worker terms it.
+func RescueTarget(t store.Task) queue.Target {
+	if t.Queue == "" {
+		return queue.ToQueue(fleet.DefaultQueue)
+	}
+	return queue.ToQueue(t.Queue)
+}
+
 // StartMessage starts a submitted task: to its queue (its files are
 // made wherever it starts), under startMsgID so a repeated submission
 // publishes it once.

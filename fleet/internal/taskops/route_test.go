@@ -46,3 +46,14 @@ func TestRouterKeepsPinnedTasksPinned(t *testing.T) {
 		}
 	}
 }
+
+// A message pinned to a gone worker goes to its task's shared queue, or to
+// the default queue when its task is unknown.
+func TestRescueTargetIsTheSharedQueue(t *testing.T) {
+	if got := taskops.RescueTarget(store.Task{Queue: "lint"}); got != queue.ToQueue("lint") {
+		t.Errorf("RescueTarget(queue lint) = %+v", got)
+	}
+	if got := taskops.RescueTarget(store.Task{}); got != queue.ToQueue(fleet.DefaultQueue) {
+		t.Errorf("RescueTarget(unknown task) = %+v", got)
+	}
+}
