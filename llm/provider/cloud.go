@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"golang.org/x/oauth2"
@@ -12,14 +13,25 @@ import (
 	"github.com/agentfleet/agentfleet/llm/vertex"
 )
 
-// newBedrock builds the Bedrock client: credentials from CredentialsFile,
-// else the environment, read at each signing.
+// newBedrock builds the Bedrock client: credentials from CredentialsFile
+// when it is set, else the AWS SDK's default chain (environment, shared
+// config and credentials files with AWSProfile, web identity, container
+// and instance roles: bedrock.DefaultChain), whose region Region
+// overrides.
 func newBedrock(cfg Config) (llm.Client, error) {
-	var creds aws.CredentialsProvider = bedrock.EnvCredentials()
+	region := cfg.Region
+	var creds aws.CredentialsProvider
 	if cfg.CredentialsFile != "" {
 		creds = bedrock.FileCredentials(cfg.CredentialsFile)
+	} else {
+		var err error
+		creds, region, err = bedrock.DefaultChain(context.Background(),
+			bedrock.ChainOptions{Region: cfg.Region, Profile: cfg.AWSProfile, HTTPClient: cfg.HTTPClient})
+		if err != nil {
+			return nil, fmt.Errorf("provider: %w", err)
+		}
 	}
-	return client(bedrock.New(bedrock.Config{Region: cfg.Region, BaseURL: cfg.BaseURL, Credentials: creds,
+	return client(bedrock.New(bedrock.Config{Region: region, BaseURL: cfg.BaseURL, Credentials: creds,
 		Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
 }
 

@@ -60,9 +60,12 @@ type Config struct {
 	// Region (bedrock, vertex) and Project (vertex) locate the service.
 	Region  string
 	Project string
+	// AWSProfile (bedrock) names the shared config profile the AWS SDK's
+	// default chain reads; "" means AWS_PROFILE, else "default".
+	AWSProfile string
 	// CredentialsFile (bedrock, vertex) names the credentials: for bedrock
-	// a JSON file with AccessKeyId and SecretAccessKey (default: the
-	// AWS_* environment variables), for vertex a service account key
+	// a JSON file with AccessKeyId and SecretAccessKey (default: the AWS
+	// SDK's default chain, see bedrock.DefaultChain), for vertex a service account key
 	// (default: Application Default Credentials, which include workload
 	// identity). Never the secret itself.
 	CredentialsFile string
