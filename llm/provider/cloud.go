@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"golang.org/x/oauth2"
@@ -53,22 +54,43 @@ func newVertex(cfg Config) (llm.Client, error) {
 }
 
 // newAzure builds the Azure OpenAI client: the endpoint is BaseURL, else
-// AZURE_OPENAI_ENDPOINT; the key APIKey, else AZURE_OPENAI_API_KEY; the
-// api-version APIVersion, else AZURE_OPENAI_API_VERSION, else the
-// adapter's default.
+// AZURE_OPENAI_ENDPOINT; the api-version APIVersion, else
+// AZURE_OPENAI_API_VERSION, else the adapter's default. AzureAuth chooses
+// the authentication: "key" is APIKey, else AZURE_OPENAI_API_KEY; "entra"
+// is Entra ID through the Azure SDK's default credential chain
+// (azure.DefaultCredential); "" is the key when one is set, else Entra ID.
 func newAzure(cfg Config) (llm.Client, error) {
 	endpoint := cfg.BaseURL
 	if endpoint == "" {
 		endpoint = envKey([]string{"AZURE_OPENAI_ENDPOINT"})
 	}
-	key := cfg.APIKey
-	if key == "" {
-		key = envKey(keyEnv[Azure])
-	}
 	version := cfg.APIVersion
 	if version == "" {
 		version = envKey([]string{"AZURE_OPENAI_API_VERSION"})
 	}
-	return client(azure.New(azure.Config{Endpoint: endpoint, APIKey: key, APIVersion: version,
-		Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}))
+	ac := azure.Config{Endpoint: endpoint, APIVersion: version, Retry: cfg.Retry, HTTPClient: cfg.HTTPClient}
+	key := cfg.APIKey
+	if key == "" {
+		key = envKey(keyEnv[Azure])
+	}
+	switch strings.ToLower(strings.TrimSpace(cfg.AzureAuth)) {
+	case "key":
+		ac.APIKey = key
+	case "entra":
+	case "":
+		if key != "" {
+			ac.APIKey = key
+			break
+		}
+	default:
+		return nil, fmt.Errorf("provider: Config.AzureAuth %q is not key or entra (\"\" means the key when one is set, else Entra ID)", cfg.AzureAuth)
+	}
+	if ac.APIKey == "" && !strings.EqualFold(strings.TrimSpace(cfg.AzureAuth), "key") {
+		cred, err := azure.DefaultCredential(cfg.HTTPClient)
+		if err != nil {
+			return nil, fmt.Errorf("provider: %w", err)
+		}
+		ac.Credential = cred
+	}
+	return client(azure.New(ac))
 }

@@ -60,3 +60,28 @@ func TestBedrockTakesTheDefaultChain(t *testing.T) {
 		t.Fatalf("Authorization %q: not signed with the profile's key and region", auth)
 	}
 }
+
+// Azure OpenAI: a key is used when one is set; without one, or with
+// azure_auth entra, the client takes Entra ID's default chain (its
+// endpoint must then be https); azure_auth key without a key, or an
+// unknown mode, is refused with what to set.
+func TestAzureAuthChoice(t *testing.T) {
+	t.Setenv("AZURE_OPENAI_API_KEY", "")
+	t.Setenv("AZURE_OPENAI_ENDPOINT", "")
+	for _, c := range []struct {
+		cfg     Config
+		wantErr string
+	}{
+		{Config{Provider: Azure, BaseURL: "https://r.openai.azure.com", APIKey: "k"}, ""},
+		{Config{Provider: Azure, BaseURL: "https://r.openai.azure.com"}, ""},
+		{Config{Provider: Azure, BaseURL: "https://r.openai.azure.com", APIKey: "k", AzureAuth: "entra"}, ""},
+		{Config{Provider: Azure, BaseURL: "http://r.openai.azure.com", AzureAuth: "entra"}, "only over TLS"},
+		{Config{Provider: Azure, BaseURL: "https://r.openai.azure.com", AzureAuth: "key"}, "AZURE_OPENAI_API_KEY"},
+		{Config{Provider: Azure, BaseURL: "https://r.openai.azure.com", AzureAuth: "oauth"}, "not key or entra"},
+	} {
+		_, err := New(c.cfg)
+		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+			t.Errorf("New(%+v) = %v, want error %q", c.cfg, err, c.wantErr)
+		}
+	}
+}

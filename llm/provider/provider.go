@@ -57,6 +57,11 @@ type Config struct {
 	// APIVersion is Azure OpenAI's api-version; "" means
 	// AZURE_OPENAI_API_VERSION, else the adapter's default.
 	APIVersion string
+	// AzureAuth is how Azure OpenAI is authenticated: "key" (APIKey, else
+	// AZURE_OPENAI_API_KEY), "entra" (Entra ID through the Azure SDK's
+	// default credential chain: azure.DefaultCredential), or "" for the
+	// key when one is set, else Entra ID.
+	AzureAuth string
 	// Region (bedrock, vertex) and Project (vertex) locate the service.
 	Region  string
 	Project string
