@@ -208,6 +208,7 @@ type ToolChoice struct {
 //
 // tools are provider tools and per-tool cache marks merged into
 // Request.Tools by name (see ToolsFor and ProviderTool).
+//
 //	chatcompat: max_tokens_field string, echo_reasoning bool, parallel_tool_calls bool
 type ProviderOptions map[string]map[string]any
 
