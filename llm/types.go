@@ -205,11 +205,10 @@ type ToolChoice struct {
 //	anthropic: beta_headers []string, thinking_budget int, tools []ToolDefinition
 //	openai:    store bool, reasoning_summary string, include []string, tools []ToolDefinition
 //	gemini:    safety_settings []object, thinking_budget int, include_thoughts bool, tools []ToolDefinition
+//	chatcompat: max_tokens_field string, echo_reasoning bool, parallel_tool_calls bool
 //
 // tools are provider tools and per-tool cache marks merged into
 // Request.Tools by name (see ToolsFor and ProviderTool).
-//
-//	chatcompat: max_tokens_field string, echo_reasoning bool, parallel_tool_calls bool
 type ProviderOptions map[string]map[string]any
 
 // Request is one call to a model. System messages may appear anywhere in
