@@ -61,6 +61,10 @@ vet-cross: ## go vet every package, tests included, as macOS and Windows build t
 bench: ## Run the Go benchmarks (figures, not pass/fail)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
 
+.PHONY: smoke-live
+smoke-live: ## Seed 000's end-to-end run against each real provider whose key is set (docs/operations.md); never in CI
+	$(GO) test -tags smokelive -count=1 -v -timeout 30m -run 'TestSmokeLive$$' ./llm/smokelive/
+
 .PHONY: fmt
 fmt: ## Format the code
 	gofmt -w $$(git ls-files '*.go')

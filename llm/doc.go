@@ -38,6 +38,18 @@
 // that calls tools is not validated: the answer comes later. The schema's
 // root must be an object, which every wire format accepts.
 //
+// # Provider tools
+//
+// A ToolDefinition may carry a ProviderTool: one of a provider's own
+// tools, by the provider's type name and parameters. Adapters of that
+// provider send it in its shape, others refuse it (Chat Completions has
+// none). Server-run tools come back as KindServerTool content with a
+// ServerTool and the provider's JSON, never as calls, so the loop has
+// nothing to run; client-run ones (computer use, the text editor) are
+// called by name like any tool. Profiles offer them through
+// ProviderOptions[provider]["tools"], merged by ToolsFor; Cache on a
+// definition asks for a cache breakpoint after it.
+//
 // # Shared machinery for adapters
 //
 // Send is the one HTTP path: it applies RetryPolicy (transport errors,

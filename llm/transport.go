@@ -61,7 +61,9 @@ var RequestIDHeaders = []string{"x-request-id", "request-id", "x-goog-request-id
 // are retried with exponential backoff and jitter, or after the wait the
 // provider asked for when it is at most MaxRetryAfter; a longer requested wait
 // returns the error at once with RetryAfter set. build is called once per
-// attempt and must return a fresh request bound to ctx.
+// attempt and must return a fresh request bound to ctx; an error it
+// returns is ErrInvalidRequest unless it is an *Error already (a signing
+// credential that could not be had is ErrAuthentication).
 //
 // On a 2xx status the response is returned with its Body guarded: a read that
 // sees no byte for IdleTimeout fails with ErrStreamInterrupted, and cancelling
@@ -102,6 +104,10 @@ func sendOnce(ctx context.Context, cfg HTTPConfig, client *http.Client, build fu
 	}
 	req, err := build(ctx)
 	if err != nil {
+		var le *Error
+		if errors.As(err, &le) {
+			return nil, le // already classified (a credential the build could not get)
+		}
 		return nil, &Error{Kind: ErrInvalidRequest, Provider: cfg.Provider, Message: "building the request: " + err.Error(), Err: err}
 	}
 	resp, err := client.Do(req)

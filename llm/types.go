@@ -39,6 +39,10 @@ const (
 	KindToolCall   ContentKind = "tool_call"
 	KindToolResult ContentKind = "tool_result"
 	KindReasoning  ContentKind = "reasoning"
+	// KindServerTool is a tool the provider ran itself (web search, code
+	// execution): its use or its result, content of the answer rather than
+	// a call for the loop to run (see ServerTool).
+	KindServerTool ContentKind = "server_tool"
 )
 
 // ContentPart is one piece of a message. Exactly the field named by Kind is
@@ -53,6 +57,7 @@ type ContentPart struct {
 	ToolCall   *ToolCall       `json:"tool_call,omitempty"`
 	ToolResult *ToolResult     `json:"tool_result,omitempty"`
 	Reasoning  *Reasoning      `json:"reasoning,omitempty"`
+	ServerTool *ServerTool     `json:"server_tool,omitempty"`
 	Signature  string          `json:"signature,omitempty"` // Gemini thoughtSignature on text parts
 	Provider   string          `json:"provider,omitempty"`  // adapter that wrote Raw
 	Raw        json.RawMessage `json:"raw,omitempty"`
@@ -165,6 +170,16 @@ type ToolDefinition struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+	// Provider, when set, makes this one of a provider's own tools (web
+	// search, computer use, a text editor...), sent in the provider's
+	// shape with its parameters instead of Description and Parameters;
+	// see ProviderTool.
+	Provider *ProviderTool `json:"provider_tool,omitempty"`
+	// Cache asks for a prompt cache breakpoint after this definition
+	// (Anthropic's cache_control on the tool), so the tools up to it are
+	// cached as a prefix of their own. Providers that cache by prefix on
+	// their own ignore it.
+	Cache bool `json:"cache,omitempty"`
 }
 
 // ToolChoiceMode says whether and which tools the model may call.
@@ -187,10 +202,13 @@ type ToolChoice struct {
 // provider name ("openai", "anthropic", "gemini", "chatcompat"). Each adapter
 // reads its own key and ignores the others. Documented keys:
 //
-//	anthropic: beta_headers []string, thinking_budget int
-//	openai:    store bool, reasoning_summary string, include []string
-//	gemini:    safety_settings []object, thinking_budget int, include_thoughts bool
+//	anthropic: beta_headers []string, thinking_budget int, tools []ToolDefinition
+//	openai:    store bool, reasoning_summary string, include []string, tools []ToolDefinition
+//	gemini:    safety_settings []object, thinking_budget int, include_thoughts bool, tools []ToolDefinition
 //	chatcompat: max_tokens_field string, echo_reasoning bool, parallel_tool_calls bool
+//
+// tools are provider tools and per-tool cache marks merged into
+// Request.Tools by name (see ToolsFor and ProviderTool).
 type ProviderOptions map[string]map[string]any
 
 // Request is one call to a model. System messages may appear anywhere in

@@ -1,6 +1,10 @@
 package profiles
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agentfleet/agentfleet/llm/pricing"
+)
 
 // modelFacts are what we know of a model family, matched by name prefix
 // (longest first wins).
@@ -21,11 +25,26 @@ var knownModels = []modelFacts{
 	{"claude-sonnet-4", 200_000, "2025-03"},
 	{"claude-haiku-4", 200_000, "2025-02"},
 	{"claude-3", 200_000, "2024-10"},
+	{"claude-3-5-haiku", 200_000, "2024-07"},
+	{"claude-3-5-sonnet", 200_000, "2024-04"},
+	{"claude-3-haiku", 200_000, "2023-08"},
+	{"claude-3-opus", 200_000, "2023-08"},
 	{"gemini-3", 1_048_576, "2025-01"},
 	{"gemini-2.5", 1_048_576, "2025-01"},
 }
 
+// lookupModel finds model's facts by its name, else by the provider's own
+// id when the name is a cloud's spelling of it (Bedrock's
+// us.anthropic.claude-sonnet-4-5-20250929-v1:0, Vertex AI's
+// claude-sonnet-4-5@20250929: pricing.Canonical).
 func lookupModel(model string) (modelFacts, bool) {
+	if f, ok := lookupPrefix(model); ok {
+		return f, true
+	}
+	return lookupPrefix(pricing.Canonical(model))
+}
+
+func lookupPrefix(model string) (modelFacts, bool) {
 	best, found := modelFacts{}, false
 	for _, f := range knownModels {
 		if strings.HasPrefix(model, f.prefix) && len(f.prefix) > len(best.prefix) {

@@ -31,6 +31,9 @@ type Profile struct {
 	// conservative default until an option names one.
 	unknownWindow bool
 	summaryModel  string
+	// providerTools are the provider's own tools offered on every request
+	// (OfferProviderTools).
+	providerTools []llm.ToolDefinition
 }
 
 // Capabilities are a profile's capability flags.
@@ -166,6 +169,8 @@ func (p *Profile) DefaultCommandTimeout() time.Duration { return p.shell }
 func (p *Profile) DocFiles() []string { return append([]string(nil), p.docFiles...) }
 
 // ProviderOptions returns the request options for effort ("" = provider default).
+// The provider tools the profile offers ride along under the profile's
+// own key (see OfferProviderTools).
 func (p *Profile) ProviderOptions(effort string) llm.ProviderOptions {
-	return p.options(effort)
+	return p.withProviderTools(p.options(effort))
 }

@@ -46,6 +46,16 @@ type ProviderConfig struct {
 	// the AWS_* variables; vertex: a service account key, default
 	// Application Default Credentials, which include workload identity).
 	CredentialsFile string `mapstructure:"credentials_file"`
+	// AWSProfile (bedrock) names the shared config profile of the AWS
+	// SDK's default chain; "" means AWS_PROFILE, else "default".
+	AWSProfile string `mapstructure:"aws_profile"`
+	// APIVersion (azure) is Azure OpenAI's api-version; "" means
+	// AZURE_OPENAI_API_VERSION, else the adapter's default.
+	APIVersion string `mapstructure:"api_version"`
+	// AzureAuth (azure) is "key", "entra" (Entra ID through the Azure
+	// SDK's default credential chain), or "" for the key when one is set,
+	// else Entra ID.
+	AzureAuth string `mapstructure:"azure_auth"`
 	// Choices are more providers for this profile, by name (for example
 	// "bedrock" and "vertex" next to anthropic's own API); a task picks one
 	// with session.provider, the profile's own config serving the rest.

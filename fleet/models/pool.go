@@ -63,7 +63,8 @@ func NewPool(cfg PoolConfig) *Pool {
 // sending its requests with hc (the fleet-wide rate limits' transport).
 func providerClient(profile string, pc ProviderConfig, retry llm.RetryPolicy, hc *http.Client) (llm.Client, error) {
 	return provider.New(provider.Config{Provider: pc.name(profile), BaseURL: pc.BaseURL, APIKey: pc.APIKey, Retry: retry, HTTPClient: hc,
-		Region: pc.Region, Project: pc.Project, CredentialsFile: pc.CredentialsFile, Dialect: pc.Dialect, DialectOverrides: pc.DialectOverrides})
+		Region: pc.Region, Project: pc.Project, CredentialsFile: pc.CredentialsFile, Dialect: pc.Dialect, DialectOverrides: pc.DialectOverrides,
+		AWSProfile: pc.AWSProfile, APIVersion: pc.APIVersion, AzureAuth: pc.AzureAuth})
 }
 
 // Client returns the gated client of a profile's provider choice ("" for

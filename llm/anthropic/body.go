@@ -34,6 +34,9 @@ type encodedSet struct {
 // encoded returns the JSON array of tools, which buildRequest converted
 // from defs, from the cache or by encoding and remembering it.
 func (c *toolsCache) encoded(defs []llm.ToolDefinition, tools []wireTool) ([]byte, error) {
+	if len(defs) != len(tools) || typedTools(defs) {
+		return json.Marshal(tools) // provider tools and per-tool marks: rare, and not keyed here
+	}
 	cached := len(tools) > 0 && tools[len(tools)-1].CacheControl != nil
 	if sets := c.sets.Load(); sets != nil {
 		for i := range slices.Backward(*sets) {
@@ -62,6 +65,17 @@ func (c *toolsCache) remember(s encodedSet) {
 	}
 	sets = append(append(make([]encodedSet, 0, len(sets)+1), sets...), s)
 	c.sets.Store(&sets)
+}
+
+// typedTools reports whether any definition is a provider tool or asks
+// for a cache mark of its own.
+func typedTools(defs []llm.ToolDefinition) bool {
+	for _, d := range defs {
+		if d.Provider != nil || d.Cache {
+			return true
+		}
+	}
+	return false
 }
 
 func sameTools(a, b []llm.ToolDefinition) bool {

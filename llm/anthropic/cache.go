@@ -7,7 +7,9 @@ import "github.com/agentfleet/agentfleet/llm"
 // request. A session resends its whole conversation every round, so the
 // adapter marks (see markCacheBreakpoints):
 //
-//  1. the last tool definition (the tools come first in the prefix);
+//  1. the last tool definition (the tools come first in the prefix), and
+//     any definition whose Cache asks for a mark of its own (per-tool
+//     breakpoints; these are sent even with prompt_cache false);
 //  2. the last system block;
 //  3. the last block of the newest user message (this round's tool
 //     results): this round writes the prefix up to here;
@@ -48,11 +50,16 @@ func promptCacheOn(req llm.Request) (bool, error) {
 // names and returns how many it set (never more than maxBreakpoints).
 func markCacheBreakpoints(w *wireRequest) int {
 	n := 0
-	if k := len(w.Tools); k > 0 {
+	for _, t := range w.Tools {
+		if t.CacheControl != nil { // marked by its definition's Cache
+			n++
+		}
+	}
+	if k := len(w.Tools); k > 0 && w.Tools[k-1].CacheControl == nil && n < maxBreakpoints {
 		w.Tools[k-1].CacheControl = ephemeral
 		n++
 	}
-	if k := len(w.System); k > 0 {
+	if k := len(w.System); k > 0 && n < maxBreakpoints {
 		w.System[k-1].CacheControl = ephemeral
 		n++
 	}

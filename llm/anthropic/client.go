@@ -89,7 +89,7 @@ func decodeStream(body io.Reader, yield func(llm.StreamEvent, error) bool) {
 // adds the anthropic-beta header the request's options ask for to the
 // client's headers.
 func encode(url string, header http.Header, tools *toolsCache, req llm.Request, stream bool) (adapterkit.Post, error) {
-	req, err := answerTool(req)
+	req, err := prepareRequest(req)
 	if err != nil {
 		return adapterkit.Post{}, err
 	}

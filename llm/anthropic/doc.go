@@ -49,6 +49,19 @@
 // tool_use to tool_calls, refusal to content_filter,
 // model_context_window_exceeded to context_length.
 //
+// # Provider tools
+//
+// Anthropic's own tools (web search, web fetch, code execution, computer
+// use with its display size, the text editor, bash) are offered as
+// ToolDefinitions with a ProviderTool, in Request.Tools or in
+// ProviderOptions["anthropic"]["tools"], and sent as {type, name,
+// params}; computer use adds its beta. A definition's Cache puts
+// cache_control on that tool (at most four marks a request, counted with
+// the automatic ones). Server tool blocks in an answer (server_tool_use,
+// web_search_tool_result and the other *_tool_result blocks) are
+// KindServerTool content, never tool calls; they go back byte for byte in
+// the next request. See servertools.go.
+//
 // # Errors
 //
 // Error documents are classified by error.type: authentication_error,

@@ -76,6 +76,9 @@ func buildRequest(req llm.Request, stream bool) (*wireRequest, error) {
 	if len(w.Messages) == 0 {
 		return nil, invalidRequest("Request.Messages has no user or assistant content: add at least one user message")
 	}
+	if err := checkToolMarks(req.Tools); err != nil {
+		return nil, err
+	}
 	w.Tools = convertTools(req.Tools)
 	if w.ToolChoice, err = convertToolChoice(req.ToolChoice, len(w.Tools) > 0); err != nil {
 		return nil, err
@@ -173,6 +176,10 @@ func convertParts(parts []llm.ContentPart) []any {
 			if b, ok := reasoningBlock(p); ok {
 				blocks = append(blocks, b)
 			}
+		case llm.KindServerTool:
+			if b, ok := serverBlock(p); ok {
+				blocks = append(blocks, b)
+			}
 		}
 	}
 	return blocks
@@ -236,11 +243,18 @@ func convertTools(defs []llm.ToolDefinition) []wireTool {
 	}
 	tools := make([]wireTool, len(defs))
 	for i, d := range defs {
-		schema := d.Parameters
-		if len(schema) == 0 {
-			schema = emptySchema
+		if d.Provider != nil {
+			tools[i] = wireTool{Name: d.Name, Type: d.Provider.Type, Params: d.Provider.Params}
+		} else {
+			schema := d.Parameters
+			if len(schema) == 0 {
+				schema = emptySchema
+			}
+			tools[i] = wireTool{Name: d.Name, Description: d.Description, InputSchema: schema}
 		}
-		tools[i] = wireTool{Name: d.Name, Description: d.Description, InputSchema: schema}
+		if d.Cache {
+			tools[i].CacheControl = ephemeral
+		}
 	}
 	return tools
 }

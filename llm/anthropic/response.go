@@ -35,8 +35,9 @@ func parseResponse(body []byte) (*llm.Response, error) {
 	return resp, nil
 }
 
-// convertBlock maps one response block to a content part. Block types we do
-// not model (server tool results, citations-only blocks) are skipped.
+// convertBlock maps one response block to a content part: server tool
+// blocks become KindServerTool content (see servertools.go); block types
+// we do not model are skipped.
 func convertBlock(b *wireBlockIn) (llm.ContentPart, bool) {
 	switch b.Type {
 	case "text":
@@ -47,6 +48,9 @@ func convertBlock(b *wireBlockIn) (llm.ContentPart, bool) {
 		return reasoningPart(&llm.Reasoning{Redacted: true, Data: b.Data}, b.Raw), true
 	case "tool_use":
 		return llm.ContentPart{Kind: llm.KindToolCall, ToolCall: newToolCall(b.ID, b.Name, b.Input)}, true
+	}
+	if isServerBlock(b.Type) {
+		return serverPart(b), true
 	}
 	return llm.ContentPart{}, false
 }

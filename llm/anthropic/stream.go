@@ -17,6 +17,7 @@ const (
 	blockThinking
 	blockRedacted
 	blockToolUse
+	blockServer // a server tool's use or result: content, not a call
 )
 
 // blockState accumulates one content block between its start and stop.
@@ -27,6 +28,7 @@ type blockState struct {
 	data      string // redacted_thinking payload
 	id, name  string
 	args      []byte
+	server    *wireBlockIn    // a server tool block as it started
 	part      llm.ContentPart // set when the block stops
 	stopped   bool
 }
@@ -142,6 +144,12 @@ func (d *streamDecoder) blockStart() error {
 	case "tool_use":
 		b.kind = blockToolUse
 		d.emit(llm.StreamEvent{Kind: llm.EventToolCallStart, ToolCall: &llm.ToolCall{ID: cb.ID, Name: cb.Name}})
+	default:
+		if isServerBlock(cb.Type) {
+			// No events: the loop has nothing to run, and the part
+			// is in the final response.
+			b.kind, b.server = blockServer, cb
+		}
 	}
 	return nil
 }
@@ -162,7 +170,9 @@ func (d *streamDecoder) blockDelta() error {
 	case "input_json_delta":
 		if delta.PartialJSON != "" {
 			b.args = append(b.args, delta.PartialJSON...)
-			d.emit(llm.StreamEvent{Kind: llm.EventToolCallDelta, Delta: delta.PartialJSON})
+			if b.kind == blockToolUse {
+				d.emit(llm.StreamEvent{Kind: llm.EventToolCallDelta, Delta: delta.PartialJSON})
+			}
 		}
 	}
 	return nil
@@ -205,6 +215,8 @@ func (d *streamDecoder) blockStop(i int) error {
 		call := newToolCall(b.id, b.name, b.args)
 		b.part = llm.ContentPart{Kind: llm.KindToolCall, ToolCall: call}
 		d.emit(llm.StreamEvent{Kind: llm.EventToolCallEnd, ToolCall: call})
+	case blockServer:
+		b.part = streamedServerPart(b.server, b.args)
 	}
 	return nil
 }
@@ -228,4 +240,19 @@ func (d *streamDecoder) finish() *llm.Response {
 	resp.FinishReason = finishReason(d.stopReason)
 	resp.Usage = convertUsage(d.usage)
 	return &resp
+}
+
+// streamedServerPart is a streamed server tool block as content: a use
+// whose input arrived as input_json_delta gets that input in its JSON.
+func streamedServerPart(cb *wireBlockIn, args []byte) llm.ContentPart {
+	if len(args) > 0 && json.Valid(args) && cb.Type == "server_tool_use" {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(cb.Raw, &m) == nil {
+			m["input"] = json.RawMessage(args)
+			if raw, err := json.Marshal(m); err == nil {
+				cb.Raw, cb.Input = raw, json.RawMessage(args)
+			}
+		}
+	}
+	return serverPart(cb)
 }

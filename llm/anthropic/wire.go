@@ -87,6 +87,28 @@ type wireTool struct {
 	Description  string          `json:"description,omitempty"`
 	InputSchema  json.RawMessage `json:"input_schema"`
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
+	// Type and Params make this one of Anthropic's own tools, sent as
+	// {type, name, ...params, cache_control} without a schema.
+	Type   string         `json:"-"`
+	Params map[string]any `json:"-"`
+}
+
+// MarshalJSON writes a custom tool as its fields and a provider tool as
+// its type, name, parameters and cache mark.
+func (t wireTool) MarshalJSON() ([]byte, error) {
+	if t.Type == "" {
+		type plain wireTool
+		return json.Marshal(plain(t))
+	}
+	m := make(map[string]any, len(t.Params)+3)
+	for k, v := range t.Params {
+		m[k] = v
+	}
+	m["type"], m["name"] = t.Type, t.Name
+	if t.CacheControl != nil {
+		m["cache_control"] = t.CacheControl
+	}
+	return json.Marshal(m)
 }
 
 type wireToolChoice struct {
@@ -121,6 +143,7 @@ type wireBlockIn struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
 	Raw       json.RawMessage `json:"-"`
 }
 
@@ -129,7 +152,7 @@ func (b *wireBlockIn) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, (*plain)(b)); err != nil {
 		return err
 	}
-	if b.Type == "thinking" || b.Type == "redacted_thinking" {
+	if b.Type == "thinking" || b.Type == "redacted_thinking" || isServerBlock(b.Type) {
 		b.Raw = append(json.RawMessage(nil), data...)
 	}
 	return nil

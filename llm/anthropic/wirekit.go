@@ -23,7 +23,7 @@ type Encoder struct {
 // caller finishes answers with adapterkit.Answer, forced) and the beta names ProviderOptions["anthropic"]
 // ["beta_headers"] asks for.
 func (e *Encoder) Encode(req llm.Request, stream bool) (body []byte, betas []string, err error) {
-	if req, err = answerTool(req); err != nil {
+	if req, err = prepareRequest(req); err != nil {
 		return nil, nil, err
 	}
 	w, err := buildRequest(req, stream)

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
 	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/llm/chatcompat"
 	"github.com/agentfleet/agentfleet/llm/internal/adapterkit"
@@ -26,8 +28,16 @@ type Config struct {
 	// Endpoint is the resource's endpoint, e.g.
 	// https://my-resource.openai.azure.com. Required.
 	Endpoint string
-	// APIKey is one of the resource's keys. Required.
+	// APIKey is one of the resource's keys, sent in the api-key header.
+	// Exactly one of APIKey and Credential is required.
 	APIKey string
+	// Credential gets Entra ID (Microsoft identity) tokens, sent as
+	// "Authorization: Bearer" on each attempt: DefaultCredential, or any
+	// azcore.TokenCredential (a client secret, a managed identity...).
+	// The endpoint must then be https (or a loopback address).
+	Credential azcore.TokenCredential
+	// Scope is the scope tokens are asked for; "" means EntraScope.
+	Scope string
 	// APIVersion is the api-version of deployment routes; "" means
 	// DefaultAPIVersion.
 	APIVersion string
@@ -48,8 +58,15 @@ func (c Config) Validate() error {
 	if err := llm.ValidateBaseURL("azure Config.Endpoint", c.Endpoint, "https://my-resource.openai.azure.com"); err != nil {
 		return err
 	}
-	if strings.TrimSpace(c.APIKey) == "" {
-		return errors.New("azure Config.APIKey is empty: set AZURE_OPENAI_API_KEY or pass the key in the configuration")
+	hasKey := strings.TrimSpace(c.APIKey) != ""
+	switch {
+	case hasKey && c.Credential != nil:
+		return errors.New("azure Config has both APIKey and Credential: use a key or Entra ID, not both")
+	case !hasKey && c.Credential == nil:
+		return errors.New("azure Config has neither APIKey nor Credential: set AZURE_OPENAI_API_KEY, pass the key in the configuration, " +
+			"or use Entra ID (azure.DefaultCredential; the worker's azure_auth: entra)")
+	case c.Credential != nil && !tokenSafe(c.Endpoint):
+		return fmt.Errorf("azure Config.Endpoint %q is not https: an Entra ID token is sent only over TLS (or to a loopback address)", c.Endpoint)
 	}
 	if c.API != "" && c.API != "chat" && c.API != "responses" {
 		return fmt.Errorf("azure Config.API %q is not chat or responses", c.API)
@@ -65,6 +82,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.API == "" {
 		c.API = "chat"
+	}
+	if c.Scope == "" {
+		c.Scope = EntraScope
 	}
 	c.Retry = c.Retry.WithDefaults()
 	return c
@@ -84,8 +104,12 @@ func New(cfg Config) (*Client, error) {
 	}
 	cfg = cfg.WithDefaults()
 	header := http.Header{}
-	header.Set("api-key", cfg.APIKey)
 	kit := adapterkit.Client{HTTP: llm.HTTPConfig{Provider: ProviderName, Client: cfg.HTTPClient, Retry: cfg.Retry, Classify: openai.ClassifyError}}
+	if cfg.Credential != nil {
+		kit.Authorize = authorize(cfg.Credential, cfg.Scope)
+	} else {
+		header.Set("api-key", cfg.APIKey)
+	}
 	if cfg.API == "responses" {
 		target := cfg.Endpoint + "/openai/v1/responses"
 		kit.Encode = func(req llm.Request, stream bool) (adapterkit.Post, error) {

@@ -21,8 +21,18 @@
 //
 // # Authentication
 //
-// The key goes in the api-key header, never as a bearer token. Entra ID
-// (Microsoft identity) tokens are not supported yet: use a key.
+// Config.APIKey goes in the api-key header, never as a bearer token.
+// Config.Credential instead authenticates with Entra ID (Microsoft
+// identity): each attempt asks it for a token of Config.Scope (default
+// EntraScope, Azure AI services) and sends "Authorization: Bearer". The
+// token is sent only to an https endpoint (or a loopback address): a
+// plain-http endpoint with a credential is refused at New.
+// DefaultCredential is the Azure SDK's default chain (azidentity): a
+// service principal from the AZURE_* environment, workload identity, a
+// managed identity, the Azure CLI's login; the SDK caches and refreshes
+// its tokens. llm/provider takes it when no key is set (or with
+// AzureAuth "entra"). The identity needs a role that may call the model,
+// such as Cognitive Services OpenAI User, on the resource.
 //
 // # Errors and answers
 //

@@ -1,6 +1,7 @@
 package bedrock_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -50,12 +51,16 @@ func chunkMessage(event string) []byte {
 // fakeBedrock is a Bedrock runtime that checks each request's SigV4
 // signature and body, then answers from its script.
 type fakeBedrock struct {
-	t      *testing.T
-	mu     sync.Mutex
-	paths  []string
-	bodies []map[string]any
-	bad    []string
-	answer func(w http.ResponseWriter, stream bool)
+	t       *testing.T
+	mu      sync.Mutex
+	paths   []string
+	headers []http.Header
+	bodies  []map[string]any
+	bad     []string
+	answer  func(w http.ResponseWriter, stream bool)
+	// key, secret and region are what a request must be signed with;
+	// empty means testAccessKey, testSecret and testRegion.
+	key, secret, region string
 }
 
 func (f *fakeBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -64,8 +69,10 @@ func (f *fakeBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &m)
 	f.mu.Lock()
 	f.paths = append(f.paths, r.URL.EscapedPath())
+	f.headers = append(f.headers, r.Header.Clone())
 	f.bodies = append(f.bodies, m)
-	if why := verifySigV4(r, body, testAccessKey, testSecret, testRegion, "bedrock"); why != "" {
+	key, secret, region := cmp.Or(f.key, testAccessKey), cmp.Or(f.secret, testSecret), cmp.Or(f.region, testRegion)
+	if why := verifySigV4(r, body, key, secret, region, "bedrock"); why != "" {
 		f.bad = append(f.bad, why)
 	}
 	f.mu.Unlock()

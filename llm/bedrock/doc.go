@@ -28,11 +28,24 @@
 //
 // # Credentials
 //
-// Config.Credentials is an aws.CredentialsProvider read at each signing:
-// EnvCredentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-// AWS_SESSION_TOKEN) or FileCredentials (a JSON file such as `aws
-// configure export-credentials --format process` writes, or a mounted
-// secret). A worker's configuration names the file, never the keys.
+// Config.Credentials is an aws.CredentialsProvider read at each signing.
+// DefaultChain gives the AWS SDK's default chain (its config package's
+// LoadDefaultConfig: the environment, the shared config and credentials
+// files with their profiles, assumed roles, SSO and credential_process,
+// web identity, the container and instance roles), cached and refreshed
+// by the SDK, with the region it finds; llm/provider uses it unless a
+// credentials file is named. FileCredentials reads a JSON file such as
+// `aws configure export-credentials --format process` writes, or a
+// mounted secret; EnvCredentials only the AWS_* variables. A worker's
+// configuration names a file or a profile, never the keys.
+//
+// # Model ids
+//
+// Request.Model is a Bedrock model id (anthropic.claude-sonnet-4-5-
+// 20250929-v1:0), a cross-region inference profile id (us., eu., apac.,
+// jp., au. or global. before it) or an inference profile's ARN; each goes
+// in the path escaped, and llm/pricing and profiles know the cross-region
+// ids as their base model.
 //
 // # Errors
 //

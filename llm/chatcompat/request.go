@@ -188,6 +188,9 @@ func BuildDialectRequest(d Dialect, req llm.Request, stream bool) ([]byte, error
 	if w.Messages, err = buildMessages(req.Messages, opts); err != nil {
 		return nil, err
 	}
+	if err := llm.NoProviderTools(req, ProviderName, "Chat Completions"); err != nil {
+		return nil, err
+	}
 	for _, t := range req.Tools {
 		w.Tools = append(w.Tools, wireTool{Type: "function", Function: wireFunction{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
 	}

@@ -63,6 +63,15 @@
 // blocking reasons are content_filter. A response without candidates is
 // llm.ErrInvalidResponse naming promptFeedback.blockReason when present.
 //
+// # Built-in tools
+//
+// A ToolDefinition with a ProviderTool of type google_search,
+// code_execution or url_context is sent as a tool of its own
+// ({"googleSearch": {params}}) after the function declarations; with no
+// functions, no toolConfig is sent. executableCode and
+// codeExecutionResult parts in an answer are KindServerTool content and
+// go back as they came.
+//
 // # Errors
 //
 // Errors are google.rpc.Status documents. A bad key is a 400

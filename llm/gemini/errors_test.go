@@ -120,7 +120,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		"malformed JSON in a chunk": {reply: rawStream(chunk(`{"text":"a"}`, "") + "data: {\"candidates\": [\r\n\r\n" + chunk(`{"text":"b"}`, "STOP")),
 			stream: true, kind: llm.ErrInvalidResponse, message: "invalid JSON"},
-		"unknown part and field ignored": {reply: rawStream(chunk(`{"executableCode":{"code":"1"}},{"text":"hi","brandNew":1}`, "") + chunk(`{"text":"!"}`, "STOP")),
+		"unknown part and field ignored": {reply: rawStream(chunk(`{"inventedPart":{"code":"1"}},{"text":"hi","brandNew":1}`, "") + chunk(`{"text":"!"}`, "STOP")),
 			stream: true, check: func(t *testing.T, r *llm.Response) {
 				if r.Text() != "hi!" || len(r.Message.Content) != 1 {
 					t.Errorf("content = %+v", r.Message.Content)

@@ -54,10 +54,14 @@ func buildRequest(req llm.Request) (*wireRequest, error) {
 	if err := llm.CheckToolChoice(req); err != nil {
 		return nil, invalidRequest(err.Error())
 	}
-	if w.Tools, err = convertTools(req.Tools); err != nil {
+	defs, err := llm.ToolsFor(req, providerName)
+	if err != nil {
 		return nil, err
 	}
-	if w.ToolConfig, err = convertToolChoice(req.ToolChoice, len(w.Tools) > 0); err != nil {
+	if w.Tools, err = convertTools(defs); err != nil {
+		return nil, err
+	}
+	if w.ToolConfig, err = convertToolChoice(req.ToolChoice, hasFunctions(w.Tools)); err != nil {
 		return nil, err
 	}
 	if w.GenerationConfig, err = generationConfig(req); err != nil {
@@ -238,6 +242,12 @@ func (c *converter) parts(content []llm.ContentPart) ([]any, error) {
 			if r := p.Reasoning; r != nil && r.Signature != "" && (p.Provider == providerName || p.Provider == "") {
 				parts = append(parts, textPart{Text: r.Text, Thought: true, ThoughtSignature: r.Signature})
 			}
+		case llm.KindServerTool:
+			// Code the model ran (executableCode, codeExecutionResult) goes
+			// back as it came; another provider's is dropped.
+			if p.Provider == providerName && len(p.Raw) > 0 {
+				parts = append(parts, p.Raw)
+			}
 		}
 	}
 	return parts, nil
@@ -302,19 +312,58 @@ func convertImage(img llm.Image) any {
 	return inlineDataPart{InlineData: wireBlob{MimeType: img.MediaType, Data: img.Data}}
 }
 
+// convertTools sends the functions as one tool of function declarations,
+// then each built-in tool (google_search, code_execution, url_context) as
+// a tool of its own: {"googleSearch": {params}}.
 func convertTools(defs []llm.ToolDefinition) ([]wireTool, error) {
 	if len(defs) == 0 {
 		return nil, nil
 	}
-	decls := make([]wireFunctionDeclaration, len(defs))
-	for i, d := range defs {
+	var decls []wireFunctionDeclaration
+	var builtins []wireTool
+	for _, d := range defs {
+		if d.Provider != nil {
+			params := d.Provider.Params
+			if params == nil {
+				params = map[string]any{}
+			}
+			builtins = append(builtins, wireTool{Builtin: map[string]any{camelCase(d.Provider.Type): params}})
+			continue
+		}
 		params, err := convertSchema(d.Name, d.Parameters)
 		if err != nil {
 			return nil, err
 		}
-		decls[i] = wireFunctionDeclaration{Name: d.Name, Description: d.Description, Parameters: params}
+		decls = append(decls, wireFunctionDeclaration{Name: d.Name, Description: d.Description, Parameters: params})
 	}
-	return []wireTool{{FunctionDeclarations: decls}}, nil
+	var tools []wireTool
+	if len(decls) > 0 {
+		tools = append(tools, wireTool{FunctionDeclarations: decls})
+	}
+	return append(tools, builtins...), nil
+}
+
+// hasFunctions reports whether tools declare any function (a tool config
+// applies only to functions).
+func hasFunctions(tools []wireTool) bool {
+	for _, t := range tools {
+		if len(t.FunctionDeclarations) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// camelCase turns a documented snake_case tool type (google_search) into
+// the field name of the REST Tool object (googleSearch).
+func camelCase(s string) string {
+	parts := strings.Split(s, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
 }
 
 func convertToolChoice(c llm.ToolChoice, haveTools bool) (*wireToolConfig, error) {

@@ -70,6 +70,10 @@ func (a *assembler) addPart(p *wirePartIn) {
 		a.addCall(p.FunctionCall, p.ThoughtSignature)
 		return
 	}
+	if len(p.ExecutableCode) > 0 || len(p.CodeExecutionResult) > 0 {
+		a.addServerPart(p)
+		return
+	}
 	if p.Text == "" && p.ThoughtSignature == "" {
 		return
 	}
@@ -254,4 +258,22 @@ func convertUsage(u wireUsage) llm.Usage {
 
 func invalidResponse(msg string, err error) *llm.Error {
 	return &llm.Error{Kind: llm.ErrInvalidResponse, Provider: providerName, Message: msg, Err: err}
+}
+
+// addServerPart keeps code the model ran (the code_execution tool) as
+// content: a KindServerTool part with the part's JSON on Raw, never a
+// call for the loop to run.
+func (a *assembler) addServerPart(p *wirePartIn) {
+	a.closePart()
+	st := &llm.ServerTool{Type: "executableCode", Name: "code_execution", Input: p.ExecutableCode}
+	field, body := "executableCode", p.ExecutableCode
+	if len(p.ExecutableCode) == 0 {
+		st = &llm.ServerTool{Type: "codeExecutionResult", Name: "code_execution", Input: p.CodeExecutionResult}
+		field, body = "codeExecutionResult", p.CodeExecutionResult
+	}
+	raw, err := json.Marshal(map[string]json.RawMessage{field: body})
+	if err != nil {
+		return
+	}
+	a.parts = append(a.parts, llm.ContentPart{Kind: llm.KindServerTool, ServerTool: st, Provider: providerName, Raw: raw})
 }

@@ -69,6 +69,17 @@ type wireFunctionResponse struct {
 
 type wireTool struct {
 	FunctionDeclarations []wireFunctionDeclaration `json:"functionDeclarations"`
+	// Builtin is a built-in tool instead: {"googleSearch": {...}}.
+	Builtin map[string]any `json:"-"`
+}
+
+// MarshalJSON writes function declarations, or a built-in tool.
+func (t wireTool) MarshalJSON() ([]byte, error) {
+	if t.Builtin != nil {
+		return json.Marshal(t.Builtin)
+	}
+	type plain wireTool
+	return json.Marshal(plain(t))
 }
 
 type wireFunctionDeclaration struct {
@@ -130,6 +141,9 @@ type wirePartIn struct {
 	Thought          bool              `json:"thought"`
 	ThoughtSignature string            `json:"thoughtSignature"`
 	FunctionCall     *wireFunctionCall `json:"functionCall"`
+	// Code the model wrote and ran with the code_execution tool.
+	ExecutableCode      json.RawMessage `json:"executableCode"`
+	CodeExecutionResult json.RawMessage `json:"codeExecutionResult"`
 }
 
 type wirePromptFeedback struct {

@@ -30,6 +30,15 @@
 // detailed; off by default because some organizations may not request
 // summaries), include ([]string, added to the request's include).
 //
+// # Built-in tools
+//
+// A ToolDefinition with a ProviderTool (web_search, with its
+// search_context_size, user_location and filters) is sent as {type,
+// params} beside the functions. The API's own calls in the output
+// (web_search_call, file_search_call, code_interpreter_call) are
+// KindServerTool content, not tool calls; they are not sent back (the
+// answer's text carries what they found).
+//
 // # Errors
 //
 // ClassifyError reads OpenAI's error document: insufficient_quota (a 429)

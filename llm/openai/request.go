@@ -43,6 +43,25 @@ type wireTool struct {
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters"`
 	Strict      bool            `json:"strict"`
+	// Params are a built-in tool's own parameters (web_search:
+	// search_context_size, user_location, filters), sent beside its type
+	// instead of the function fields.
+	Params map[string]any `json:"-"`
+}
+
+// MarshalJSON writes a function tool as its fields and a built-in tool
+// (any type but "function") as its type and parameters.
+func (t wireTool) MarshalJSON() ([]byte, error) {
+	if t.Type == "function" {
+		type plain wireTool
+		return json.Marshal(plain(t))
+	}
+	m := make(map[string]any, len(t.Params)+1)
+	for k, v := range t.Params {
+		m[k] = v
+	}
+	m["type"] = t.Type
+	return json.Marshal(m)
 }
 
 type wireReasoning struct {
@@ -155,7 +174,15 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range req.Tools {
+	defs, err := llm.ToolsFor(req, ProviderName)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range defs {
+		if t.Provider != nil {
+			w.Tools = append(w.Tools, wireTool{Type: t.Provider.Type, Params: t.Provider.Params})
+			continue
+		}
 		w.Tools = append(w.Tools, wireTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	if len(w.Tools) > 0 {

@@ -34,12 +34,13 @@ type wireUsage struct {
 
 // wireItem is one output item; which fields are set depends on Type.
 type wireItem struct {
-	Type             string `json:"type"`
-	ID               string `json:"id"`
-	CallID           string `json:"call_id"`
-	Name             string `json:"name"`
-	Arguments        string `json:"arguments"`
-	EncryptedContent string `json:"encrypted_content"`
+	Type             string          `json:"type"`
+	ID               string          `json:"id"`
+	CallID           string          `json:"call_id"`
+	Name             string          `json:"name"`
+	Arguments        string          `json:"arguments"`
+	EncryptedContent string          `json:"encrypted_content"`
+	Action           json.RawMessage `json:"action"` // web_search_call: {type, query}
 	Summary          []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
@@ -118,6 +119,13 @@ func itemPart(raw json.RawMessage) (llm.ContentPart, bool, *llm.Error) {
 		return llm.ContentPart{Kind: llm.KindText, Text: b.String()}, true, nil
 	case "function_call":
 		return llm.ContentPart{Kind: llm.KindToolCall, ToolCall: toolCall(&it)}, true, nil
+	case "web_search_call", "file_search_call", "code_interpreter_call":
+		// A built-in tool the API ran: content, not a call to run.
+		st := &llm.ServerTool{Type: it.Type, ID: it.ID, Name: strings.TrimSuffix(it.Type, "_call")}
+		if len(it.Action) > 0 && json.Valid(it.Action) {
+			st.Input = it.Action
+		}
+		return llm.ContentPart{Kind: llm.KindServerTool, ServerTool: st, Provider: ProviderName, Raw: raw}, true, nil
 	}
 	return llm.ContentPart{}, false, nil
 }

@@ -19,11 +19,14 @@ const BuiltinDate = "2026-11-27"
 //     context-caching price and writes at the input price (storage is not
 //     charged for implicit caches).
 //   - Amazon Bedrock and Google Vertex AI list Anthropic's and Google's
-//     models at the providers' own prices (global and cross-region
-//     endpoints); their model ids (us.anthropic.claude-...-v1:0,
+//     models at the providers' own prices on their global endpoints;
+//     their model ids (anthropic.claude-...-v1:0, the cross-region
+//     inference profiles us./eu./apac./jp./au./global.anthropic.claude-...,
 //     claude-...@date) are looked up as the provider's own (see Lookup).
-//     Vertex's regional endpoints charge a premium the table does not
-//     carry: override those models when you use them.
+//     Bedrock's geographic profiles (us., eu., apac., ...) and in-region
+//     ids of Claude Sonnet 4.5 and later, and Vertex's regional endpoints,
+//     charge about 10% more, which the table does not carry: override
+//     those model ids (prices.<id>) when you use them.
 func Builtin() Table {
 	t := make(Table, len(builtin))
 	maps.Copy(t, builtin)
@@ -40,6 +43,11 @@ var builtin = Table{
 	"claude-3-7-sonnet": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
 	"claude-haiku-4-5":  {InputPerMTok: 1, OutputPerMTok: 5, CacheReadPerMTok: 0.10, CacheWritePerMTok: 1.25},
 	"claude-3-5-haiku":  {InputPerMTok: 0.80, OutputPerMTok: 4, CacheReadPerMTok: 0.08, CacheWritePerMTok: 1},
+	// Older models still served on Bedrock (anthropic.claude-3-5-sonnet-
+	// 20241022-v2:0, anthropic.claude-3-haiku-20240307-v1:0, ...).
+	"claude-3-5-sonnet": {InputPerMTok: 3, OutputPerMTok: 15, CacheReadPerMTok: 0.30, CacheWritePerMTok: 3.75},
+	"claude-3-haiku":    {InputPerMTok: 0.25, OutputPerMTok: 1.25, CacheReadPerMTok: 0.03, CacheWritePerMTok: 0.30},
+	"claude-3-opus":     {InputPerMTok: 15, OutputPerMTok: 75, CacheReadPerMTok: 1.50, CacheWritePerMTok: 18.75},
 
 	// OpenAI
 	"gpt-5":              {InputPerMTok: 1.25, OutputPerMTok: 10, CacheReadPerMTok: 0.125, CacheWritePerMTok: 1.25},

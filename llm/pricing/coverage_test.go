@@ -72,12 +72,29 @@ func TestCloudIDsPricedAsTheProvidersOwn(t *testing.T) {
 		"claude-sonnet-4@20250514":                   "claude-sonnet-4",
 		"claude-opus-4-5@20251101":                   "claude-opus-4-5",
 		"publishers/google/models/gemini-2.5-flash":  "gemini-2.5-flash",
+		// Bedrock: in-region ids and every cross-region inference profile
+		// prefix are priced as the base model.
+		"anthropic.claude-sonnet-4-5-20250929-v1:0":        "claude-sonnet-4-5",
+		"global.anthropic.claude-sonnet-4-5-20250929-v1:0": "claude-sonnet-4-5",
+		"eu.anthropic.claude-haiku-4-5-20251001-v1:0":      "claude-haiku-4-5",
+		"apac.anthropic.claude-sonnet-4-20250514-v1:0":     "claude-sonnet-4",
+		"jp.anthropic.claude-haiku-4-5-20251001-v1:0":      "claude-haiku-4-5",
+		"au.anthropic.claude-sonnet-4-5-20250929-v1:0":     "claude-sonnet-4-5",
+		"us.anthropic.claude-opus-4-5-20251101-v1:0":       "claude-opus-4-5",
+		"us.anthropic.claude-opus-4-1-20250805-v1:0":       "claude-opus-4-1",
+		"us.anthropic.claude-3-7-sonnet-20250219-v1:0":     "claude-3-7-sonnet",
+		"us.anthropic.claude-3-5-sonnet-20241022-v2:0":     "claude-3-5-sonnet",
+		"anthropic.claude-3-haiku-20240307-v1:0":           "claude-3-haiku",
+		"anthropic.claude-3-opus-20240229-v1:0":            "claude-3-opus",
 	} {
 		got, ok := tab.Lookup(cloud)
 		want, _ := tab.Lookup(own)
 		if !ok || got != want {
 			t.Errorf("%s priced %+v (%v), want %s's %+v", cloud, got, ok, own, want)
 		}
+	}
+	if p, _ := tab.Lookup("us.anthropic.claude-3-5-sonnet-20241022-v2:0"); p.InputPerMTok != 3 || p.OutputPerMTok != 15 {
+		t.Errorf("Bedrock Claude 3.5 Sonnet v2 priced %+v", p)
 	}
 	if n, _ := pricing.MaxOutputTokens("us.anthropic.claude-3-5-haiku-20241022-v1:0"); n != 8_192 {
 		t.Errorf("Bedrock haiku 3.5 output limit %d", n)

@@ -31,6 +31,13 @@ var (
 	bedrockVersion = regexp.MustCompile(`-v\d+(:\d+)?$`)
 )
 
+// Canonical returns the provider's own id of a model named as a cloud
+// spells it (see canonical), lower-cased; other names come back
+// lower-cased and trimmed. Model tables outside this package (context
+// windows, knowledge cutoffs: profiles) use it to know Bedrock's and
+// Vertex AI's ids as the models they serve.
+func Canonical(model string) string { return canonical(model) }
+
 // canonical maps a cloud's spelling of a model id to the provider's own,
 // so one table entry prices the model wherever it is served:
 //

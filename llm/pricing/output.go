@@ -30,6 +30,9 @@ var maxOutput = map[string]int{
 	"claude-3-7-sonnet": 64_000,
 	"claude-haiku-4-5":  64_000,
 	"claude-3-5-haiku":  8_192,
+	"claude-3-5-sonnet": 8_192,
+	"claude-3-haiku":    4_096,
+	"claude-3-opus":     4_096,
 
 	// OpenAI
 	"gpt-5":        128_000,

@@ -57,12 +57,20 @@ type Config struct {
 	// APIVersion is Azure OpenAI's api-version; "" means
 	// AZURE_OPENAI_API_VERSION, else the adapter's default.
 	APIVersion string
+	// AzureAuth is how Azure OpenAI is authenticated: "key" (APIKey, else
+	// AZURE_OPENAI_API_KEY), "entra" (Entra ID through the Azure SDK's
+	// default credential chain: azure.DefaultCredential), or "" for the
+	// key when one is set, else Entra ID.
+	AzureAuth string
 	// Region (bedrock, vertex) and Project (vertex) locate the service.
 	Region  string
 	Project string
+	// AWSProfile (bedrock) names the shared config profile the AWS SDK's
+	// default chain reads; "" means AWS_PROFILE, else "default".
+	AWSProfile string
 	// CredentialsFile (bedrock, vertex) names the credentials: for bedrock
-	// a JSON file with AccessKeyId and SecretAccessKey (default: the
-	// AWS_* environment variables), for vertex a service account key
+	// a JSON file with AccessKeyId and SecretAccessKey (default: the AWS
+	// SDK's default chain, see bedrock.DefaultChain), for vertex a service account key
 	// (default: Application Default Credentials, which include workload
 	// identity). Never the secret itself.
 	CredentialsFile string

@@ -164,7 +164,7 @@ func TestAzure(t *testing.T) {
 		t.Errorf("request %s?%s api-key %q", r.Path, r.Query, r.Header.Get("Api-Key"))
 	}
 	t.Setenv("AZURE_OPENAI_API_KEY", "")
-	if _, err := New(Config{Provider: Azure, BaseURL: srv.URL()}); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_API_KEY") {
+	if _, err := New(Config{Provider: Azure, BaseURL: srv.URL(), AzureAuth: "key"}); err == nil || !strings.Contains(err.Error(), "AZURE_OPENAI_API_KEY") {
 		t.Errorf("no key: %v", err)
 	}
 }

@@ -34,6 +34,11 @@ type Client struct {
 	// as a forced tool call (llm.AsAnswerTool); see Answer. nil means
 	// never.
 	ForcedAnswer func(req llm.Request) bool
+	// Authorize, when set, adds credentials to each attempt's request
+	// just before it is sent (a bearer token that may be refreshed
+	// between retries); an error it returns should be an *llm.Error
+	// (ErrAuthentication). nil means the Post's headers suffice.
+	Authorize func(ctx context.Context, r *http.Request) error
 }
 
 // Complete sends req and parses the whole answer.
@@ -112,7 +117,21 @@ func (c *Client) send(ctx context.Context, req llm.Request, stream bool) (*http.
 	if err != nil {
 		return nil, err
 	}
-	return llm.Send(ctx, c.HTTP, llm.PostJSON(p.URL, p.Body, p.Header, stream))
+	build := llm.PostJSON(p.URL, p.Body, p.Header, stream)
+	if c.Authorize != nil {
+		plain := build
+		build = func(ctx context.Context) (*http.Request, error) {
+			r, err := plain(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Authorize(ctx, r); err != nil {
+				return nil, err
+			}
+			return r, nil
+		}
+	}
+	return llm.Send(ctx, c.HTTP, build)
 }
 
 // YieldAll yields events in order; false means the consumer stopped.
