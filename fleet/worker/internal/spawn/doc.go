@@ -76,9 +76,13 @@
 // programs and run with the task's rights.
 //
 // Who shares the parent's tree instead, as every child did before:
-//   - a read-only child: its permission mode (inherited from the parent)
-//     is plan, reads only (ReadOnly). A spawn_agent argument asking for a
-//     read-only child does not exist yet;
+//   - a read-only child: spawn_agent's read_only argument, or a permission
+//     mode plan inherited from the parent (ReadOnly). A read_only child's
+//     permissions are its parent's with mode plan (readonly.go), enforced by
+//     its worker's permission layer like any spec policy: edits, writes,
+//     shell commands and other state-changing tools are refused, reads and
+//     searches run (see agent/permission, readonly.go, for why the shell is
+//     refused whole);
 //   - a parent whose working directory is not a git repository, or not
 //     the top of its work tree (a subdirectory, or a .git the sandbox
 //     does not show): its children share its files and may overwrite
