@@ -90,11 +90,15 @@
 //   - an SSH environment (the files are on another host), and a parent
 //     whose environment is not known (Parent.Env nil).
 //
-// A worktree's .git names the parent's repository, which a sandboxed
-// child's commands do not see (the sandbox binds the child's directory
-// only): git in the child then fails with "not a git repository", and
-// its edits reach the parent by the merge alone. Without a sandbox the
-// child's git works on its branch.
+// A worktree's .git names the parent's repository (<parent>/.git/worktrees/
+// <key>), which a sandbox binding the child's directory alone would not
+// show. The child's worker therefore binds the parent's .git into the
+// child's sandbox too, read-only and as opened beneath its root (see
+// fleet/worker worktree_git.go): git status, diff, log and show work in
+// the child; nothing of the parent's repository (refs, objects, hooks,
+// config, the worktree's index) can be written from it, so git add and
+// commit fail there, and its edits reach the parent by the merge alone.
+// Without a sandbox the child's git works on its branch.
 //
 // A Spawner is built per run of the parent from a Fleet (the worker's
 // store, queue and id) and a Parent (the task, its spec, its working
