@@ -30,11 +30,10 @@ import (
 // records its result, without a delivery) and ends the task through the
 // completer; with no winner the task fails with attempts_failed.
 func (r *run) coordinate(ctx context.Context) settlement {
-	if err := r.checkAttempts(); err != nil {
-		return r.fail(ctx, fleet.ReasonNotAllowed, err.Error())
-	}
-	if err := r.checkDelivery(); err != nil {
-		return r.fail(ctx, fleet.ReasonDelivery, err.Error())
+	for _, check := range []func() error{r.checkProfile, r.checkPolicy, r.checkAttempts, r.checkDelivery} {
+		if err := check(); err != nil {
+			return r.prepareFailed(ctx, err) // a refusal fails the task before any attempt exists
+		}
 	}
 	hbDone := r.heartbeat(ctx)
 	defer hbDone()
@@ -56,6 +55,14 @@ func (r *run) coordinate(ctx context.Context) settlement {
 	}
 	r.cancelLosers(ctx, kids, winner.ID)
 	return r.keepWinner(ctx, *winner, kids, tried)
+}
+
+// checkProfile refuses a profile outside the worker's allowed_profiles.
+func (r *run) checkProfile() error {
+	if p := r.w.cfg.AllowedProfiles; len(p) > 0 && !slices.Contains(p, r.spec.Profile) {
+		return fmt.Errorf("%w: profile %q (allowed: %v)", errNotAllowed, r.spec.Profile, p)
+	}
+	return nil
 }
 
 // checkAttempts refuses attempt models outside the worker's allowed_models
@@ -231,6 +238,11 @@ func (r *run) keepWinner(ctx context.Context, win store.Task, kids []store.Task,
 		Checks: res.Checks, Creds: deliveryCreds{&r.w.cfg}, Config: r.w.cfg.Delivery, Store: r.w.st,
 		AllowPrivate: r.w.cfg.allowPrivate()})
 	res.Delivery = &d
+	if body, err := json.Marshal(d); err == nil {
+		if err := r.w.eventSink().PublishAfterLast(ctx, r.task, fleet.KindDelivery, body); err != nil {
+			r.log.Warn("publishing the DELIVERY event", "err", err)
+		}
+	}
 	switch {
 	case temporary && int(r.d.NumDelivered) < r.w.q.Config().MaxDeliver:
 		r.log.Info("a temporary delivery error; handing the task back", "err", d.Error)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -106,6 +107,9 @@ func TestBestOfNFirstPassWins(t *testing.T) {
 			if got := strings.TrimSpace(gitOut(t, bare, "show", d.Branch+":answer.txt")); got != "right" {
 				t.Errorf("the delivered answer.txt is %q, want attempt 2's", got)
 			}
+			if has, err := f.Queue.HasEvent(context.Background(), id.String(), id.String(), fleet.KindDelivery); err != nil || !has {
+				t.Errorf("no DELIVERY event of the task (%v)", err)
+			}
 			diff, err := f.Store.GetArtifact(context.Background(), store.GetArtifactParams{TaskID: id, Kind: "diff"})
 			if err != nil || !strings.Contains(string(diff.Content), "+right") {
 				t.Errorf("the task's diff %q, %v", diff.Content, err)
@@ -163,5 +167,25 @@ func TestBestOfNCheapestWaitsForAll(t *testing.T) {
 		if a.State != string(store.TaskSucceeded) {
 			t.Errorf("attempt %d ended %s; cheapest lets every attempt finish", a.Attempt, a.State)
 		}
+	}
+}
+
+// TestBestOfNRefusesModelOutsideAllowed: an attempt model the worker does
+// not allow fails the task as not_allowed before any attempt exists.
+func TestBestOfNRefusesModelOutsideAllowed(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, SQLite: true, Worker: func(_ int, c *worker.Config) {
+		c.AllowedModels = []string{"claude-test", "model-a"}
+	}})
+	spec := fleettest.Spec("answer", fleettest.Step{Text: "an answer"})
+	spec.Attempts, spec.AttemptModels = 2, []string{"model-a", "model-x"}
+	id := f.Submit(spec)
+	task := f.WaitDone(id)
+	res := fleettest.Result(t, task)
+	if task.State != store.TaskFailed || task.Error != fleet.ReasonNotAllowed || !strings.Contains(res.Error, `attempt 2's model "model-x"`) {
+		t.Fatalf("state %s (%s): %s", task.State, task.Error, res.Error)
+	}
+	if kids := children(t, f, id); len(kids) != 0 {
+		t.Errorf("%d attempts were created", len(kids))
 	}
 }
