@@ -214,7 +214,9 @@
 // own session and history, shares the parent's environment (spawn_agent's
 // working_dir moves its working directory but is not a sandbox), uses the
 // parent's profile and current model unless overridden, and has its own
-// limits.
+// limits. spawn_agent's read_only narrows the child's permissions to mode
+// plan (permission.ReadOnly): it reads and searches but its edits, writes
+// and commands are refused.
 //
 // Park: a Spawner whose children run elsewhere (fleet jobs) returns
 // ErrParked from Wait when the child is not done. The loop then records the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/agentfleet/agentfleet/agent/permission"
 	"github.com/agentfleet/agentfleet/execenv/subdir"
 )
 
@@ -57,6 +58,9 @@ func (l *localSpawner) Spawn(ctx context.Context, req SpawnRequest) (SubagentSta
 	}
 	cfg.Session.MaxTurns = req.MaxTurns
 	cfg.Session.MaxToolRoundsPerInput = 0
+	if req.ReadOnly {
+		cfg.Permissions = cfg.Permissions.Narrowed(permission.ReadOnly(permission.Policy{}))
+	}
 	child, err := New(cfg)
 	if err != nil {
 		return SubagentStatus{}, err

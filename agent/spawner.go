@@ -29,6 +29,11 @@ type SpawnRequest struct {
 	WorkingDir string `json:"working_dir,omitempty"` // subdirectory of the parent's working dir
 	Model      string `json:"model,omitempty"`       // "" = the parent's current model
 	MaxTurns   int    `json:"max_turns,omitempty"`   // 0 = unlimited
+	// ReadOnly asks for a child that only reads: its permissions are its
+	// parent's narrowed to mode plan (permission.ReadOnly), which refuses
+	// every edit, write, shell command and other tool that changes state,
+	// and it works in the parent's files (no copy of its own).
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // SubagentStatus is where a child is.

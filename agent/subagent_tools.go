@@ -24,7 +24,8 @@ var (
 		`"task":{"type":"string","description":"What the subagent should do, in plain language, with all the context it needs."},` +
 		`"working_dir":{"type":"string","description":"Subdirectory of the working directory the subagent starts in."},` +
 		`"model":{"type":"string","description":"Model for the subagent; defaults to yours."},` +
-		`"max_turns":{"type":"integer","minimum":0,"description":"Turn limit for the subagent; 0 means no limit."}},` +
+		`"max_turns":{"type":"integer","minimum":0,"description":"Turn limit for the subagent; 0 means no limit."},` +
+		`"read_only":{"type":"boolean","description":"Make the subagent a reader: it can read and search your files but cannot edit, write or run commands. Use it for research and review; it works in your files, not a copy."}},` +
 		`"required":["task"],"additionalProperties":false}`)
 	sendInputSchema = json.RawMessage(`{"type":"object","properties":{` +
 		`"agent_id":{"type":"string","description":"The id spawn_agent returned."},` +
@@ -62,6 +63,7 @@ func (s *Session) runSpawnAgent(ctx context.Context, call tools.Call) (tools.Out
 		WorkingDir string `json:"working_dir"`
 		Model      string `json:"model"`
 		MaxTurns   int    `json:"max_turns"`
+		ReadOnly   bool   `json:"read_only"`
 	}
 	if err := json.Unmarshal(call.Args, &args); err != nil {
 		return tools.Output{}, err
@@ -73,7 +75,7 @@ func (s *Session) runSpawnAgent(ctx context.Context, call tools.Call) (tools.Out
 			s.cfg.Depth, max)}, nil
 	}
 	st, err := s.spawner.Spawn(ctx, SpawnRequest{CallID: call.ID, ParentID: s.id, Depth: depth, Task: args.Task,
-		WorkingDir: args.WorkingDir, Model: args.Model, MaxTurns: args.MaxTurns})
+		WorkingDir: args.WorkingDir, Model: args.Model, MaxTurns: args.MaxTurns, ReadOnly: args.ReadOnly})
 	if err != nil {
 		return tools.Output{}, err
 	}

@@ -125,6 +125,8 @@ type TaskSpec struct {
 	// must match, as one JSON object (spec_result.go); the valid answer is
 	// TaskResult.Structured.
 	ResultSchema json.RawMessage `json:"result_schema,omitempty"`
+	// BestOfN runs the task as N attempts and keeps one (spec_attempts.go).
+	BestOfN
 }
 
 // Limits bound a session. Zero means no limit of the fleet's own (the
@@ -330,6 +332,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.Verification.check,
 		s.checkDelivery,
 		s.checkResultSchema,
+		s.checkAttempts,
 		s.Extensions.check,
 	} {
 		if err := check(); err != nil {

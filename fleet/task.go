@@ -28,6 +28,8 @@ type TaskResult struct {
 	// Structured is the final answer as JSON when the spec has a
 	// result_schema and the answer matched it (spec_result.go).
 	Structured json.RawMessage `json:"structured,omitempty"`
+	// Attempts records the attempts of a best-of-N task (spec_attempts.go).
+	Attempts *AttemptsResult `json:"attempts,omitempty"`
 }
 
 // DecodeSpec is the one way to read a stored task spec (store.Task.Spec):
@@ -84,6 +86,9 @@ type WaitingFor struct {
 	// Approvals are the tool calls waiting for a person's answer; an
 	// answer (or an expiry) wakes the task (see approvals.go).
 	Approvals []PendingApproval `json:"approvals,omitempty"`
+	// FirstPass ends the wait at the first child that succeeded, or when
+	// every child has ended (a best-of-N task waiting for its attempts).
+	FirstPass bool `json:"first_pass,omitempty"`
 }
 
 // DecodeWaitingFor is the one way to read what a waiting task waits for

@@ -81,4 +81,12 @@
 // unknown_paths settings, when set, must still be at least as strict as the operator's
 // (Policy.Narrows), so that a spec never claims what it cannot have.
 // Modes from widest to strictest: allow, accept_edits, ask, deny, plan.
+//
+// # Read-only subagents
+//
+// A subagent spawned with read_only gets its parent's policy with mode
+// plan (ReadOnly; Checker.Narrowed for an in-process child): every edit,
+// write, shell command and other state-changing tool is refused with the
+// reason, reads and searches run. The shell is refused whole, as whether a
+// command writes cannot be known before it runs.
 package permission

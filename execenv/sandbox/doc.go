@@ -93,7 +93,10 @@
 // The workspace is bound as it was opened (LocalConfig.WorkingDirFile, or
 // opened by NewLocal without following a link in its last component):
 // bwrap's --bind-fd binds where that directory is now, not what its name
-// leads to.
+// leads to. Settings.ReadOnlyDirs are bound the same way, read-only
+// (--ro-bind-fd, or a portal whose source is the descriptor): directories
+// the caller opened beneath a root it trusts, such as the parent's .git of
+// a subagent working in a git worktree (opened.go).
 //
 // Network: NetworkNone (the default) leaves the sandbox a loopback of its
 // own; NetworkFull shares the worker's network; NetworkAllowlist keeps the

@@ -46,6 +46,10 @@ type Settings struct {
 	// shared by every sandbox that names them: a build cache. The file
 	// tools do not reach them.
 	Writable []string
+	// ReadOnlyDirs are directories the caller opened that the commands
+	// may read, each bound as opened (see OpenedDir). The file tools do
+	// not reach them.
+	ReadOnlyDirs []OpenedDir
 	// Env are variables ("KEY=value") every command gets, before its own.
 	Env []string
 	// Logger receives the egress proxy's refusals; nil discards them.
@@ -248,7 +252,7 @@ func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
 			}
 		}
 	}
-	return nil
+	return l.addOpenedPortals(s.ReadOnlyDirs)
 }
 
 // shareEmpty gives an empty shared writable directory (a cache made for
@@ -407,6 +411,7 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 		with.list = append([]portal{{source: fdPath(ws), path: l.wsPortal}}, with.list[1:]...)
 		start = with.start
 	}
+	files = l.bindOpened(&p, files)
 	full, err := p.Command(argv)
 	if err == nil {
 		full[0] = l.bwrap
@@ -554,6 +559,9 @@ func CheckSettings(s Settings) error {
 	}
 	if s.Network != NetworkAllowlist && len(s.AllowHosts) > 0 {
 		return errors.New("sandbox: allow_hosts needs network \"allowlist\"")
+	}
+	if err := checkOpened(s.ReadOnlyDirs); err != nil {
+		return err
 	}
 	return allowlist.Check(s.AllowHosts)
 }

@@ -61,6 +61,9 @@ type Policy struct {
 	// SeccompFD, when > 0, is where bwrap reads the seccomp filter
 	// (Seccomp) from.
 	SeccompFD int
+	// ReadOnlyFDs are directories bwrap holds open, bound read-only as
+	// opened (--ro-bind-fd; see OpenedDir).
+	ReadOnlyFDs []BoundFD
 	// Sources, when set, maps a directory the sandbox sees (Workspace, a
 	// ReadOnly or Writable entry) to the host path bound there, in place
 	// of the same path: a root worker's portals (see Local).
@@ -173,6 +176,7 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	for _, rw := range p.Writable {
 		args = append(args, "--bind", p.source(rw), rw)
 	}
+	args = append(args, openedArgs(p.ReadOnlyFDs)...)
 	env := p.environment()
 	if p.Egress != "" {
 		exe := p.Forwarder

@@ -176,6 +176,23 @@
 // unpriced models that do run are counted in unpriced_calls_total (see
 // unpriced.go).
 //
+// # Best of N
+//
+// A task whose spec asks for attempts (fleet.BestOfN) runs no session: its
+// run coordinates (attempts.go). The first run creates the attempts, child
+// tasks with the idempotency keys fleet.AttemptKey, each the task's spec
+// with its attempt model and no delivery, enqueues them on the task's
+// queue (each gets its own fresh workspace) and parks on them; with
+// attempt_pick "first" the wait is a FirstPass one, which the completer
+// ends at the first attempt that succeeds (its checks passed). The run
+// that finds the winner cancels the other attempts through the completer
+// (CancelTree, reason attempt_lost), applies the winner's diff artifact to
+// a fresh clone inside the task's sandbox, stores it as the task's diff,
+// delivers it, and ends the task through the completer with the winner's
+// result and TaskResult.Attempts. No winner fails it with attempts_failed.
+// A redelivered or repeated coordinator run finds the same attempts, so
+// every step is safe to run again.
+//
 // # Concurrency
 //
 // A Worker's exported methods are safe for concurrent use. Each delivery is

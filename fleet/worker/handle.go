@@ -55,6 +55,9 @@ func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 	r := newRun(w, d, claimed, spec)
 	w.register(r)
 	defer w.unregister(r)
+	if spec.Coordinates() {
+		return r.coordinate(ctx) // best-of-N: attempts.go
+	}
 	return r.execute(ctx)
 }
 

@@ -34,7 +34,8 @@ type workspace struct {
 	dir   string
 	file  *os.File
 	owned bool
-	lazy  bool // not created yet: the environment creates it on first use
+	lazy  bool       // not created yet: the environment creates it on first use
+	extra []*os.File // directories its sandbox binds as well (worktree_git.go)
 }
 
 // close closes the opened directory; it is safe twice and on nil.
@@ -42,6 +43,9 @@ func (ws *workspace) close() {
 	if ws != nil && ws.file != nil {
 		_ = ws.file.Close()
 		ws.file = nil
+	}
+	if ws != nil {
+		ws.closeExtra()
 	}
 }
 

@@ -85,11 +85,13 @@ func (c *Completer) wakeParent(ctx context.Context, t store.Task) error {
 }
 
 // ResumeIfDone resumes parked, a task waiting for wf, when every child wf
-// names has ended, and reports whether it did. last is the child whose end
+// names has ended (or, with wf.FirstPass, one of them succeeded: the
+// wake-on-first-pass of a best-of-N task, firstpass.go), and reports
+// whether it did. last is the child whose end
 // completes the wait (uuid.Nil: the last one wf names). The worker calls
 // it right after parking, for children that ended before the park.
 func (c *Completer) ResumeIfDone(ctx context.Context, parked store.Task, wf fleet.WaitingFor, last uuid.UUID) (bool, error) {
-	if done, err := c.allEnded(ctx, parked.ID, wf.Children); !done || err != nil {
+	if done, err := c.waitOver(ctx, parked.ID, wf); !done || err != nil {
 		return false, err
 	}
 	if last == uuid.Nil {
@@ -105,27 +107,4 @@ func (c *Completer) ResumeIfDone(ctx context.Context, parked store.Task, wf flee
 		c.Resumed()
 	}
 	return err == nil, err
-}
-
-// allEnded reports whether every task in ids (children of parent) is
-// final. One Children read answers for all of them, so a wide fan-out does
-// not cost a read per child at every child's end.
-func (c *Completer) allEnded(ctx context.Context, parent uuid.UUID, ids []uuid.UUID) (bool, error) {
-	if len(ids) == 0 {
-		return false, nil
-	}
-	kids, err := c.Store.Children(ctx, store.ChildrenParams{ParentID: parent})
-	if err != nil {
-		return false, err
-	}
-	ended := make(map[uuid.UUID]bool, len(kids.Children))
-	for _, k := range kids.Children {
-		ended[k.ID] = k.State.Terminal()
-	}
-	for _, id := range ids {
-		if !ended[id] {
-			return false, nil
-		}
-	}
-	return true, nil
 }

@@ -4,7 +4,9 @@
 //   - the completer (Completer.End, Completer.CancelTree): the one way a
 //     task ends, whoever ends it, with the one after-end rule (wake a
 //     waiting parent, cancel or keep children by child_policy, count the
-//     end once, announce it where the caller can);
+//     end once, announce it where the caller can); a parent waiting with
+//     WaitingFor.FirstPass (a best-of-N task, fleet.BestOfN) wakes at the
+//     first child that succeeded rather than when all have ended;
 //   - the router (Target and the *Message constructors in route.go): the
 //     one place that decides where a task's messages go and under which
 //     deduplication id;

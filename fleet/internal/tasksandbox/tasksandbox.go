@@ -144,6 +144,14 @@ func Start(op Operator, log *slog.Logger) State {
 // off. label names what confines it (TaskResult.Sandbox). A refusal is a
 // *RefusedError.
 func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, tree string, log *slog.Logger) (env execenv.Environment, label string, err error) {
+	return s.EnvReading(cfg, spec, tree, log, nil)
+}
+
+// EnvReading is Env whose commands may also read dirs, directories the
+// caller opened, each bound read-only as opened (sandbox.OpenedDir): the
+// parent's .git of a subagent in a git worktree. Unconfined commands see
+// the host, so dirs only matter under the sandbox.
+func (s State) EnvReading(cfg execenv.LocalConfig, spec fleet.SandboxSpec, tree string, log *slog.Logger, dirs []sandbox.OpenedDir) (env execenv.Environment, label string, err error) {
 	if s.missing != nil {
 		return nil, "", &RefusedError{fmt.Sprintf("local tasks run in a sandbox and %v; or set sandbox: off in this worker's configuration to run them unconfined",
 			s.missing)}
@@ -161,7 +169,7 @@ func (s State) Env(cfg execenv.LocalConfig, spec fleet.SandboxSpec, tree string,
 		return nil, "", &RefusedError{err.Error()}
 	}
 	set := sandbox.Settings{Network: sandbox.Network(spec.Network), AllowHosts: spec.AllowHosts,
-		ReadOnly: s.op.ReadOnly, Writable: s.op.Writable, Logger: log, AllowPrivate: s.op.AllowPrivate, IDs: s.ids, Tree: tree, Limits: limits}
+		ReadOnly: s.op.ReadOnly, Writable: s.op.Writable, ReadOnlyDirs: dirs, Logger: log, AllowPrivate: s.op.AllowPrivate, IDs: s.ids, Tree: tree, Limits: limits}
 	if s.op.OnLimit != nil {
 		set.OnLimit = func(h sandbox.LimitHit) { s.op.OnLimit(h.Limit) }
 	}

@@ -45,6 +45,10 @@ type Step struct {
 	// Finish is the provider's finish reason of a text answer (max_tokens:
 	// cut by the output limit); "" means a normal end.
 	Finish string `json:"finish,omitempty"`
+	// Models answers, for a request naming one of its models, that
+	// model's step instead: sessions of one prompt on different models
+	// (the attempts of a best-of-N task) follow different scripts.
+	Models map[string]Step `json:"models,omitempty"`
 }
 
 // Call is one tool call of a Step.
@@ -239,6 +243,9 @@ func (m *Model) reply(ctx context.Context, c conversation) (sim.Reply, bool) {
 		return sim.Reply{Text: "done", Usage: usage()}, true
 	}
 	st := steps[turn]
+	if alt, ok := st.Models[c.model]; ok {
+		st = alt
+	}
 	if st.Gate != "" {
 		g := m.gate(st.Gate)
 		g.arrivedOnce.Do(func() { close(g.arrived) })
@@ -319,6 +326,7 @@ func stepKey(prompt string, step int) string {
 
 // conversation is what the model needs to know of a request.
 type conversation struct {
+	model          string // the request's model
 	firstUser      string
 	allUser        string // every user text, for a summary request
 	lastUser       string
@@ -350,6 +358,12 @@ func parseAnthropic(body []byte) (conversation, error) {
 		return conversation{}, err
 	}
 	var c conversation
+	var head struct {
+		Model string `json:"model"`
+	}
+	if json.Unmarshal(body, &head) == nil {
+		c.model = head.Model
+	}
 	for _, msg := range msgs {
 		if msg.Role == "assistant" {
 			c.assistantTurns++

@@ -76,9 +76,13 @@
 // programs and run with the task's rights.
 //
 // Who shares the parent's tree instead, as every child did before:
-//   - a read-only child: its permission mode (inherited from the parent)
-//     is plan, reads only (ReadOnly). A spawn_agent argument asking for a
-//     read-only child does not exist yet;
+//   - a read-only child: spawn_agent's read_only argument, or a permission
+//     mode plan inherited from the parent (ReadOnly). A read_only child's
+//     permissions are its parent's with mode plan (readonly.go), enforced by
+//     its worker's permission layer like any spec policy: edits, writes,
+//     shell commands and other state-changing tools are refused, reads and
+//     searches run (see agent/permission, readonly.go, for why the shell is
+//     refused whole);
 //   - a parent whose working directory is not a git repository, or not
 //     the top of its work tree (a subdirectory, or a .git the sandbox
 //     does not show): its children share its files and may overwrite
@@ -86,11 +90,15 @@
 //   - an SSH environment (the files are on another host), and a parent
 //     whose environment is not known (Parent.Env nil).
 //
-// A worktree's .git names the parent's repository, which a sandboxed
-// child's commands do not see (the sandbox binds the child's directory
-// only): git in the child then fails with "not a git repository", and
-// its edits reach the parent by the merge alone. Without a sandbox the
-// child's git works on its branch.
+// A worktree's .git names the parent's repository (<parent>/.git/worktrees/
+// <key>), which a sandbox binding the child's directory alone would not
+// show. The child's worker therefore binds the parent's .git into the
+// child's sandbox too, read-only and as opened beneath its root (see
+// fleet/worker worktree_git.go): git status, diff, log and show work in
+// the child; nothing of the parent's repository (refs, objects, hooks,
+// config, the worktree's index) can be written from it, so git add and
+// commit fail there, and its edits reach the parent by the merge alone.
+// Without a sandbox the child's git works on its branch.
 //
 // A Spawner is built per run of the parent from a Fleet (the worker's
 // store, queue and id) and a Parent (the task, its spec, its working

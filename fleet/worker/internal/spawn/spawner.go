@@ -87,7 +87,7 @@ func (s *Spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	if err := s.checkLive(ctx, "spawn"); err != nil {
 		return agent.SubagentStatus{}, err
 	}
-	dir, err := s.childDir(ctx, req.CallID)
+	dir, err := s.dirFor(ctx, req) // readonly.go
 	if err != nil {
 		return agent.SubagentStatus{}, err
 	}
@@ -189,7 +189,7 @@ func (s *Spawner) childSpec(req agent.SpawnRequest, dir string) (fleet.TaskSpec,
 			}
 		}
 	}
-	return fleet.TaskSpec{
+	spec := fleet.TaskSpec{
 		Prompt: req.Task, Profile: p.Profile, Model: model, ReasoningEffort: effort,
 		Limits:      fleet.Limits{MaxTurns: req.MaxTurns}.Within(p.Limits),
 		Environment: env, Session: p.Session, Sandbox: p.Sandbox, // a shared workspace shares its sandbox
@@ -198,7 +198,11 @@ func (s *Spawner) childSpec(req agent.SpawnRequest, dir string) (fleet.TaskSpec,
 		Tenant: p.Tenant, Queue: p.Queue, Priority: min(p.Priority+1, fleet.MaxPriority),
 		Permissions: p.Permissions,
 		Extensions:  p.Extensions, // a child cannot shed its parent's hooks
-	}, nil
+	}
+	if req.ReadOnly {
+		spec.Permissions = readOnlyPermissions(p.Permissions)
+	}
+	return spec, nil
 }
 
 // subdir resolves a subagent's working_dir beneath the parent's working
