@@ -13,7 +13,9 @@
 //     <prefix>.tasks.worker.<worker-id> one worker's own work. Nats-Msg-Id duplicates are dropped
 //     within Config.DuplicateWindow.
 //   - EVENTS, limits retention (Config.EventsMaxAge, Config.EventsMaxBytes), subjects
-//     <prefix>.events.<root-task>.<task>.<kind>: one Event envelope per session event.
+//     <prefix>.events.<tenant>.<root-task>.<task>.<kind>: one Event envelope per session event.
+//     The tenant comes first, so <prefix>.events.<tenant>.> is one tenant's events and a NATS
+//     permission can grant exactly that (see Permissions).
 //   - TASKS_DEADLETTER, capturing the server's max-delivery and termination advisories for TASKS,
 //     so that no dead letter is lost while no dispatcher runs.
 //
@@ -88,6 +90,7 @@
 // has a call_id) to the full text in the store.
 //
 // Client.SubscribeEvents follows a task tree (EventFilter.RootTaskID), a task, or everything,
+// within the tenants of EventFilter.Tenants (all when empty),
 // from the start of the stream, from a stream sequence, or new events only, through an ordered
 // consumer; each ReceivedEvent carries its StreamSeq for resuming.
 //
