@@ -9,10 +9,12 @@ package natsauth
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 
 	"github.com/agentfleet/agentfleet/queue"
 )
@@ -63,4 +65,56 @@ func RandomPassword() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Scope returns the scoped signing key of a role for an account JWT
+// (jwt.AccountClaims.SigningKeys.AddScopedSigner): every user signed with
+// signingKey (an account nkey's public key) gets p and nothing else,
+// whatever its own JWT says. Scoped keys keep the permissions in the
+// account JWT, which the server resolves, rather than in each user JWT,
+// which the client sends in its CONNECT line (where the fleet's long lists
+// would exceed the server's 4 KiB max_control_line). It is what `nsc edit
+// signing-key --role <role> --allow-pub ... --allow-sub ...` makes
+// (docs/operations.md, "Decentralized auth").
+func Scope(role, signingKey string, p queue.Permissions) *jwt.UserScope {
+	scope := jwt.NewUserScope()
+	scope.Key = signingKey
+	scope.Role = role
+	scope.Template.Permissions = JWT(p)
+	scope.Description = "agentfleet " + role
+	return scope
+}
+
+// UserCreds issues a user JWT for name, signed by signer (a scoped
+// signing key of account, see Scope, which gives the user its
+// permissions), expiring after expires when > 0. It returns a creds file's
+// contents (the JWT and the user's seed), what
+// queue.ConnectOptions.CredsFile reads: what `nsc add user <name> -K
+// <role>` writes.
+func UserCreds(signer nkeys.KeyPair, account, name string, expires time.Duration) ([]byte, error) {
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, err
+	}
+	pub, err := user.PublicKey()
+	if err != nil {
+		return nil, err
+	}
+	claims := jwt.NewUserClaims(pub)
+	claims.Name = name
+	claims.IssuerAccount = account
+	// A scoped signer's users carry no permissions or limits of their own.
+	claims.UserPermissionLimits = jwt.UserPermissionLimits{}
+	if expires > 0 {
+		claims.Expires = time.Now().Add(expires).Unix()
+	}
+	token, err := claims.Encode(signer)
+	if err != nil {
+		return nil, fmt.Errorf("natsauth: signing the JWT of user %s: %w", name, err)
+	}
+	seed, err := user.Seed()
+	if err != nil {
+		return nil, err
+	}
+	return jwt.FormatUserConfig(token, seed)
 }
