@@ -116,6 +116,15 @@
 // one goroutine. The caller owns the *nats.Conn: close EventPublishers (which flush), stop
 // watchers, subscriptions and control registrations, then close the connection.
 //
+// # Permissions
+//
+// PermissionsFor returns what each Role (dispatcher, worker, observer of some tenants) may publish
+// and subscribe in the layout of a Config, JetStream API subjects included: the least privilege the
+// shipped NATS configurations and dev mode enforce (docs/operations.md, "NATS permissions").
+// Subpackage natsauth turns it into nats-server user permissions, nats.conf text and
+// decentralized-auth scoped signing keys. Everything this package does for a role stays within its
+// permissions; a new kind of NATS call needs its subjects added there.
+//
 // Connect builds a connection from ConnectOptions (URL, user and password, token, nkey seed
 // file, creds file, TLS) with reconnects enabled. The subpackage natstest starts in-process
 // servers for tests; embedded runs one for dev mode.
