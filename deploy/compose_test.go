@@ -126,7 +126,7 @@ func TestComposeNATSCluster(t *testing.T) {
 		if s.Environment["NATS_SERVER_NAME"] != n {
 			t.Errorf("%s: NATS_SERVER_NAME %q, want %q", n, s.Environment["NATS_SERVER_NAME"], n)
 		}
-		for _, v := range []string{"NATS_DISPATCHER_PASSWORD", "NATS_WORKER_PASSWORD", "NATS_SYS_PASSWORD"} {
+		for _, v := range []string{"NATS_DISPATCHER_PASSWORD", "NATS_WORKER_PASSWORD", "NATS_OBSERVER_DEFAULT_PASSWORD", "NATS_SYS_PASSWORD"} {
 			if s.Environment[v] == "" {
 				t.Errorf("%s: %s is not set; nats.conf needs it", n, v)
 			}

@@ -42,7 +42,7 @@ const minAckWait = 100 * time.Millisecond
 // means the default named next to it; call WithDefaults, then Validate.
 type Config struct {
 	// Prefix is the first token of every subject (default "agentfleet"): tasks on
-	// <Prefix>.tasks.<queue>, events on <Prefix>.events.<root>.<task>.<kind>, control on
+	// <Prefix>.tasks.<queue>, events on <Prefix>.events.<tenant>.<root>.<task>.<kind>, control on
 	// <Prefix>.control.<session>.
 	Prefix string
 	// TasksStream, EventsStream and DeadLetterStream name the streams (defaults "TASKS",

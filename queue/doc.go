@@ -13,7 +13,9 @@
 //     <prefix>.tasks.worker.<worker-id> one worker's own work. Nats-Msg-Id duplicates are dropped
 //     within Config.DuplicateWindow.
 //   - EVENTS, limits retention (Config.EventsMaxAge, Config.EventsMaxBytes), subjects
-//     <prefix>.events.<root-task>.<task>.<kind>: one Event envelope per session event.
+//     <prefix>.events.<tenant>.<root-task>.<task>.<kind>: one Event envelope per session event.
+//     The tenant comes first, so <prefix>.events.<tenant>.> is one tenant's events and a NATS
+//     permission can grant exactly that (see Permissions).
 //   - TASKS_DEADLETTER, capturing the server's max-delivery and termination advisories for TASKS,
 //     so that no dead letter is lost while no dispatcher runs.
 //
@@ -88,6 +90,7 @@
 // has a call_id) to the full text in the store.
 //
 // Client.SubscribeEvents follows a task tree (EventFilter.RootTaskID), a task, or everything,
+// within the tenants of EventFilter.Tenants (all when empty),
 // from the start of the stream, from a stream sequence, or new events only, through an ordered
 // consumer; each ReceivedEvent carries its StreamSeq for resuming.
 //
@@ -112,6 +115,15 @@
 // safe to race (the first wins, later ones return ErrSettled). An EventSubscription's Next is for
 // one goroutine. The caller owns the *nats.Conn: close EventPublishers (which flush), stop
 // watchers, subscriptions and control registrations, then close the connection.
+//
+// # Permissions
+//
+// PermissionsFor returns what each Role (dispatcher, worker, observer of some tenants) may publish
+// and subscribe in the layout of a Config, JetStream API subjects included: the least privilege the
+// shipped NATS configurations and dev mode enforce (docs/operations.md, "NATS permissions").
+// Subpackage natsauth turns it into nats-server user permissions, nats.conf text and
+// decentralized-auth scoped signing keys. Everything this package does for a role stays within its
+// permissions; a new kind of NATS call needs its subjects added there.
 //
 // Connect builds a connection from ConnectOptions (URL, user and password, token, nkey seed
 // file, creds file, TLS) with reconnects enabled. The subpackage natstest starts in-process

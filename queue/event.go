@@ -12,8 +12,8 @@ import (
 // EventVersion is the envelope version this package writes in Event.V.
 const EventVersion = 1
 
-// Event is the envelope of one session event on <prefix>.events.<root>.<task>.<kind>
-// (docs/architecture.md, Subjects). Seq is gapless per session, starting at 1, so a consumer can detect
+// Event is the envelope of one session event on
+// <prefix>.events.<tenant>.<root>.<task>.<kind> (docs/architecture.md, Subjects). Seq is gapless per session, starting at 1, so a consumer can detect
 // loss and reorder.
 type Event struct {
 	// V is the envelope version; Publish sets EventVersion when zero.
@@ -22,12 +22,16 @@ type Event struct {
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
 	// Time is when the event happened; Publish sets now when zero.
-	Time         time.Time `json:"time"`
-	SessionID    string    `json:"session_id"`
-	TaskID       string    `json:"task_id"`
-	RootTaskID   string    `json:"root_task_id"`
-	ParentTaskID string    `json:"parent_task_id,omitempty"`
-	Seq          uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	// Tenant is the tenant of the task (its spec's); Publish sets
+	// DefaultTenant when empty. It is the subject's first token after
+	// "events", so a NATS user can be limited to one tenant's events.
+	Tenant       string `json:"tenant,omitempty"`
+	SessionID    string `json:"session_id"`
+	TaskID       string `json:"task_id"`
+	RootTaskID   string `json:"root_task_id"`
+	ParentTaskID string `json:"parent_task_id,omitempty"`
+	Seq          uint64 `json:"seq"`
 	// Data is the kind-specific payload, a JSON value. A tool output's data should name its
 	// call in a top-level "call_id" field: if the data is too large it is replaced by a
 	// LargePayload that refers to that call.
@@ -39,7 +43,7 @@ func (e *Event) validate() error {
 	if e.ID == "" {
 		return fmt.Errorf("queue: event of session %s seq %d has no ID", e.SessionID, e.Seq)
 	}
-	for _, f := range [][2]string{{"Kind", e.Kind}, {"TaskID", e.TaskID}, {"RootTaskID", e.RootTaskID}, {"SessionID", e.SessionID}} {
+	for _, f := range [][2]string{{"Tenant", e.Tenant}, {"Kind", e.Kind}, {"TaskID", e.TaskID}, {"RootTaskID", e.RootTaskID}, {"SessionID", e.SessionID}} {
 		if !isToken(f[1]) {
 			return fmt.Errorf("queue: Event.%s must be 1 to 128 letters, digits, '-' or '_', got %q (event %s)", f[0], f[1], e.ID)
 		}

@@ -14,30 +14,51 @@ import (
 // LastEvent returns the last event stored for a task (any kind), with its
 // place in EVENTS: a session resumed on another worker continues its
 // gapless Seq, and a stream of a finished task knows when it has replayed
-// everything. ok is false when EVENTS holds no event of the task.
+// everything. ok is false when EVENTS holds no event of the task. Task ids
+// are unique across tenants, so the tenant is not asked for; an event
+// stored under the subject layout before tenants is found too (see
+// docs/architecture.md, Subjects).
 func (c *Client) LastEvent(ctx context.Context, rootTaskID, taskID string) (ev ReceivedEvent, ok bool, err error) {
+	ev, _, ok, err = c.lastEvent(ctx, rootTaskID, taskID, "*")
+	return ev, ok, err
+}
+
+// lastEvent returns the last event of kind ("*" for any) of a task and the
+// subject filter of the task's events in the layout it was found under.
+func (c *Client) lastEvent(ctx context.Context, rootTaskID, taskID, kind string) (ev ReceivedEvent, filter string, ok bool, err error) {
 	if err := checkToken("root task id", rootTaskID); err != nil {
-		return ReceivedEvent{}, false, err
+		return ReceivedEvent{}, "", false, err
 	}
 	if err := checkToken("task id", taskID); err != nil {
-		return ReceivedEvent{}, false, err
+		return ReceivedEvent{}, "", false, err
+	}
+	if kind != "*" {
+		if err := checkToken("event kind", kind); err != nil {
+			return ReceivedEvent{}, "", false, err
+		}
 	}
 	s, err := c.js.Stream(ctx, c.cfg.EventsStream)
 	if err != nil {
-		return ReceivedEvent{}, false, fmt.Errorf("queue: stream %s: %w", c.cfg.EventsStream, err)
+		return ReceivedEvent{}, "", false, fmt.Errorf("queue: stream %s: %w", c.cfg.EventsStream, err)
 	}
-	raw, err := s.GetLastMsgForSubject(ctx, c.subj.Event(rootTaskID, taskID, "*"))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return ReceivedEvent{}, false, nil
+	for _, layout := range []func(kind string) string{
+		func(k string) string { return c.subj.Event("*", rootTaskID, taskID, k) },
+		func(k string) string { return c.subj.legacyEvent(rootTaskID, taskID, k) },
+	} {
+		raw, err := s.GetLastMsgForSubject(ctx, layout(kind))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return ReceivedEvent{}, "", false, fmt.Errorf("queue: last event of task %s: %w", taskID, err)
+		}
+		if err := json.Unmarshal(raw.Data, &ev.Event); err != nil {
+			return ReceivedEvent{}, "", false, fmt.Errorf("%w at stream seq %d: %v", ErrBadEvent, raw.Sequence, err)
+		}
+		ev.StreamSeq, ev.Subject = raw.Sequence, raw.Subject
+		return ev, layout("*"), true, nil
 	}
-	if err != nil {
-		return ReceivedEvent{}, false, fmt.Errorf("queue: last event of task %s: %w", taskID, err)
-	}
-	if err := json.Unmarshal(raw.Data, &ev.Event); err != nil {
-		return ReceivedEvent{}, false, fmt.Errorf("%w at stream seq %d: %v", ErrBadEvent, raw.Sequence, err)
-	}
-	ev.StreamSeq, ev.Subject = raw.Sequence, raw.Subject
-	return ev, true, nil
+	return ReceivedEvent{}, "", false, nil
 }
 
 // seqSkew widens LastSeq's scan for clock differences between the
@@ -52,13 +73,13 @@ const seqSkew = 5 * time.Second
 // every event of the task stored since that one's Time (less seqSkew), and
 // keeps the highest Seq: one message to read when nothing failed.
 func (c *Client) LastSeq(ctx context.Context, rootTaskID, taskID string) (uint64, error) {
-	last, ok, err := c.LastEvent(ctx, rootTaskID, taskID)
+	last, filter, ok, err := c.lastEvent(ctx, rootTaskID, taskID, "*")
 	if err != nil || !ok {
 		return 0, err
 	}
 	since := last.Time.Add(-seqSkew)
 	cons, err := c.js.OrderedConsumer(ctx, c.cfg.EventsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{c.subj.Event(rootTaskID, taskID, "*")},
+		FilterSubjects: []string{filter},
 		DeliverPolicy:  jetstream.DeliverByStartTimePolicy, OptStartTime: &since})
 	if err != nil {
 		return 0, fmt.Errorf("queue: reading the recent events of task %s: %w", taskID, err)
@@ -116,23 +137,15 @@ func fetchSeqsOnce(cons jetstream.Consumer, highest *uint64) (int, error) {
 	return n, batch.Error()
 }
 
-// HasEvent reports whether EVENTS holds an event of kind for a task.
+// HasEvent reports whether EVENTS holds an event of kind for a task (in
+// either subject layout, as LastEvent).
 func (c *Client) HasEvent(ctx context.Context, rootTaskID, taskID, kind string) (bool, error) {
-	for _, tok := range [][2]string{{"root task id", rootTaskID}, {"task id", taskID}, {"event kind", kind}} {
-		if err := checkToken(tok[0], tok[1]); err != nil {
-			return false, err
-		}
+	if err := checkToken("event kind", kind); err != nil {
+		return false, err
 	}
-	s, err := c.js.Stream(ctx, c.cfg.EventsStream)
+	_, _, ok, err := c.lastEvent(ctx, rootTaskID, taskID, kind)
 	if err != nil {
-		return false, fmt.Errorf("queue: stream %s: %w", c.cfg.EventsStream, err)
-	}
-	_, err = s.GetLastMsgForSubject(ctx, c.subj.Event(rootTaskID, taskID, kind))
-	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return false, nil
-	case err != nil:
 		return false, fmt.Errorf("queue: %s event of task %s: %w", kind, taskID, err)
 	}
-	return true, nil
+	return ok, nil
 }

@@ -87,8 +87,8 @@ func (c *Client) NewEventPublisher() (*EventPublisher, error) {
 	return p, nil
 }
 
-// Publish queues ev for publishing on <prefix>.events.<root>.<task>.<kind>. It fills V and Time
-// when zero, RootTaskID with TaskID when empty (a root task), validates the ids and kind, and
+// Publish queues ev for publishing on <prefix>.events.<tenant>.<root>.<task>.<kind>. It fills V
+// and Time when zero, Tenant with DefaultTenant and RootTaskID with TaskID when empty (a root task), validates the ids and kind, and
 // replaces data larger than Config.EventPayloadLimit with a LargePayload. It waits for room in
 // the queue (or for ctx to end); for a terminal kind it also waits until the stream has stored
 // the event.
@@ -134,6 +134,9 @@ func (p *EventPublisher) item(ev Event) (*pubItem, error) {
 	if ev.RootTaskID == "" {
 		ev.RootTaskID = ev.TaskID
 	}
+	if ev.Tenant == "" {
+		ev.Tenant = DefaultTenant
+	}
 	if err := ev.validate(); err != nil {
 		return nil, err
 	}
@@ -146,7 +149,7 @@ func (p *EventPublisher) item(ev Event) (*pubItem, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue: encode event %s: %w", ev.ID, err)
 	}
-	msg := nats.NewMsg(p.c.subj.Event(ev.RootTaskID, ev.TaskID, ev.Kind))
+	msg := nats.NewMsg(p.c.subj.Event(ev.Tenant, ev.RootTaskID, ev.TaskID, ev.Kind))
 	msg.Header.Set(jetstream.MsgIDHeader, ev.ID) // the stream stores a republished event once
 	msg.Data = body
 	return &pubItem{msg: msg, id: ev.ID}, nil

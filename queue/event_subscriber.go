@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -12,34 +14,47 @@ import (
 // EventFilter selects the events of a subscription. Empty fields match everything: RootTaskID
 // alone selects a whole task tree, TaskID one task.
 type EventFilter struct {
+	// Tenants limits the subscription to these tenants' events; empty means every tenant's
+	// (a component that serves all of them, such as the dispatcher for an admin). A caller
+	// acting for a principal passes the principal's tenants, so another tenant's events are
+	// never read, whatever the task ids asked for.
+	Tenants    []string
 	RootTaskID string
 	TaskID     string
 	// Kind keeps one kind of event ("SESSION_END"); "" keeps all.
 	Kind string
 }
 
-func (f EventFilter) subject(s Subjects) (string, error) {
-	root, task := "*", "*"
-	if f.RootTaskID != "" {
-		if err := checkToken("EventFilter.RootTaskID", f.RootTaskID); err != nil {
-			return "", err
+// subjects returns the filter subjects: one per tenant, or one with a
+// wildcard tenant.
+func (f EventFilter) subjects(s Subjects) ([]string, error) {
+	root, task, kind := "*", "*", "*"
+	for _, v := range []struct {
+		field string
+		val   string
+		dst   *string
+	}{{"EventFilter.RootTaskID", f.RootTaskID, &root}, {"EventFilter.TaskID", f.TaskID, &task}, {"EventFilter.Kind", f.Kind, &kind}} {
+		if v.val == "" {
+			continue
 		}
-		root = f.RootTaskID
-	}
-	if f.TaskID != "" {
-		if err := checkToken("EventFilter.TaskID", f.TaskID); err != nil {
-			return "", err
+		if err := checkToken(v.field, v.val); err != nil {
+			return nil, err
 		}
-		task = f.TaskID
+		*v.dst = v.val
 	}
-	kind := "*"
-	if f.Kind != "" {
-		if err := checkToken("EventFilter.Kind", f.Kind); err != nil {
-			return "", err
+	if len(f.Tenants) == 0 {
+		return []string{s.Event("*", root, task, kind)}, nil
+	}
+	out := make([]string, 0, len(f.Tenants))
+	for _, t := range f.Tenants {
+		if err := checkToken("EventFilter.Tenants entry", t); err != nil {
+			return nil, err
 		}
-		kind = f.Kind
+		if sub := s.Event(t, root, task, kind); !slices.Contains(out, sub) {
+			out = append(out, sub)
+		}
 	}
-	return s.Event(root, task, kind), nil
+	return out, nil
 }
 
 // StartPosition says where in the EVENTS stream a subscription begins: FromStart, FromSeq or
@@ -88,9 +103,10 @@ type EventSubscription struct {
 	it jetstream.MessagesContext
 }
 
-// SubscribeEvents follows the events matching f, starting at from.
+// SubscribeEvents follows the events matching f, starting at from. Events stored under the
+// subject layout before tenants (<prefix>.events.<root>.<task>.<kind>) match no filter.
 func (c *Client) SubscribeEvents(ctx context.Context, f EventFilter, from StartPosition) (*EventSubscription, error) {
-	subject, err := f.subject(c.subj)
+	subjects, err := f.subjects(c.subj)
 	if err != nil {
 		return nil, err
 	}
@@ -98,16 +114,16 @@ func (c *Client) SubscribeEvents(ctx context.Context, f EventFilter, from StartP
 		return nil, errors.New("queue: FromSeq needs a sequence >= 1")
 	}
 	cons, err := c.js.OrderedConsumer(ctx, c.cfg.EventsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subject},
+		FilterSubjects: subjects,
 		DeliverPolicy:  from.policy,
 		OptStartSeq:    from.seq,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("queue: subscribe to %s: %w", subject, err)
+		return nil, fmt.Errorf("queue: subscribe to %s: %w", strings.Join(subjects, ", "), err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return nil, fmt.Errorf("queue: subscribe to %s: %w", subject, err)
+		return nil, fmt.Errorf("queue: subscribe to %s: %w", strings.Join(subjects, ", "), err)
 	}
 	return &EventSubscription{it: it}, nil
 }

@@ -102,7 +102,7 @@ func TestIndependentSubscriberSeesEverySessionWithoutGaps(t *testing.T) {
 		if ev.Kind == "SESSION_END" {
 			ended++
 		}
-		if want := fmt.Sprintf("agentfleet.events.root.%s.%s", ev.TaskID, ev.Kind); ev.Subject != want || ev.V != queue.EventVersion {
+		if want := fmt.Sprintf("agentfleet.events.default.root.%s.%s", ev.TaskID, ev.Kind); ev.Subject != want || ev.V != queue.EventVersion {
 			t.Fatalf("subject %s v %d, want %s v 1", ev.Subject, ev.V, want)
 		}
 	}

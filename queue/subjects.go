@@ -1,6 +1,10 @@
 package queue
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+)
 
 // Subject tokens used after the prefix.
 const (
@@ -66,8 +70,34 @@ func (s Subjects) Worker(workerID string) string {
 // AllTasks is the TASKS stream's subject filter: <prefix>.tasks.>.
 func (s Subjects) AllTasks() string { return s.prefix + "." + tasksToken + ".>" }
 
-// Event returns the subject of one event: <prefix>.events.<root>.<task>.<kind>.
-func (s Subjects) Event(root, task, kind string) string {
+// DefaultTenant is the tenant of an event whose Tenant is empty: a task
+// stored before tasks named their tenant. It is the same word as
+// fleet.DefaultTenant.
+const DefaultTenant = "default"
+
+// CheckTenant is the rule for a tenant name in a subject: one subject token
+// (1 to 128 ASCII letters, digits, '-' or '_').
+func CheckTenant(tenant string) error { return checkToken("tenant", tenant) }
+
+// Event returns the subject of one event:
+// <prefix>.events.<tenant>.<root>.<task>.<kind>. The tenant comes first so
+// that one subject filter, <prefix>.events.<tenant>.>, is everything a
+// tenant may see (TenantEvents), and a NATS permission can grant exactly
+// that. Any argument may be the wildcard "*".
+func (s Subjects) Event(tenant, root, task, kind string) string {
+	return s.prefix + "." + eventsToken + "." + tenant + "." + root + "." + task + "." + kind
+}
+
+// TenantEvents is every event subject of one tenant:
+// <prefix>.events.<tenant>.>.
+func (s Subjects) TenantEvents(tenant string) string {
+	return s.prefix + "." + eventsToken + "." + tenant + ".>"
+}
+
+// legacyEvent is the subject events had before they carried the tenant,
+// <prefix>.events.<root>.<task>.<kind>: EVENTS may still hold such events
+// (until they age out) after an upgrade, and LastEvent reads them.
+func (s Subjects) legacyEvent(root, task, kind string) string {
 	return s.prefix + "." + eventsToken + "." + root + "." + task + "." + kind
 }
 
@@ -78,6 +108,18 @@ func (s Subjects) AllEvents() string { return s.prefix + "." + eventsToken + ".>
 func (s Subjects) Control(sessionID string) string {
 	return s.prefix + "." + controlToken + "." + sessionID
 }
+
+// AllControl matches every session's control subject and the approvals
+// subject: <prefix>.control.*.
+func (s Subjects) AllControl() string { return s.prefix + "." + controlToken + ".*" }
+
+// Approvals is the subject approvals are answered on:
+// <prefix>.control.approvals (see ServeApprovals).
+func (s Subjects) Approvals() string { return s.Control(ApprovalsSession) }
+
+// Inbox matches the reply subjects of requests and JetStream API calls made
+// by a connection with the default inbox prefix: _INBOX.>.
+func (s Subjects) Inbox() string { return nats.InboxPrefix + ">" }
 
 // queueConsumer and workerConsumer name the durable consumers.
 func queueConsumer(queue string) string     { return "queue-" + queue }

@@ -128,7 +128,8 @@ func printDevBanner(out io.Writer, fl *dev.Fleet) {
 	fmt.Fprintf(out, `agentfleet dev mode
   dashboard  %[10]s
   API        %[1]s/v1/  (docs/api.md)
-%[11]s  NATS       %[2]s  (JetStream data in %[3]s)
+%[11]s  NATS       %[2]s  (JetStream data in %[3]s;
+             users and passwords, new at each start, in %[12]s/{worker,observer}.env)
   store      SQLite %[4]s
   workers    %[5]d in this process, %[6]d sessions each
   model      %[7]s
@@ -141,7 +142,7 @@ or POST a spec to %[1]s/v1/tasks; watch it in the dashboard or with dispatcher t
 Ctrl-C stops dev mode.
 
 `, fl.URL(), fl.NATSURL(), filepath.Join(fl.DataDir(), "nats"), filepath.Join(fl.DataDir(), "agentfleet.db"),
-		workers, sessions, fl.Model(), tokenArg, fl.Sandbox(), fl.DashboardURL(), auth)
+		workers, sessions, fl.Model(), tokenArg, fl.Sandbox(), fl.DashboardURL(), auth, filepath.Join(fl.DataDir(), "nats-auth"))
 }
 
 // runDevDemo runs the backlog of the demo directory and returns the exit

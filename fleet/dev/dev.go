@@ -129,6 +129,7 @@ type Fleet struct {
 	goCaches goCaches // the fleet's build cache and the user's module cache, for the sandboxes
 
 	nats       *embedded.Server
+	natsUsers  map[queue.Role]embedded.User // made at start, random passwords
 	store      store.Store
 	conns      []*nats.Conn
 	dispatcher *dispatcher.Dispatcher
@@ -169,9 +170,9 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		return nil, fmt.Errorf("dev mode: cannot listen on %s for the API and dashboard (%v): another `agentfleet-dev dev` may be running; stop it or choose another address with --addr", cfg.Addr, err)
 	}
 	d.url = "http://" + ln.Addr().String()
-	if d.nats, err = embedded.Start(embedded.Config{Port: cfg.NATSPort, DataDir: filepath.Join(cfg.DataDir, "nats")}); err != nil {
+	if err := d.startNATS(); err != nil {
 		_ = ln.Close()
-		return nil, fmt.Errorf("dev mode: %w", err)
+		return nil, err
 	}
 	if d.store, err = sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(cfg.DataDir, "agentfleet.db")}); err != nil {
 		_ = ln.Close()
@@ -191,7 +192,11 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 		if i > 0 {
 			name = fmt.Sprintf("agentfleet-dev-%s", devWorkerID(i-1))
 		}
-		if qs[i], err = d.queueClient(ctx, name); err != nil {
+		role := queue.RoleDispatcher
+		if i > 0 {
+			role = queue.RoleWorker
+		}
+		if qs[i], err = d.queueClient(ctx, name, role); err != nil {
 			_ = ln.Close()
 			return nil, err
 		}
@@ -210,10 +215,14 @@ func Start(ctx context.Context, cfg Config) (_ *Fleet, err error) {
 	return d, nil
 }
 
-// queueClient opens a NATS connection of its own (closed by Close) and the
-// JetStream layout on it.
-func (d *Fleet) queueClient(ctx context.Context, name string) (*queue.Client, error) {
-	nc, err := nats.Connect(d.nats.ClientURL(), nats.Name(name), nats.MaxReconnects(-1))
+// queueClient opens a NATS connection of its own (closed by Close) as the
+// user of role, and the JetStream layout on it.
+func (d *Fleet) queueClient(ctx context.Context, name string, role queue.Role) (*queue.Client, error) {
+	u := d.natsUsers[role]
+	nc, err := nats.Connect(d.nats.ClientURL(), nats.Name(name), nats.MaxReconnects(-1), nats.UserInfo(u.Name, u.Password),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			d.cfg.Logger.Warn("NATS refused a request", "connection", name, "err", err)
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("dev mode: connecting %s to the embedded NATS server: %w", name, err)
 	}
@@ -334,7 +343,8 @@ func randomToken() string {
 }
 
 // NATSURL is the embedded NATS server's client URL, for workers in other
-// processes (`worker run --nats <url>`) and event consumers.
+// processes (`worker run --nats <url>`, with NATSUser's worker credentials)
+// and event consumers (the observer's).
 func (d *Fleet) NATSURL() string { return d.nats.ClientURL() }
 
 // DataDir is the absolute data directory.

@@ -8,4 +8,11 @@
 // The API requires a bearer token: Config.Token, or a random one Start
 // generates (Fleet.Token; Fleet.DashboardURL carries it once in the URL
 // fragment). Config.NoAuth serves it without one, on loopback only.
+//
+// The embedded NATS server requires credentials too: Start makes the users
+// dispatcher, worker and observer (of the default tenant) with random
+// passwords and the permissions of queue.PermissionsFor, connects its
+// components as them and writes each user's credentials to
+// <DataDir>/nats-auth/<role>.env (mode 0600) for processes outside
+// (Fleet.NATSUser). A client without credentials is refused.
 package dev

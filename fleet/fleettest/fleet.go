@@ -58,6 +58,11 @@ type Options struct {
 	// WorkerStore, when set, wraps the store the workers use (to observe
 	// their writes); the harness itself uses Fleet.Store unwrapped.
 	WorkerStore func(store.Store) store.Store
+	// Restricted runs NATS with the shipped permissions
+	// (queue.PermissionsFor): the harness connects as the dispatcher
+	// user, every worker as the worker user, and PermissionViolations
+	// lists what the server refused either of them.
+	Restricted bool
 }
 
 // Fleet is a running test fleet.
@@ -72,8 +77,9 @@ type Fleet struct {
 	// DSN is the Postgres DSN ("" with SQLite), for worker subprocesses.
 	DSN string
 
-	mu      sync.Mutex
-	workers []*Worker
+	mu         sync.Mutex
+	workers    []*Worker
+	violations []error // permission violations reported to any connection (Restricted)
 }
 
 // Worker is one in-process worker of the fleet.
@@ -103,8 +109,8 @@ func Start(t testing.TB, opts Options) *Fleet {
 		opts.Queue.DeadLetterRetryDelay = 200 * time.Millisecond
 	}
 	f := &Fleet{t: t, opts: opts, Model: NewModel(t)}
-	f.NATS = natstest.Start(t)
-	f.NC = f.NATS.Connect(t)
+	f.NATS = f.startNATS(t)
+	f.NC = f.connect(t, queue.RoleDispatcher)
 	ctx, cancel := context.WithTimeout(context.Background(), Wait)
 	defer cancel()
 	var err error
@@ -230,7 +236,7 @@ func (f *Fleet) StartWorker() *Worker {
 // StartWorkerWith starts a worker with cfg.
 func (f *Fleet) StartWorkerWith(cfg worker.Config) *Worker {
 	t := f.t
-	nc := f.NATS.Connect(t)
+	nc := f.connect(t, queue.RoleWorker)
 	ctx, cancel := context.WithTimeout(context.Background(), Wait)
 	defer cancel()
 	q, err := queue.Open(ctx, nc, f.opts.Queue)

@@ -71,7 +71,8 @@
 // # Events
 //
 // Every agent event becomes a queue.Event on
-// <prefix>.events.<root>.<task>.<kind> with root and parent task ids and a
+// <prefix>.events.<tenant>.<root>.<task>.<kind> (the tenant of the task's
+// spec) with the tenant, root and parent task ids and a
 // seq that is gapless per session, also across runs on different workers
 // (a resumed session continues after the last event in EVENTS; events lost
 // with a killed worker were never stored, so no gap appears). The final

@@ -5,6 +5,11 @@
 // so a restart finds its streams again. Start refuses clearly when the port is taken or another
 // process holds the data directory (an advisory lock file, agentfleet.lock, in it). Production
 // runs a separate NATS cluster instead (deploy/).
+//
+// With Config.Users the server refuses a client without a user's name and password, and each
+// user may publish and subscribe only what its queue.Permissions allow (dev mode makes a
+// dispatcher, a worker and an observer user with random passwords at every start). Without
+// Users it accepts anyone, with every right: for tests only.
 package embedded
 
 import (
@@ -16,6 +21,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/queue/natsauth"
 )
 
 // Defaults applied to zero Config fields.
@@ -45,6 +53,15 @@ type Config struct {
 	ReadyWait time.Duration
 	// Log, when true, lets the server log to stderr.
 	Log bool
+	// Users, when set, are the only clients the server accepts, each with its permissions.
+	Users []User
+}
+
+// User is a client the server accepts: its name, password and what it may do.
+type User struct {
+	Name        string
+	Password    string
+	Permissions queue.Permissions
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -75,6 +92,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPayload < 0 {
 		errs = append(errs, fmt.Errorf("embedded.Config.MaxPayload must be >= 0, got %d", c.MaxPayload))
+	}
+	for i, u := range c.Users {
+		if u.Name == "" || u.Password == "" {
+			errs = append(errs, fmt.Errorf("embedded.Config.Users[%d] needs a Name and a Password", i))
+		}
 	}
 	if c.ReadyWait < 0 {
 		errs = append(errs, fmt.Errorf("embedded.Config.ReadyWait must be >= 0, got %s", c.ReadyWait))
@@ -122,6 +144,9 @@ func start(cfg Config) (*server.Server, error) {
 		MaxPayload: cfg.MaxPayload,
 		NoLog:      !cfg.Log,
 		NoSigs:     true,
+	}
+	for _, u := range cfg.Users {
+		opts.Users = append(opts.Users, &server.User{Username: u.Name, Password: u.Password, Permissions: natsauth.Server(u.Permissions)})
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {

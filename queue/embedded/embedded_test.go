@@ -1,13 +1,16 @@
 package embedded_test
 
 import (
+	"errors"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
+	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/embedded"
 )
 
@@ -100,5 +103,37 @@ func TestRestartFindsStreamsAgain(t *testing.T) {
 		if err := s.Shutdown(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// With Users the server accepts only them, each within its permissions.
+func TestUsersAreRequiredAndRestricted(t *testing.T) {
+	perms, err := queue.PermissionsFor(queue.Config{}, queue.RoleObserver, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, embedded.Config{Port: embedded.RandomPort, DataDir: t.TempDir(),
+		Users: []embedded.User{{Name: "obs", Password: "secret-pw", Permissions: perms}}})
+	if nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(0)); err == nil {
+		nc.Close()
+		t.Fatal("a client without credentials was accepted")
+	} else if !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("without credentials: %v, want an authorization error", err)
+	}
+	nc, err := nats.Connect(s.ClientURL(), nats.UserInfo("obs", "secret-pw"), nats.PermissionErrOnSubscribe(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	sub, err := nc.SubscribeSync("agentfleet.events.team-b.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(30 * time.Second); !errors.Is(err, nats.ErrPermissionViolation) {
+		t.Fatalf("subscribing outside its permissions: %v, want a permission violation", err)
+	}
+	if _, err := embedded.Start(embedded.Config{Port: embedded.RandomPort, DataDir: t.TempDir(), Users: []embedded.User{{Name: "x"}}}); err == nil ||
+		!strings.Contains(err.Error(), "Users[0] needs a Name and a Password") {
+		t.Fatalf("a user without a password: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Package eventpump publishes a task session's events on the fleet's event
-// subjects: <prefix>.events.<root>.<task>.<kind>, each envelope carrying
-// the root and parent task ids and a Seq that is gapless per session
+// subjects: <prefix>.events.<tenant>.<root>.<task>.<kind> (the tenant of
+// the task's spec), each envelope carrying the tenant, the root and parent
+// task ids and a Seq that is gapless per session
 // across runs (a resumed session continues after the last event stored in
 // EVENTS). Runs of text deltas are merged first (fleet/internal/coalesce).
 //
@@ -46,12 +47,14 @@ type Sink struct {
 type Pump struct {
 	sink Sink
 	task store.Task
-	log  *slog.Logger
-	sub  *agent.Subscription
-	seen func(agent.Event)
-	mu   sync.Mutex // guards seq
-	seq  uint64
-	done chan struct{}
+	// tenant is the task's, read from its spec once.
+	tenant string
+	log    *slog.Logger
+	sub    *agent.Subscription
+	seen   func(agent.Event)
+	mu     sync.Mutex // guards seq
+	seq    uint64
+	done   chan struct{}
 }
 
 // Start starts the pump of a run of task t, reading sub until it closes
@@ -61,7 +64,7 @@ type Pump struct {
 // last one from EVENTS. Once ctx has ended (the worker halted) the pump
 // drains the subscription without storing or publishing anything.
 func Start(ctx context.Context, sink Sink, t store.Task, sub *agent.Subscription, log *slog.Logger, seen func(agent.Event)) (*Pump, error) {
-	p := &Pump{sink: sink, task: t, log: log, sub: sub, seen: seen, done: make(chan struct{})}
+	p := &Pump{sink: sink, task: t, tenant: Tenant(t), log: log, sub: sub, seen: seen, done: make(chan struct{})}
 	if t.Attempts > 1 {
 		last, err := sink.Queue.LastSeq(ctx, t.RootID.String(), t.ID.String())
 		if err != nil {
@@ -114,7 +117,7 @@ func (p *Pump) Publish(ctx context.Context, kind string, data json.RawMessage, c
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.seq++
-	err := p.sink.publish(ctx, Envelope(p.task, p.seq, kind, data), confirmed)
+	err := p.sink.publish(ctx, envelope(p.task, p.tenant, p.seq, kind, data), confirmed)
 	if err != nil {
 		p.log.Warn("publishing an event", "kind", kind, "seq", p.seq, "err", err)
 	}
@@ -142,14 +145,31 @@ func (p *Pump) PublishEnd(ctx context.Context, t store.Task, res fleet.TaskResul
 	return p.Publish(ctx, fleet.KindSessionEnd, sessionEndData(t, res), true)
 }
 
-// Envelope is the queue event of a task's session.
+// Envelope is the queue event of a task's session, under the tenant of
+// the task's spec (queue.DefaultTenant for a spec that names none).
 func Envelope(t store.Task, seq uint64, kind string, data json.RawMessage) queue.Event {
-	ev := queue.Event{ID: fmt.Sprintf("%s-%d", t.ID, seq), Kind: kind, SessionID: t.ID.String(),
+	return envelope(t, Tenant(t), seq, kind, data)
+}
+
+func envelope(t store.Task, tenant string, seq uint64, kind string, data json.RawMessage) queue.Event {
+	ev := queue.Event{ID: fmt.Sprintf("%s-%d", t.ID, seq), Kind: kind, Tenant: tenant, SessionID: t.ID.String(),
 		TaskID: t.ID.String(), RootTaskID: t.RootID.String(), Seq: seq, Data: data}
 	if t.ParentID != uuid.Nil {
 		ev.ParentTaskID = t.ParentID.String()
 	}
 	return ev
+}
+
+// Tenant is the tenant named by t's spec; "" (a spec stored before
+// tenants, or one that cannot be read) becomes fleet.DefaultTenant.
+func Tenant(t store.Task) string {
+	var spec struct {
+		Tenant string `json:"tenant"`
+	}
+	if json.Unmarshal(t.Spec, &spec) != nil || spec.Tenant == "" {
+		return fleet.DefaultTenant
+	}
+	return spec.Tenant
 }
 
 func sessionEndData(t store.Task, res fleet.TaskResult) json.RawMessage {

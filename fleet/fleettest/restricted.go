@@ -1,0 +1,58 @@
+package fleettest
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/agentfleet/agentfleet/queue"
+	"github.com/agentfleet/agentfleet/queue/natsauth"
+	"github.com/agentfleet/agentfleet/queue/natstest"
+)
+
+// restrictedPassword is every user's password in a Restricted fleet (the
+// server listens on loopback for one test).
+const restrictedPassword = "fleettest"
+
+// startNATS starts the fleet's server: open to anyone, or with Restricted
+// one user per role (named after it) with the shipped permissions.
+func (f *Fleet) startNATS(t testing.TB) *natstest.Server {
+	if !f.opts.Restricted {
+		return natstest.Start(t)
+	}
+	opts := natstest.Options(t.TempDir())
+	for _, role := range []queue.Role{queue.RoleDispatcher, queue.RoleWorker} {
+		p, err := queue.PermissionsFor(f.opts.Queue, role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Users = append(opts.Users, &server.User{Username: string(role), Password: restrictedPassword, Permissions: natsauth.Server(p)})
+	}
+	return natstest.StartWithOptions(t, opts)
+}
+
+// connect opens a connection as role's user (Restricted) or without
+// credentials, recording permission violations.
+func (f *Fleet) connect(t testing.TB, role queue.Role) *nats.Conn {
+	if !f.opts.Restricted {
+		return f.NATS.Connect(t)
+	}
+	return f.NATS.Connect(t, nats.UserInfo(string(role), restrictedPassword),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrPermissionViolation) {
+				f.mu.Lock()
+				f.violations = append(f.violations, err)
+				f.mu.Unlock()
+			}
+		}))
+}
+
+// PermissionViolations returns what the server refused the harness's or
+// a worker's connection so far (Restricted fleets; nil otherwise).
+func (f *Fleet) PermissionViolations() []error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]error(nil), f.violations...)
+}

@@ -1,0 +1,194 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Role is what a NATS user of the fleet does, and so what it may publish
+// and subscribe (see Permissions).
+type Role string
+
+// The roles.
+const (
+	// RoleDispatcher publishes work, reads events, sends control requests
+	// and alone serves approvals. It cannot claim a task.
+	RoleDispatcher Role = "dispatcher"
+	// RoleWorker claims and runs tasks, publishes their events and serves
+	// their sessions' control subjects. It cannot publish or serve
+	// approvals.
+	RoleWorker Role = "worker"
+	// RoleObserver subscribes to its tenants' event subjects and does
+	// nothing else: no publish, no JetStream API, no replay.
+	RoleObserver Role = "observer"
+)
+
+// Buckets are the key-value buckets (KeyValue) the fleet's components
+// open: budgets (fleet/budget) and rate limits (llm/ratelimit via the
+// worker). Permissions grants the dispatcher and the workers these and no
+// other bucket; a component that opens another needs it added here.
+var Buckets = []string{"budgets", "ratelimits"}
+
+// SubjectRules are the subjects a user may (Allow) and may not (Deny)
+// publish or subscribe to. NATS lets a deny win over an allow; an empty
+// Allow with a Deny allows everything not denied.
+type SubjectRules struct {
+	Allow []string
+	Deny  []string
+}
+
+// Permissions is what one NATS user may do: the subjects it may publish
+// and subscribe to, and whether it may answer a request it received (one
+// reply on the request's reply subject, whatever that is: NATS's
+// allow_responses).
+type Permissions struct {
+	Publish        SubjectRules
+	Subscribe      SubjectRules
+	AllowResponses bool
+}
+
+// PermissionsFor returns the least privilege of role in the fleet laid out
+// by cfg (its prefix and stream names; zero fields take the defaults). An
+// observer is limited to tenants, at least one; the other roles take none
+// (a worker runs, and the dispatcher serves, every tenant's tasks).
+//
+// The table, with P the prefix and the default stream names (docs/operations.md,
+// "NATS permissions", explains each line):
+//
+//	dispatcher publish: P.tasks.>, P.control.* (session control and approvals),
+//	    the JetStream API of TASKS (stream info, create, update; message get and
+//	    delete for dead letters; consumer info and lists), of EVENTS and
+//	    TASKS_DEADLETTER (also consumers: create, next, delete; acks), and of
+//	    the KV buckets ($KV.P_<bucket>.>, their streams KV_P_<bucket>)
+//	    deny: $JS.API.CONSUMER.MSG.NEXT.TASKS.>, $JS.ACK.TASKS.>,
+//	    $JS.API.CONSUMER.*CREATE.TASKS... (it cannot claim a task)
+//	dispatcher subscribe: P.control.approvals, _INBOX.>
+//	worker publish: P.tasks.>, P.events.>, P.control.* except P.control.approvals,
+//	    the JetStream API of TASKS with pulls and acks, EVENTS, TASKS_DEADLETTER
+//	    and the KV buckets
+//	worker subscribe: P.control.* except P.control.approvals, _INBOX.>
+//	observer subscribe: P.events.<tenant>.> for each tenant; publish: nothing
+//
+// The dispatcher and the workers may answer requests (allow_responses).
+// Neither may delete or purge a stream.
+func PermissionsFor(cfg Config, role Role, tenants ...string) (Permissions, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return Permissions{}, err
+	}
+	s := Subjects{prefix: cfg.Prefix}
+	switch role {
+	case RoleDispatcher, RoleWorker:
+		if len(tenants) > 0 {
+			return Permissions{}, fmt.Errorf("queue: the %s role serves every tenant; name tenants only for %s", role, RoleObserver)
+		}
+	case RoleObserver:
+		if len(tenants) == 0 {
+			return Permissions{}, errors.New("queue: an observer needs at least one tenant whose events it may read")
+		}
+		for _, t := range tenants {
+			if err := CheckTenant(t); err != nil {
+				return Permissions{}, err
+			}
+		}
+	default:
+		return Permissions{}, fmt.Errorf("queue: role %q must be %s, %s or %s", role, RoleDispatcher, RoleWorker, RoleObserver)
+	}
+	switch role {
+	case RoleDispatcher:
+		return dispatcherPermissions(cfg, s), nil
+	case RoleWorker:
+		return workerPermissions(cfg, s), nil
+	default:
+		return observerPermissions(s, tenants), nil
+	}
+}
+
+func dispatcherPermissions(cfg Config, s Subjects) Permissions {
+	pub := []string{s.AllTasks(), s.AllControl(), jsInfo}
+	pub = append(pub, streamManage(cfg.TasksStream)...)
+	pub = append(pub, streamMsgGet(cfg.TasksStream), streamMsgDelete(cfg.TasksStream))
+	pub = append(pub, consumerRead(cfg.TasksStream)...)
+	pub = append(pub, fullStream(cfg.EventsStream)...)
+	pub = append(pub, fullStream(cfg.DeadLetterStream)...)
+	pub = append(pub, bucketSubjects(cfg.Prefix)...)
+	return Permissions{
+		Publish: SubjectRules{Allow: pub, Deny: []string{
+			"$JS.API.CONSUMER.MSG.NEXT." + cfg.TasksStream + ".>",
+			"$JS.ACK." + cfg.TasksStream + ".>",
+			"$JS.API.CONSUMER.CREATE." + cfg.TasksStream + ".>",
+			"$JS.API.CONSUMER.CREATE." + cfg.TasksStream,
+			"$JS.API.CONSUMER.DURABLE.CREATE." + cfg.TasksStream + ".>",
+		}},
+		Subscribe:      SubjectRules{Allow: []string{s.Approvals(), s.Inbox()}},
+		AllowResponses: true,
+	}
+}
+
+func workerPermissions(cfg Config, s Subjects) Permissions {
+	pub := []string{s.AllTasks(), s.AllEvents(), s.AllControl(), jsInfo}
+	pub = append(pub, fullStream(cfg.TasksStream)...)
+	pub = append(pub, streamMsgDelete(cfg.TasksStream))
+	pub = append(pub, fullStream(cfg.EventsStream)...)
+	pub = append(pub, fullStream(cfg.DeadLetterStream)...)
+	pub = append(pub, bucketSubjects(cfg.Prefix)...)
+	return Permissions{
+		Publish:        SubjectRules{Allow: pub, Deny: []string{s.Approvals()}},
+		Subscribe:      SubjectRules{Allow: []string{s.AllControl(), s.Inbox()}, Deny: []string{s.Approvals()}},
+		AllowResponses: true,
+	}
+}
+
+func observerPermissions(s Subjects, tenants []string) Permissions {
+	var sub []string
+	for _, t := range tenants {
+		if e := s.TenantEvents(t); !slices.Contains(sub, e) {
+			sub = append(sub, e)
+		}
+	}
+	return Permissions{Publish: SubjectRules{Deny: []string{">"}}, Subscribe: SubjectRules{Allow: sub}}
+}
+
+// jsInfo is the account's JetStream information (limits and usage).
+const jsInfo = "$JS.API.INFO"
+
+// streamManage: look up, create and update (never delete or purge) a stream.
+func streamManage(stream string) []string {
+	return []string{"$JS.API.STREAM.INFO." + stream, "$JS.API.STREAM.CREATE." + stream, "$JS.API.STREAM.UPDATE." + stream}
+}
+
+func streamMsgGet(stream string) string    { return "$JS.API.STREAM.MSG.GET." + stream }
+func streamMsgDelete(stream string) string { return "$JS.API.STREAM.MSG.DELETE." + stream }
+
+// consumerRead: a stream's consumers' state and lists.
+func consumerRead(stream string) []string {
+	return []string{"$JS.API.CONSUMER.INFO." + stream + ".*", "$JS.API.CONSUMER.LIST." + stream, "$JS.API.CONSUMER.NAMES." + stream}
+}
+
+// fullStream is what a consumer of stream needs, besides managing it:
+// reading messages (also by direct get), making, pulling from, acknowledging
+// and deleting consumers, and answering flow control (ordered push
+// consumers, which KV watchers use).
+func fullStream(stream string) []string {
+	out := streamManage(stream)
+	out = append(out, streamMsgGet(stream), "$JS.API.DIRECT.GET."+stream, "$JS.API.DIRECT.GET."+stream+".>")
+	out = append(out, consumerRead(stream)...)
+	return append(out,
+		"$JS.API.CONSUMER.CREATE."+stream, "$JS.API.CONSUMER.CREATE."+stream+".>",
+		"$JS.API.CONSUMER.DURABLE.CREATE."+stream+".*",
+		"$JS.API.CONSUMER.DELETE."+stream+".*",
+		"$JS.API.CONSUMER.MSG.NEXT."+stream+".*",
+		"$JS.ACK."+stream+".>", "$JS.FC."+stream+".>")
+}
+
+// bucketSubjects: the KV buckets' streams and their key subjects.
+func bucketSubjects(prefix string) []string {
+	var out []string
+	for _, b := range Buckets {
+		name := prefix + "_" + b
+		out = append(out, fullStream("KV_"+name)...)
+		out = append(out, "$KV."+name+".>")
+	}
+	return out
+}
