@@ -37,16 +37,26 @@ func wantPermissions(t *testing.T, user string) queue.Permissions {
 	return p
 }
 
-// TestNATSConfPermissions: nats.conf, as nats-server reads it, gives every
-// user of the AGENTFLEET account exactly the permissions of its role, and
-// takes every password from the environment.
+// TestNATSConfPermissions: each shipped nats.conf (compose's and the
+// plain-Linux one), as nats-server reads it, gives every user of the
+// AGENTFLEET account exactly the permissions of its role, and takes every
+// password from the environment.
 func TestNATSConfPermissions(t *testing.T) {
 	for _, v := range []string{"NATS_SERVER_NAME", "NATS_DISPATCHER_PASSWORD", "NATS_WORKER_PASSWORD", "NATS_OBSERVER_DEFAULT_PASSWORD", "NATS_SYS_PASSWORD"} {
 		t.Setenv(v, "from-env-"+v)
 	}
-	opts, err := server.ProcessConfigFile(filepath.Join("nats", "nats.conf"))
+	for v, val := range map[string]string{"NATS_PORT": "4222", "NATS_HTTP_PORT": "8222", "NATS_CLUSTER_PORT": "6222", "NATS_STORE_DIR": t.TempDir()} {
+		t.Setenv(v, val) // deploy/linux/nats-N.env
+	}
+	for _, path := range []string{filepath.Join("nats", "nats.conf"), filepath.Join("linux", "nats.conf")} {
+		t.Run(path, func(t *testing.T) { checkNATSConfUsers(t, path) })
+	}
+}
+
+func checkNATSConfUsers(t *testing.T, path string) {
+	opts, err := server.ProcessConfigFile(path)
 	if err != nil {
-		t.Fatalf("nats-server cannot read nats.conf: %v", err)
+		t.Fatalf("nats-server cannot read %s: %v", path, err)
 	}
 	seen := map[string]bool{}
 	for _, u := range opts.Users {

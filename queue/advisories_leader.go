@@ -2,6 +2,7 @@ package queue
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -26,25 +27,47 @@ type streamAdvisory struct {
 // naming the stream and the server: without it a stream leader's death
 // left no line anywhere, though every publish and pull waited out the
 // election. The dispatcher calls it, so a fleet logs each change once.
-// The user needs the right to subscribe to $JS.EVENT.ADVISORY.STREAM.>.
-// stop ends the subscription.
+// It subscribes to leaderAdvisories, which PermissionsFor grants the
+// dispatcher. stop ends the subscriptions.
 func (c *Client) LogStreamLeaders(log *slog.Logger) (stop func() error, err error) {
-	ours := map[string]bool{c.cfg.TasksStream: true, c.cfg.EventsStream: true, c.cfg.DeadLetterStream: true}
-	sub, err := c.nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.>", func(m *nats.Msg) {
-		var a streamAdvisory
-		if json.Unmarshal(m.Data, &a) != nil || !ours[a.Stream] {
-			return
+	var subs []*nats.Subscription
+	stop = func() error {
+		var errs []error
+		for _, s := range subs {
+			errs = append(errs, s.Unsubscribe())
 		}
-		switch {
-		case strings.HasPrefix(m.Subject, advisoryLeaderElected+"."):
-			log.Info("NATS stream leader elected", "stream", a.Stream, "leader", a.Leader)
-		case strings.HasPrefix(m.Subject, advisoryQuorumLost+"."):
-			log.Warn("NATS stream lost its quorum: publishes and pulls wait until enough servers are back",
-				"stream", a.Stream, "server", m.Header.Get("Nats-Server-Name"))
-		}
-	})
-	if err != nil {
-		return nil, err
+		return errors.Join(errs...)
 	}
-	return sub.Unsubscribe, nil
+	for _, subject := range leaderAdvisories(c.cfg) {
+		sub, err := c.nc.Subscribe(subject, func(m *nats.Msg) { logStreamAdvisory(log, m) })
+		if err != nil {
+			_ = stop()
+			return nil, err
+		}
+		subs = append(subs, sub)
+	}
+	return stop, nil
+}
+
+// leaderAdvisories are the subjects of the leader-elected and quorum-lost
+// advisories of cfg's streams.
+func leaderAdvisories(cfg Config) []string {
+	var out []string
+	for _, stream := range []string{cfg.TasksStream, cfg.EventsStream, cfg.DeadLetterStream} {
+		out = append(out, advisoryLeaderElected+"."+stream, advisoryQuorumLost+"."+stream)
+	}
+	return out
+}
+
+func logStreamAdvisory(log *slog.Logger, m *nats.Msg) {
+	var a streamAdvisory
+	if json.Unmarshal(m.Data, &a) != nil {
+		return
+	}
+	switch {
+	case strings.HasPrefix(m.Subject, advisoryLeaderElected+"."):
+		log.Info("NATS stream leader elected", "stream", a.Stream, "leader", a.Leader)
+	case strings.HasPrefix(m.Subject, advisoryQuorumLost+"."):
+		log.Warn("NATS stream lost its quorum: publishes and pulls wait until enough servers are back", "stream", a.Stream)
+	}
 }

@@ -121,7 +121,7 @@ func dispatcherPermissions(cfg Config, s Subjects) Permissions {
 			"$JS.API.CONSUMER.CREATE." + cfg.TasksStream,
 			"$JS.API.CONSUMER.DURABLE.CREATE." + cfg.TasksStream + ".>",
 		}},
-		Subscribe:      SubjectRules{Allow: []string{s.Approvals(), s.Inbox()}},
+		Subscribe:      SubjectRules{Allow: append([]string{s.Approvals(), s.Inbox()}, leaderAdvisories(cfg)...)},
 		AllowResponses: true,
 	}
 }

@@ -2,7 +2,8 @@
 # init-secrets.sh DIR [DATABASE_URL_BASE]: write the one-machine fleet's
 # secrets into DIR (/etc/agentfleet), once: each component's file holds
 # only what it needs (docs/operations.md, "One machine, no containers").
-#   nats-secrets.env        the NATS users' passwords, for nats-server
+#   nats-secrets.env        the NATS users' passwords, for nats-server (the
+#                           observer's goes to whoever watches tenant default)
 #   dispatcher-secrets.env  its NATS password, the database URL, the API token
 #   worker-secrets.env      its NATS password, the database URL
 #   postgres-password       the agentfleet database user's password
@@ -23,6 +24,7 @@ if ! keep nats-secrets.env; then
 	cat >"$dir/nats-secrets.env" <<EOT
 NATS_DISPATCHER_PASSWORD=$(rand)
 NATS_WORKER_PASSWORD=$(rand)
+NATS_OBSERVER_DEFAULT_PASSWORD=$(rand)
 NATS_SYS_PASSWORD=$(rand)
 EOT
 fi
