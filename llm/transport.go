@@ -104,8 +104,7 @@ func sendOnce(ctx context.Context, cfg HTTPConfig, client *http.Client, build fu
 	}
 	req, err := build(ctx)
 	if err != nil {
-		var le *Error
-		if errors.As(err, &le) {
+		if le, ok := errors.AsType[*Error](err); ok {
 			return nil, le // already classified (a credential the build could not get)
 		}
 		return nil, &Error{Kind: ErrInvalidRequest, Provider: cfg.Provider, Message: "building the request: " + err.Error(), Err: err}

@@ -35,7 +35,7 @@ func TestReadOnlyFDBindsWhatWasOpened(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	// The name is swapped for a link to another directory after the open.
 	if err := os.Rename(opened, opened+".moved"); err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestReadOnlyDirsMustBeOpenedAndAbsolute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	for _, d := range []sandbox.OpenedDir{{At: "/x"}, {File: f, At: "rel"}} {
 		if err := sandbox.CheckSettings(sandbox.Settings{ReadOnlyDirs: []sandbox.OpenedDir{d}}); err == nil {
 			t.Errorf("%+v was accepted", d)

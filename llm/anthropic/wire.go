@@ -1,6 +1,9 @@
 package anthropic
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+)
 
 // This file holds the Messages API wire types: what we send and what we read.
 
@@ -101,9 +104,7 @@ func (t wireTool) MarshalJSON() ([]byte, error) {
 		return json.Marshal(plain(t))
 	}
 	m := make(map[string]any, len(t.Params)+3)
-	for k, v := range t.Params {
-		m[k] = v
-	}
+	maps.Copy(m, t.Params)
 	m["type"], m["name"] = t.Type, t.Name
 	if t.CacheControl != nil {
 		m["cache_control"] = t.CacheControl

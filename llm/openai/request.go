@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/agentfleet/agentfleet/llm"
@@ -57,9 +58,7 @@ func (t wireTool) MarshalJSON() ([]byte, error) {
 		return json.Marshal(plain(t))
 	}
 	m := make(map[string]any, len(t.Params)+1)
-	for k, v := range t.Params {
-		m[k] = v
-	}
+	maps.Copy(m, t.Params)
 	m["type"] = t.Type
 	return json.Marshal(m)
 }

@@ -117,7 +117,10 @@ func (r *run) toolRound(t *testing.T) {
 	if len(calls) == 0 || calls[0].Name != "add" {
 		t.Fatalf("no call of add: %+v", first.Message)
 	}
-	var args struct{ A, B int }
+	var args struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
 	if err := json.Unmarshal(calls[0].Arguments, &args); err != nil || args.A+args.B != 5555 {
 		t.Fatalf("arguments %s (%v)", calls[0].Arguments, err)
 	}
