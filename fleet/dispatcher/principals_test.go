@@ -137,7 +137,11 @@ func TestTenantsAndRoles(t *testing.T) {
 			"tree":     func() error { _, err := viewer.Tree(ctx, taskB.ID); return err },
 			"sessions": func() error { _, err := viewer.Sessions(ctx, taskB.ID); return err },
 			"perms":    func() error { _, err := viewer.Permissions(ctx, taskB.ID); return err },
-			"stream":   func() error { s, err := viewer.Events(ctx, taskB.ID, client.StreamOptions{}); closeStream(s); return err },
+			"stream": func() error {
+				s, err := viewer.Events(ctx, taskB.ID, client.StreamOptions{})
+				closeStream(s)
+				return err
+			},
 		} {
 			wantStatus(t, "A's viewer: "+what+" of B's task", call(), http.StatusNotFound)
 		}
