@@ -183,6 +183,22 @@ func TestTenantsAndRoles(t *testing.T) {
 		// calls and not B's, and is the approver recorded.
 		paA := waitForApproval(t, f.st, taskA.ID)
 		paB := waitForApproval(t, f.st, taskB.ID)
+		for _, path := range []string{"/v1/sessions/" + taskB.ID.String() + "/turns", "/v1/sessions/" + taskB.ID.String() + "/tool_outputs/c1",
+			"/v1/tasks/" + taskB.ID.String() + "/artifacts", "/v1/tasks/" + taskB.ID.String() + "/artifacts/diff",
+			"/v1/tasks/" + taskB.ID.String() + "/tree/events"} {
+			if code, d, _ := f.rawCall(t, http.MethodGet, path, nil, f.tokens["viewer"].Token); code != http.StatusNotFound {
+				t.Fatalf("A's viewer: GET %s: %d %+v, want 404", path, code, d)
+			}
+		}
+		if rep, err := viewer.Usage(ctx, client.UsageQuery{}); err != nil || rep.Total.Sessions != 1 {
+			t.Fatalf("A's viewer's usage: %+v, %v; want A's one session", rep.Total, err)
+		}
+		if rep, _ := f.client.Usage(ctx, client.UsageQuery{}); rep.Total.Sessions != 2 {
+			t.Fatalf("the bootstrap admin's usage: %+v, want both sessions", rep.Total)
+		}
+		if code, _, _ := f.rawCall(t, http.MethodGet, "/v1/sessions/"+taskA.ID.String()+"/turns", nil, f.tokens["viewer"].Token); code != http.StatusOK {
+			t.Fatalf("A's viewer reads the turns of A's session: %d", code)
+		}
 		approve := api.ApprovalRequest{Decision: api.DecisionApprove}
 		_, err = viewer.Decide(ctx, taskA.ID, paA.CallID, approve)
 		wantStatus(t, "A's viewer approves", err, http.StatusForbidden)
