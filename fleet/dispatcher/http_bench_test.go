@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
@@ -124,4 +125,42 @@ func BenchmarkAuthenticate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkAPISubmitBatchAuth is the submission of agentfleet-dev bench
+// (batches of 100) without authentication and with an API token, the two
+// alternating so that both see the same store (its tables grow as it
+// runs), each first every other time: it reports the throughput of each
+// and the cost of the token.
+func BenchmarkAPISubmitBatchAuth(b *testing.B) {
+	bu := setupAPI(b, sqliteStore)
+	tok, err := bu.client.CreateToken(context.Background(), api.TokenRequest{Name: "bench", Grants: map[string]string{fleet.DefaultTenant: "submitter"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	withToken, err := client.New(bu.srv.URL, tok.Token, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	specs := make([]fleet.TaskSpec, 100)
+	for i := range specs {
+		specs[i] = validSpec(fmt.Sprintf("task %d", i))
+	}
+	clients := []*client.Client{bu.clientWith(b, APIOptions{}), withToken}
+	var spent [2]time.Duration
+	for n := 0; b.Loop(); n++ {
+		for k := range clients {
+			i := (k + n) % 2 // each goes first every other time
+			c := clients[i]
+			start := time.Now()
+			if _, err := c.SubmitBatch(context.Background(), specs); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] += time.Since(start)
+		}
+	}
+	off, on := float64(b.N*len(specs))/spent[0].Seconds(), float64(b.N*len(specs))/spent[1].Seconds()
+	b.ReportMetric(off, "off-tasks/s")
+	b.ReportMetric(on, "token-tasks/s")
+	b.ReportMetric(100*(off-on)/off, "%slower")
 }
