@@ -28,10 +28,12 @@ type APIOptions struct {
 	// Token is the bearer token every /v1 request must carry
 	// ("Authorization: Bearer <token>"; an event stream may instead carry
 	// ?ticket= from POST /v1/stream-tickets). A token is never accepted in
-	// a URL. Empty disables authentication: the caller decides when that
-	// is allowed (dev mode's --no-auth, serve's no_auth). The token is
-	// the bootstrap principal's, admin of every tenant; API tokens
-	// (POST /v1/tokens) name principals with roles (see http_auth.go).
+	// a URL. The token is the bootstrap principal's, admin of every
+	// tenant; API tokens (POST /v1/tokens) name principals with roles (see
+	// http_auth.go). Empty, with no Authenticators, disables
+	// authentication: a request without a credential acts as
+	// AnonymousPrincipal; the caller decides when that is allowed (dev
+	// mode's --no-auth, serve's no_auth).
 	Token string
 	// Authenticators are further ways to authenticate (OpenID Connect),
 	// asked after the bootstrap token and the API tokens.
