@@ -16,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/internal/identity"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -507,4 +508,24 @@ func (f *tenantFleet) serve(t *testing.T, opts APIOptions) string {
 	srv := httptest.NewServer(f.d.Handler(opts))
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
 	return srv.URL
+}
+
+// TestAuditRetention: a running dispatcher deletes the audit entries
+// older than its retention and keeps the newer ones.
+func TestAuditRetention(t *testing.T) {
+	ctx := context.Background()
+	withEntries := func(t testing.TB) store.Store {
+		st := sqliteStore(t)
+		for _, at := range []time.Time{time.Now().Add(-48 * time.Hour), time.Now()} {
+			if _, err := st.AppendAudit(ctx, store.AuditEntry{At: at, Principal: "bootstrap", Tenant: "default", Action: "task.submit", Status: 201}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return st
+	}
+	b := setupAPIWith(t, withEntries, func(c *Config) { c.AuditRetention = 24 * time.Hour })
+	testenv.Eventually(t, testWait, "the old audit entry to be deleted", func() bool {
+		page, err := b.st.ListAudit(ctx, store.ListAuditParams{})
+		return err == nil && len(page.Entries) == 1 && time.Since(page.Entries[0].At) < time.Hour
+	})
 }
