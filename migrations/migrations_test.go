@@ -59,9 +59,15 @@ func upDownUp(t *testing.T, db *sql.DB, d migrations.Dialect) {
 			t.Fatalf("status after down: %+v, %v", st, err)
 		}
 	}
-	// Down one step from the top, then nothing left to roll back.
-	if res, err := migrations.Down(ctx, db, d); err != nil || len(res) != 1 {
-		t.Fatalf("down one: %+v, %v", res, err)
+	// Down one step at a time from the top, then nothing left to roll back.
+	st, err := migrations.List(ctx, db, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range st {
+		if res, err := migrations.Down(ctx, db, d); err != nil || len(res) != 1 {
+			t.Fatalf("down one: %+v, %v", res, err)
+		}
 	}
 	if res, err := migrations.Down(ctx, db, d); err != nil || len(res) != 0 {
 		t.Fatalf("down with nothing applied: %+v, %v", res, err)

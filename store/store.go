@@ -106,6 +106,9 @@ type Store interface { //nolint:interfacebloat // the one seam of the two driver
 	// group in ascending key order (no rows when nothing matches).
 	Usage(ctx context.Context, p UsageParams) ([]UsageRow, error)
 
+	// Principals holds API tokens and the audit log.
+	Principals
+
 	// Ping checks that the backend answers (for readiness probes).
 	Ping(ctx context.Context) error
 	// Close releases the connections. Safe to call twice.
@@ -135,6 +138,10 @@ type Task struct {
 	StartedAt      time.Time // zero until the first claim
 	HeartbeatAt    time.Time // zero unless running
 	FinishedAt     time.Time // zero unless terminal (a reopen clears it)
+	// Tenant is the team the task belongs to; SubmittedBy the principal
+	// that submitted its root. A child always has its parent's.
+	Tenant      string
+	SubmittedBy string
 }
 
 // CreateTaskParams describes a new task.
@@ -146,6 +153,10 @@ type CreateTaskParams struct {
 	Spec           json.RawMessage // required, valid JSON
 	IdempotencyKey string          // optional, unique across tasks
 	Labels         map[string]string
+	// Tenant (default "default") and SubmittedBy (the principal's ID);
+	// with a ParentID both are the parent's, whatever is given here.
+	Tenant      string
+	SubmittedBy string
 }
 
 // CreateTaskResult is the created task, or the existing one for a repeated
@@ -228,8 +239,11 @@ type ListTasksParams struct {
 	CreatedAfter    time.Time         // inclusive
 	CreatedBefore   time.Time         // exclusive
 	HeartbeatBefore time.Time         // running tasks with an older heartbeat
-	Limit           int               // default 100, at most 1000
-	Cursor          string            // from TaskPage.NextCursor; "" for the first page
+	// Tenants, when not nil, keeps the tasks of these tenants only (an
+	// empty non-nil slice matches nothing).
+	Tenants []string
+	Limit   int    // default 100, at most 1000
+	Cursor  string // from TaskPage.NextCursor; "" for the first page
 }
 
 // TaskPage is one page of ListTasks.
@@ -266,6 +280,7 @@ func (r ChildrenResult) AllTerminal() bool {
 
 // CountTasksParams filters the tasks to count. Zero fields do not filter.
 type CountTasksParams struct {
+	Tenants       []string // as in ListTasksParams
 	Queue         string
 	RootID        uuid.UUID
 	Labels        map[string]string

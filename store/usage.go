@@ -21,6 +21,7 @@ type UsageParams struct {
 	GroupBy  UsageGroup
 	LabelKey string            // required with GroupLabel
 	Labels   map[string]string // sessions of tasks carrying all these labels
+	Tenants  []string          // sessions of tasks of these tenants; nil: all, empty: none
 	Since    time.Time         // sessions created at or after (inclusive)
 	Until    time.Time         // sessions created before (exclusive)
 }

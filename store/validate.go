@@ -17,6 +17,10 @@ import (
 // DefaultQueue is the queue of a task created without one.
 const DefaultQueue = "default"
 
+// DefaultTenant is the tenant of a task created without one (and of every
+// task stored before tenants existed).
+const DefaultTenant = "default"
+
 // Page sizes of ListTasks and TaskTree.
 const (
 	DefaultListLimit = 100
@@ -34,6 +38,15 @@ func (l Limits) PrepareCreateTask(p CreateTaskParams, field string) (CreateTaskP
 		p.Queue = DefaultQueue
 	}
 	if err := checkName(field+"Queue", p.Queue); err != nil {
+		return p, err
+	}
+	if p.Tenant == "" {
+		p.Tenant = DefaultTenant
+	}
+	if err := checkName(field+"Tenant", p.Tenant); err != nil {
+		return p, err
+	}
+	if err := checkText(field+"SubmittedBy", p.SubmittedBy, 512); err != nil {
 		return p, err
 	}
 	if p.Priority < math.MinInt32 || p.Priority > math.MaxInt32 {

@@ -22,7 +22,7 @@ func init() {
 // newDecideCmd is `dispatcher approve` or `dispatcher deny`.
 func newDecideCmd(decision string) *cobra.Command {
 	var cf clientFlags
-	var reason, by string
+	var reason, by string // by is only parsed, for old scripts
 	var remember bool
 	short := map[string]string{
 		api.DecisionApprove: "Approve a tool call a task waits on: it runs when the task resumes",
@@ -41,7 +41,7 @@ same rule asks about.`,
 			if err != nil {
 				return err
 			}
-			res, err := cl.Decide(c.Context(), id, args[1], api.ApprovalRequest{Decision: decision, Reason: reason, Remember: remember, By: by})
+			res, err := cl.Decide(c.Context(), id, args[1], api.ApprovalRequest{Decision: decision, Reason: reason, Remember: remember})
 			if err != nil {
 				return apiFail(err)
 			}
@@ -52,7 +52,8 @@ same rule asks about.`,
 	}
 	cf.register(cmd)
 	cmd.Flags().StringVar(&reason, "reason", "", "why; the model is told on a denial")
-	cmd.Flags().StringVar(&by, "by", "", "who answers, for the record (default \"api\")")
+	cmd.Flags().StringVar(&by, "by", "", "ignored: the answer is recorded as your token's principal")
+	_ = cmd.Flags().MarkDeprecated("by", "the approver recorded is the principal of your token (dispatcher whoami)")
 	cmd.Flags().BoolVar(&remember, "remember", false, "apply the answer to the rest of the task's calls that the same rule asks about")
 	return cmd
 }

@@ -55,14 +55,14 @@ func TestApproveDenyAndPermissionsCommands(t *testing.T) {
 	if code, out := run(t, "get", id); code != 0 || !strings.Contains(out, "waits for approval") || !strings.Contains(out, "dispatcher approve|deny "+id+" c1") {
 		t.Fatalf("get: exit %d\n%s", code, out)
 	}
-	if code, out := run(t, "deny", id, "c1", "--reason", "not on main", "--by", "ana"); code != 0 ||
+	if code, out := run(t, "deny", id, "c1", "--reason", "not on main"); code != 0 ||
 		!strings.Contains(out, "denied shell call c1") {
 		t.Fatalf("deny: exit %d\n%s", code, out)
 	}
 	if code, out := run(t, "approve", id, "c1"); code != 1 || !strings.Contains(out, "409") || !strings.Contains(out, "answered already") {
 		t.Fatalf("approve of an answered call: exit %d\n%s", code, out)
 	}
-	if code, out := run(t, "permissions", id); code != 0 || !strings.Contains(out, "denied by ana") || !strings.Contains(out, "not on main") {
+	if code, out := run(t, "permissions", id); code != 0 || !strings.Contains(out, "denied by bootstrap") || !strings.Contains(out, "not on main") {
 		t.Fatalf("permissions after the answer: exit %d\n%s", code, out)
 	}
 	task, err := f.st.GetTask(context.Background(), store.GetTaskParams{ID: uuid.MustParse(id)})

@@ -202,7 +202,7 @@ func TestSubmitGetCancelSteer(t *testing.T) {
 	if code, out := run(t, "get", "nope"); code != 2 || !strings.Contains(out, "not a task id") {
 		t.Fatalf("get nope: exit %d, output %q", code, out)
 	}
-	if code, out := run(t, "get", uuid.NewString(), "--token", "wrong"); code != 1 || !strings.Contains(out, "403") {
+	if code, out := run(t, "get", uuid.NewString(), "--token", "wrong"); code != 1 || !strings.Contains(out, "401") {
 		t.Fatalf("wrong token: exit %d, output %q", code, out)
 	}
 	if n := f.taskCount(t); n != 1 {

@@ -112,6 +112,9 @@ type ServeConfig struct {
 	// whose model has none is refused at submission, and /v1/usage tells
 	// unpriced sessions apart. Keep it the same as the workers'.
 	Prices map[string]pricing.Price `mapstructure:"prices"`
+	// AuditRetention is how long the audit log keeps its entries (default
+	// 90 days, 2160h; negative: for ever).
+	AuditRetention time.Duration `mapstructure:"audit_retention"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
@@ -307,7 +310,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		Credentials:         cfg.knownCredentials(),
 		BudgetCheckInterval: cfg.BudgetCheckInterval,
 		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, AllowPrivate: cfg.allowPrivate()},
-		SandboxBound:        cfg.sandboxBound(), Prices: cfg.Prices})
+		SandboxBound:        cfg.sandboxBound(), Prices: cfg.Prices, AuditRetention: cfg.AuditRetention})
 	if err != nil {
 		return failf("%v", err)
 	}

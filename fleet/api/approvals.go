@@ -18,7 +18,7 @@ type ApprovalRequest struct {
 	// Remember applies the answer to the task's later calls of the same
 	// tool that the same rule asks about.
 	Remember bool   `json:"remember,omitempty"`
-	By       string `json:"by,omitempty"` // who answers, for the record ("api" when empty)
+	By       string `json:"by,omitempty"` // deprecated: the principal is recorded; any other name is a 400
 }
 
 // ApprovalResponse answers an approval: the call that was pending, and the

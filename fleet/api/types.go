@@ -40,6 +40,10 @@ type TaskView struct {
 	// WaitingFor is what a waiting task waits for (fleet.WaitingFor:
 	// children, calls pending approval).
 	WaitingFor json.RawMessage `json:"waiting_for,omitempty"`
+	// Tenant is the task's tenant; SubmittedBy the principal that
+	// submitted its root ("" for tasks stored before principals).
+	Tenant      string `json:"tenant"`
+	SubmittedBy string `json:"submitted_by,omitempty"`
 }
 
 // NewTaskView converts a stored task.
@@ -49,7 +53,7 @@ func NewTaskView(t store.Task) TaskView {
 		Priority: t.Priority, Spec: t.Spec, Result: t.Result, Error: t.Error, Attempts: t.Attempts,
 		WorkerID: t.WorkerID, IdempotencyKey: t.IdempotencyKey, Labels: t.Labels, CreatedAt: t.CreatedAt,
 		UpdatedAt: t.UpdatedAt, StartedAt: t.StartedAt, HeartbeatAt: t.HeartbeatAt, FinishedAt: t.FinishedAt,
-		WaitingFor: t.WaitingFor,
+		WaitingFor: t.WaitingFor, Tenant: t.Tenant, SubmittedBy: t.SubmittedBy,
 	}
 }
 

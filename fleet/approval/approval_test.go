@@ -32,11 +32,36 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// bundle is a test fleet with a dispatcher API in front of it.
+// bundle is a test fleet with a dispatcher API in front of it; api
+// holds the bootstrap token.
 type bundle struct {
 	*fleettest.Fleet
 	api        *client.Client
 	dispatcher *dispatcher.Dispatcher
+	url        string
+}
+
+// bootstrapToken is the API's configured token in these tests.
+const bootstrapToken = "approval-test-bootstrap"
+
+// principalClient is a client with an API token of its own.
+type principalClient struct {
+	*client.Client
+	id string
+}
+
+// tokenClient creates an API token with role in the default tenant.
+func (b bundle) tokenClient(t *testing.T, name, role string) principalClient {
+	t.Helper()
+	tok, err := b.api.CreateToken(ctx(t), api.TokenRequest{Name: name, Grants: map[string]string{fleet.DefaultTenant: role}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(b.url, tok.Token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return principalClient{Client: c, id: tok.ID}
 }
 
 func setup(t *testing.T, opts fleettest.Options, dcfg dispatcher.Config) bundle {
@@ -53,13 +78,13 @@ func setup(t *testing.T, opts fleettest.Options, dcfg dispatcher.Config) bundle 
 	ctx, stop := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	go func() { defer close(ran); _ = d.Run(ctx) }()
-	srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{}))
+	srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{Token: bootstrapToken}))
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); stop(); <-ran })
-	c, err := client.New(srv.URL, "", nil)
+	c, err := client.New(srv.URL, bootstrapToken, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bundle{Fleet: f, api: c, dispatcher: d}
+	return bundle{Fleet: f, api: c, dispatcher: d, url: srv.URL}
 }
 
 // destructive is a task whose first call is a destructive command that
@@ -114,7 +139,13 @@ func TestDestructiveCommandParksAndApprovalRunsItOnAnotherWorker(t *testing.T) {
 	b.Workers()[0].Stop(t) // the parked task holds nothing on it
 	other := b.StartWorker()
 
-	if _, err := b.api.Decide(ctx(t), id, pa.CallID, api.ApprovalRequest{Decision: api.DecisionApprove, By: "ana"}); err != nil {
+	// The approver recorded is the principal of the token, never a name
+	// the request gives.
+	ana := b.tokenClient(t, "ana", "approver")
+	if _, err := ana.Decide(ctx(t), id, pa.CallID, api.ApprovalRequest{Decision: api.DecisionApprove, By: "bob"}); err == nil {
+		t.Fatal("an approval naming another approver was accepted")
+	}
+	if _, err := ana.Decide(ctx(t), id, pa.CallID, api.ApprovalRequest{Decision: api.DecisionApprove}); err != nil {
 		t.Fatal(err)
 	}
 	done := b.WaitDone(id)
@@ -131,7 +162,7 @@ func TestDestructiveCommandParksAndApprovalRunsItOnAnotherWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(perms.Pending) != 0 || len(perms.Records) != 1 || perms.Records[0].Answer == nil || !perms.Records[0].Answer.Approved || perms.Records[0].Answer.By != "ana" {
+	if len(perms.Pending) != 0 || len(perms.Records) != 1 || perms.Records[0].Answer == nil || !perms.Records[0].Answer.Approved || perms.Records[0].Answer.By != "token:"+ana.id {
 		t.Fatalf("permissions after the approval: %+v", perms)
 	}
 	// The answer turn is the agent's (agent.AnswerTurn): it keeps what was asked.

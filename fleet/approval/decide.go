@@ -53,8 +53,12 @@ type Decision struct {
 	CallID   string
 	Approve  bool
 	Reason   string
-	Remember bool   // for the rest of the task, for the same tool and rule
-	By       string // who answered ("api" when unknown)
+	Remember bool // for the rest of the task, for the same tool and rule
+	// By is who answered: the authenticated principal's ID as the API
+	// sets it ("token:<id>", "bootstrap", ...), "nats" for an answer on
+	// the approvals subject, "expiry" for the sweep; "api" when empty.
+	// It is never a name the request carries.
+	By string
 }
 
 // Decide records d and resumes the task (see the package doc). It returns

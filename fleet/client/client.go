@@ -181,6 +181,7 @@ func (c *Client) Get(ctx context.Context, id uuid.UUID) (api.TaskView, error) {
 
 // ListFilter selects tasks for List; zero fields do not filter.
 type ListFilter struct {
+	Tenant        string // one of the caller's tenants; "" for all of them
 	States        []store.TaskState
 	Root, Parent  uuid.UUID
 	Queue         string
@@ -204,6 +205,9 @@ func (f ListFilter) query() url.Values {
 	}
 	if f.Queue != "" {
 		q.Set("queue", f.Queue)
+	}
+	if f.Tenant != "" {
+		q.Set("tenant", f.Tenant)
 	}
 	for k, v := range f.Labels {
 		q.Add("label", k+"="+v)

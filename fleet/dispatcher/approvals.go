@@ -68,10 +68,11 @@ func (d *Dispatcher) sweepApprovals(ctx context.Context) (stop func()) {
 }
 
 func (a *handlers) approve(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
+	id := t.ID
 	callID := r.PathValue("call_id")
 	var req api.ApprovalRequest
 	if !decodeBody(w, r, maxSmallBody, "body", &req) {
@@ -88,8 +89,14 @@ func (a *handlers) approve(w http.ResponseWriter, r *http.Request) {
 		badRequestf(w, "call_id", "is required: the call_id of the pending call (GET /v1/tasks/{id}/permissions lists them)")
 		return
 	}
+	p := principal(r)
+	if req.By != "" && req.By != p.ID && req.By != p.Name {
+		badRequestf(w, "by", "%q is not accepted: the approver recorded is the authenticated principal (%s); leave by out", req.By, p.ID)
+		return
+	}
+	noteAction(r, "approval."+req.Decision, id.String()+"/"+callID)
 	pa, err := a.svc.Decide(r.Context(), approval.Decision{TaskID: id, CallID: callID, Approve: req.Decision == api.DecisionApprove,
-		Reason: req.Reason, Remember: req.Remember, By: req.By})
+		Reason: req.Reason, Remember: req.Remember, By: p.ID})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -133,8 +140,12 @@ func (d *Dispatcher) serveApprovals() (stop func() error, err error) {
 		if err != nil {
 			return queue.ControlReply{Error: fmt.Sprintf("task_id %q is not a task id (a UUID)", req.TaskID)}
 		}
+		// Over NATS the sender is not authenticated here (its NATS user
+		// is, by the server's permissions): the record says "nats", and
+		// the name the message claims goes to the log only.
+		d.log.Info("approval answered over NATS", "task_id", id, "call_id", req.CallID, "claimed_by", req.By)
 		_, err = d.Decide(ctx, approval.Decision{TaskID: id, CallID: req.CallID, Approve: req.Op == queue.OpApprove,
-			Reason: req.Reason, Remember: req.Remember, By: req.By})
+			Reason: req.Reason, Remember: req.Remember, By: "nats"})
 		if err != nil {
 			return queue.ControlReply{Error: err.Error()}
 		}

@@ -74,6 +74,9 @@ type Config struct {
 	// alike): a task with a cost limit or a budgeted label whose model
 	// has no price is refused (see prices.go).
 	Prices map[string]pricing.Price
+	// AuditRetention is how long audit log entries are kept (default
+	// DefaultAuditRetention; negative: for ever).
+	AuditRetention time.Duration
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -107,6 +110,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.AuditRetention == 0 {
+		c.AuditRetention = DefaultAuditRetention
 	}
 	return c
 }
@@ -220,6 +226,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	budgetsDone := make(chan struct{})
 	go func() { defer close(budgetsDone); d.runBudgets(ctx) }()
 	defer func() { <-budgetsDone }()
+	auditDone := make(chan struct{})
+	go func() { defer close(auditDone); d.pruneAudit(ctx) }()
+	defer func() { <-auditDone }()
 	if d.webhooks != nil {
 		stop := d.runWebhooks(ctx)
 		defer stop()
@@ -312,6 +321,7 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (store.CreateTaskParams, error) {
 	}
 	return store.CreateTaskParams{
 		Queue: s.Queue, Priority: s.Priority, Spec: raw, IdempotencyKey: s.IdempotencyKey, Labels: s.Labels,
+		Tenant: s.Tenant,
 	}, nil
 }
 
@@ -339,6 +349,7 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Subm
 			d.metrics.submitted.WithLabelValues("invalid").Inc()
 			return nil, batchError(i, len(specs), err)
 		}
+		p.SubmittedBy = submitter(ctx)
 		params[i] = p
 	}
 	if err := checkDuplicateKeys(params); err != nil {

@@ -22,6 +22,14 @@
 // must be JSON, requests from pages of other origins are refused, and
 // without a token the Host header must name the dispatcher.
 //
+// Every /v1 request acts as an identity.Principal (http_auth.go: the
+// bootstrap token, API tokens of the store, APIOptions.Authenticators),
+// which routeAccess (http_roles.go) gives a role per route: another
+// tenant's task is a 404, a role too low a 403. Submissions take the
+// principal's tenant (http_tenants.go); API tokens are managed by admins
+// (http_tokens.go); every mutating call is written to the audit log
+// (audit.go). The actor of every record is the principal.
+//
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.
 package dispatcher

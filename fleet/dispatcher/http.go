@@ -2,7 +2,6 @@ package dispatcher
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/approval"
 	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
+	"github.com/agentfleet/agentfleet/internal/identity"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 
@@ -29,9 +29,16 @@ type APIOptions struct {
 	// Token is the bearer token every /v1 request must carry
 	// ("Authorization: Bearer <token>"; an event stream may instead carry
 	// ?ticket= from POST /v1/stream-tickets). A token is never accepted in
-	// a URL. Empty disables authentication: the caller decides when that
-	// is allowed (dev mode's --no-auth, serve's no_auth).
+	// a URL. The token is the bootstrap principal's, admin of every
+	// tenant; API tokens (POST /v1/tokens) name principals with roles (see
+	// http_auth.go). Empty, with no Authenticators, disables
+	// authentication: a request without a credential acts as
+	// AnonymousPrincipal; the caller decides when that is allowed (dev
+	// mode's --no-auth, serve's no_auth).
 	Token string
+	// Authenticators are further ways to authenticate (OpenID Connect),
+	// asked after the bootstrap token and the API tokens.
+	Authenticators []identity.Authenticator
 	// ListenAddr is the address the server listens on ("127.0.0.1:8080",
 	// ":8080"); its host is an allowed Host header (see http_guard.go).
 	ListenAddr string
@@ -77,7 +84,7 @@ func (d *Dispatcher) Handler(opts APIOptions) http.Handler {
 		v1.HandleFunc(pattern, h)
 	}
 	root := http.NewServeMux()
-	root.Handle("/v1/", a.guardOrigin(refuseURLToken(a.authenticate(requireJSON(v1), v1))))
+	root.Handle("/v1/", a.guardOrigin(refuseURLToken(a.authenticate(a.audit(a.authorize(requireJSON(v1), v1), v1), v1))))
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -119,6 +126,11 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"PUT /v1/budgets/{label}":                      a.putBudget,
 		"DELETE /v1/budgets/{label}":                   a.deleteBudget,
 		"GET /v1/webhooks/deliveries":                  a.webhookDeliveries,
+		"GET /v1/whoami":                               a.whoami,
+		"POST /v1/tokens":                              a.createToken,
+		"GET /v1/tokens":                               a.listTokens,
+		"DELETE /v1/tokens/{id}":                       a.revokeToken,
+		"GET /v1/audit":                                a.listAudit,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -136,6 +148,7 @@ type service interface {
 // reads are the store queries the API serves as they are.
 type reads interface {
 	GetTask(ctx context.Context, p store.GetTaskParams) (store.Task, error)
+	GetSession(ctx context.Context, p store.GetSessionParams) (store.Session, error)
 	ListTasks(ctx context.Context, p store.ListTasksParams) (store.TaskPage, error)
 	TaskTree(ctx context.Context, p store.TaskTreeParams) ([]store.Task, error)
 	CountTasks(ctx context.Context, p store.CountTasksParams) (map[store.TaskState]int64, error)
@@ -169,11 +182,13 @@ type handlers struct {
 	guard    *requestGuard
 	tickets  *tickets
 	health   *storegate.Health // told of each store outage a request meets
+	// principals holds the API tokens and the audit log.
+	principals store.Principals
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
 	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks,
-		guard: newRequestGuard(opts), tickets: newTickets(opts.Token, opts.TicketTTL), health: d.health}
+		guard: newRequestGuard(opts), tickets: newTickets(opts.Token, opts.TicketTTL), health: d.health, principals: d.store}
 }
 
 // statusRecorder remembers the status code for the latency metric. It
@@ -230,40 +245,6 @@ func (a *handlers) instrument(root http.Handler, v1 *http.ServeMux) http.Handler
 // the bearer token.
 var streamRoutes = map[string]bool{
 	"GET /v1/tasks/{id}/events": true, "GET /v1/tasks/{id}/tree/events": true, "GET /v1/events": true,
-}
-
-// authenticate checks the bearer token (401 when none is given, 403 when
-// it is wrong), or on an event stream a stream ticket (403 when it is not
-// valid, expired or used).
-func (a *handlers) authenticate(next http.Handler, v1 *http.ServeMux) http.Handler {
-	if a.opts.Token == "" {
-		return next
-	}
-	want := []byte(a.opts.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := bearer(r)
-		if !ok && r.URL.Query().Has("ticket") {
-			if _, route := v1.Handler(r); streamRoutes[route] {
-				if !a.tickets.redeem(r.URL.Query().Get("ticket")) {
-					writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Field: "ticket",
-						Message: "the stream ticket is not valid, has expired or was used: POST /v1/stream-tickets for a new one (each opens one stream within a minute)"})
-					return
-				}
-				next.ServeHTTP(w, r)
-				return
-			}
-		}
-		switch {
-		case !ok:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agentfleet"`)
-			writeErr(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized,
-				Message: "missing bearer token: send the header 'Authorization: Bearer <token>' (the client reads --token or AGENTFLEET_TOKEN; an event stream may pass ?ticket= from POST /v1/stream-tickets)"})
-		case subtle.ConstantTimeCompare([]byte(got), want) != 1:
-			writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Message: "the bearer token is not valid for this dispatcher"})
-		default:
-			next.ServeHTTP(w, r)
-		}
-	})
 }
 
 // bearer returns the token of the request's Authorization header.

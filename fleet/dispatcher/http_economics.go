@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/budget"
+	"github.com/agentfleet/agentfleet/internal/identity"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -85,6 +86,7 @@ func (a *handlers) usage(w http.ResponseWriter, r *http.Request) {
 			*dst = t
 		}
 	}
+	p.Tenants = tenantFilter(principal(r), identity.Viewer, q.Get("tenant"))
 	rep, err := a.econ.Usage(r.Context(), p)
 	if err != nil {
 		a.fail(w, r, err)

@@ -1,7 +1,9 @@
 package dispatcher
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -203,13 +205,25 @@ func TestTicketExpiry(t *testing.T) {
 	tk := newTickets("tok", time.Minute)
 	now := time.Now()
 	tk.now = func() time.Time { return now }
-	s, _ := tk.issue()
+	who := BootstrapPrincipal()
+	s, _ := tk.issue(who)
 	now = now.Add(61 * time.Second)
-	if tk.redeem(s) {
+	if _, ok := tk.redeem(s); ok {
 		t.Fatal("an expired ticket was redeemed")
 	}
-	s, _ = tk.issue()
-	if !tk.redeem(s) || tk.redeem(s) {
+	s, _ = tk.issue(who)
+	p, ok := tk.redeem(s)
+	if _, again := tk.redeem(s); !ok || again {
 		t.Fatal("a fresh ticket must be redeemed exactly once")
+	}
+	if p.ID != who.ID || p.Grants["*"] != who.Grants["*"] {
+		t.Fatalf("the ticket carried %+v, want %+v", p, who)
+	}
+	// A ticket whose principal was changed no longer verifies.
+	s, _ = tk.issue(AnonymousPrincipal())
+	raw, _ := base64.RawURLEncoding.DecodeString(s)
+	forged := base64.RawURLEncoding.EncodeToString(bytes.Replace(raw, []byte("anonymous"), []byte("bootstrap"), 1))
+	if _, ok := tk.redeem(forged); ok {
+		t.Fatal("a ticket with a changed principal was redeemed")
 	}
 }

@@ -25,10 +25,11 @@ func (a *handlers) followUp(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *handlers) message(w http.ResponseWriter, r *http.Request, op queue.ControlOp) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
+	id := t.ID
 	var req api.MessageRequest
 	if !decodeBody(w, r, maxSmallBody, "body", &req) {
 		return
@@ -45,10 +46,11 @@ func (a *handlers) message(w http.ResponseWriter, r *http.Request, op queue.Cont
 }
 
 func (a *handlers) configure(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
+	id := t.ID
 	var req api.ConfigureRequest
 	if !decodeBody(w, r, maxSmallBody, "body", &req) {
 		return
@@ -74,11 +76,11 @@ func (a *handlers) configure(w http.ResponseWriter, r *http.Request) {
 // compact asks the task's session to compact its context before its next
 // model call.
 func (a *handlers) compact(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
-	a.control(w, r, id, queue.ControlRequest{Op: queue.OpCompact})
+	a.control(w, r, t.ID, queue.ControlRequest{Op: queue.OpCompact})
 }
 
 func (a *handlers) control(w http.ResponseWriter, r *http.Request, id uuid.UUID, req queue.ControlRequest) {
@@ -125,10 +127,11 @@ const (
 )
 
 func (a *handlers) turns(w http.ResponseWriter, r *http.Request) {
-	id, ok := sessionID(w, r)
+	sess, ok := a.loadSession(w, r)
 	if !ok {
 		return
 	}
+	id := sess.ID
 	q := r.URL.Query()
 	after, limit := int64(0), defaultTurnPage
 	if v := q.Get("after"); v != "" {
@@ -164,10 +167,11 @@ func (a *handlers) turns(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *handlers) toolOutput(w http.ResponseWriter, r *http.Request) {
-	id, ok := sessionID(w, r)
+	sess, ok := a.loadSession(w, r)
 	if !ok {
 		return
 	}
+	id := sess.ID
 	out, err := a.reads.GetToolOutput(r.Context(), store.GetToolOutputParams{SessionID: id, CallID: r.PathValue("call_id")})
 	if err != nil {
 		a.fail(w, r, err)
@@ -197,10 +201,11 @@ func (a *handlers) artifacts(w http.ResponseWriter, r *http.Request) {
 // artifact serves one artifact's content as is, with its content type;
 // ?name= selects among several of one kind.
 func (a *handlers) artifact(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
+	id := t.ID
 	art, err := a.reads.GetArtifact(r.Context(), store.GetArtifactParams{TaskID: id, Kind: r.PathValue("kind"), Name: r.URL.Query().Get("name")})
 	if err != nil {
 		a.fail(w, r, err)

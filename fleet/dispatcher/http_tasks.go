@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/internal/identity"
 
 	"github.com/google/uuid"
 
@@ -31,11 +32,19 @@ func (a *handlers) submit(w http.ResponseWriter, r *http.Request) {
 		a.metrics.invalid.Inc()
 		return
 	}
-	subs, err := a.svc.Submit(r.Context(), []fleet.TaskSpec{spec})
+	specs := []fleet.TaskSpec{spec}
+	if !a.assignTenants(w, r, specs) {
+		return
+	}
+	subs, err := a.svc.Submit(r.Context(), specs)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	if !a.ownSubmissions(w, r, subs) {
+		return
+	}
+	noteAudit(r, "", subs[0].Task.ID.String())
 	code := http.StatusCreated
 	if subs[0].Existing {
 		code = http.StatusOK
@@ -64,9 +73,15 @@ func (a *handlers) submitBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !a.assignTenants(w, r, specs) {
+		return
+	}
 	subs, err := a.submitSpecs(r, specs)
 	if err != nil {
 		a.fail(w, r, err)
+		return
+	}
+	if !a.ownSubmissions(w, r, subs) {
 		return
 	}
 	resp := api.BatchResponse{Tasks: make([]api.SubmittedTask, len(subs))}
@@ -107,21 +122,6 @@ func taskID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 	return id, true
 }
 
-// loadTask parses the {id} path value and loads that task, writing the 400,
-// 404 or 500 itself when it cannot.
-func (a *handlers) loadTask(w http.ResponseWriter, r *http.Request) (store.Task, bool) {
-	id, ok := taskID(w, r)
-	if !ok {
-		return store.Task{}, false
-	}
-	t, err := a.reads.GetTask(r.Context(), store.GetTaskParams{ID: id})
-	if err != nil {
-		a.fail(w, r, err)
-		return store.Task{}, false
-	}
-	return t, true
-}
-
 func (a *handlers) get(w http.ResponseWriter, r *http.Request) {
 	t, ok := a.loadTask(w, r)
 	if !ok {
@@ -136,6 +136,7 @@ func (a *handlers) list(w http.ResponseWriter, r *http.Request) {
 		badRequestf(w, field, "%s", reason)
 		return
 	}
+	p.Tenants = tenantFilter(principal(r), identity.Viewer, r.URL.Query().Get("tenant"))
 	page, err := a.reads.ListTasks(r.Context(), p)
 	if err != nil {
 		a.fail(w, r, err)
@@ -239,10 +240,11 @@ func (a *handlers) tree(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *handlers) cancel(w http.ResponseWriter, r *http.Request) {
-	id, ok := taskID(w, r)
+	t, ok := a.loadTask(w, r)
 	if !ok {
 		return
 	}
+	id := t.ID
 	var req api.CancelRequest
 	if r.ContentLength != 0 && !decodeBody(w, r, maxSmallBody, "body", &req) {
 		return
@@ -271,7 +273,8 @@ func (a *handlers) counts(w http.ResponseWriter, r *http.Request) {
 		badRequestf(w, field, "%s", reason)
 		return
 	}
-	counts, err := a.reads.CountTasks(r.Context(), store.CountTasksParams{Queue: q.Get("queue"), RootID: root, Labels: labels})
+	counts, err := a.reads.CountTasks(r.Context(), store.CountTasksParams{Queue: q.Get("queue"), RootID: root, Labels: labels,
+		Tenants: tenantFilter(principal(r), identity.Viewer, q.Get("tenant"))})
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -288,6 +291,14 @@ func (a *handlers) statsHandler(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		a.fail(w, r, err)
 		return
+	}
+	if tenants := tenantFilter(principal(r), identity.Viewer, ""); tenants != nil {
+		// The counts of the principal's tenants only; the queues are the
+		// fleet's and say nothing of any task.
+		if st.Counts, err = a.reads.CountTasks(r.Context(), store.CountTasksParams{Tenants: tenants}); err != nil {
+			a.fail(w, r, err)
+			return
+		}
 	}
 	writeJSON(w, http.StatusOK, st)
 }

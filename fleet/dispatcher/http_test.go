@@ -183,7 +183,7 @@ func TestAPIAuth(t *testing.T) {
 		code        int
 	}{
 		{"/v1/counts", "", http.StatusUnauthorized},
-		{"/v1/counts", "wrong", http.StatusForbidden},
+		{"/v1/counts", "wrong", http.StatusUnauthorized},
 		{"/v1/counts", testToken, http.StatusOK},
 		{"/v1/counts?access_token=" + testToken, "", http.StatusBadRequest}, // never a token in a URL
 		{"/v1/counts?access_token=" + testToken, testToken, http.StatusBadRequest},
@@ -207,8 +207,8 @@ func TestAPIAuth(t *testing.T) {
 	anon, _ := client.New(b.srv.URL, "nope", nil)
 	_, err := anon.Counts(context.Background())
 	var ae *client.APIError
-	if !errors.As(err, &ae) || ae.Status != http.StatusForbidden {
-		t.Fatalf("client with a wrong token: %v, want a 403 client.APIError", err)
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+		t.Fatalf("client with a wrong token: %v, want a 401 client.APIError", err)
 	}
 }
 

@@ -6,11 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/internal/identity"
 )
 
 // Stream tickets let a browser's EventSource (which cannot set headers)
@@ -25,7 +28,13 @@ import (
 // ticket is single-use per dispatcher process; with N replicas a stolen
 // ticket could be replayed at most once on each of the others within its
 // lifetime. A ticket says nothing about which stream it opens: any of the
-// three event streams, as the token itself could.
+// three event streams its principal may read. It carries the principal
+// that asked for it (signed with the rest), so the stream is scoped to
+// that principal's tenants; a token revoked after the ticket was issued
+// still opens one stream within the ticket's lifetime, and a stream that
+// is open stays open (both bounded: a minute, and the stream's life).
+// Without a bootstrap token the key is random per process, so a ticket
+// opens a stream only on the dispatcher that issued it.
 
 // DefaultTicketTTL is how long a stream ticket is valid.
 const DefaultTicketTTL = 60 * time.Second
@@ -33,7 +42,9 @@ const DefaultTicketTTL = 60 * time.Second
 const (
 	ticketNonce = 16
 	ticketMAC   = 16
-	ticketLen   = 8 + ticketNonce + ticketMAC
+	ticketHead  = 8 + ticketNonce + ticketMAC // then the principal as JSON
+	// maxTicket bounds a ticket's length (a principal of many grants).
+	maxTicket = 8 << 10
 )
 
 // tickets issues and redeems stream tickets.
@@ -70,27 +81,40 @@ func (t *tickets) mac(b []byte) []byte {
 	return m.Sum(nil)[:ticketMAC]
 }
 
-// issue returns a new ticket and when it expires.
-func (t *tickets) issue() (string, time.Time) {
+// issue returns a new ticket for p and when it expires.
+func (t *tickets) issue(p identity.Principal) (string, time.Time) {
 	exp := t.now().Add(t.ttl).Truncate(time.Second)
-	b := make([]byte, 8+ticketNonce, ticketLen)
+	who, _ := json.Marshal(p) // strings and maps of strings always marshal
+	b := make([]byte, 8+ticketNonce, ticketHead+len(who))
 	binary.BigEndian.PutUint64(b, uint64(exp.Unix()))
 	_, _ = rand.Read(b[8:])
-	b = append(b, t.mac(b)...)
+	b = append(b, t.mac(append(slices.Clip(b), who...))...)
+	b = append(b, who...)
 	return base64.RawURLEncoding.EncodeToString(b), exp
 }
 
-// redeem reports whether s is a ticket this key signed, not expired and
-// not redeemed before; it is spent either way.
-func (t *tickets) redeem(s string) bool {
+// redeem returns the principal of s when s is a ticket this key signed,
+// not expired and not redeemed before; it is spent either way.
+func (t *tickets) redeem(s string) (identity.Principal, bool) {
+	if len(s) > maxTicket {
+		return identity.Principal{}, false
+	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != ticketLen || !hmac.Equal(b[8+ticketNonce:], t.mac(b[:8+ticketNonce])) {
-		return false
+	if err != nil || len(b) < ticketHead {
+		return identity.Principal{}, false
+	}
+	head, mac, who := b[:8+ticketNonce], b[8+ticketNonce:ticketHead], b[ticketHead:]
+	if !hmac.Equal(mac, t.mac(append(slices.Clip(head), who...))) {
+		return identity.Principal{}, false
+	}
+	var p identity.Principal
+	if json.Unmarshal(who, &p) != nil {
+		return identity.Principal{}, false
 	}
 	exp := time.Unix(int64(binary.BigEndian.Uint64(b)), 0)
 	now := t.now()
 	if !now.Before(exp) {
-		return false
+		return identity.Principal{}, false
 	}
 	var nonce [ticketNonce]byte
 	copy(nonce[:], b[8:])
@@ -102,15 +126,15 @@ func (t *tickets) redeem(s string) bool {
 		}
 	}
 	if _, spent := t.used[nonce]; spent {
-		return false
+		return identity.Principal{}, false
 	}
 	t.used[nonce] = exp
-	return true
+	return p, true
 }
 
 // streamTicket serves POST /v1/stream-tickets.
-func (a *handlers) streamTicket(w http.ResponseWriter, _ *http.Request) {
-	tk, exp := a.tickets.issue()
+func (a *handlers) streamTicket(w http.ResponseWriter, r *http.Request) {
+	tk, exp := a.tickets.issue(principal(r))
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, api.StreamTicket{Ticket: tk, ExpiresAt: exp})
 }

@@ -32,6 +32,14 @@ func (w *where) sql() string {
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
 
+// tenants keeps the rows whose column col is one of tenants (nil: no
+// filter; empty: no row).
+func (w *where) tenants(col string, tenants []string) {
+	if tenants != nil {
+		w.add(col+" = ANY(?::text[])", tenants)
+	}
+}
+
 // common adds the filters ListTasks and CountTasks share.
 func (w *where) common(queue string, root uuid.UUID, labels map[string]string, after, before time.Time) {
 	if queue != "" {
@@ -59,6 +67,7 @@ func (s *Store) ListTasks(ctx context.Context, p store.ListTasksParams) (store.T
 		return store.TaskPage{}, err
 	}
 	var w where
+	w.tenants("tenant", f.Tenants)
 	w.common(f.Queue, f.RootID, f.Labels, f.CreatedAfter, f.CreatedBefore)
 	if len(f.States) > 0 {
 		w.add("state = ANY(?::text[])", statesArg(f.States))
@@ -130,6 +139,7 @@ ORDER BY created_at, id`, p.ParentID)
 func (s *Store) CountTasks(ctx context.Context, p store.CountTasksParams) (map[store.TaskState]int64, error) {
 	const op = "CountTasks"
 	var w where
+	w.tenants("tenant", p.Tenants)
 	w.common(p.Queue, p.RootID, p.Labels, p.CreatedAfter, p.CreatedBefore)
 	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM tasks`+w.sql()+` GROUP BY state`, w.args...)
 	if err != nil {

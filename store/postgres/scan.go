@@ -22,7 +22,7 @@ func pgxConnConfig(dsn string) (*pgx.ConnConfig, error) {
 
 const taskCols = `id, parent_id, root_id, depth, state, queue, priority, spec, result, error,
 	attempts, worker_id, idempotency_key, labels, waiting_for, created_at, updated_at,
-	started_at, heartbeat_at, finished_at`
+	started_at, heartbeat_at, finished_at, tenant, submitted_by`
 
 func scanTask(row pgx.Row) (store.Task, error) {
 	var (
@@ -35,7 +35,7 @@ func scanTask(row pgx.Row) (store.Task, error) {
 	)
 	err := row.Scan(&t.ID, &parent, &t.RootID, &t.Depth, &t.State, &t.Queue, &t.Priority,
 		&spec, &result, &t.Error, &t.Attempts, &t.WorkerID, &key, &labels, &waitingFor,
-		&cat, &upd, &started, &heartbeat, &finished)
+		&cat, &upd, &started, &heartbeat, &finished, &t.Tenant, &t.SubmittedBy)
 	if err != nil {
 		return t, err
 	}

@@ -19,9 +19,10 @@ import (
 // parent does not.
 const insertTask = `
 INSERT INTO tasks (id, parent_id, root_id, depth, state, queue, priority, spec,
-	idempotency_key, labels, created_at, updated_at)
+	idempotency_key, labels, created_at, updated_at, tenant, submitted_by)
 SELECT $1::uuid, p.id, coalesce(p.root_id, $1::uuid), coalesce(p.depth + 1, 0), 'queued',
-	$3::text, $4::int, $5::jsonb, $6::text, $7::jsonb, $8::timestamptz, $8::timestamptz
+	$3::text, $4::int, $5::jsonb, $6::text, $7::jsonb, $8::timestamptz, $8::timestamptz,
+	coalesce(p.tenant, $9::text), coalesce(p.submitted_by, $10::text)
 FROM (SELECT 1) AS one LEFT JOIN tasks p ON p.id = $2::uuid
 WHERE $2::uuid IS NULL OR p.id IS NOT NULL
 ON CONFLICT (idempotency_key) DO NOTHING
@@ -29,7 +30,7 @@ RETURNING ` + taskCols
 
 func insertTaskArgs(p store.CreateTaskParams, now any) []any {
 	return []any{p.ID, nullUUID(p.ParentID), p.Queue, p.Priority, jsonArg(p.Spec),
-		nullText(p.IdempotencyKey), labelsArg(p.Labels), now}
+		nullText(p.IdempotencyKey), labelsArg(p.Labels), now, p.Tenant, p.SubmittedBy}
 }
 
 // CreateTask implements store.Store.

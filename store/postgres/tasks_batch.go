@@ -18,11 +18,12 @@ import (
 // insertTask; the zero UUID and "" stand for NULL in the arrays.
 const insertTasks = `
 INSERT INTO tasks (id, parent_id, root_id, depth, state, queue, priority, spec,
-	idempotency_key, labels, created_at, updated_at)
+	idempotency_key, labels, created_at, updated_at, tenant, submitted_by)
 SELECT u.id, p.id, coalesce(p.root_id, u.id), coalesce(p.depth + 1, 0), 'queued',
-	u.queue, u.priority, u.spec::jsonb, nullif(u.key, ''), u.labels::jsonb, $8::timestamptz, $8::timestamptz
-FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[])
-	WITH ORDINALITY AS u(id, parent_id, queue, priority, spec, key, labels, ord)
+	u.queue, u.priority, u.spec::jsonb, nullif(u.key, ''), u.labels::jsonb, $8::timestamptz, $8::timestamptz,
+	coalesce(p.tenant, u.tenant), coalesce(p.submitted_by, u.submitted_by)
+FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $9::text[], $10::text[])
+	WITH ORDINALITY AS u(id, parent_id, queue, priority, spec, key, labels, tenant, submitted_by, ord)
 LEFT JOIN tasks p ON p.id = nullif(u.parent_id, '00000000-0000-0000-0000-000000000000'::uuid)
 WHERE u.parent_id = '00000000-0000-0000-0000-000000000000'::uuid OR p.id IS NOT NULL
 ORDER BY u.ord
@@ -38,14 +39,16 @@ func (s *Store) insertBatch(ctx context.Context, tx pgx.Tx, tasks []store.Create
 	ids, parents := make([]pgtype.UUID, n), make([]pgtype.UUID, n)
 	queues, specs, keys, labels := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	prios := make([]int32, n)
+	tenants, submitters := make([]string, n), make([]string, n)
 	at := make(map[uuid.UUID]int, n)
 	for i, t := range tasks {
 		ids[i], parents[i] = pgtype.UUID{Bytes: t.ID, Valid: true}, pgtype.UUID{Bytes: t.ParentID, Valid: true}
 		queues[i], prios[i] = t.Queue, int32(t.Priority)
 		specs[i], keys[i], labels[i] = string(t.Spec), t.IdempotencyKey, labelsArg(t.Labels)
+		tenants[i], submitters[i] = t.Tenant, t.SubmittedBy
 		at[t.ID] = i
 	}
-	rows, err := tx.Query(ctx, insertTasks, ids, parents, queues, prios, specs, keys, labels, now)
+	rows, err := tx.Query(ctx, insertTasks, ids, parents, queues, prios, specs, keys, labels, now, tenants, submitters)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ func (s *Store) Usage(ctx context.Context, p store.UsageParams) ([]store.UsageRo
 	case store.GroupDay:
 		key = "to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 	}
+	w.tenants("t.tenant", p.Tenants)
 	if len(p.Labels) > 0 {
 		w.add("t.labels @> ?::jsonb", labelsArg(p.Labels))
 	}

@@ -29,6 +29,24 @@ func (w *where) sql() string {
 	return " WHERE " + strings.Join(w.conds, " AND ")
 }
 
+// tenants keeps the rows whose column col is one of tenants (nil: no
+// filter; empty: no row).
+func (w *where) tenants(col string, tenants []string) {
+	if tenants == nil {
+		return
+	}
+	if len(tenants) == 0 {
+		w.add("0 = 1")
+		return
+	}
+	marks := make([]string, len(tenants))
+	for i, t := range tenants {
+		marks[i] = "?"
+		w.args = append(w.args, t)
+	}
+	w.conds = append(w.conds, col+" IN ("+strings.Join(marks, ", ")+")")
+}
+
 // common adds the filters ListTasks and CountTasks share.
 func (w *where) common(queue string, root uuid.UUID, labels map[string]string, after, before time.Time) {
 	if queue != "" {
@@ -55,6 +73,7 @@ func (s *Store) ListTasks(ctx context.Context, p store.ListTasksParams) (store.T
 		return store.TaskPage{}, err
 	}
 	var w where
+	w.tenants("tenant", f.Tenants)
 	w.common(f.Queue, f.RootID, f.Labels, f.CreatedAfter, f.CreatedBefore)
 	if len(f.States) > 0 {
 		marks := make([]string, len(f.States))
@@ -116,6 +135,7 @@ ORDER BY created_at, id`, p.ParentID.String()))
 // CountTasks implements store.Store.
 func (s *Store) CountTasks(ctx context.Context, p store.CountTasksParams) (map[store.TaskState]int64, error) {
 	var w where
+	w.tenants("tenant", p.Tenants)
 	w.common(p.Queue, p.RootID, p.Labels, p.CreatedAfter, p.CreatedBefore)
 	rows, err := s.r.QueryContext(ctx, `SELECT state, count(*) FROM tasks`+w.sql()+` GROUP BY state`, w.args...) //nolint:gosec // G202: w.sql() holds placeholders only; values go in w.args
 	if err != nil {

@@ -16,7 +16,7 @@ type scanner interface{ Scan(dest ...any) error }
 
 const taskCols = `id, parent_id, root_id, depth, state, queue, priority, spec, result, error,
 	attempts, worker_id, idempotency_key, labels, waiting_for, created_at, updated_at,
-	started_at, heartbeat_at, finished_at`
+	started_at, heartbeat_at, finished_at, tenant, submitted_by`
 
 func scanTask(row scanner) (store.Task, error) {
 	var (
@@ -28,7 +28,7 @@ func scanTask(row scanner) (store.Task, error) {
 	)
 	err := row.Scan(&t.ID, &parent, &t.RootID, &t.Depth, &t.State, &t.Queue, &t.Priority,
 		&spec, &result, &t.Error, &t.Attempts, &t.WorkerID, &key, &labels, &waitingFor,
-		&created, &updated, &started, &heartbeat, &finished)
+		&created, &updated, &started, &heartbeat, &finished, &t.Tenant, &t.SubmittedBy)
 	if err != nil {
 		return t, err
 	}

@@ -64,7 +64,8 @@ func createTask(ctx context.Context, tx *sql.Tx, p store.CreateTaskParams, i int
 	}
 	root, depth := p.ID, 0
 	if p.ParentID != uuid.Nil {
-		err := tx.QueryRowContext(ctx, `SELECT root_id, depth + 1 FROM tasks WHERE id = ?`, p.ParentID.String()).Scan(&root, &depth)
+		err := tx.QueryRowContext(ctx, `SELECT root_id, depth + 1, tenant, submitted_by FROM tasks WHERE id = ?`,
+			p.ParentID.String()).Scan(&root, &depth, &p.Tenant, &p.SubmittedBy)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.CreateTaskResult{}, store.NotFoundf("CreateTasks", "task %d of the batch: ParentID: no task %s", i, p.ParentID)
 		}
@@ -73,10 +74,11 @@ func createTask(ctx context.Context, tx *sql.Tx, p store.CreateTaskParams, i int
 		}
 	}
 	t, err := scanTask(tx.QueryRowContext(ctx, `
-INSERT INTO tasks (id, parent_id, root_id, depth, state, queue, priority, spec, idempotency_key, labels, created_at, updated_at)
-VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO tasks (id, parent_id, root_id, depth, state, queue, priority, spec, idempotency_key, labels, created_at, updated_at,
+	tenant, submitted_by)
+VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING `+taskCols, p.ID.String(), idArg(p.ParentID), root.String(), depth, p.Queue, p.Priority,
-		string(p.Spec), textArg(p.IdempotencyKey), labelsArg(p.Labels), now, now))
+		string(p.Spec), textArg(p.IdempotencyKey), labelsArg(p.Labels), now, now, p.Tenant, p.SubmittedBy))
 	return store.CreateTaskResult{Task: t}, err
 }
 

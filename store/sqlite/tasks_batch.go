@@ -11,7 +11,7 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// insertChunk is the most tasks one INSERT carries: 8 parameters a task
+// insertChunk is the most tasks one INSERT carries: 10 parameters a task
 // stay well below SQLite's limit of 32766 parameters a statement.
 const insertChunk = 500
 
@@ -22,16 +22,18 @@ const insertChunk = 500
 // row, as in createTask.
 func insertTasksSQL(n int) string {
 	var b strings.Builder
-	b.WriteString(`WITH u(ord, id, parent, queue, priority, spec, key, labels) AS (VALUES `)
+	b.WriteString(`WITH u(ord, id, parent, queue, priority, spec, key, labels, tenant, submitted_by) AS (VALUES `)
 	for i := range n {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	}
 	b.WriteString(`)
-INSERT INTO tasks (id, parent_id, root_id, depth, state, queue, priority, spec, idempotency_key, labels, created_at, updated_at)
-SELECT u.id, p.id, coalesce(p.root_id, u.id), coalesce(p.depth + 1, 0), 'queued', u.queue, u.priority, u.spec, u.key, u.labels, ?, ?
+INSERT INTO tasks (id, parent_id, root_id, depth, state, queue, priority, spec, idempotency_key, labels, created_at, updated_at,
+	tenant, submitted_by)
+SELECT u.id, p.id, coalesce(p.root_id, u.id), coalesce(p.depth + 1, 0), 'queued', u.queue, u.priority, u.spec, u.key, u.labels, ?, ?,
+	coalesce(p.tenant, u.tenant), coalesce(p.submitted_by, u.submitted_by)
 FROM u LEFT JOIN tasks p ON p.id = u.parent
 WHERE u.parent IS NULL OR p.id IS NOT NULL
 ORDER BY u.ord
@@ -91,10 +93,10 @@ func insertBatch(ctx context.Context, tx *sql.Tx, tasks []store.CreateTaskParams
 // chunkArgs is the parameters of insertTasksSQL for chunk, whose first task
 // is task start of the batch.
 func chunkArgs(chunk []store.CreateTaskParams, start int, now int64) []any {
-	args := make([]any, 0, 8*len(chunk)+2)
+	args := make([]any, 0, 10*len(chunk)+2)
 	for i, t := range chunk {
 		args = append(args, start+i, t.ID.String(), idArg(t.ParentID), t.Queue, t.Priority,
-			string(t.Spec), textArg(t.IdempotencyKey), labelsArg(t.Labels))
+			string(t.Spec), textArg(t.IdempotencyKey), labelsArg(t.Labels), t.Tenant, t.SubmittedBy)
 	}
 	return append(args, now, now)
 }

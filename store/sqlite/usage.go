@@ -25,6 +25,7 @@ func (s *Store) Usage(ctx context.Context, p store.UsageParams) ([]store.UsageRo
 	case store.GroupDay:
 		key = "strftime('%Y-%m-%d', s.created_at / 1000000, 'unixepoch')"
 	}
+	w.tenants("t.tenant", p.Tenants)
 	for k, v := range p.Labels {
 		w.add("EXISTS (SELECT 1 FROM json_each(t.labels) WHERE key = ? AND value = ?)", k, v)
 	}
