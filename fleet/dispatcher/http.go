@@ -15,6 +15,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/approval"
+	"github.com/agentfleet/agentfleet/internal/identity"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 
@@ -53,6 +54,10 @@ type APIOptions struct {
 	// stored when the task finished, before it ends (default 1 s).
 	SSEDonePoll  time.Duration
 	SSEDrainIdle time.Duration
+	// Authenticators are asked in turn before the token (see
+	// http_authenticators.go): single sign-on's bearer tokens and
+	// dashboard sessions (internal/oidcauth).
+	Authenticators []identity.Authenticator
 }
 
 // Handler returns the HTTP API of docs/api.md: /v1/... behind the bearer
@@ -118,6 +123,7 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"PUT /v1/budgets/{label}":                      a.putBudget,
 		"DELETE /v1/budgets/{label}":                   a.deleteBudget,
 		"GET /v1/webhooks/deliveries":                  a.webhookDeliveries,
+		"GET /v1/whoami":                               a.whoami,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -234,11 +240,18 @@ var streamRoutes = map[string]bool{
 // it is wrong), or on an event stream a stream ticket (403 when it is not
 // valid, expired or used).
 func (a *handlers) authenticate(next http.Handler, v1 *http.ServeMux) http.Handler {
-	if a.opts.Token == "" {
+	if a.opts.Token == "" && len(a.opts.Authenticators) == 0 {
 		return next
 	}
 	want := []byte(a.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.identified(w, r, next) {
+			return
+		}
+		if a.opts.Token == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		got, ok := bearer(r)
 		if !ok && r.URL.Query().Has("ticket") {
 			if _, route := v1.Handler(r); streamRoutes[route] {
