@@ -375,7 +375,7 @@ func (b *browser) login(t *testing.T, user string) {
 func (b *browser) tokens(t *testing.T, f *ssoFleet) *oauth2.Token {
 	t.Helper()
 	conf := oauth2.Config{ClientID: f.clientID, ClientSecret: f.clientSecret, RedirectURL: f.catcher,
-		Scopes: []string{"openid", "profile", "email", "groups"},
+		Scopes:   []string{"openid", "profile", "email", "groups"},
 		Endpoint: oauth2.Endpoint{AuthURL: f.gitea.URL + "/login/oauth/authorize", TokenURL: f.gitea.URL + "/login/oauth/access_token"}}
 	verifier := oauth2.GenerateVerifier()
 	b.run(t, "authorize the test's client", chromedp.Navigate(conf.AuthCodeURL("state-1", oauth2.S256ChallengeOption(verifier))))
