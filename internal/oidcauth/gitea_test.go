@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 	"golang.org/x/oauth2"
 
 	"github.com/agentfleet/agentfleet/fleet"
@@ -33,6 +34,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
+	"github.com/agentfleet/agentfleet/store"
 )
 
 // wait bounds the whole test's waits; each is on a condition.
@@ -64,6 +66,7 @@ type ssoFleet struct {
 	catcher      string         // a second redirect URI: the test's own client
 	codes        chan string    // codes the catcher received
 	auth         *oidcauth.Auth // the dispatcher's
+	store        store.Store
 }
 
 // TestGiteaSingleSignOn: on a real Gitea, users in an org's teams log in
@@ -77,6 +80,7 @@ func TestGiteaSingleSignOn(t *testing.T) {
 	bin := chromium(t)
 	f := startSSO(t)
 	taskID := f.submit(t, "acme")
+	parked := f.parkForApproval(t, f.submit(t, "acme"))
 
 	// Ada logs in through Gitea's own pages and lands on the dashboard.
 	ada := f.browser(t, bin)
@@ -93,6 +97,10 @@ func TestGiteaSingleSignOn(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#cancel-button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#submit-box`)),
 		chromedp.WaitNotVisible(chromedp.CSS(`#budget-section`)))
+	ada.run(t, "ada, an approver, may answer the pending call",
+		chromedp.Navigate(f.base+"/#task="+parked),
+		chromedp.WaitVisible(chromedp.CSS(`#detail[data-state="waiting"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#detail-approvals .approval button.approve`)))
 
 	// Bob, a reader, sees the task but none of the controls.
 	bob := f.browser(t, bin)
@@ -107,6 +115,13 @@ func TestGiteaSingleSignOn(t *testing.T) {
 		chromedp.WaitNotVisible(chromedp.CSS(`#steer-button`)),
 		chromedp.WaitNotVisible(chromedp.CSS(`#submit-box`)),
 		chromedp.WaitNotVisible(chromedp.CSS(`#budget-section`)))
+	bob.run(t, "bob sees the pending call but no buttons to answer it",
+		chromedp.Navigate(f.base+"/#task="+parked),
+		chromedp.WaitVisible(chromedp.CSS(`#detail[data-state="waiting"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#detail-approvals .approval .not-yours`)))
+	if n, err := chromedp.Run(bob.ctx, chromedp.Evaluate[int](`document.querySelectorAll('#detail-approvals button').length`)); err != nil || n != 0 {
+		t.Fatalf("bob's page shows %d approval buttons (%v), want none", n, err)
+	}
 	bob.run(t, "bob logs out",
 		chromedp.Click(chromedp.CSS(`#logout-button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#token-banner`)),
@@ -174,6 +189,11 @@ func TestGiteaSingleSignOn(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(r); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a forged session cookie: %v %v, want 401", resp.Status, err)
 	}
+	// Beside a token the caller chose, a stale cookie is not looked at.
+	r.Header.Set("Authorization", "Bearer "+sharedToken)
+	if resp, err := http.DefaultClient.Do(r); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("the shared token beside a stale session cookie: %v %v, want 200", resp.Status, err)
+	}
 }
 
 // startSSO starts Gitea with two users in an org's teams and an OAuth2
@@ -223,7 +243,8 @@ func startSSO(t *testing.T) *ssoFleet {
 		t.Fatal(err)
 	}
 
-	d := startDispatcher(t)
+	d, st := startDispatcher(t)
+	f.store = st
 	api := d.Handler(dispatcher.APIOptions{Token: sharedToken, ListenAddr: ln.Addr().String(), Authenticators: f.auth.Authenticators()})
 	root := http.NewServeMux()
 	root.Handle(oidcauth.StatusPath, f.auth.Handler())
@@ -236,7 +257,7 @@ func startSSO(t *testing.T) *ssoFleet {
 
 // startDispatcher runs a dispatcher on an in-process NATS and SQLite,
 // without workers.
-func startDispatcher(t *testing.T) *dispatcher.Dispatcher {
+func startDispatcher(t *testing.T) (*dispatcher.Dispatcher, store.Store) {
 	nc := natstest.Start(t).Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -244,7 +265,8 @@ func startDispatcher(t *testing.T) *dispatcher.Dispatcher {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := dispatcher.New(fleettest.SQLiteStore(t), q, dispatcher.Config{})
+	st := fleettest.SQLiteStore(t)
+	d, err := dispatcher.New(st, q, dispatcher.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +279,25 @@ func startDispatcher(t *testing.T) *dispatcher.Dispatcher {
 			t.Errorf("Dispatcher.Run: %v", err)
 		}
 	})
-	return d
+	return d, st
+}
+
+// parkForApproval does to the task what a worker does when a call needs
+// a person's approval: claims it and parks it waiting for the answer.
+func (f *ssoFleet) parkForApproval(t *testing.T, id string) string {
+	ctx := context.Background()
+	tid := uuid.MustParse(id)
+	if _, err := f.store.ClaimTask(ctx, store.ClaimTaskParams{ID: tid, WorkerID: "sso-test"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	w, _ := json.Marshal(fleet.WaitingFor{WaitID: "1", Approvals: []fleet.PendingApproval{{CallID: "call-1", Tool: "shell",
+		Arguments: json.RawMessage(`{"command":"git push --force"}`), Rule: "ask", RequestedAt: now, ExpiresAt: now.Add(time.Hour)}}})
+	if _, err := f.store.TransitionTask(ctx, store.TransitionTaskParams{ID: tid, From: store.TaskRunning, To: store.TaskWaiting,
+		WorkerID: "sso-test", WaitingFor: w}); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // submit submits a task in tenant with the shared token; no worker runs

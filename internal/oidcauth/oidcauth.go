@@ -196,7 +196,8 @@ func jwtPayload(tok string) ([]byte, bool) {
 }
 
 // Session authenticates the dashboard's session cookie, set by the
-// login flow. A request without it is not its kind; a cookie that is
+// login flow. A request without it, or with an Authorization header
+// (the caller's chosen credential wins), is not its kind; a cookie that is
 // expired, forged or sealed with another key is refused (the dashboard
 // then offers to log in again). A cookie-authenticated request that
 // changes something must come from the dispatcher's own origin.
@@ -205,7 +206,7 @@ type Session struct{ a *Auth }
 // Authenticate implements identity.Authenticator.
 func (s Session) Authenticate(r *http.Request) (identity.Principal, bool, error) {
 	c, err := r.Cookie(SessionCookie)
-	if err != nil {
+	if err != nil || r.Header.Get("Authorization") != "" { // a token the caller chose wins over a cookie
 		return identity.Principal{}, false, nil
 	}
 	var p identity.Principal
