@@ -15,7 +15,7 @@
 // keys) and its nonce compared. The principal is then sealed into the
 // session cookie (agentfleet_session): AES-256-GCM, so it can be neither
 // read nor changed without the key; HttpOnly, SameSite=Lax, Secure when
-// redirect_url is https, valid for session_ttl (8 h by default). The key
+// redirect_url is https or the request came over TLS, valid for session_ttl (8 h by default). The key
 // is session_key_file's, or generated at start: then a restart logs
 // every user out. A session is not refreshed or re-checked at the
 // provider: a user removed from a group keeps the role until the session

@@ -67,7 +67,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sealing the login state: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	http.SetCookie(w, a.cookie(loginCookie, sealed, "/auth/", loginTTL))
+	http.SetCookie(w, a.cookie(r, loginCookie, sealed, "/auth/", loginTTL))
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, a.oauth.AuthCodeURL(p.State, oauth2.S256ChallengeOption(p.Verifier), oidc.Nonce(p.Nonce)), http.StatusFound)
 }
@@ -83,7 +83,7 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = a.seal.open(loginCookie, c.Value, a.cfg.Now(), &p)
 	}
-	http.SetCookie(w, a.cookie(loginCookie, "", "/auth/", -1)) // one use
+	http.SetCookie(w, a.cookie(r, loginCookie, "", "/auth/", -1)) // one use
 	if err != nil || subtle.ConstantTimeCompare([]byte(p.State), []byte(q.Get("state"))) != 1 {
 		http.Error(w, "this login was not started here or took longer than 10 minutes: start again at "+LoginPath, http.StatusBadRequest)
 		return
@@ -98,7 +98,7 @@ func (a *Auth) callback(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sealing the session: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	http.SetCookie(w, a.cookie(SessionCookie, sealed, "/", a.cfg.SessionTTL))
+	http.SetCookie(w, a.cookie(r, SessionCookie, sealed, "/", a.cfg.SessionTTL))
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, p.Return, http.StatusSeeOther)
 }
@@ -133,14 +133,15 @@ func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
-	http.SetCookie(w, a.cookie(SessionCookie, "", "/", -1))
+	http.SetCookie(w, a.cookie(r, SessionCookie, "", "/", -1))
 	w.WriteHeader(http.StatusNoContent)
 }
 
 // cookie is an HttpOnly, SameSite=Lax cookie, Secure when the dispatcher
-// is reached over https; a negative ttl deletes it.
-func (a *Auth) cookie(name, value, path string, ttl time.Duration) *http.Cookie {
-	c := &http.Cookie{Name: name, Value: value, Path: path, HttpOnly: true, Secure: a.secure, SameSite: http.SameSiteLaxMode}
+// is reached over https (redirect_url is https, or r came over TLS); a
+// negative ttl deletes it.
+func (a *Auth) cookie(r *http.Request, name, value, path string, ttl time.Duration) *http.Cookie {
+	c := &http.Cookie{Name: name, Value: value, Path: path, HttpOnly: true, Secure: a.secure || r.TLS != nil, SameSite: http.SameSiteLaxMode}
 	if ttl < 0 {
 		c.MaxAge = -1
 	} else {
