@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Gitea the delivery integration test runs (fleet/delivery,
-# TestGiteaPullRequest) from the Go module proxy, into a cache directory,
+# Builds the Gitea the delivery integration test (fleet/delivery,
+# TestGiteaPullRequest) and the single sign-on test (internal/oidcauth,
+# through internal/giteatest) run, from the Go module proxy, into a cache directory,
 # when it is not there yet: its source is copied out of the module cache
 # (read-only there) and built with SQLite. About 7 minutes on two cores;
 # nothing of Gitea is committed to this repository.

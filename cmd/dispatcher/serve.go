@@ -22,6 +22,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
+	"github.com/agentfleet/agentfleet/internal/oidcauth"
 	"github.com/agentfleet/agentfleet/internal/outbound"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/queue"
@@ -115,6 +116,11 @@ type ServeConfig struct {
 	// AuditRetention is how long the audit log keeps its entries (default
 	// 90 days, 2160h; negative: for ever).
 	AuditRetention time.Duration `mapstructure:"audit_retention"`
+	// OIDC is single sign-on with an OpenID Connect provider (oidc.issuer,
+	// oidc.client_id, oidc.client_secret_file, oidc.redirect_url,
+	// oidc.mappings...; internal/oidcauth, docs/operations.md): the
+	// dashboard's login at /auth/ and the provider's tokens on the API.
+	OIDC oidcauth.Config `mapstructure:"oidc"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
@@ -241,6 +247,9 @@ func (c ServeConfig) Validate() error {
 	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
 		return err
 	}
+	if err := c.OIDC.WithDefaults().Validate(); err != nil {
+		return err
+	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues, Prices: c.Prices}
 	return dc.WithDefaults().Validate() // names the keys itself
 }
@@ -323,8 +332,18 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		}
 		return st.Ping(ctx)
 	}
-	h := dashboard.With(d.Handler(dispatcher.APIOptions{Token: cfg.Token, Ready: ready, ListenAddr: cfg.Listen,
-		AllowedHosts: cfg.AllowedHosts})) // the dashboard at /, the API behind it
+	opts := dispatcher.APIOptions{Token: cfg.Token, Ready: ready, ListenAddr: cfg.Listen, AllowedHosts: cfg.AllowedHosts}
+	sso, err := singleSignOn(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if sso != nil {
+		opts.Authenticators = append(opts.Authenticators, sso.Authenticators()...)
+	}
+	h := dashboard.With(d.Handler(opts)) // the dashboard at /, the API behind it
+	if sso != nil {
+		h = withLogin(h, sso)
+	}
 	return runServer(ctx, cfg, d, h, log)
 }
 

@@ -30,7 +30,19 @@
 // open with a single-use ticket from POST /v1/stream-tickets, never with
 // the token in their URL; a stream that drops is reopened with a new
 // ticket after the last event it received. Without a stored token a 401
-// shows a form asking for one.
+// shows a form asking for one and, when the dispatcher has single sign-on
+// (GET /auth/ answers), a link to log in through the OpenID provider
+// (internal/oidcauth); the session cookie it sets then authenticates the
+// page's requests and streams.
+//
+// # Who is logged in
+//
+// who.js reads GET /v1/whoami: the header shows the principal's name,
+// default tenant and role there, and the page hides the controls the
+// role may not use (submit, steer, follow up, cancel and abort below
+// submitter in the task's tenant; approve and deny below approver;
+// budgets below admin). The API enforces the roles; hiding spares the
+// user refused clicks. A dispatcher without /v1/whoami shows everything.
 //
 // Handler is safe for concurrent use; the assets are immutable.
 package dashboard

@@ -36,8 +36,9 @@ type APIOptions struct {
 	// AnonymousPrincipal; the caller decides when that is allowed (dev
 	// mode's --no-auth, serve's no_auth).
 	Token string
-	// Authenticators are further ways to authenticate (OpenID Connect),
-	// asked after the bootstrap token and the API tokens.
+	// Authenticators are further ways to authenticate, asked after the
+	// bootstrap token and the API tokens (http_auth.go): single sign-on's
+	// bearer tokens and dashboard sessions (internal/oidcauth).
 	Authenticators []identity.Authenticator
 	// ListenAddr is the address the server listens on ("127.0.0.1:8080",
 	// ":8080"); its host is an allowed Host header (see http_guard.go).

@@ -11,7 +11,9 @@
 // A bearer token, when the dispatcher needs one, comes from #token= (or
 // ?token=) once and is kept in sessionStorage (this tab only); event
 // streams open with single-use tickets (POST /v1/stream-tickets), never
-// with the token in their URL.
+// with the token in their URL. With single sign-on the session cookie
+// authenticates instead; who.js reads GET /v1/whoami and hides what the
+// role may not do.
 "use strict";
 
 const STATES = ["queued", "running", "waiting", "succeeded", "failed", "cancelled"];
@@ -64,6 +66,7 @@ function initToken() {
 
 function needToken() {
   $("token-banner").hidden = false;
+  offerSSO(); // who.js
 }
 
 class APIError extends Error {
@@ -248,7 +251,8 @@ async function refreshUsage() {
   if (by) q.set("group_by", by);
   if (by === "label") q.set("label_key", $("usage-key").value.trim() || "team");
   try {
-    const [rep, b] = await Promise.all([api("GET", "/v1/usage?" + q), api("GET", "/v1/budgets")]);
+    const budgets$ = can(homeTenant(), "admin") ? api("GET", "/v1/budgets") : Promise.resolve({ budgets: [] }); // who.js
+    const [rep, b] = await Promise.all([api("GET", "/v1/usage?" + q), budgets$]);
     const body = $("usage-table").querySelector("tbody");
     body.replaceChildren(...(rep.rows || []).filter(() => by).map((r) => usageRow(r.key || "(none)", r)),
       usageRow("total", rep.total || {}, "total"));
@@ -390,6 +394,7 @@ function renderDetail(t) {
   $("abort-button").disabled = t.state !== "running";
   $("steer-button").disabled = t.state !== "running";
   $("followup-button").disabled = terminal;
+  applyTaskRole(t); // who.js
 }
 
 // renderApprovals shows the calls a waiting task waits to have approved,
@@ -404,11 +409,12 @@ function renderApprovals(t) {
       el("div", { class: "what", text: `${p.tool} waits for approval · ${p.rule}` }),
       el("pre", { class: "args", text: p.summary || pretty(p.arguments) }),
       el("div", { class: "muted", text: (p.reason || "") + (p.expires_at ? ` · denied if unanswered by ${new Date(p.expires_at).toLocaleString()}` : "") }),
-      el("div", { class: "buttons" },
+      can(taskTenant(t), "approver") ? el("div", { class: "buttons" },
         el("button", { type: "button", class: "approve", onclick: () => decide(t.id, p.call_id, "approve", remember.checked) }, "Approve"),
         el("button", { type: "button", class: "danger deny", onclick: () => decide(t.id, p.call_id, "deny", remember.checked) }, "Deny"),
         el("label", { class: "check", title: "Apply this answer to the task's later calls of the same tool that the same rule asks about" },
-          remember, " for the rest of the task")));
+          remember, " for the rest of the task")) :
+        el("div", { class: "muted not-yours", text: `an approver of ${taskTenant(t)} answers this` }));
   }));
 }
 
@@ -874,6 +880,7 @@ async function openFleetStream(failures = 0) {
 }
 
 function restart() {
+  loadWho(); // who.js
   openFleetStream();
   refresh();
   ui.selected = ""; // fromHash reopens the selected task's stream with the token
@@ -882,6 +889,7 @@ function restart() {
 
 function start() {
   initToken();
+  initWho(); // who.js
   $("submit-form").addEventListener("submit", submitTask);
   $("control-form").addEventListener("submit", control);
   $("cancel-button").addEventListener("click", () => cancel("cancelled from the dashboard"));
