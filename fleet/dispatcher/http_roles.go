@@ -18,8 +18,7 @@ import (
 //     the tenants where the principal holds it (lists, counts, usage,
 //     stats, tokens, the audit log, submissions).
 //   - scopeAll: the role in every tenant (a grant for identity.AllTenants):
-//     what is not yet kept per tenant (budgets, webhook deliveries, the
-//     fleet-wide event stream).
+//     what is not yet kept per tenant (budgets, webhook deliveries).
 //   - scopeTask, scopeSession: the role in the tenant of the task named by
 //     {id} (of the session's task). A task in a tenant where the principal
 //     holds no role at all is a 404, as if it did not exist; one it may see
@@ -70,7 +69,7 @@ var routeAccess = map[string]access{
 	"GET /v1/tasks/{id}/artifacts/{kind}":          {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/events":                    {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/tree/events":               {identity.Viewer, scopeTask, ""},
-	"GET /v1/events":                               {identity.Viewer, scopeAll, ""},
+	"GET /v1/events":                               {identity.Viewer, scopeSome, ""},
 	"GET /v1/sessions/{id}/turns":                  {identity.Viewer, scopeSession, ""},
 	"GET /v1/sessions/{id}/tool_outputs/{call_id}": {identity.Viewer, scopeSession, ""},
 	"GET /v1/counts":                               {identity.Viewer, scopeSome, ""},

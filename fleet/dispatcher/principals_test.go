@@ -17,6 +17,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/internal/identity"
 	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -165,8 +166,7 @@ func TestTenantsAndRoles(t *testing.T) {
 		if err != nil || st.Counts[store.TaskQueued] != 1 {
 			t.Fatalf("A's viewer's stats count %v, %v", st.Counts, err)
 		}
-		_, err = viewer.AllEvents(ctx, client.StreamOptions{})
-		wantStatus(t, "A's viewer opens the fleet-wide stream", err, http.StatusForbidden)
+		viewerSeesOnlyItsTenantsEvents(t, f, viewer, taskA.ID, taskB.ID)
 
 		// Submissions: to the default tenant, to a named one only with a role there.
 		_, err = f.clients["submitter"].Submit(ctx, fleet.TaskSpec{Prompt: "x", Profile: "openai", Tenant: "team-b"})
@@ -265,6 +265,56 @@ func TestTenantsAndRoles(t *testing.T) {
 		_, err = viewer.Audit(ctx, client.AuditFilter{})
 		wantStatus(t, "a viewer reads the audit log", err, http.StatusForbidden)
 	})
+}
+
+// viewerSeesOnlyItsTenantsEvents: the fleet-wide stream of A's viewer
+// carries A's events and none of B's (its filter names A's subjects),
+// while the bootstrap admin's carries both.
+func viewerSeesOnlyItsTenantsEvents(t *testing.T, f *tenantFleet, viewer *client.Client, taskA, taskB uuid.UUID) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	p, err := f.q.NewEventPublisher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Close(ctx) }()
+	for i, ev := range []struct {
+		tenant string
+		task   uuid.UUID
+	}{{"team-b", taskB}, {"team-a", taskA}, {"team-b", taskB}, {"team-a", taskA}} {
+		e := queue.Event{ID: uuid.NewString(), Kind: "TENANT_PROBE", Tenant: ev.tenant, SessionID: ev.task.String(),
+			TaskID: ev.task.String(), RootTaskID: ev.task.String(), Seq: uint64(1000 + i)}
+		if err := p.PublishConfirmed(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	probes := func(c *client.Client, want int) []string {
+		s, err := c.AllEvents(ctx, client.StreamOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeStream(s)
+		var tenants []string
+		for len(tenants) < want {
+			ev, err := s.Next()
+			if err != nil {
+				t.Fatalf("after %d probes: %v", len(tenants), err)
+			}
+			if ev.Event.Kind == "TENANT_PROBE" {
+				tenants = append(tenants, ev.Event.Tenant)
+			}
+		}
+		return tenants
+	}
+	// The viewer's stream would show B's first probe before A's second if
+	// it carried B's events.
+	if got := probes(viewer, 2); strings.Join(got, ",") != "team-a,team-a" {
+		t.Fatalf("A's viewer's fleet-wide stream carries the probes of %v, want team-a's only", got)
+	}
+	if got := probes(f.client, 4); strings.Join(got, ",") != "team-b,team-a,team-b,team-a" {
+		t.Fatalf("the bootstrap admin's stream carries the probes of %v, want all four", got)
+	}
 }
 
 func closeStream(s *client.EventStream) {
@@ -440,7 +490,7 @@ func TestRouteRoleTable(t *testing.T) {
 		"GET /v1/tasks/{id}/permissions": "viewer", "GET /v1/tasks/{id}/sessions": "viewer",
 		"GET /v1/tasks/{id}/artifacts": "viewer", "GET /v1/tasks/{id}/artifacts/{kind}": "viewer",
 		"GET /v1/tasks/{id}/events": "viewer", "GET /v1/tasks/{id}/tree/events": "viewer",
-		"GET /v1/events": "viewer in *", "GET /v1/sessions/{id}/turns": "viewer",
+		"GET /v1/events": "viewer", "GET /v1/sessions/{id}/turns": "viewer",
 		"GET /v1/sessions/{id}/tool_outputs/{call_id}": "viewer", "GET /v1/counts": "viewer", "GET /v1/stats": "viewer",
 		"GET /v1/usage": "viewer", "GET /v1/budgets": "viewer in *", "GET /v1/budgets/{label}": "viewer in *",
 		"PUT /v1/budgets/{label}": "admin in *", "DELETE /v1/budgets/{label}": "admin in *",

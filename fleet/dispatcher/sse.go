@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/internal/identity"
 
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -80,8 +81,34 @@ func (a *handlers) treeEvents(w http.ResponseWriter, r *http.Request) {
 	a.stream(w, r, sseStream{filter: queue.EventFilter{RootTaskID: t.RootID.String()}})
 }
 
+// allEvents streams the events of every tenant where the principal is a
+// viewer: the filter names those tenants (their subjects), unless it
+// views every tenant.
 func (a *handlers) allEvents(w http.ResponseWriter, r *http.Request) {
-	a.stream(w, r, sseStream{})
+	var f queue.EventFilter
+	if tenants, all := viewedTenants(principal(r)); !all {
+		if len(tenants) == 0 { // routeAccess lets no such principal in; an empty filter is every tenant
+			writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Message: "streaming events needs the viewer role in some tenant"})
+			return
+		}
+		f.Tenants = tenants
+	}
+	a.stream(w, r, sseStream{filter: f})
+}
+
+// viewedTenants are the tenants where p is a viewer (or more); all
+// reports a grant in every tenant.
+func viewedTenants(p identity.Principal) (tenants []string, all bool) {
+	named, all := p.Tenants()
+	if all && p.Can(identity.AllTenants, identity.Viewer) {
+		return nil, true
+	}
+	for _, t := range named {
+		if p.Can(t, identity.Viewer) {
+			tenants = append(tenants, t)
+		}
+	}
+	return tenants, false
 }
 
 // startPosition reads Last-Event-ID or ?from=. It writes a 400 and returns

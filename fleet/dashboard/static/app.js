@@ -421,7 +421,7 @@ function renderApprovals(t) {
 async function decide(id, callID, decision, remember) {
   const reason = decision === "deny" ? (window.prompt("Reason told to the model (optional)") || "") : "";
   try {
-    await api("POST", `/v1/tasks/${id}/approvals/${encodeURIComponent(callID)}`, { decision, reason, remember, by: "dashboard" });
+    await api("POST", `/v1/tasks/${id}/approvals/${encodeURIComponent(callID)}`, { decision, reason, remember });
     toast(`${decision === "approve" ? "approved" : "denied"}: the task resumes`);
     await refresh();
     loadTask(id, false);
