@@ -43,6 +43,10 @@ func (e *WindowError) Error() string {
 const outputLimitNote = "Your previous answer was cut off by the output token limit. " +
 	"Continue exactly where it stopped, without repeating what you already wrote."
 
+// pausedNote asks the model to go on with a turn its provider paused
+// (llm.FinishPaused: a long run of server tools such as web search).
+const pausedNote = "Go on with your previous answer where it paused."
+
 // maxContinuations bounds the continuation requests for one answer.
 const maxContinuations = 3
 
@@ -404,17 +408,22 @@ func (s *Session) observe(resp *llm.Response) {
 }
 
 // continueCut asks the model to go on when its answer was cut by the
-// output-token limit, up to maxContinuations times per answer. It reports
-// whether a continuation was queued; out.Text then collects the pieces.
+// output-token limit, or paused by its provider (llm.FinishPaused), up to
+// maxContinuations times per answer. It reports whether a continuation
+// was queued; out.Text then collects the pieces.
 func (s *Session) continueCut(ctx context.Context, resp *llm.Response, out *Outcome) (bool, error) {
-	if resp.FinishReason.Reason != llm.FinishLength || s.cw.cont >= maxContinuations {
+	note, source := outputLimitNote, "output_limit"
+	if resp.FinishReason.Reason == llm.FinishPaused {
+		note, source = pausedNote, "pause_turn"
+	}
+	if (resp.FinishReason.Reason != llm.FinishLength && resp.FinishReason.Reason != llm.FinishPaused) || s.cw.cont >= maxContinuations {
 		out.Text = s.cw.cutText + out.Text
 		s.cw.cont, s.cw.cutText = 0, ""
 		return false, nil
 	}
 	s.cw.cont++
 	s.cw.cutText += resp.Text()
-	if err := s.appendTurn(ctx, Turn{Kind: TurnSteering, Text: outputLimitNote, Source: "output_limit"}); err != nil {
+	if err := s.appendTurn(ctx, Turn{Kind: TurnSteering, Text: note, Source: source}); err != nil {
 		return false, err
 	}
 	return true, nil

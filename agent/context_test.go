@@ -338,6 +338,22 @@ func TestCutAnswerIsContinued(t *testing.T) {
 	}
 }
 
+// A turn the provider paused (Anthropic's pause_turn during a long web
+// search) is sent back to go on, and the answer is the whole of it.
+func TestPausedTurnIsContinued(t *testing.T) {
+	b := setup(t, agent.Config{}, newFakeClient(
+		step{text: "Searching... ", finish: llm.FinishPaused},
+		step{text: "found it."}))
+	out, err := b.s.Submit(ctx30(t), "look it up")
+	if err != nil || out.Text != "Searching... found it." {
+		t.Fatalf("%+v %v", out, err)
+	}
+	reqs := b.client.Requests()
+	if len(reqs) != 2 || !strings.Contains(reqs[1].Messages[len(reqs[1].Messages)-1].Text(), "where it paused") {
+		t.Fatalf("%d requests; the paused turn was not continued", len(reqs))
+	}
+}
+
 // rememberTool appends to the notes file through the session's
 // environment, as a model's file tool would.
 func rememberTool() tools.Tool {

@@ -250,6 +250,10 @@ const (
 	FinishContextLength FinishKind = "context_length"
 	FinishError         FinishKind = "error"
 	FinishOther         FinishKind = "other"
+	// FinishPaused: the provider paused a long turn of its own (server)
+	// tools (Anthropic's pause_turn); sending the conversation back lets
+	// the model go on with the same turn.
+	FinishPaused FinishKind = "paused"
 )
 
 // Usage counts tokens. InputTokens includes cached tokens where the provider

@@ -89,6 +89,8 @@ func finishReason(raw string) llm.FinishReason {
 		kind = llm.FinishContentFilter
 	case "model_context_window_exceeded":
 		kind = llm.FinishContextLength
+	case "pause_turn":
+		kind = llm.FinishPaused
 	}
 	return llm.FinishReason{Reason: kind, Raw: raw}
 }
