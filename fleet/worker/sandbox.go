@@ -39,7 +39,7 @@ func (w *Worker) sandboxOperator() tasksandbox.Operator {
 // and records which sandbox it is; a refusal fails the task as not
 // allowed, with the reason.
 func (r *run) localEnv(cfg execenv.LocalConfig) (execenv.Environment, error) {
-	env, label, err := r.w.sandbox.Env(cfg, r.spec.Sandbox, r.tree().String(), r.log)
+	env, label, err := r.sandboxState().Env(cfg, r.spec.Sandbox, r.tree().String(), r.log)
 	var refused *tasksandbox.RefusedError
 	switch {
 	case errors.As(err, &refused):

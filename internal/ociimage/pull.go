@@ -2,11 +2,13 @@ package ociimage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -46,10 +48,15 @@ func Repository(ref string) string {
 	return r.Context().Name()
 }
 
+// ErrBadImage marks a failure the image itself causes, which pulling
+// again would not cure: a bad reference, a layer unpacking refuses, an
+// image larger than the cache.
+var ErrBadImage = errors.New("a bad image")
+
 func parseRef(ref string) (name.Reference, error) {
 	r, err := name.ParseReference(ref)
-	if err != nil {
-		return nil, fmt.Errorf("ociimage: %q is not an image reference (write registry/name:tag or registry/name@sha256:<64 hex digits>): %w", ref, err)
+	if err != nil || strings.Contains(ref, "://") {
+		return nil, fmt.Errorf("ociimage: %q is not an image reference (write registry/name:tag or registry/name@sha256:<64 hex digits>): %w", ref, ErrBadImage)
 	}
 	return r, nil
 }
@@ -171,10 +178,10 @@ func (c *Cache) unpack(ctx context.Context, p *puller, r resolved, tmp string) (
 		n, err := applyFile(root, blob)
 		e.Size += n
 		if err != nil {
-			return nil, fmt.Errorf("layer %d (%s): %w", i+1, d, err)
+			return nil, fmt.Errorf("%w: layer %d (%s): %v", ErrBadImage, i+1, d, err)
 		}
 		if e.Size > c.cfg.MaxBytes {
-			return nil, fmt.Errorf("its root file system is larger than the cache's bound of %d bytes: raise image_cache_max_bytes or name a smaller image", c.cfg.MaxBytes)
+			return nil, fmt.Errorf("%w: its root file system is larger than the cache's bound of %d bytes: raise image_cache.max_size or name a smaller image", ErrBadImage, c.cfg.MaxBytes)
 		}
 		e.Layers = append(e.Layers, d.String())
 	}
@@ -204,7 +211,7 @@ func (c *Cache) blob(l v1.Layer, digest string) (string, error) {
 		}
 	}
 	if size, err := l.Size(); err == nil && size > c.cfg.MaxBytes {
-		return "", fmt.Errorf("its %d bytes exceed the cache's bound of %d bytes", size, c.cfg.MaxBytes)
+		return "", fmt.Errorf("%w: its %d bytes exceed the cache's bound of %d bytes", ErrBadImage, size, c.cfg.MaxBytes)
 	}
 	rc, err := l.Compressed() // checks the digest and size as it is read
 	if err != nil {

@@ -1,0 +1,77 @@
+package worker_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/execenv/sandbox"
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/internal/ociimage/ociimagetest"
+	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// A task whose spec names an image from a registry (in process, serving
+// an image built from a static busybox) runs its shell in that image, not
+// on the worker's system, while its file tools and grep keep working; a
+// second task on the same image pulls nothing; an image outside the
+// worker's policy.images is refused.
+func TestTaskRunsInItsEnvironmentImage(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, err.Error())
+	}
+	reg := ociimagetest.NewRegistry(t)
+	byTag, byDigest := reg.Push(t, "tools/busybox:1", ociimagetest.Busybox(t, "marker from the image"))
+	cacheDir := filepath.Join(testenv.SearchableTempDir(t), "images")
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
+		c.Sandbox = worker.SandboxOn
+		c.Policy.Images = fleet.ImagePolicy{Allow: []string{reg.Host + "/tools"}}
+		c.OutboundAllowPrivate = []string{"127.0.0.0/8"}
+		c.ImageCache.Dir = cacheDir
+	}})
+	script := `cat /etc/marker; echo; busybox --help | head -1 | cut -c1-7; ` +
+		`if test -e /usr/bin/git; then echo HOST-GIT; else echo no-git; fi; echo found-by-grep > notes.txt`
+	spec := func(image string) fleet.TaskSpec {
+		s := fleettest.Spec("in an image",
+			fleettest.Step{Calls: []fleettest.Call{fleettest.Shell(script)}},
+			fleettest.Step{Calls: []fleettest.Call{{Name: "read_file", Args: map[string]any{"file_path": "notes.txt"}},
+				{Name: "grep", Args: map[string]any{"pattern": "found-by"}}}},
+			fleettest.Step{Text: "report: {{results}}"})
+		s.Environment.Image = image
+		return s
+	}
+	res := succeeded(t, f.WaitDone(f.Submit(spec(byTag))))
+	for _, want := range []string{"marker from the image", "BusyBox", "no-git"} {
+		if !strings.Contains(res.FinalText, want) {
+			t.Errorf("the task's report lacks %q:\n%s", want, res.FinalText)
+		}
+	}
+	if strings.Contains(res.FinalText, "HOST-GIT") {
+		t.Errorf("the task saw the worker's /usr/bin/git:\n%s", res.FinalText)
+	}
+	if !strings.Contains(res.FinalText, "1 | found-by-grep") || !strings.Contains(res.FinalText, "\nnotes.txt") {
+		t.Errorf("read_file and grep (files with matches) should both see the command's file:\n%s", res.FinalText)
+	}
+	blobs := reg.BlobGETs()
+	if blobs == 0 {
+		t.Fatal("the registry served no blob: the image was not pulled from it")
+	}
+
+	res = succeeded(t, f.WaitDone(f.Submit(spec(byDigest))))
+	if !strings.Contains(res.FinalText, "marker from the image") {
+		t.Errorf("the second task did not run in the image:\n%s", res.FinalText)
+	}
+	if got := reg.BlobGETs(); got != blobs {
+		t.Errorf("the second task on the same image fetched %d more blobs, want none (the cache)", got-blobs)
+	}
+
+	outside := f.WaitDone(f.Submit(spec(reg.Host + "/other/app:1")))
+	if r := fleettest.Result(t, outside); outside.State != store.TaskFailed || outside.Error != fleet.ReasonNotAllowed ||
+		!strings.Contains(r.Error, "environment.image") {
+		t.Errorf("an image outside policy.images: state %s, reason %s, error %q; want not_allowed naming environment.image",
+			outside.State, outside.Error, r.Error)
+	}
+}
