@@ -18,7 +18,8 @@ import (
 // an image built from a static busybox) runs its shell in that image, not
 // on the worker's system, while its file tools and grep keep working; a
 // second task on the same image pulls nothing; an image outside the
-// worker's policy.images is refused.
+// worker's policy.images is refused; a task naming none runs in the
+// worker's default image.
 func TestTaskRunsInItsEnvironmentImage(t *testing.T) {
 	if err := sandbox.Available(); err != nil {
 		testenv.SkipOrFatal(t, err.Error())
@@ -28,7 +29,7 @@ func TestTaskRunsInItsEnvironmentImage(t *testing.T) {
 	cacheDir := filepath.Join(testenv.SearchableTempDir(t), "images")
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
 		c.Sandbox = worker.SandboxOn
-		c.Policy.Images = fleet.ImagePolicy{Allow: []string{reg.Host + "/tools"}}
+		c.Policy.Images = fleet.ImagePolicy{Allow: []string{reg.Host + "/tools"}, Default: byDigest}
 		c.OutboundAllowPrivate = []string{"127.0.0.0/8"}
 		c.ImageCache.Dir = cacheDir
 	}})
@@ -73,5 +74,10 @@ func TestTaskRunsInItsEnvironmentImage(t *testing.T) {
 		!strings.Contains(r.Error, "environment.image") {
 		t.Errorf("an image outside policy.images: state %s, reason %s, error %q; want not_allowed naming environment.image",
 			outside.State, outside.Error, r.Error)
+	}
+
+	res = succeeded(t, f.WaitDone(f.Submit(spec(""))))
+	if !strings.Contains(res.FinalText, "marker from the image") || strings.Contains(res.FinalText, "HOST-GIT") {
+		t.Errorf("a task naming no image should run in policy.images.default:\n%s", res.FinalText)
 	}
 }

@@ -156,6 +156,28 @@ func TestTheLeastRecentlyUsedIdleImageIsEvicted(t *testing.T) {
 	}
 }
 
+func TestATamperedBlobIsRefusedAndNotKept(t *testing.T) {
+	reg := ociimagetest.NewRegistry(t)
+	img := ociimagetest.Busybox(t, "x")
+	_, ref := reg.Push(t, "tools/busybox:1", img)
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := layers[0].Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.CorruptBlob(d.String())
+	c := newCache(t, 0)
+	if _, err := c.Acquire(context.Background(), ref, nil); err == nil || !strings.Contains(err.Error(), "checksum") || !strings.Contains(err.Error(), "layer 1") {
+		t.Fatalf("an image whose blobs do not match their digests: err %v, want a digest mismatch", err)
+	}
+	if c.Size() != 0 {
+		t.Errorf("the cache kept %d bytes of a tampered image", c.Size())
+	}
+}
+
 func TestAnImageLargerThanTheBoundIsRefused(t *testing.T) {
 	reg := ociimagetest.NewRegistry(t)
 	_, ref := reg.Push(t, "big:1", ociimagetest.Image(t, nil, ociimagetest.Layer(t, ociimagetest.File{Name: "f", Body: strings.Repeat("y", 64<<10)})))

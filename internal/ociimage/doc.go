@@ -48,6 +48,9 @@
 // layer's file; an opaque whiteout (".wh..wh..opq") empties a directory
 // of what lower layers put there.
 //
+// A cache directory belongs to one process (one worker): two Caches on
+// one directory would evict each other's images from under their tasks.
+//
 // Decisions where the issue is silent: a reference without a registry is
 // Docker Hub's (name.ParseReference's default), without a tag "latest";
 // an index resolves to the image of this machine's OS and architecture.

@@ -10,6 +10,7 @@ import (
 	"debug/elf"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -41,7 +42,12 @@ type Registry struct {
 	Host     string
 	blobGETs atomic.Int64
 	requests atomic.Int64
+	corrupt  atomic.Value // string: the digest of the blob served corrupted
 }
+
+// CorruptBlob makes the registry serve the blob of digest ("sha256:...")
+// from now on with its last byte changed, as a tampering mirror would.
+func (r *Registry) CorruptBlob(digest string) { r.corrupt.Store(digest) }
 
 // NewRegistry starts a registry that lives as long as t.
 func NewRegistry(t testing.TB) *Registry {
@@ -52,6 +58,18 @@ func NewRegistry(t testing.TB) *Registry {
 		r.requests.Add(1)
 		if req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/blobs/") {
 			r.blobGETs.Add(1)
+			if d, _ := r.corrupt.Load().(string); d != "" && strings.HasSuffix(req.URL.Path, "/"+d) {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				body := rec.Body.Bytes()
+				if len(body) > 0 {
+					body[len(body)-1] ^= 0xff
+				}
+				maps.Copy(w.Header(), rec.Header())
+				w.WriteHeader(rec.Code)
+				_, _ = w.Write(body)
+				return
+			}
 		}
 		h.ServeHTTP(w, req)
 	}))
