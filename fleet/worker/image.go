@@ -193,6 +193,15 @@ func imageError(ref string, err error) error {
 	return fmt.Errorf("environment.image %s: %w", ref, err)
 }
 
+// imageLabel is the sandbox's label (TaskResult.Sandbox) with the task's
+// image, by digest: "bwrap, network none, image ghcr.io/acme/app@sha256:...".
+func (r *run) imageLabel(label string) string {
+	if r.image == nil {
+		return label
+	}
+	return label + ", image " + ociimage.Repository(r.image.Ref) + "@" + r.image.Digest
+}
+
 // sandboxState is the worker's sandbox, with the task's image if it has
 // one.
 func (r *run) sandboxState() tasksandbox.State {

@@ -45,6 +45,9 @@ func TestTaskRunsInItsEnvironmentImage(t *testing.T) {
 		return s
 	}
 	res := succeeded(t, f.WaitDone(f.Submit(spec(byTag))))
+	if want := "bwrap, network none, image " + byDigest; res.Sandbox != want {
+		t.Errorf("result.sandbox %q, want %q", res.Sandbox, want)
+	}
 	for _, want := range []string{"marker from the image", "BusyBox", "no-git"} {
 		if !strings.Contains(res.FinalText, want) {
 			t.Errorf("the task's report lacks %q:\n%s", want, res.FinalText)

@@ -47,7 +47,7 @@ func (r *run) localEnv(cfg execenv.LocalConfig) (execenv.Environment, error) {
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", errBadEnvironment, err)
 	}
-	r.sandbox = label
+	r.sandbox = r.imageLabel(label)
 	return env, nil
 }
 

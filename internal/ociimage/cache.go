@@ -47,7 +47,10 @@ type Auth struct {
 // Image is one unpacked image a task holds: its Root is read-only and
 // stays until Release.
 type Image struct {
-	// Digest is the image manifest's ("sha256:..."), the cache's key.
+	// Ref is the reference as Acquire was given it, in canonical form
+	// (registry and tag filled in); Digest is the image manifest's
+	// ("sha256:..."), the cache's key.
+	Ref    string
 	Digest string
 	// Root is the root file system's directory.
 	Root string
@@ -218,6 +221,7 @@ func (c *Cache) Acquire(ctx context.Context, ref string, auth *Auth) (*Image, er
 	}
 	if d, ok := digestOf(r); ok {
 		if im := c.hold(d); im != nil {
+			im.Ref = r.Name()
 			return im, nil
 		}
 	}
@@ -228,6 +232,7 @@ func (c *Cache) Acquire(ctx context.Context, ref string, auth *Auth) (*Image, er
 			return nil, err
 		}
 		if im := c.hold(desc.digest); im != nil {
+			im.Ref = r.Name()
 			return im, nil
 		}
 		wait, mine := c.startPull(desc.digest)
