@@ -84,3 +84,32 @@ func TestTaskRunsInItsEnvironmentImage(t *testing.T) {
 		t.Errorf("a task naming no image should run in policy.images.default:\n%s", res.FinalText)
 	}
 }
+
+// A task in an image with a Go toolchain runs the image's go command, at
+// a path the worker's system does not have.
+func TestTaskRunsGoFromItsImage(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, err.Error())
+	}
+	reg := ociimagetest.NewRegistry(t)
+	bb, err := ociimagetest.Busybox(t, "go image").Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ref := reg.Push(t, "tools/go:1", ociimagetest.Image(t, []string{"PATH=/opt/go/bin:/bin"}, bb[0], ociimagetest.GoLayer(t)))
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
+		c.Sandbox = worker.SandboxOn
+		c.Policy.Images = fleet.ImagePolicy{Allow: []string{reg.Host}}
+		c.OutboundAllowPrivate = []string{"127.0.0.0/8"}
+		c.ImageCache.Dir = filepath.Join(testenv.SearchableTempDir(t), "images")
+	}})
+	s := fleettest.Spec("go in an image", fleettest.Step{Calls: []fleettest.Call{fleettest.Shell(`command -v go; go version; test -e /usr/local/go || echo no-host-go`)}},
+		fleettest.Step{Text: "report: {{results}}"})
+	s.Environment.Image = ref
+	res := succeeded(t, f.WaitDone(f.Submit(s)))
+	for _, want := range []string{"/opt/go/bin/go\n", "go version go1.", "no-host-go"} {
+		if !strings.Contains(res.FinalText, want) {
+			t.Errorf("the report lacks %q:\n%s", want, res.FinalText)
+		}
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -189,21 +191,46 @@ func Busybox(t testing.TB, marker string) v1.Image {
 	return Image(t, []string{"PATH=/bin"}, Layer(t, files...))
 }
 
+// GoLayer is a layer with the go command of the Go toolchain running the
+// test, statically linked as Go's releases are, at /opt/go/bin/go (with
+// the empty /opt/go/pkg/tool by which it finds its GOROOT): enough for
+// `go version` and `go env` in an image. A test without it skips (fails
+// under AGENTFLEET_REQUIRE_INTEGRATION=1).
+func GoLayer(t testing.TB) v1.Layer {
+	t.Helper()
+	path, err := exec.LookPath("go")
+	if err == nil {
+		path, err = filepath.EvalSymlinks(path)
+	}
+	if err != nil {
+		testenv.SkipOrFatal(t, "no go command on PATH to put in a test image")
+	}
+	return Layer(t, File{Name: "opt/go/bin/go", Body: string(staticELF(t, path, "the go command")), Mode: 0o755},
+		File{Name: "opt/go/pkg/tool/", Type: tar.TypeDir})
+}
+
 // StaticBusybox is the content of the host's statically linked busybox.
 func StaticBusybox(t testing.TB) []byte {
 	t.Helper()
-	const missing = "no static busybox at " + BusyboxPath + ": install Debian's busybox-static (apt-get install busybox-static)"
-	f, err := elf.Open(BusyboxPath)
+	return staticELF(t, BusyboxPath, "no static busybox at "+BusyboxPath+": install Debian's busybox-static (apt-get install busybox-static)")
+}
+
+// staticELF is the content of the statically linked executable at path;
+// missing says what to do when it is not one.
+func staticELF(t testing.TB, path, missing string) []byte {
+	t.Helper()
+	f, err := elf.Open(path)
 	if err != nil {
-		testenv.SkipOrFatal(t, missing)
+		testenv.SkipOrFatal(t, missing+": "+err.Error())
+		return nil
 	}
 	defer func() { _ = f.Close() }()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
-			testenv.SkipOrFatal(t, BusyboxPath+" is linked dynamically: "+missing)
+			testenv.SkipOrFatal(t, path+" is linked dynamically: "+missing)
 		}
 	}
-	b, err := os.ReadFile(BusyboxPath)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
