@@ -195,8 +195,7 @@ func TestRegistriesOnInternalAddressesAreRefusedUnlessAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Acquire(context.Background(), byTag, nil)
-	var refused *outbound.RefusedError
-	if !errors.As(err, &refused) {
+	if _, ok := errors.AsType[*outbound.RefusedError](err); !ok {
 		t.Fatalf("err %v, want the outbound guard's refusal of a loopback registry", err)
 	}
 }

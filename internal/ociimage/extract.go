@@ -114,7 +114,7 @@ func (a *applier) apply(hdr *tar.Header, body io.Reader) error {
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		return a.dir(name, hdr.FileInfo().Mode())
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg: // the reader reports the old TypeRegA as TypeReg
 		return a.file(name, hdr, body)
 	case tar.TypeSymlink:
 		if err := a.replace(name); err != nil {

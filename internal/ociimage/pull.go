@@ -128,7 +128,7 @@ func (c *Cache) pullAndAdd(ctx context.Context, p *puller, r resolved) error {
 		return fmt.Errorf("ociimage: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	e, err := c.unpack(ctx, p, r, tmp)
+	e, err := c.unpack(ctx, r, tmp)
 	if err != nil {
 		return fmt.Errorf("ociimage: pulling %s (%s): %w", p.ref.Name(), r.digest, err)
 	}
@@ -138,7 +138,7 @@ func (c *Cache) pullAndAdd(ctx context.Context, p *puller, r resolved) error {
 	return nil
 }
 
-func (c *Cache) unpack(ctx context.Context, p *puller, r resolved, tmp string) (*entry, error) {
+func (c *Cache) unpack(ctx context.Context, r resolved, tmp string) (*entry, error) {
 	cf, err := r.img.ConfigFile() // checked against the manifest's digest
 	if err != nil {
 		return nil, fmt.Errorf("reading its configuration: %w", err)
