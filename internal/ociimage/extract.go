@@ -44,16 +44,22 @@ func decompress(r io.Reader) (io.ReadCloser, error) {
 	return io.NopCloser(br), nil
 }
 
+// errTooLarge stops a layer that would make the image larger than the
+// bound: checked as it is written, so a layer that decompresses to far
+// more than its size never fills the disk.
+var errTooLarge = errors.New("the image is larger than the cache's bound")
+
 // applyLayer applies the layer read from r (compressed or not) to the
 // tree of root (see "Unpacking" in the package doc) and returns the bytes
-// it added, counted as entryOverhead per entry plus each file's size.
-func applyLayer(root *os.Root, r io.Reader) (int64, error) {
+// it added, counted as entryOverhead per entry plus each file's size; it
+// stops with errTooLarge once they would exceed limit.
+func applyLayer(root *os.Root, r io.Reader, limit int64) (int64, error) {
 	tr, err := decompress(r)
 	if err != nil {
 		return 0, fmt.Errorf("reading the layer: %w", err)
 	}
 	defer func() { _ = tr.Close() }()
-	a := applier{root: root, added: map[string]bool{}}
+	a := applier{root: root, added: map[string]bool{}, limit: limit}
 	t := tar.NewReader(tr)
 	for {
 		hdr, err := t.Next()
@@ -74,6 +80,7 @@ type applier struct {
 	root  *os.Root
 	added map[string]bool // names this layer wrote: an opaque whiteout keeps them
 	size  int64
+	limit int64
 }
 
 // cleanName is name relative to the root ("." for the root itself), or
@@ -110,7 +117,9 @@ func (a *applier) apply(hdr *tar.Header, body io.Reader) error {
 		return a.root.RemoveAll(path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix)))
 	}
 	a.added[name] = true
-	a.size += entryOverhead
+	if a.size += entryOverhead; a.size > a.limit {
+		return errTooLarge
+	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		return a.dir(name, hdr.FileInfo().Mode())
@@ -216,10 +225,13 @@ func (a *applier) file(name string, hdr *tar.Header, body io.Reader) error {
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(f, body)
+	n, err := io.Copy(f, io.LimitReader(body, a.limit-a.size+1))
 	a.size += n
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && a.size > a.limit {
+		err = errTooLarge
 	}
 	if err != nil {
 		return err

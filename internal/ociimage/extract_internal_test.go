@@ -3,6 +3,7 @@ package ociimage
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -31,7 +32,7 @@ func apply(t *testing.T, layers ...[]ociimagetest.File) (string, error) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = applyLayer(root, rc)
+		_, err = applyLayer(root, rc, 1<<30)
 		_ = rc.Close()
 		if err != nil {
 			return dir, err
@@ -156,10 +157,32 @@ func TestUncompressedLayersAreRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = root.Close() }()
-	if _, err := applyLayer(root, bytes.NewReader(buf.Bytes())); err != nil {
+	if _, err := applyLayer(root, bytes.NewReader(buf.Bytes()), 1<<30); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := root.Lstat("plain"); err != nil {
 		t.Errorf("an uncompressed layer was not unpacked: %v", err)
+	}
+}
+
+// A layer that decompresses to more than the bound stops as it is
+// written: no more than the bound reaches the disk.
+func TestALayerIsStoppedAtTheBound(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = root.Close() }()
+	rc, err := ociimagetest.Layer(t, ociimagetest.File{Name: "bomb", Body: strings.Repeat("0", 1<<20)}).Compressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rc.Close() }()
+	if _, err := applyLayer(root, rc, 64<<10); !errors.Is(err, errTooLarge) {
+		t.Fatalf("err %v, want errTooLarge", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "bomb")); err == nil && fi.Size() > 64<<10+1 {
+		t.Errorf("%d bytes were written past a bound of %d", fi.Size(), 64<<10)
 	}
 }

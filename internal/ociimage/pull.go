@@ -175,26 +175,26 @@ func (c *Cache) unpack(ctx context.Context, r resolved, tmp string) (*entry, err
 		if err != nil {
 			return nil, fmt.Errorf("layer %d (%s): %w", i+1, d, err)
 		}
-		n, err := applyFile(root, blob)
+		n, err := applyFile(root, blob, c.cfg.MaxBytes-e.Size)
 		e.Size += n
+		if errors.Is(err, errTooLarge) {
+			return nil, fmt.Errorf("%w: its root file system is larger than the cache's bound of %d bytes: raise image_cache.max_size or name a smaller image", ErrBadImage, c.cfg.MaxBytes)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: layer %d (%s): %v", ErrBadImage, i+1, d, err)
-		}
-		if e.Size > c.cfg.MaxBytes {
-			return nil, fmt.Errorf("%w: its root file system is larger than the cache's bound of %d bytes: raise image_cache.max_size or name a smaller image", ErrBadImage, c.cfg.MaxBytes)
 		}
 		e.Layers = append(e.Layers, d.String())
 	}
 	return e, nil
 }
 
-func applyFile(root *os.Root, file string) (int64, error) {
+func applyFile(root *os.Root, file string, limit int64) (int64, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return 0, err
 	}
 	defer func() { _ = f.Close() }()
-	return applyLayer(root, f)
+	return applyLayer(root, f, limit)
 }
 
 // blob is the file of layer l's compressed blob (digest), fetched into
