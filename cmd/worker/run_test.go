@@ -59,7 +59,7 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		"SANDBOX_READ_ONLY": "/opt/cache", "POLICY_SHARED_ROOTS": "/srv/shared,/data/team",
 		"POLICY_REPOSITORIES_ALLOW": "github.com/acme/,gitea.internal/team", "POLICY_REPOSITORIES_ALLOW_LOCAL": "/srv/git",
 		"POLICY_REPOSITORIES_ALLOW_PRIVATE": "10.1.0.0/16",
-		"POLICY_IMAGES_ALLOW": "golang,ghcr.io/acme", "POLICY_IMAGES_DEFAULT": "golang:1.22",
+		"POLICY_IMAGES_ALLOW":               "golang,ghcr.io/acme", "POLICY_IMAGES_DEFAULT": "golang:1.22",
 		"IMAGE_CACHE_DIR": "/var/images", "IMAGE_CACHE_MAX_SIZE": "5GiB",
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
