@@ -226,11 +226,11 @@ func (c *Cache) Acquire(ctx context.Context, ref string, auth *Auth) (*Image, er
 		}
 	}
 	p := c.puller(r, auth)
+	desc, err := p.resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for {
-		desc, err := p.resolve(ctx)
-		if err != nil {
-			return nil, err
-		}
 		if im := c.hold(desc.digest); im != nil {
 			im.Ref = r.Name()
 			return im, nil
