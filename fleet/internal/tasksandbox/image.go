@@ -1,6 +1,8 @@
 package tasksandbox
 
 import (
+	"strings"
+
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
 )
 
@@ -30,12 +32,23 @@ func (s State) imageRefusal() error {
 	return &RefusedError{"environment.image needs the task sandbox (bubblewrap), and this worker runs local tasks unconfined (sandbox: off, or auto without bubblewrap)"}
 }
 
+// DefaultImagePath is the PATH of an image whose configuration sets none
+// (the worker's own would name its directories, not the image's).
+const DefaultImagePath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 // applyImage puts the image in set: its root, and its environment before
-// the operator's sandbox_env (which wins).
+// the operator's sandbox_env (which wins), but for HOME and TMPDIR, which
+// stay the sandbox's private ones.
 func (s State) applyImage(set *sandbox.Settings) {
 	if s.image == nil {
 		return
 	}
 	set.Image = s.image.Root
-	set.Env = append(append([]string{}, s.image.Env...), set.Env...)
+	env := []string{DefaultImagePath}
+	for _, kv := range s.image.Env {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && k != "TMPDIR" {
+			env = append(env, kv)
+		}
+	}
+	set.Env = append(env, set.Env...)
 }
