@@ -113,3 +113,39 @@ func TestTaskRunsGoFromItsImage(t *testing.T) {
 		}
 	}
 }
+
+// A task on a repository, in a Debian-shaped image with git (built in the
+// test from this host's git and its libraries), runs the image's git, and
+// its diff artifact, made by git in the image, holds its change.
+func TestTaskInAnImageWithGitStoresItsDiff(t *testing.T) {
+	if err := sandbox.Available(); err != nil {
+		testenv.SkipOrFatal(t, err.Error())
+	}
+	repo := gitRepo(t)
+	reg := ociimagetest.NewRegistry(t)
+	_, ref := reg.Push(t, "debian/git:1", ociimagetest.DebianGit(t, "debian-shaped"))
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) {
+		c.Sandbox = worker.SandboxOn
+		c.Policy.Images = fleet.ImagePolicy{Allow: []string{reg.Host}}
+		c.OutboundAllowPrivate = []string{"127.0.0.0/8"}
+		c.ImageCache.Dir = filepath.Join(testenv.SearchableTempDir(t), "images")
+	}})
+	s := fleettest.Spec("git in an image", fleettest.Step{Calls: []fleettest.Call{fleettest.Shell(
+		`cat /etc/marker; echo; ls -l /bin | cut -c1; git --version; echo changed > README`)}},
+		fleettest.Step{Text: "report: {{results}}"})
+	s.Environment = fleet.Environment{Repo: repo, Ref: "v1", Image: ref}
+	id := f.Submit(s)
+	res := succeeded(t, f.WaitDone(id))
+	for _, want := range []string{"debian-shaped", "\nl\n", "git version"} {
+		if !strings.Contains(res.FinalText, want) {
+			t.Errorf("the report lacks %q (the marker, /bin a link, git):\n%s", want, res.FinalText)
+		}
+	}
+	diff, err := f.Store.GetArtifact(waitCtx(t), store.GetArtifactParams{TaskID: id, Kind: "diff"})
+	if err != nil {
+		t.Fatalf("no diff artifact of a task whose image has git: %v", err)
+	}
+	if !strings.Contains(string(diff.Content), "+changed") {
+		t.Errorf("the diff lacks the change:\n%s", diff.Content)
+	}
+}

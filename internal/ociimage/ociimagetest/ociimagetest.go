@@ -8,6 +8,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"debug/elf"
+	"fmt"
 	"io"
 	"log"
 	"maps"
@@ -207,6 +208,66 @@ func GoLayer(t testing.TB) v1.Layer {
 	}
 	return Layer(t, File{Name: "opt/go/bin/go", Body: string(staticELF(t, path, "the go command")), Mode: 0o755},
 		File{Name: "opt/go/pkg/tool/", Type: tar.TypeDir})
+}
+
+// DebianGit is a Debian-shaped image built from this host's files: a
+// merged /usr (/bin, /lib and /lib64 are links into it), the static
+// busybox with its applets, and the host's git with the shared libraries
+// and loader ldd names for it, so that a task's git (the diff artifact,
+// worktrees) runs in the image. A host without git, ldd or a static
+// busybox skips the test (fails it under AGENTFLEET_REQUIRE_INTEGRATION=1).
+func DebianGit(t testing.TB, marker string) v1.Image {
+	t.Helper()
+	git, err := exec.LookPath("git")
+	if err == nil {
+		git, err = filepath.EvalSymlinks(git)
+	}
+	if err != nil {
+		testenv.SkipOrFatal(t, "no git on this host to put in a test image")
+	}
+	out, err := exec.Command("ldd", git).Output()
+	if err != nil {
+		testenv.SkipOrFatal(t, fmt.Sprintf("ldd %s: %v (a Debian host has it in libc-bin)", git, err))
+	}
+	files := []File{{Name: "usr/", Type: tar.TypeDir}, {Name: "usr/bin/", Type: tar.TypeDir}, {Name: "usr/lib/", Type: tar.TypeDir},
+		{Name: "usr/lib64/", Type: tar.TypeDir}, {Name: "bin", Type: tar.TypeSymlink, Link: "usr/bin"},
+		{Name: "lib", Type: tar.TypeSymlink, Link: "usr/lib"}, {Name: "lib64", Type: tar.TypeSymlink, Link: "usr/lib64"},
+		{Name: "etc/", Type: tar.TypeDir}, {Name: "etc/marker", Body: marker}, {Name: "tmp/", Type: tar.TypeDir, Mode: 0o1777},
+		{Name: "usr/bin/busybox", Body: string(StaticBusybox(t)), Mode: 0o755}, {Name: "usr/bin/git", Body: string(readFile(t, git)), Mode: 0o755}}
+	for _, a := range BusyboxApplets {
+		files = append(files, File{Name: "usr/bin/" + a, Type: tar.TypeSymlink, Link: "busybox"})
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		// "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
+		fields := strings.Fields(line)
+		var lib string
+		switch {
+		case len(fields) >= 3 && fields[1] == "=>":
+			lib = fields[2]
+		case len(fields) >= 1 && strings.HasPrefix(fields[0], "/"):
+			lib = fields[0]
+		}
+		if !strings.HasPrefix(lib, "/") || seen[lib] {
+			continue
+		}
+		seen[lib] = true
+		name := strings.TrimPrefix(lib, "/")
+		if !strings.HasPrefix(name, "usr/") {
+			name = "usr/" + name // merged /usr: /lib/x is /usr/lib/x
+		}
+		files = append(files, File{Name: name, Body: string(readFile(t, lib)), Mode: 0o755})
+	}
+	return Image(t, []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Layer(t, files...))
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // StaticBusybox is the content of the host's statically linked busybox.
