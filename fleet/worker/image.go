@@ -38,7 +38,9 @@ const DefaultImageCacheMaxSize = "20GiB"
 // ImageCacheConfig is image_cache: where environment images are unpacked,
 // how large that cache may grow, and the registry credentials specs name.
 type ImageCacheConfig struct {
-	// Dir is the cache's directory (default $TMPDIR/agentfleet-images).
+	// Dir is the cache's directory (default $TMPDIR/agentfleet-images),
+	// this worker's alone: the cache locks it (several workers on one
+	// host each need their own).
 	// Sandboxes of other uids read the images there: it and every
 	// directory above it must be searchable (0755 or 0711) unless the
 	// worker is root with mount namespaces (execenv/sandbox "Users").

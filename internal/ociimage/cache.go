@@ -92,6 +92,8 @@ type Cache struct {
 	cfg       Config
 	transport http.RoundTripper
 
+	lock *os.File // Dir, locked while the Cache is open
+
 	mu       sync.Mutex
 	images   map[string]*entry        // by digest
 	aliases  map[string]string        // index digest -> image digest
@@ -119,19 +121,37 @@ func New(cfg Config) (*Cache, error) {
 	if c.transport == nil {
 		c.transport = outbound.Transport(outbound.Policy{Allow: outbound.AnyURL(), AllowPrivate: cfg.AllowPrivate})
 	}
+	if err := os.MkdirAll(c.path(), 0o755); err != nil {
+		return nil, fmt.Errorf("ociimage: making the cache directory: %w", err)
+	}
+	var err error
+	if c.lock, err = lockDir(c.path()); err != nil {
+		return nil, fmt.Errorf("ociimage: the cache directory %s is in use by another process or Cache (give each worker its own image_cache.dir): %w", cfg.Dir, err)
+	}
 	if err := os.RemoveAll(c.path("tmp")); err != nil {
+		_ = c.Close()
 		return nil, fmt.Errorf("ociimage: clearing %s: %w", c.path("tmp"), err)
 	}
-	for _, d := range []string{"", "tmp", "blobs", "images"} {
+	for _, d := range []string{"tmp", "blobs", "images"} {
 		if err := os.MkdirAll(c.path(d), 0o755); err != nil {
+			_ = c.Close()
 			return nil, fmt.Errorf("ociimage: making the cache directory: %w", err)
 		}
 	}
 	if err := os.Chmod(c.path("blobs"), 0o700); err != nil {
+		_ = c.Close()
 		return nil, fmt.Errorf("ociimage: %w", err)
 	}
-	return c, c.load()
+	if err := c.load(); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
 }
+
+// Close lets another Cache open the directory. Images still held stay
+// on disk; the Cache must not be used after.
+func (c *Cache) Close() error { return c.lock.Close() }
 
 func (c *Cache) path(parts ...string) string {
 	return filepath.Join(append([]string{c.cfg.Dir}, parts...)...)

@@ -21,6 +21,7 @@ func newCache(t *testing.T, max int64) *ociimage.Cache {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
@@ -70,11 +71,20 @@ func TestAcquireUnpacksOnceAndServesFromTheCache(t *testing.T) {
 		t.Errorf("Acquire by cached digest made %d requests and gave %s; want none and %s", got-requests, byDig.Root, im.Root)
 	}
 
-	// A new Cache on the same directory finds the image on disk.
-	c2, err := ociimage.New(ociimage.Config{Dir: filepath.Dir(filepath.Dir(filepath.Dir(im.Root))), AllowPrivate: ociimagetest.Loopback})
+	// The directory is the first Cache's while it is open; a new Cache on
+	// it then finds the image on disk.
+	dir := filepath.Dir(filepath.Dir(filepath.Dir(im.Root)))
+	if _, err := ociimage.New(ociimage.Config{Dir: dir}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("a second Cache on an open cache's directory: %v, want it refused", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := ociimage.New(ociimage.Config{Dir: dir, AllowPrivate: ociimagetest.Loopback})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() { _ = c2.Close() }()
 	if !c2.Cached(im.Digest) {
 		t.Error("a cache reopened on the same directory lost the image")
 	}

@@ -48,8 +48,9 @@
 // layer's file; an opaque whiteout (".wh..wh..opq") empties a directory
 // of what lower layers put there.
 //
-// A cache directory belongs to one process (one worker): two Caches on
-// one directory would evict each other's images from under their tasks.
+// A cache directory belongs to one Cache (one worker): New locks it, and
+// a second New on it fails, saying so, rather than evict the images of
+// the first from under its tasks.
 //
 // Decisions where the issue is silent: a reference without a registry is
 // Docker Hub's (name.ParseReference's default), without a tag "latest";
