@@ -238,7 +238,7 @@ func DebianGit(t testing.TB, marker string) v1.Image {
 		files = append(files, File{Name: "usr/bin/" + a, Type: tar.TypeSymlink, Link: "busybox"})
 	}
 	seen := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		// "libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x...)" or "/lib64/ld-linux-x86-64.so.2 (0x...)"
 		fields := strings.Fields(line)
 		var lib string
