@@ -159,6 +159,9 @@ type Environment struct {
 	// Without it, a local task's children run on the worker holding its
 	// files. Set by the system for child tasks (added by the worker side).
 	Shared bool `json:"shared,omitempty"`
+	// Image and ImageCredentials: see spec_image.go.
+	Image            string `json:"image,omitempty"`
+	ImageCredentials string `json:"image_credentials,omitempty"`
 }
 
 // DefaultLimits are the limits a dispatcher gives a submitted task's zero
@@ -287,6 +290,7 @@ func (d Defaults) Apply(s TaskSpec) TaskSpec {
 		s.Profile = d.Profile
 	}
 	s.Limits = d.Policy.ApplyLimits(s.Limits, d.Limits)
+	s.Environment.Image = d.Policy.Images.ImageFor(s)
 	if s.Queue == "" {
 		s.Queue = DefaultQueue
 	}
@@ -322,6 +326,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		func() *FieldError { return s.checkPrompt(allowed) },
 		s.Limits.check,
 		s.Environment.check,
+		s.Environment.checkImage,
 		s.checkContext,
 		s.Sandbox.check,
 		s.checkTree,

@@ -40,6 +40,8 @@ type Policy struct {
 	// Repositories bound environment.repo: allowed hosts and path
 	// prefixes, local directories, internal addresses (spec_paths.go).
 	Repositories Repositories `mapstructure:"repositories"`
+	// Images bound environment.image and give its default (spec_image.go).
+	Images ImagePolicy `mapstructure:"images"`
 }
 
 // MaxLimits are the policy's maxima as Limits (zero: no maximum).
@@ -76,6 +78,9 @@ func (p Policy) Validate() error {
 			name = "max_" + name
 		}
 		return fmt.Errorf("%s must be >= 0", name)
+	}
+	if err := p.Images.Validate("images"); err != nil {
+		return err
 	}
 	return p.validatePaths()
 }
@@ -115,6 +120,9 @@ func (p Policy) Check(s TaskSpec) error {
 		return err
 	}
 	if err := p.checkEnvironment(s); err != nil {
+		return err
+	}
+	if err := p.checkImage(s); err != nil {
 		return err
 	}
 	return nil

@@ -59,6 +59,8 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		"SANDBOX_READ_ONLY": "/opt/cache", "POLICY_SHARED_ROOTS": "/srv/shared,/data/team",
 		"POLICY_REPOSITORIES_ALLOW": "github.com/acme/,gitea.internal/team", "POLICY_REPOSITORIES_ALLOW_LOCAL": "/srv/git",
 		"POLICY_REPOSITORIES_ALLOW_PRIVATE": "10.1.0.0/16",
+		"POLICY_IMAGES_ALLOW":               "golang,ghcr.io/acme", "POLICY_IMAGES_DEFAULT": "golang:1.22",
+		"IMAGE_CACHE_DIR": "/var/images", "IMAGE_CACHE_MAX_SIZE": "5GiB",
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
 	}
@@ -103,6 +105,10 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		{"policy.repositories.allow", strings.Join(cfg.Policy.Repositories.Allow, " "), "github.com/acme/ gitea.internal/team"},
 		{"policy.repositories.allow_local", strings.Join(cfg.Policy.Repositories.AllowLocal, " "), "/srv/git"},
 		{"policy.repositories.allow_private", strings.Join(cfg.Policy.Repositories.AllowPrivate, " "), "10.1.0.0/16"},
+		{"policy.images.allow", strings.Join(cfg.Policy.Images.Allow, " "), "golang ghcr.io/acme"},
+		{"policy.images.default", cfg.Policy.Images.Default, "golang:1.22"},
+		{"image_cache.dir", cfg.ImageCache.Dir, "/var/images"},
+		{"image_cache.max_size", cfg.ImageCache.MaxSize, "5GiB"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)

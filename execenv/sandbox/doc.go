@@ -113,5 +113,11 @@
 // for a link while such a walk runs could lead it outside (glob reveals
 // names only): a gap left open.
 //
+// # Images
+//
+// Settings.Image puts a root file system (an OCI image internal/ociimage
+// unpacked) in place of the host's system directories and /etc files,
+// read-only; the rest is as above (image.go says how it is bound).
+//
 // Available tells whether bwrap can run here.
 package sandbox

@@ -69,6 +69,9 @@ type Settings struct {
 	Limits Limits
 	// OnLimit, when set, learns of each command that hit a limit.
 	OnLimit func(LimitHit)
+	// Image, when set, is the root file system the commands run in (see
+	// image.go); Env should then carry the image's own (its PATH).
+	Image string
 }
 
 // Label is a short description of s for events and results:
@@ -147,7 +150,7 @@ func NewLocal(cfg execenv.LocalConfig, s Settings) (*Local, error) {
 	l := &Local{readOnly: s.ReadOnly, uid: -1, limits: s.Limits, onLimit: s.OnLimit}
 	err := l.setUp(&cfg, s)
 	if err == nil {
-		cfg.NoRipgrep = cfg.NoRipgrep || !ripgrepVisible(s.ReadOnly)
+		cfg.NoRipgrep = cfg.NoRipgrep || s.Image != "" || !ripgrepVisible(s.ReadOnly)
 		base := Policy{Home: filepath.Join(l.tmpDir, "home"), Tmp: filepath.Join(l.tmpDir, "tmp"), Egress: l.socket()}
 		cfg = confine(cfg, s, base, l.wrap)
 		l.Local, err = execenv.NewLocal(cfg)
@@ -232,6 +235,11 @@ func (l *Local) makePortals(cfg execenv.LocalConfig, s Settings) error {
 		return err
 	}
 	l.sources = map[string]string{cfg.WorkingDir: l.wsPortal}
+	if s.Image != "" {
+		if l.sources[s.Image], err = l.portals.add(s.Image, true); err != nil {
+			return err
+		}
+	}
 	if len(s.Writable) > 0 {
 		if l.portals.idmap, err = newIdmap(l.shared, l.uid); err != nil {
 			return err
@@ -438,6 +446,7 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 func confine(cfg execenv.LocalConfig, s Settings, base Policy, build func(Policy, []string) (execenv.Wrapped, error)) execenv.LocalConfig {
 	cfg.EnvPolicy = execenv.EnvNone
 	base.Workspace, base.ReadOnly, base.Writable, base.Network = cfg.WorkingDir, s.ReadOnly, s.Writable, s.Network == NetworkFull
+	base.Image = s.Image
 	fixed := append(hostEnv(), s.Env...)
 	cfg.Wrap = func(dir string, argv, env []string) (execenv.Wrapped, error) {
 		p := base

@@ -64,6 +64,10 @@ type Policy struct {
 	// ReadOnlyFDs are directories bwrap holds open, bound read-only as
 	// opened (--ro-bind-fd; see OpenedDir).
 	ReadOnlyFDs []BoundFD
+	// Image, when set, is a root file system (an unpacked OCI image) the
+	// command sees in place of the host's system directories and /etc
+	// files (see image.go); Sources may give its host path.
+	Image string
 	// Sources, when set, maps a directory the sandbox sees (Workspace, a
 	// ReadOnly or Writable entry) to the host path bound there, in place
 	// of the same path: a root worker's portals (see Local).
@@ -169,7 +173,11 @@ func (p Policy) Command(argv []string) ([]string, error) {
 	if !p.Network {
 		args = append(args, "--unshare-net")
 	}
-	args = append(args, systemArgs()...)
+	if p.Image != "" {
+		args, argv = append(args, p.imageArgs()...), imageShell(p.Image, argv)
+	} else {
+		args = append(args, systemArgs()...)
+	}
 	for _, ro := range p.ReadOnly {
 		args = append(args, "--ro-bind", p.source(ro), ro)
 	}
@@ -222,7 +230,7 @@ func (p Policy) validate() error {
 	} else if fi, err := os.Stat(p.source(p.Workspace)); p.WorkspaceFD <= 0 && (err != nil || !fi.IsDir()) {
 		errs = append(errs, fmt.Errorf("sandbox: Policy.Workspace %q is not a directory", p.Workspace))
 	}
-	for name, d := range map[string]string{"Dir": p.Dir, "Home": p.Home, "Tmp": p.Tmp} {
+	for name, d := range map[string]string{"Dir": p.Dir, "Home": p.Home, "Tmp": p.Tmp, "Image": p.Image} {
 		if d != "" && !filepath.IsAbs(d) {
 			errs = append(errs, fmt.Errorf("sandbox: Policy.%s %q must be absolute", name, d))
 		}

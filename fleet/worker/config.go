@@ -185,6 +185,8 @@ type Config struct {
 	// address is refused after resolution (internal/outbound). Empty by
 	// default; a task's spec cannot widen it. web_fetch never gets it.
 	OutboundAllowPrivate []string `mapstructure:"outbound_allow_private"`
+	// ImageCache is image_cache: environment images (image.go).
+	ImageCache ImageCacheConfig `mapstructure:"image_cache"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
@@ -314,7 +316,7 @@ func (c Config) Validate() error {
 	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, c.SandboxIsolation.validate(), c.sandboxOperator().Validate())
+	errs = append(errs, c.SandboxIsolation.validate(), c.sandboxOperator().Validate(), c.ImageCache.Validate())
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

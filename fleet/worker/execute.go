@@ -263,6 +263,7 @@ func (r *run) lostReason(ctx context.Context) string {
 
 func (r *run) closeEnv() {
 	_ = r.ext.Close()
+	defer r.image.Release()
 	defer r.ws.close()
 	if r.env == nil {
 		return

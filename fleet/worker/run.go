@@ -50,6 +50,7 @@ type run struct {
 	checks  *checks.Runner  // nil when the spec lists no checks (checks.go)
 	sandbox string          // the sandbox a local task's commands run in (TaskResult.Sandbox)
 	redact  *agent.Redactor // the secrets this worker knows (redact.go), set by prepare
+	image   *taskImage      // the environment image held while the task runs (image.go)
 
 	approvals *approval.Parker    // the session's approver: calls waiting for a person
 	ext       *extensions.Session // MCP servers, hooks, skills; closed with env

@@ -65,6 +65,7 @@ type Worker struct {
 	ready   atomic.Bool           // pulling and healthy
 	health  *storegate.Health
 	sandbox tasksandbox.State // how local tasks' commands run
+	images  workerImages      // environment images (image.go)
 	// redacting keeps the secrets every task's outputs are redacted of
 	// (redact.go).
 	redacting redactCache

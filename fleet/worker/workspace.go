@@ -66,6 +66,9 @@ func (r *run) buildEnv(ctx context.Context) error {
 	default:
 		// The tree's uid is held from the clone to the environment, so
 		// that both run as the same one (clone.go).
+		if err := r.acquireImage(ctx); err != nil {
+			return err
+		}
 		release, herr := r.w.sandbox.Hold(r.tree().String())
 		if herr != nil {
 			return fmt.Errorf("%w: %v", errBadEnvironment, herr)

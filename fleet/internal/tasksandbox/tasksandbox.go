@@ -107,6 +107,7 @@ type State struct {
 	on      bool
 	missing error        // sandbox on but bubblewrap cannot run
 	ids     *sandbox.IDs // the task trees' uids
+	image   *Image       // WithImage's (image.go)
 }
 
 // Start checks bubblewrap once and logs what local tasks will run in.
@@ -156,6 +157,9 @@ func (s State) EnvReading(cfg execenv.LocalConfig, spec fleet.SandboxSpec, tree 
 		return nil, "", &RefusedError{fmt.Sprintf("local tasks run in a sandbox and %v; or set sandbox: off in this worker's configuration to run them unconfined",
 			s.missing)}
 	}
+	if err := s.imageRefusal(); err != nil {
+		return nil, "", err
+	}
 	if !s.on {
 		cfg.EnvPolicy, cfg.KeepSecrets = UnconfinedEnvPolicy(cfg.EnvPolicy), false
 		env, err := execenv.NewLocal(cfg)
@@ -176,6 +180,7 @@ func (s State) EnvReading(cfg execenv.LocalConfig, spec fleet.SandboxSpec, tree 
 	for _, k := range slices.Sorted(maps.Keys(s.op.Env)) {
 		set.Env = append(set.Env, k+"="+s.op.Env[k])
 	}
+	s.applyImage(&set)
 	l, err := sandbox.NewLocal(cfg, set)
 	if err != nil {
 		return nil, "", err

@@ -169,7 +169,8 @@ func (s *Spawner) childSpec(req agent.SpawnRequest, dir string) (fleet.TaskSpec,
 	env := p.Environment
 	local := env.Kind == fleet.EnvLocal
 	if local {
-		env = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: dir, Shared: p.Environment.Shared}
+		env = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: dir, Shared: p.Environment.Shared,
+			Image: p.Environment.Image, ImageCredentials: p.Environment.ImageCredentials} // the parent's system too
 	} else {
 		env.WorkingDir = dir
 	}
