@@ -386,14 +386,19 @@ func (l *Local) openWorkspace(dir string) error {
 	return l.ownTree()
 }
 
-// ownTree gives the workspace tree to the commands' uid, or, with
-// subordinate uids, to the worker's group (groupTree).
+// ownTree gives the workspace tree to the commands' uid (with
+// subordinate uids, what the worker owns of it, made writable by its
+// group first: groupTree).
 func (l *Local) ownTree() error {
 	if l.sub != nil {
 		if err := groupTree(l.ws); err != nil {
 			return fmt.Errorf("sandbox: making the workspace writable by the worker's group for the task's uid %d: %w", l.subUID, err)
 		}
-		return l.handOverFile(l.ws)
+		ns, err := l.ns()
+		if err != nil {
+			return err
+		}
+		return ns.chownTree(l.ws)
 	}
 	if l.uid < 0 {
 		return nil

@@ -71,6 +71,7 @@ func newUserns(s *subordinate, uid int) (*taskUserns, error) { return nil, errNo
 func (ns *taskUserns) chown(path string) error               { return errNotLinux }
 func (ns *taskUserns) chownFile(f *os.File) error            { return errNotLinux }
 func (ns *taskUserns) close()                                {}
+func (ns *taskUserns) chownTree(dir *os.File) error          { return errNotLinux }
 
 func ownedByWorker(fi os.FileInfo) bool { return true }
 func groupTree(dir *os.File) error      { return nil }

@@ -31,6 +31,19 @@ const workerInnerID = InnerID + 1
 type taskUserns struct {
 	fd, admin *os.File
 	nsenter   string
+	sub       *subordinate
+	uid       int // the task's, outside
+}
+
+// adminUID is outside uid u (the worker's subordinate range) as the admin
+// namespace maps it: the whole range from 1.
+func (ns *taskUserns) adminUID(u int) int { return u - ns.sub.first + 1 }
+
+// ours reports whether a file of uid u is the worker's to give the task:
+// the worker's own, or of its range (a uid the tree had before, when
+// all its environments had ended and the uid went back).
+func (ns *taskUserns) ours(u int) bool {
+	return u == os.Getuid() || u >= ns.sub.first && u <= ns.sub.last && u != ns.uid
 }
 
 // newUserns makes the user namespace a task's bubblewrap joins (--userns)
@@ -54,12 +67,12 @@ func newUserns(s *subordinate, uid int) (*taskUserns, error) {
 	if err != nil {
 		return nil, err
 	}
-	admin, err := makeUserns(s, uid, []string{"0", worker, "1", in, strconv.Itoa(uid), "1"}, []string{in, gid, "1"})
+	admin, err := makeUserns(s, uid, []string{"0", worker, "1", "1", strconv.Itoa(s.first), strconv.Itoa(s.last - s.first + 1)}, []string{in, gid, "1"})
 	if err != nil {
 		_ = fd.Close()
 		return nil, err
 	}
-	return &taskUserns{fd: fd, admin: admin, nsenter: s.nsenter}, nil
+	return &taskUserns{fd: fd, admin: admin, nsenter: s.nsenter, sub: s, uid: uid}, nil
 }
 
 // makeUserns makes a user namespace with these maps (newuidmap's and
@@ -102,18 +115,74 @@ func makeUserns(s *subordinate, uid int, uids, gids []string) (*os.File, error) 
 	return ns, nil
 }
 
-// chownFile gives an open file to the task's uid and the worker's group:
+// chownFile gives an open file to the task's uid and the worker's group.
+func (ns *taskUserns) chownFile(f *os.File) error { return ns.chownFiles([]*os.File{f}) }
+
+// chownFiles gives open files to the task's uid and the worker's group:
 // chown, entered by nsenter into the admin namespace (where the worker is
-// root, so its capabilities last across exec), changes the file as
-// opened (/proc/self/fd/4), whatever became of its name.
-func (ns *taskUserns) chownFile(f *os.File) error {
-	in := strconv.Itoa(InnerID)
-	cmd := exec.Command(ns.nsenter, "--user=/proc/self/fd/3", "--preserve-credentials", "--", "chown", in+":"+in, "/proc/self/fd/4")
-	cmd.ExtraFiles, cmd.Env, cmd.Dir = []*os.File{ns.admin, f}, []string{"PATH=/usr/bin:/bin"}, "/"
+// root, so its capabilities last across exec), changes each file as
+// opened (/proc/self/fd/N), whatever became of its name.
+func (ns *taskUserns) chownFiles(files []*os.File) error {
+	owner := strconv.Itoa(ns.adminUID(ns.uid)) + ":" + strconv.Itoa(InnerID)
+	args := []string{"--user=/proc/self/fd/3", "--preserve-credentials", "--", "chown", owner}
+	for i := range files {
+		args = append(args, "/proc/self/fd/"+strconv.Itoa(4+i))
+	}
+	cmd := exec.Command(ns.nsenter, args...)
+	cmd.ExtraFiles, cmd.Env, cmd.Dir = append([]*os.File{ns.admin}, files...), []string{"PATH=/usr/bin:/bin"}, "/"
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("sandbox: giving %s to the task's uid: %v: %s", f.Name(), err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("sandbox: giving %s to the task's uid: %v: %s", files[0].Name(), err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// chownTree gives dir (an open directory) and what is ours beneath it,
+// but for symbolic links and files with other hard links (see chownTree
+// of platform_linux.go), to the task's uid: walked through an os.Root,
+// so nothing outside dir is reached, and changed as opened, a batch of
+// files per chown. Best effort: a file chown cannot change (a group
+// other than the worker's, unmapped) stays as it is.
+func (ns *taskUserns) chownTree(dir *os.File) error {
+	root, err := os.OpenRoot(fdPath(dir))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = root.Close() }()
+	var batch []*os.File
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := ns.chownFiles(batch)
+		for _, f := range batch {
+			_ = f.Close()
+		}
+		batch = batch[:0]
+		return err
+	}
+	err = fs.WalkDir(root.FS(), ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink != 0 {
+			return nil //nolint:nilerr // gone, unreadable or a link: left as it is
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil //nolint:nilerr // gone
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || !ns.ours(int(st.Uid)) || !d.IsDir() && links(fi) > 1 {
+			return nil //nolint:nilerr // gone, or not the worker's to give
+		}
+		f, err := root.Open(path) // inside dir, whatever path is now
+		if err != nil {
+			return nil //nolint:nilerr // one the worker cannot open stays its own
+		}
+		if batch = append(batch, f); len(batch) == 200 {
+			_ = flush()
+		}
+		return nil
+	})
+	_ = flush() // best effort, as chownTree of a root worker skips what it cannot give
+	return err
 }
 
 // chown is chownFile for a path only the worker controls.

@@ -113,12 +113,28 @@ func TestSubordinateUIDsSeparateTasks(t *testing.T) {
 		t.Fatalf("a nested user namespace: exit %d, %q", code, out)
 	}
 
-	t.Log("cleanup", time.Now())
+	// A tree whose environments all ended gave its uid back; the next
+	// environment on its workspace, of another uid, gets its files.
+	wsC := filepath.Join(parent, "c")
+	if err := os.Mkdir(wsC, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c1 := newLocal(t, wsC, sandbox.Settings{IDs: ids, Tree: "tree-c"})
+	if out, code := sh(t, c1, "git init -q && echo x > f && chmod 600 f"); code != 0 {
+		t.Fatalf("c1: exit %d, %q", code, out)
+	}
+	if err := c1.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newLocal(t, wsC, sandbox.Settings{IDs: ids, Tree: "tree-c"})
+	if out, code := sh(t, c2, "git status --short && chmod 644 f && stat -c %u . .git f"); code != 0 || out != "?? f\n1000\n1000\n1000" {
+		t.Fatalf("the tree's next environment, another uid, on its files: exit %d, %q", code, out)
+	}
+
 	// The worker removes what a made, its read-only directory too.
 	if err := a.Cleanup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Log("cleaned", time.Now())
 	if err := os.RemoveAll(wsA); err != nil {
 		t.Fatalf("the worker cannot remove a's workspace: %v", err)
 	}
