@@ -212,8 +212,8 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 		}
 		if !l.usePortals {
 			fwdUID := l.uid
-			if l.sub != nil {
-				fwdUID = l.subUID // bwrap binds it as the worker, the task runs it as its uid
+			if l.sub != nil && !othersMayRun() {
+				fwdUID = l.subUID // bwrap binds it as the worker; the task's uid must run it
 			}
 			if l.fwd, err = forwarderFor(fwdUID, l.tmpDir); err != nil {
 				return err

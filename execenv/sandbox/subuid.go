@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
 )
 
 // Subordinate uids: a worker that is not root runs each task tree as a
@@ -175,4 +177,16 @@ func (l *Local) handOverFile(f *os.File) error {
 		return err
 	}
 	return ns.chownFile(f)
+}
+
+// othersMayRun reports whether the egress forwarder (this program) may be
+// read and run by any uid: bwrap, started by the worker, binds it by
+// name, so only the file's own mode matters to the task's uid.
+func othersMayRun() bool {
+	exe, err := egress.Executable()
+	if err != nil {
+		return false
+	}
+	fi, err := os.Stat(exe)
+	return err == nil && fi.Mode().Perm()&0o005 == 0o005
 }
