@@ -330,9 +330,9 @@ func (l *Local) makeDirs() error {
 		if err := l.give(filepath.Join(l.tmpDir, d), 0o770); err != nil {
 			return err
 		}
-		if err := l.handOver(filepath.Join(l.tmpDir, d)); err != nil {
-			return err
-		}
+	}
+	if err := l.handOver(filepath.Join(l.tmpDir, "home"), filepath.Join(l.tmpDir, "tmp")); err != nil {
+		return err
 	}
 	if err := l.chown(l.tmpDir); err != nil {
 		return err

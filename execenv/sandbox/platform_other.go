@@ -68,8 +68,8 @@ func portalsWork() bool                                          { return false 
 type taskUserns struct{ fd *os.File }
 
 func newUserns(s *subordinate, uid int) (*taskUserns, error) { return nil, errNotLinux }
-func (ns *taskUserns) chown(path string) error               { return errNotLinux }
 func (ns *taskUserns) chownFile(f *os.File) error            { return errNotLinux }
+func (ns *taskUserns) chownFiles(f []*os.File) error         { return errNotLinux }
 func (ns *taskUserns) close()                                {}
 func (ns *taskUserns) chownTree(dir *os.File) error          { return errNotLinux }
 

@@ -151,9 +151,9 @@ func (l *Local) ns() (*taskUserns, error) {
 	return l.userns, l.nsErr
 }
 
-// handOver gives path, a name only the worker controls, to the task's
+// handOver gives paths, names only the worker controls, to the task's
 // subordinate uid (with the worker's group); nothing without them.
-func (l *Local) handOver(path string) error {
+func (l *Local) handOver(paths ...string) error {
 	if l.sub == nil {
 		return nil
 	}
@@ -161,7 +161,20 @@ func (l *Local) handOver(path string) error {
 	if err != nil {
 		return err
 	}
-	return ns.chown(path)
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}()
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+	}
+	return ns.chownFiles(files)
 }
 
 // handOverFile is handOver for an open file, when the worker owns it.

@@ -185,16 +185,6 @@ func (ns *taskUserns) chownTree(dir *os.File) error {
 	return err
 }
 
-// chown is chownFile for a path only the worker controls.
-func (ns *taskUserns) chown(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	return ns.chownFile(f)
-}
-
 // close closes the namespaces.
 func (ns *taskUserns) close() {
 	_ = ns.fd.Close()
