@@ -170,7 +170,7 @@ func (ns *taskUserns) chownTree(dir *os.File) error {
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if !ok || !ns.ours(int(st.Uid)) || !d.IsDir() && links(fi) > 1 {
-			return nil //nolint:nilerr // gone, or not the worker's to give
+			return nil // not the worker's to give
 		}
 		f, err := root.Open(path) // inside dir, whatever path is now
 		if err != nil {
