@@ -256,9 +256,16 @@ func (l *Local) handBack() {
 	if w.Attr != nil {
 		w.Attr(cmd.SysProcAttr)
 	}
-	_ = cmd.Run()
+	if w.Start != nil { // kills the sandbox when bwrap ends (innerKiller)
+		err = w.Start(cmd)
+	} else {
+		err = cmd.Start()
+	}
 	if w.Release != nil {
 		w.Release()
+	}
+	if err == nil {
+		_ = cmd.Wait()
 	}
 }
 
