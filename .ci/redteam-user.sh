@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Runs the red-team suite (bin/redteam, built by `make redteam` as root)
-# as an unprivileged user, created when absent: what a worker outside a
-# container runs as. The user gets a copy of the binary, a home and a
+# as an unprivileged user, created when absent, with a subordinate uid
+# range: what a worker outside a container runs as. The user gets a copy of the binary, a home and a
 # temporary directory of its own, and no write access to the Go caches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 user=${REDTEAM_USER:-agentfleet-redteam}
 id -u "$user" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$user"
+# A subordinate uid range (useradd gives one where login.defs says so):
+# the worker gives each task tree a uid of it (docs/operations.md, "Users").
+grep -q "^$user:" /etc/subuid 2>/dev/null || usermod --add-subuids 1000000-1065535 "$user"
+grep -q "^$user:" /etc/subgid 2>/dev/null || usermod --add-subgids 1000000-1065535 "$user"
+command -v newuidmap >/dev/null || { echo "redteam-user: newuidmap is missing: apt-get install uidmap" >&2; exit 1; }
 home=$(getent passwd "$user" | cut -d: -f6)
 dir=$(mktemp -d -t agentfleet-redteam-user-XXXXXX)
 trap 'rm -rf "$dir"' EXIT

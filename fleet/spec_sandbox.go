@@ -38,13 +38,13 @@ type SandboxSpec struct {
 // execenv/sandbox.Limits); zero fields leave the worker's limits.
 type SandboxLimits struct {
 	// Pids bounds processes and threads running at once.
-	Pids int `json:"pids,omitempty"`
+	Pids int `json:"pids,omitempty" mapstructure:"pids"`
 	// Memory bounds memory: "512MiB", "2GiB" (internal/bytesize).
-	Memory string `json:"memory,omitempty"`
+	Memory string `json:"memory,omitempty" mapstructure:"memory"`
 	// CPUs bounds CPU bandwidth, in CPUs (where the worker has cgroups).
-	CPUs float64 `json:"cpus,omitempty"`
+	CPUs float64 `json:"cpus,omitempty" mapstructure:"cpus"`
 	// CPUTime bounds each process's CPU time: "10m".
-	CPUTime string `json:"cpu_time,omitempty"`
+	CPUTime string `json:"cpu_time,omitempty" mapstructure:"cpu_time"`
 }
 
 // check names a field of l that is not valid.

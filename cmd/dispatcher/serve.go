@@ -108,6 +108,11 @@ type ServeConfig struct {
 	// the sandbox field of submitted specs (a wider one is a 400); workers
 	// check their own bound too.
 	Sandbox fleet.SandboxBound `mapstructure:",squash"`
+	// SandboxLimits bound a submitted spec's sandbox.limits (pids,
+	// memory, cpus, cpu_time; a larger one is a 400), as the workers'
+	// sandbox_limits bound them: keep the two the same. A key it leaves
+	// unset takes the workers' default (fleet.DefaultSandboxLimits).
+	SandboxLimits fleet.SandboxLimits `mapstructure:"sandbox_limits"`
 	// Prices are the workers' prices setting (prices.<model>.input_per_mtok,
 	// output_per_mtok, ...): a task with a cost limit or a budgeted label
 	// whose model has none is refused at submission, and /v1/usage tells
@@ -230,6 +235,9 @@ func (c ServeConfig) Validate() error {
 	if err := c.NATS.Validate(); err != nil {
 		return err
 	}
+	if err := c.SandboxLimits.ValidateBound(); err != nil {
+		return err
+	}
 	if err := c.Sandbox.Validate(); err != nil {
 		return err
 	}
@@ -319,7 +327,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		Credentials:         cfg.knownCredentials(),
 		BudgetCheckInterval: cfg.BudgetCheckInterval,
 		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, AllowPrivate: cfg.allowPrivate()},
-		SandboxBound:        cfg.sandboxBound(), Prices: cfg.Prices, AuditRetention: cfg.AuditRetention})
+		SandboxBound:        cfg.sandboxBound(), SandboxLimits: cfg.SandboxLimits, Prices: cfg.Prices, AuditRetention: cfg.AuditRetention})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -130,3 +130,19 @@ func TestServeConfigSandboxBound(t *testing.T) {
 		t.Fatalf("a bad sandbox_network: %v", err)
 	}
 }
+
+// sandbox_limits is read as the workers' key is, and a bad one is named.
+func TestServeConfigSandboxLimits(t *testing.T) {
+	t.Setenv("AGENTFLEET_TOKEN", "tk")
+	t.Setenv("AGENTFLEET_DATABASE_URL", "d.db")
+	v := viper.New()
+	v.Set("sandbox_limits", map[string]any{"pids": 512, "memory": "1GiB", "cpu_time": "10m"})
+	cfg, err := cli.Load[ServeConfig](v, "")
+	if err != nil || cfg.SandboxLimits != (fleet.SandboxLimits{Pids: 512, Memory: "1GiB", CPUTime: "10m"}) {
+		t.Fatalf("sandbox_limits: %+v, %v", cfg.SandboxLimits, err)
+	}
+	v.Set("sandbox_limits", map[string]any{"memory": "lots"})
+	if _, err := cli.Load[ServeConfig](v, ""); err == nil || !strings.Contains(err.Error(), "sandbox_limits.memory") {
+		t.Fatalf("a bad sandbox_limits.memory: %v", err)
+	}
+}

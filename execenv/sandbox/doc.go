@@ -31,9 +31,37 @@
 //
 // # Users
 //
-// Outside, the sandbox's uid is that of the bwrap that made it. A worker
-// that is not root starts bwrap as itself: its tasks share its uid
-// (subordinate uids through newuidmap are not used). A root worker never
+// Outside, the sandbox's uid is that of the bwrap that made it, or of
+// the user namespace it joins. A worker that is not root and whose user
+// has a subordinate uid range (/etc/subuid, SubordinateRange; with
+// newuidmap, newgidmap and nsenter installed) runs each task tree as one
+// uid of that range (IDs over it: the range's first is kept back), as
+// subuid.go and subuid_linux.go say: per environment it makes a user
+// namespace where InnerID is that uid (the gid InnerID the worker's own
+// primary group, through newgidmap, which then denies setgroups) and the
+// worker's uid is mapped as InnerID+1, for bubblewrap to bind the
+// worker's directories; bwrap joins it (--userns) instead of making one.
+// The choice of the worker's group, not a subordinate one, is what lets
+// the worker keep working on what tasks make: bwrap starts under umask
+// 002, so what a task makes is group-writable, and the worker's file
+// tools, delivery and cleanup reach it by group. What the worker makes
+// for the task (the workspace's root, the home and /tmp, what the file
+// tools write) is given to the task's uid by a chown run through nsenter
+// in a second namespace where the worker is root (an open file's
+// /proc/self/fd name, so no link is followed), and when the environment
+// ends a chmod g+rwX run as the task's uid makes what it locked away
+// (a Go module cache, mode 0700 directories) removable. The home and
+// /tmp stay in a directory only the worker may search: another task's
+// uid cannot reach them, nor signal the task's processes. Nested user
+// namespaces are refused by the namespace's user.max_user_namespaces
+// of 0 and the seccomp filter (bwrap refuses --disable-userns with
+// --userns). bwrap's --die-with-parent does not hold across the uid it
+// takes there, so the worker kills the sandbox's first process (its
+// PID namespace's init) through a pidfd when bwrap ends (innerKiller);
+// a worker killed with SIGKILL leaves a running command's sandbox
+// behind. Without a range or those tools a worker that is not root
+// starts bwrap as itself, as before: its tasks share its uid, kept
+// apart by their namespaces alone. A root worker never
 // lets a sandbox map to root: it starts bwrap as a uid of its own per
 // task tree (Settings.IDs and Tree; by default one uid per environment
 // from DefaultUIDFirst-DefaultUIDLast), gid the same, no supplementary
@@ -67,10 +95,12 @@
 // environment moves the worker's processes into a leaf child
 // ("agentfleet-worker") so that its cgroup may hand controllers down.
 // Elsewhere bwrap starts under util-linux's prlimit: RLIMIT_NPROC for
-// Pids (per uid: a root worker's tree has its own uid, so the bound is
-// the tree's; a worker that is not root adds the processes and threads
-// its user runs when the command starts, so the bound is that many more
-// and shared with the worker), RLIMIT_DATA for Memory (per process), and
+// Pids (per uid: a root worker's tree has its own uid, and with
+// subordinate uids the count is the tree's in its user namespace, so
+// the bound is the tree's; a worker that runs its tasks as itself adds
+// the processes and threads its user runs when the command starts, so
+// the bound is that many more and shared with the worker), RLIMIT_DATA
+// for Memory (per process), and
 // no CPUs bound. RLIMIT_CPU bounds each process's CPU time in both cases.
 // A command that fails at a limit ends its stderr with
 // LimitHit.Message; the cgroup's pids.events and memory.events say so

@@ -124,10 +124,8 @@ func (l *Local) WriteFile(ctx context.Context, path string, data []byte) error {
 			return err
 		}
 		defer func() { _ = f.Close() }()
-		if l.uid >= 0 {
-			if err := f.Chown(l.uid, l.uid); err != nil {
-				return err
-			}
+		if err := l.giveFile(f); err != nil {
+			return err
 		}
 		if fi, err := f.Stat(); err != nil {
 			return err
@@ -187,13 +185,14 @@ func (l *Local) inWorkspace(ctx context.Context, path string, op func(root *os.R
 }
 
 // mkdirAll makes dir (relative to root) and its missing parents, giving
-// each to the commands' uid when it is not the worker's.
+// each to the commands' uid when it is not the worker's (to its group
+// with subordinate uids: see give).
 func (l *Local) mkdirAll(root *os.Root, dir string) error {
-	if err := root.MkdirAll(dir, 0o755); err != nil || l.uid < 0 {
+	if err := root.MkdirAll(dir, 0o755); err != nil || l.uid < 0 && l.sub == nil {
 		return err
 	}
 	for d := dir; d != "." && d != "/" && d != ""; d = filepath.Dir(d) {
-		if err := root.Lchown(d, l.uid, l.uid); err != nil {
+		if err := l.giveIn(root, d); err != nil {
 			return err
 		}
 	}
@@ -225,4 +224,24 @@ func realPath(p string) string {
 // under reports whether p is root or inside it.
 func under(p, root string) bool {
 	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
+}
+
+// giveIn is give for a directory d of root: with subordinate uids, mode
+// 0775 and the task's uid when the worker owns it.
+func (l *Local) giveIn(root *os.Root, d string) error {
+	if l.sub == nil {
+		return root.Lchown(d, l.uid, l.uid)
+	}
+	f, err := root.Open(d) // inside the workspace whatever it is now
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !ownedByWorker(fi) {
+		return err
+	}
+	if err := f.Chmod(0o775); err != nil {
+		return err
+	}
+	return l.handOverFile(f)
 }

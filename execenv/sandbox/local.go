@@ -106,10 +106,19 @@ type Local struct {
 	uid      int      // the commands' uid outside; -1: the worker's own
 	shared   int      // the owner of shared writable paths (IDs.Shared)
 	putUID   func()   // gives uid back
-	limits   Limits
-	onLimit  func(LimitHit)
-	cgroup   *taskCgroup // nil: limits are resource limits (prlimit)
-	portals  *portals    // a root worker's (portal_linux.go), made by prepare; nil: sources bound by name
+	// sub is set when the worker is not root and has subordinate uids:
+	// subUID is then the commands' uid outside, through userns (made by
+	// prepare), and what they share with the worker is its group's
+	// (subuid.go, "Users" in the package doc).
+	sub     *subordinate
+	subUID  int
+	userns  *taskUserns // made once by ns
+	nsOnce  sync.Once
+	nsErr   error
+	limits  Limits
+	onLimit func(LimitHit)
+	cgroup  *taskCgroup // nil: limits are resource limits (prlimit)
+	portals *portals    // a root worker's (portal_linux.go), made by prepare; nil: sources bound by name
 	// usePortals says whether this environment binds through portals
 	// (a root worker that may make mount namespaces); portalCfg and
 	// portalSettings are what prepare makes them from, once.
@@ -181,6 +190,18 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 			return err
 		}
 		l.shared = ids.Shared()
+	} else if sub, serr := subordinateIDs(); serr == nil {
+		ids, key := s.IDs, s.Tree
+		if ids == nil || !ids.inside(sub.first, sub.last) {
+			ids = defaultSubIDs()
+		}
+		if key == "" {
+			key = fmt.Sprintf("env-%p", l)
+		}
+		if l.subUID, l.putUID, err = ids.Acquire(key); err != nil {
+			return err
+		}
+		l.sub = sub
 	}
 	// The home and /tmp, and the portals, are made before the first
 	// command (prepare): a task that never runs one (an answer, file
@@ -198,7 +219,11 @@ func (l *Local) setUp(cfg *execenv.LocalConfig, s Settings) error {
 			return err
 		}
 		if !l.usePortals {
-			if l.fwd, err = forwarderFor(l.uid, l.tmpDir); err != nil {
+			fwdUID := l.uid
+			if l.sub != nil && !othersMayRun() {
+				fwdUID = l.subUID // bwrap binds it as the worker; the task's uid must run it
+			}
+			if l.fwd, err = forwarderFor(fwdUID, l.tmpDir); err != nil {
 				return err
 			}
 		}
@@ -315,9 +340,12 @@ func (l *Local) makeDirs() error {
 		if err := os.Mkdir(filepath.Join(l.tmpDir, d), 0o700); err != nil {
 			return err
 		}
-		if err := l.chown(filepath.Join(l.tmpDir, d)); err != nil {
+		if err := l.give(filepath.Join(l.tmpDir, d), 0o770); err != nil {
 			return err
 		}
+	}
+	if err := l.handOver(filepath.Join(l.tmpDir, "home"), filepath.Join(l.tmpDir, "tmp")); err != nil {
+		return err
 	}
 	if err := l.chown(l.tmpDir); err != nil {
 		return err
@@ -341,6 +369,11 @@ func (l *Local) prepare() error {
 	l.portalOnce.Do(func() {
 		if l.portalErr = l.makeDirs(); l.portalErr != nil {
 			return
+		}
+		if l.sub != nil {
+			if _, l.portalErr = l.ns(); l.portalErr != nil {
+				return
+			}
 		}
 		if l.portalErr = l.makePortals(l.portalCfg, l.portalSettings); l.portalErr != nil || !l.usePortals {
 			return
@@ -366,8 +399,20 @@ func (l *Local) openWorkspace(dir string) error {
 	return l.ownTree()
 }
 
-// ownTree gives the workspace tree to the commands' uid.
+// ownTree gives the workspace tree to the commands' uid (with
+// subordinate uids, what the worker owns of it, made writable by its
+// group first: groupTree).
 func (l *Local) ownTree() error {
+	if l.sub != nil {
+		if err := groupTree(l.ws); err != nil {
+			return fmt.Errorf("sandbox: making the workspace writable by the worker's group for the task's uid %d: %w", l.subUID, err)
+		}
+		ns, err := l.ns()
+		if err != nil {
+			return err
+		}
+		return ns.chownTree(l.ws)
+	}
 	if l.uid < 0 {
 		return nil
 	}
@@ -397,7 +442,9 @@ func (l *Local) workspace() (*os.File, error) {
 
 // wrap makes one command's bwrap: the workspace, the seccomp filter and
 // the forwarder as descriptors, the resource limits in front, the uid
-// and cgroup as process attributes.
+// and cgroup as process attributes; with subordinate uids, the user
+// namespace and bwrap's info pipe as descriptors too, the umask 002 in
+// front, and a start that kills the sandbox when its bwrap ends.
 func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 	if err := l.prepare(); err != nil {
 		return execenv.Wrapped{}, err
@@ -412,7 +459,17 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 	}
 	files := []*os.File{ws, filter}
 	p.WorkspaceFD, p.SeccompFD, p.Forwarder = 3, 4, l.fwd
+	release := func() { _ = filter.Close() }
 	var start func(*exec.Cmd) error
+	if l.userns != nil {
+		info, err := newInnerKiller()
+		if err != nil {
+			_ = filter.Close()
+			return execenv.Wrapped{}, err
+		}
+		files, p.UsernsFD, p.InfoFD = append(files, l.userns.fd, info.w), 5, 6
+		start, release = info.start, func() { _ = filter.Close(); info.release() }
+	}
 	if l.portals != nil { // the workspace through its portal, its source what was opened
 		files, p.WorkspaceFD, p.SeccompFD, p.Sources = files[1:], 0, 3, l.sources
 		with := *l.portals
@@ -424,11 +481,14 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 	if err == nil {
 		full[0] = l.bwrap
 		var prefix []string
-		prefix, err = rlimitArgs(l.limits, l.cgroup != nil, l.uid >= 0)
+		prefix, err = rlimitArgs(l.limits, l.cgroup != nil, l.uid >= 0 || l.userns != nil)
 		full = append(prefix, full...)
+		if l.userns != nil { // what the task makes is its group's too: the worker's file tools write it
+			full = append([]string{"/bin/sh", "-c", `umask 002 && exec "$@"`, "sh"}, full...)
+		}
 	}
 	if err != nil {
-		_ = filter.Close()
+		release()
 		return execenv.Wrapped{}, err
 	}
 	cgroupFD := -1
@@ -436,7 +496,7 @@ func (l *Local) wrap(p Policy, argv []string) (execenv.Wrapped, error) {
 		cgroupFD = int(l.cgroup.fd.Fd())
 	}
 	return execenv.Wrapped{Argv: full, Env: []string{}, Dir: "/", Files: files, Attr: asUser(l.uid, cgroupFD),
-		Release: func() { _ = filter.Close() }, Start: start}, nil
+		Release: release, Start: start}, nil
 }
 
 // confine returns cfg with every command run under bubblewrap: the
@@ -511,7 +571,7 @@ func (l *Local) startProxy(s Settings) error {
 	if l.proxy, err = egress.Listen(filepath.Join(l.tmpDir, "egress.sock"), allow, s.Logger, s.AllowPrivate...); err != nil {
 		return err
 	}
-	return l.chown(l.proxy.Addr()) // the commands' uid connects to it
+	return l.give(l.proxy.Addr(), 0o660) // the commands' uid connects to it
 }
 
 func (l *Local) socket() string {
@@ -528,6 +588,10 @@ func (l *Local) release() { l.releaseOnce.Do(l.releaseNow) }
 func (l *Local) releaseNow() {
 	if l.proxy != nil {
 		_ = l.proxy.Close()
+	}
+	if l.userns != nil {
+		l.handBack()
+		l.userns.close()
 	}
 	if l.dirLock != nil {
 		_ = os.RemoveAll(l.tmpDir)

@@ -213,7 +213,8 @@ func permits(fi fs.FileInfo, uid int, bit fs.FileMode) bool {
 }
 
 // forwarderFor is the egress forwarder's executable that uid can reach:
-// this program, or, when uid cannot read it where it is (a worker
+// this program, or, when uid cannot read it where it is (a worker not
+// readable by others, or
 // binary under /root, a test binary in a private build directory), a
 // hard link to it (or a copy, across file systems) in dir, the
 // environment's own directory.
@@ -222,11 +223,13 @@ func forwarderFor(uid int, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if fi, err := os.Stat(exe); uid < 0 || err == nil && permits(fi, uid, 0o4) && reachableBy(filepath.Dir(exe), uid) == nil {
+	fi, err := os.Stat(exe)
+	readable := err == nil && permits(fi, uid, 0o4)
+	if uid < 0 || readable && reachableBy(filepath.Dir(exe), uid) == nil {
 		return exe, nil
 	}
 	dst := filepath.Join(dir, "forwarder")
-	if os.Link(exe, dst) == nil {
+	if readable && os.Link(exe, dst) == nil {
 		return dst, nil
 	}
 	src, err := os.Open(exe)

@@ -64,3 +64,21 @@ func idmapWorks(path string, ns *os.File) bool   { return false }
 func (p *portals) add(source string, isDir bool) (string, error) { return "", errNotLinux }
 func (p *portals) start(cmd *exec.Cmd) error                     { return errNotLinux }
 func portalsWork() bool                                          { return false }
+
+type taskUserns struct{ fd *os.File }
+
+func newUserns(s *subordinate, uid int) (*taskUserns, error) { return nil, errNotLinux }
+func (ns *taskUserns) chownFile(f *os.File) error            { return errNotLinux }
+func (ns *taskUserns) chownFiles(f []*os.File) error         { return errNotLinux }
+func (ns *taskUserns) close()                                {}
+func (ns *taskUserns) chownTree(dir *os.File) error          { return errNotLinux }
+
+func ownedByWorker(fi os.FileInfo) bool { return true }
+func groupTree(dir *os.File) error      { return nil }
+func (l *Local) handBack()              {}
+
+type innerKiller struct{ w *os.File }
+
+func newInnerKiller() (*innerKiller, error)      { return nil, errNotLinux }
+func (k *innerKiller) start(cmd *exec.Cmd) error { return errNotLinux }
+func (k *innerKiller) release()                  {}

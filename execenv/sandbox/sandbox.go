@@ -68,6 +68,15 @@ type Policy struct {
 	// command sees in place of the host's system directories and /etc
 	// files (see image.go); Sources may give its host path.
 	Image string
+	// UsernsFD, when > 0, is a user namespace the command joins
+	// (--userns) in place of a new one (--unshare-user): a worker that is
+	// not root maps InnerID there to a subordinate uid (see Local).
+	// bwrap refuses --disable-userns with it: the namespace's own
+	// user.max_user_namespaces (0) and the seccomp filter stand instead.
+	UsernsFD int
+	// InfoFD, when > 0, is where bwrap writes what it started
+	// (--info-fd): the host pid of the sandbox's first process.
+	InfoFD int
 	// Sources, when set, maps a directory the sandbox sees (Workspace, a
 	// ReadOnly or Writable entry) to the host path bound there, in place
 	// of the same path: a root worker's portals (see Local).
@@ -157,15 +166,22 @@ func (p Policy) Command(argv []string) ([]string, error) {
 		return nil, errors.New("sandbox: no command to run")
 	}
 	id := strconv.Itoa(InnerID)
-	args := []string{"bwrap", "--die-with-parent", "--new-session",
-		"--unshare-user", "--uid", id, "--gid", id, "--cap-drop", "ALL",
+	userns := []string{"--unshare-user"}
+	if p.UsernsFD > 0 {
+		userns = []string{"--userns", strconv.Itoa(p.UsernsFD)}
+	}
+	args := append(append([]string{"bwrap", "--die-with-parent", "--new-session"}, userns...),
+		"--uid", id, "--gid", id, "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--proc", "/proc", "--dev", "/dev"}
-	if hasDisableUserns() {
+		"--proc", "/proc", "--dev", "/dev")
+	if p.UsernsFD <= 0 && hasDisableUserns() {
 		args = append(args, "--disable-userns")
 	}
 	if p.SeccompFD > 0 {
 		args = append(args, "--seccomp", strconv.Itoa(p.SeccompFD))
+	}
+	if p.InfoFD > 0 {
+		args = append(args, "--info-fd", strconv.Itoa(p.InfoFD))
 	}
 	args = append(args, privateDir(p.Tmp, "/tmp")...)
 	args = append(args, "--tmpfs", "/home")

@@ -61,6 +61,10 @@ type Config struct {
 	// SandboxBound, when set, is the widest sandbox a submitted spec may
 	// ask for (its sandbox field); a wider one is refused with a FieldError.
 	SandboxBound *fleet.SandboxBound
+	// SandboxLimits bound a submitted spec's sandbox.limits (a larger
+	// one is refused with a FieldError), as the workers' sandbox_limits
+	// bound them; zero fields take fleet.DefaultSandboxLimits'.
+	SandboxLimits fleet.SandboxLimits
 	// ControlTimeout bounds a control request to a session (default
 	// queue.DefaultControlTimeout).
 	ControlTimeout time.Duration
@@ -314,6 +318,9 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (store.CreateTaskParams, error) {
 		if fe := d.cfg.SandboxBound.Permits(s.Sandbox); fe != nil {
 			return store.CreateTaskParams{}, fe
 		}
+	}
+	if fe := d.cfg.SandboxLimits.WithDefaults().Permits(s.Sandbox.Limits); fe != nil {
+		return store.CreateTaskParams{}, fe
 	}
 	raw, err := json.Marshal(s)
 	if err != nil { // a fleet.TaskSpec always encodes; keep the error visible anyway

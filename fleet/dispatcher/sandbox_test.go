@@ -36,3 +36,34 @@ func TestSandboxWiderThanTheBoundIs400(t *testing.T) {
 		t.Fatalf("a sandbox within the bound: %d %s", code, raw)
 	}
 }
+
+// A spec whose sandbox.limits ask for more than the operator's
+// sandbox_limits (the workers' defaults when it sets none) is a 400
+// naming the field at submission, not a task failed by the worker.
+func TestSandboxLimitsAboveTheBoundAre400(t *testing.T) {
+	b := setupAPI(t, sqliteStore)
+	b.d.cfg.SandboxLimits = fleet.SandboxLimits{Pids: 512}
+	spec := func(l fleet.SandboxLimits) fleet.TaskSpec {
+		s := validSpec("p")
+		s.Sandbox = fleet.SandboxSpec{Limits: l}
+		return s
+	}
+	for _, c := range []struct {
+		limits       fleet.SandboxLimits
+		field, words string
+	}{
+		{fleet.SandboxLimits{Pids: 513}, "spec.sandbox.limits.pids", "513 is above the operator's maximum of 512 (sandbox_limits.pids)"},
+		{fleet.SandboxLimits{Memory: "8GiB"}, "spec.sandbox.limits.memory", "8GiB is above the operator's maximum of 4GiB"},
+		{fleet.SandboxLimits{CPUs: 4}, "spec.sandbox.limits.cpus", "4 is above the operator's maximum of 2"},
+		{fleet.SandboxLimits{CPUTime: "2h"}, "spec.sandbox.limits.cpu_time", "2h is above the operator's maximum of 1h"},
+	} {
+		code, d, raw := b.rawCall(t, http.MethodPost, "/v1/tasks", spec(c.limits), testToken)
+		if code != http.StatusBadRequest || d.Field != c.field || !strings.Contains(d.Message, c.words) {
+			t.Errorf("limits %+v: %d %s, want 400 naming %s", c.limits, code, raw, c.field)
+		}
+	}
+	within := fleet.SandboxLimits{Pids: 512, Memory: "1GiB", CPUs: 1, CPUTime: "10m"}
+	if code, _, raw := b.rawCall(t, http.MethodPost, "/v1/tasks", spec(within), testToken); code != http.StatusCreated {
+		t.Fatalf("limits within the bound: %d %s", code, raw)
+	}
+}

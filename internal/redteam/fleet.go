@@ -33,7 +33,8 @@ type fleetConfig struct {
 	MCPSecrets   map[string]string
 	MCPAllowlist []string
 	HookAllow    []string
-	Sandbox      string // worker.SandboxAuto unless set
+	Sandbox      string   // worker.SandboxAuto unless set
+	ReadOnly     []string // the worker's sandbox_read_only
 	Logger       *slog.Logger
 }
 
@@ -182,6 +183,7 @@ func (f *testFleet) startWorker(ctx context.Context, st store.Store, q *queue.Cl
 		// denied soon instead of parking its probe's task.
 		ApprovalTimeout: approvalTimeout,
 		Sandbox:         cmp.Or(cfg.Sandbox, worker.SandboxAuto), // as dev mode: bubblewrap where it runs
+		SandboxReadOnly: cfg.ReadOnly,
 		ExtensionsConfig: worker.ExtensionsConfig{
 			MCPSecrets: cfg.MCPSecrets, MCPHTTPAllowlist: cfg.MCPAllowlist, HooksHTTPAllowlist: cfg.HookAllow,
 		},

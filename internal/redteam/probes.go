@@ -19,6 +19,8 @@ var probes = []Probe{
 		What: "`mount -t tmpfs` succeeds in a task"},
 	{Name: "mknod-mount-disk", Issue: "3", run: probeMknodDisk,
 		What: "mknod of the disk holding the run directory, mount it read-only, read a host canary through it"},
+	{Name: "cross-task", Issue: "3", run: probeCrossTask, Timeout: 2 * time.Minute,
+		What: "two tasks at once on a worker that shows its sandboxes its temporary directory: the first reads the second's home and /tmp canaries and kills its processes: escapes if it reads one or the second does not finish"},
 	{Name: "fork-bomb", Issue: "8", run: probeForkBomb, Timeout: 2 * time.Minute,
 		What: "start 6000 sleeping processes (bounded by timeout 25 s) while another session runs: escapes if all start, the worker dies or the other session fails"},
 	{Name: "memory-hog", Issue: "8", run: probeMemoryHog, Timeout: 2 * time.Minute,

@@ -14,9 +14,12 @@
 // execenv/sandbox.DefaultUIDFirst-DefaultUIDLast): the uid is keyed by
 // the tree's root task id, shared by the subagents that work in the same
 // workspace, and given back when the tree's last environment on this
-// worker is cleaned up. A worker that is not root runs them as its own
-// uid (subordinate ids through newuidmap are not used), still with no
-// capability, no nested user namespace and the seccomp filter.
+// worker is cleaned up. A worker that is not root runs them, one uid
+// per tree in the same way, as uids of its user's subordinate range
+// (/etc/subuid, through newuidmap; the group is the worker's own, so
+// that it still reaches what tasks make) where it has such a range and
+// the uidmap tools; elsewhere as its own uid, still with no capability,
+// no nested user namespace and the seccomp filter. Start logs which.
 //
 // Confine gives the worker a sandbox of a task tree's uid for what it
 // does on the task's behalf before the task's environment exists (the
@@ -121,12 +124,19 @@ func Start(op Operator, log *slog.Logger) State {
 	if op.UIDRange != "" {
 		first, last, _ = sandbox.ParseUIDRange(op.UIDRange) // Validate checked it
 	}
+	var subErr error
+	if os.Geteuid() != 0 {
+		var sf, sl int
+		if sf, sl, subErr = sandbox.SubordinateRange(); subErr == nil {
+			first, last = sf, sl
+		}
+	}
 	st.ids = sandbox.NewIDs(first, last)
 	err := sandbox.Available()
 	switch {
 	case err == nil:
 		cg, cgErr := sandbox.LimitsEnforcement()
-		log.Info("sandbox: local tasks run under bubblewrap", "uids", uidsNote(first, last), "limits", limitsNote(op.Limits),
+		log.Info("sandbox: local tasks run under bubblewrap", "uids", uidsNote(first, last, subErr), "limits", limitsNote(op.Limits),
 			"limits_by", enforcementNote(cg, cgErr))
 		st.on = true
 	case op.Mode == Auto:
@@ -214,11 +224,14 @@ func specLimits(op sandbox.Limits, spec fleet.SandboxLimits) (sandbox.Limits, er
 	return op.Within(sandbox.Limits{Pids: spec.Pids, Memory: mem, CPUs: spec.CPUs, CPUTime: cpuTime})
 }
 
-func uidsNote(first, last int) string {
-	if os.Geteuid() != 0 {
-		return "this worker's own (it is not root)"
+func uidsNote(first, last int, subErr error) string {
+	switch {
+	case os.Geteuid() == 0:
+		return fmt.Sprintf("one per task tree, from %d-%d", first, last)
+	case subErr == nil:
+		return fmt.Sprintf("one per task tree, from this user's subordinate uids %d-%d", first, last)
 	}
-	return fmt.Sprintf("one per task tree, from %d-%d", first, last)
+	return fmt.Sprintf("this worker's own, shared by every task (%v)", subErr)
 }
 
 func limitsNote(l sandbox.Limits) string {
