@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// TestTasksRetryAndCancel: `tasks retry` shows the count, asks, retries
+// once however often it runs; `tasks cancel` cancels by label;
+// `retention show` prints the policy.
+func TestTasksRetryAndCancel(t *testing.T) {
+	f := startDispatcher(t)
+	ctx := context.Background()
+	for range 3 {
+		if code, out := run(t, "submit", "--label", "run=nightly", "--no-wait", "fix the flaky test"); code != 0 {
+			t.Fatalf("submit: %d %s", code, out)
+		}
+	}
+	page, err := f.st.ListTasks(ctx, store.ListTasksParams{})
+	if err != nil || len(page.Tasks) != 3 {
+		t.Fatalf("submitted: %d tasks, %v", len(page.Tasks), err)
+	}
+	for _, task := range page.Tasks {
+		if _, err := f.st.TransitionTask(ctx, store.TransitionTaskParams{ID: task.ID, From: store.TaskQueued, To: store.TaskFailed, Error: "dead_letter"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out := run(t, "tasks", "retry"); code != 2 || !strings.Contains(out, "at least one filter") {
+		t.Fatalf("no filter: %d %s", code, out)
+	}
+	code, out := run(t, "tasks", "retry", "--label", "run=nightly", "--state", "failed", "--dry-run")
+	if code != 0 || !strings.Contains(out, "retry would act on 3 tasks") || f.taskCount(t) != 3 {
+		t.Fatalf("dry run: %d %s (%d tasks)", code, out, f.taskCount(t))
+	}
+	if code, out := run(t, "tasks", "retry", "--label", "run=nightly", "--state", "failed"); code != 1 || !strings.Contains(out, "nothing done") || f.taskCount(t) != 3 {
+		t.Fatalf("unconfirmed: %d %s", code, out)
+	}
+	var buf bytes.Buffer
+	code = execute(ctx, []string{"tasks", "retry", "--label", "run=nightly", "--state", "failed"}, strings.NewReader("y\n"), &buf, &buf)
+	if out := buf.String(); code != 0 || !strings.Contains(out, "3 new attempts, 0 already retried") || f.taskCount(t) != 6 {
+		t.Fatalf("confirmed retry: %d %s (%d tasks)", code, out, f.taskCount(t))
+	}
+	code, out = run(t, "tasks", "retry", "--label", "run=nightly", "--state", "failed", "--yes")
+	if code != 0 || !strings.Contains(out, "0 new attempts, 3 already retried") || f.taskCount(t) != 6 {
+		t.Fatalf("second retry: %d %s (%d tasks)", code, out, f.taskCount(t))
+	}
+	code, out = run(t, "tasks", "cancel", "--label", "run=nightly", "--yes", "--reason", "bad prompt")
+	if code != 0 || !strings.Contains(out, "3 cancelled") {
+		t.Fatalf("cancel by label: %d %s", code, out)
+	}
+	counts, err := f.st.CountTasks(ctx, store.CountTasksParams{})
+	if err != nil || counts[store.TaskCancelled] != 3 || counts[store.TaskFailed] != 3 {
+		t.Fatalf("after the cancel: %v %v, want 3 cancelled and 3 failed", counts, err)
+	}
+	if code, out := run(t, "retention", "show"); code != 0 || !strings.Contains(out, "(default)") || !strings.Contains(out, "for ever") {
+		t.Fatalf("retention show: %d %s", code, out)
+	}
+}
