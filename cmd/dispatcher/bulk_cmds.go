@@ -35,8 +35,8 @@ func newTasksCmd() *cobra.Command {
 // bulkFlags are the filter flags of `dispatcher tasks ACTION`.
 type bulkFlags struct {
 	tenant, queue, root, errorText, after, before, reason string
-	labels, states                                       []string
-	dryRun, yes, asJSON                                  bool
+	labels, states                                        []string
+	dryRun, yes, asJSON                                   bool
 }
 
 func (f *bulkFlags) register(cmd *cobra.Command) {
