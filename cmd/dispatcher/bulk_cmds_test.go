@@ -3,8 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/agentfleet/agentfleet/cmd/internal/cli"
 
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -58,5 +65,29 @@ func TestTasksRetryAndCancel(t *testing.T) {
 	}
 	if code, out := run(t, "retention", "show"); code != 0 || !strings.Contains(out, "(default)") || !strings.Contains(out, "for ever") {
 		t.Fatalf("retention show: %d %s", code, out)
+	}
+}
+
+// TestServeConfigRetention: retention is read from the file, per tenant,
+// and a window under the floor is refused naming its key.
+func TestServeConfigRetention(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "serve.yaml")
+	yaml := "database_url: x.db\ntoken: tk\nretention:\n  default: {turns: 720h}\n  tenants:\n    team-a: {artifacts: 2h, turns: -1}\n  batch: 500\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := cli.Load[ServeConfig](viper.New(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Retention
+	if r.Default.Turns != 720*time.Hour || r.Tenants["team-a"].Artifacts != 2*time.Hour || r.Tenants["team-a"].Turns != -1 || r.Batch != 500 {
+		t.Fatalf("retention read %+v", r)
+	}
+	if err := os.WriteFile(file, []byte("database_url: x.db\ntoken: tk\nretention: {default: {turns: 1m}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Load[ServeConfig](viper.New(), file); err == nil || !strings.Contains(err.Error(), "retention.default.turns") {
+		t.Fatalf("a window under the floor: %v", err)
 	}
 }

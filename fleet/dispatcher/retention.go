@@ -52,9 +52,9 @@ const DefaultRetentionFloor = time.Hour
 // ends; 0 takes the default policy's (which, 0 again, keeps for ever);
 // negative keeps for ever.
 type RetentionPolicy struct {
-	Turns       time.Duration
-	ToolOutputs time.Duration
-	Artifacts   time.Duration
+	Turns       time.Duration `mapstructure:"turns"`
+	ToolOutputs time.Duration `mapstructure:"tool_outputs"`
+	Artifacts   time.Duration `mapstructure:"artifacts"`
 }
 
 func (p RetentionPolicy) window(k store.RetentionKind) time.Duration {
@@ -84,14 +84,14 @@ func (p RetentionPolicy) over(def RetentionPolicy) RetentionPolicy {
 
 // Retention configures the sweeper; the zero value keeps everything.
 type Retention struct {
-	Default RetentionPolicy
-	Tenants map[string]RetentionPolicy
+	Default RetentionPolicy            `mapstructure:"default"`
+	Tenants map[string]RetentionPolicy `mapstructure:"tenants"`
 	// Floor is the shortest window allowed (default DefaultRetentionFloor).
-	Floor time.Duration
+	Floor time.Duration `mapstructure:"floor"`
 	// Interval is the time between sweeps (default 10 min); Batch the rows
 	// deleted per statement (default 1000, at most 10000).
-	Interval time.Duration
-	Batch    int
+	Interval time.Duration `mapstructure:"interval"`
+	Batch    int           `mapstructure:"batch"`
 }
 
 // WithDefaults fills the zero fields.
