@@ -134,9 +134,7 @@ func (d *Dispatcher) StartBulk(ctx context.Context, action, reason string, f api
 	}}
 	d.bulk.add(j)
 	v := j.view
-	d.bulk.wg.Add(1)
-	go func() {
-		defer d.bulk.wg.Done()
+	d.bulk.wg.Go(func() {
 		err := d.runBulk(context.WithoutCancel(ctx), j, action, reason, f, sc)
 		d.bulk.update(j, func(v *api.BulkJob) {
 			v.State, v.EndedAt = api.BulkDone, time.Now().UTC()
@@ -145,7 +143,7 @@ func (d *Dispatcher) StartBulk(ctx context.Context, action, reason string, f api
 			}
 		})
 		d.log.Info("bulk action ended", "job", v.ID, "action", action, "principal", v.Principal, "err", err)
-	}()
+	})
 	return v
 }
 

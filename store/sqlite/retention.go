@@ -42,7 +42,7 @@ WHERE session_id IN (SELECT id FROM sessions WHERE task_id IN (` + ended + `)) L
 WHERE a.task_id IN (` + ended + `) AND EXISTS (SELECT 1 FROM artifacts n WHERE n.kind = a.kind AND n.name = a.name
 AND (n.created_at > a.created_at OR (n.created_at = a.created_at AND n.task_id > a.task_id))) LIMIT ?)`
 	}
-	res, err := s.w.ExecContext(ctx, q, append(w.args, p.SweepLimit())...) //nolint:gosec // G202: the query holds placeholders only; values go in args
+	res, err := s.w.ExecContext(ctx, q, append(w.args, p.SweepLimit())...)
 	if err != nil {
 		return 0, translate("Sweep", err)
 	}
