@@ -189,8 +189,8 @@ type handlers struct {
 	// principals holds the API tokens and the audit log.
 	principals store.Principals
 	// bulk runs bulk actions; sweep is retention (http_bulk.go).
-	bulk  *Dispatcher
-	sweep *sweeper
+	bulk  bulker
+	sweep retentionViewer
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {

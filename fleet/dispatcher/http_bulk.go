@@ -1,6 +1,7 @@
 package dispatcher
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,18 @@ import (
 	"github.com/agentfleet/agentfleet/internal/identity"
 	"github.com/agentfleet/agentfleet/store"
 )
+
+// bulker is what the bulk routes ask of the dispatcher (bulk.go).
+type bulker interface {
+	BulkPreview(ctx context.Context, action string, f api.BulkFilter, sc bulkScope) (api.BulkPreview, error)
+	StartBulk(ctx context.Context, action, reason string, f api.BulkFilter, sc bulkScope) api.BulkJob
+	BulkJob(id uuid.UUID) (api.BulkJob, []string, <-chan struct{}, bool)
+}
+
+// retentionViewer shows the retention policy (retention.go).
+type retentionViewer interface {
+	view(tenants []string) api.RetentionView
+}
 
 // bulkTasks serves POST /v1/tasks/bulk: a dry run answers 200 with a
 // BulkPreview; an action answers 202 with its BulkJob and a Location to
