@@ -89,8 +89,9 @@ func TestBulkRetryTwice(t *testing.T) {
 
 		first := b.runBulk(t, b.client, api.BulkRequest{Action: api.BulkRetry, Filter: filter})
 		second := b.runBulk(t, b.client, api.BulkRequest{Action: api.BulkRetry, Filter: filter})
-		t.Logf("first run: %+v", first)
-		t.Logf("second run: %+v", second)
+		for i, j := range []api.BulkJob{first, second} {
+			t.Logf("run %d: matched %d, created %d, existing %d, failed %d in %s", i+1, j.Matched, j.Created, j.Existing, j.Failed, j.EndedAt.Sub(j.StartedAt).Round(time.Millisecond))
+		}
 		if first.Matched != n || first.Created != n || first.Existing != 0 || first.Failed != 0 {
 			t.Fatalf("first run: matched %d created %d existing %d failed %d (%v), want %d new", first.Matched, first.Created, first.Existing, first.Failed, first.Errors, n)
 		}
