@@ -294,3 +294,22 @@ func TestBulkProgressStream(t *testing.T) {
 		t.Fatalf("the stream did not end with the done job: %s", raw)
 	}
 }
+
+// TestBulkRetryRefusedSpec: a spec the dispatcher now refuses fails
+// alone; the others of its batch are retried.
+func TestBulkRetryRefusedSpec(t *testing.T) {
+	b := setupAPI(t, sqliteStore)
+	ctx := context.Background()
+	b.failedTasks(t, 2, "mixed", "boom")
+	bad, err := b.st.CreateTask(ctx, store.CreateTaskParams{Spec: []byte(`{"prompt":"x","profile":"retired-profile"}`), Labels: map[string]string{"run": "mixed"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.st.TransitionTask(ctx, store.TransitionTaskParams{ID: bad.Task.ID, From: store.TaskQueued, To: store.TaskFailed}); err != nil {
+		t.Fatal(err)
+	}
+	job := b.runBulk(t, b.client, api.BulkRequest{Action: api.BulkRetry, Filter: api.BulkFilter{Labels: map[string]string{"run": "mixed"}}})
+	if job.Matched != 3 || job.Created != 2 || job.Failed != 1 || len(job.Errors) != 1 || !strings.Contains(job.Errors[0], "profile") {
+		t.Fatalf("job %+v, want 2 retried and the refused spec failed naming its field", job)
+	}
+}
