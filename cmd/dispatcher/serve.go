@@ -121,6 +121,11 @@ type ServeConfig struct {
 	// AuditRetention is how long the audit log keeps its entries (default
 	// 90 days, 2160h; negative: for ever).
 	AuditRetention time.Duration `mapstructure:"audit_retention"`
+	// Retention is how long ended tasks' turns, tool outputs and
+	// artifacts are kept, by default and per tenant (retention.default.turns,
+	// retention.tenants.<tenant>.artifacts, retention.floor, ...;
+	// fleet/dispatcher Retention). Unset: kept for ever.
+	Retention dispatcher.Retention `mapstructure:"retention"`
 	// OIDC is single sign-on with an OpenID Connect provider (oidc.issuer,
 	// oidc.client_id, oidc.client_secret_file, oidc.redirect_url,
 	// oidc.mappings...; internal/oidcauth, docs/operations.md): the
@@ -258,7 +263,7 @@ func (c ServeConfig) Validate() error {
 	if err := c.OIDC.WithDefaults().Validate(); err != nil {
 		return err
 	}
-	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues, Prices: c.Prices}
+	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues, Prices: c.Prices, Retention: c.Retention}
 	return dc.WithDefaults().Validate() // names the keys itself
 }
 
@@ -327,7 +332,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		Credentials:         cfg.knownCredentials(),
 		BudgetCheckInterval: cfg.BudgetCheckInterval,
 		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, AllowPrivate: cfg.allowPrivate()},
-		SandboxBound:        cfg.sandboxBound(), SandboxLimits: cfg.SandboxLimits, Prices: cfg.Prices, AuditRetention: cfg.AuditRetention})
+		SandboxBound:        cfg.sandboxBound(), SandboxLimits: cfg.SandboxLimits, Prices: cfg.Prices, AuditRetention: cfg.AuditRetention,
+		Retention: cfg.Retention})
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -81,6 +81,9 @@ type Config struct {
 	// AuditRetention is how long audit log entries are kept (default
 	// DefaultAuditRetention; negative: for ever).
 	AuditRetention time.Duration
+	// Retention is how long the history of ended tasks is kept, per
+	// tenant (retention.go); the zero value keeps everything.
+	Retention Retention
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -118,6 +121,7 @@ func (c Config) WithDefaults() Config {
 	if c.AuditRetention == 0 {
 		c.AuditRetention = DefaultAuditRetention
 	}
+	c.Retention = c.Retention.WithDefaults()
 	return c
 }
 
@@ -149,6 +153,9 @@ func (c Config) Validate() error {
 	if _, err := pricing.Override(nil, c.Prices); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Retention.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -171,6 +178,8 @@ type Dispatcher struct {
 	// health logs the store going away and coming back, once each; Run
 	// pings it while it is away.
 	health *storegate.Health
+	bulk   *bulkJobs // progress of bulk actions (bulk.go)
+	sweep  *sweeper  // retention (retention.go)
 }
 
 // New returns a Dispatcher over st and q.
@@ -185,6 +194,7 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
 	d.prices, _ = pricing.Override(pricing.Builtin(), cfg.Prices) // validated above
 	d.metrics = newMetrics(d)
+	d.bulk, d.sweep = newBulkJobs(), newSweeper(d)
 	d.health = storegate.NewHealth(st, d.log, d.metrics.storeUp,
 		"API calls that need it answer 503 with Retry-After", "API calls are served again")
 	d.ends = &taskops.Completer{Store: st, Queue: q, Log: d.log, AbortTimeout: cfg.ControlTimeout,
@@ -230,6 +240,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	budgetsDone := make(chan struct{})
 	go func() { defer close(budgetsDone); d.runBudgets(ctx) }()
 	defer func() { <-budgetsDone }()
+	sweepDone := make(chan struct{})
+	go func() { defer close(sweepDone); d.sweep.run(ctx, d.log.Warn) }()
+	defer func() { <-sweepDone }()
 	auditDone := make(chan struct{})
 	go func() { defer close(auditDone); d.pruneAudit(ctx) }()
 	defer func() { <-auditDone }()

@@ -30,6 +30,11 @@
 // (http_tokens.go); every mutating call is written to the audit log
 // (audit.go). The actor of every record is the principal.
 //
+// Bulk actions (bulk.go, http_bulk.go) retry or cancel every task a
+// filter selects through Submit and Cancel, as jobs whose progress is
+// polled or streamed; retention (retention.go) sweeps the history of
+// ended trees past their tenant's window in bounded batches.
+//
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.
 package dispatcher

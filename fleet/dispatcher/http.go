@@ -132,6 +132,9 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"GET /v1/tokens":                               a.listTokens,
 		"DELETE /v1/tokens/{id}":                       a.revokeToken,
 		"GET /v1/audit":                                a.listAudit,
+		"POST /v1/tasks/bulk":                          a.bulkTasks,
+		"GET /v1/bulk/{id}":                            a.bulkJob,
+		"GET /v1/retention":                            a.retention,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -185,11 +188,15 @@ type handlers struct {
 	health   *storegate.Health // told of each store outage a request meets
 	// principals holds the API tokens and the audit log.
 	principals store.Principals
+	// bulk runs bulk actions; sweep is retention (http_bulk.go).
+	bulk  bulker
+	sweep retentionViewer
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
 	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks,
-		guard: newRequestGuard(opts), tickets: newTickets(opts.Token, opts.TicketTTL), health: d.health, principals: d.store}
+		guard: newRequestGuard(opts), tickets: newTickets(opts.Token, opts.TicketTTL), health: d.health, principals: d.store,
+		bulk: d, sweep: d.sweep}
 }
 
 // statusRecorder remembers the status code for the latency metric. It

@@ -84,6 +84,9 @@ var routeAccess = map[string]access{
 	"GET /v1/tokens":                               {identity.Admin, scopeSome, ""},
 	"DELETE /v1/tokens/{id}":                       {identity.Admin, scopeSome, "token.revoke"},
 	"GET /v1/audit":                                {identity.Admin, scopeSome, ""},
+	"POST /v1/tasks/bulk":                          {identity.Submitter, scopeSome, "task.bulk"},
+	"GET /v1/bulk/{id}":                            {identity.Viewer, scopeSome, ""},
+	"GET /v1/retention":                            {identity.Viewer, scopeSome, ""},
 	"/v1/":                                         {"", scopeNone, ""},
 }
 

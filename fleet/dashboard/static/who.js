@@ -67,6 +67,7 @@ function renderWho() {
   }
   $("logout-button").hidden = !(me && who.sso && String(me.id).startsWith("oidc:"));
   $("submit-box").hidden = !can(homeTenant(), "submitter");
+  $("bulk-box").hidden = !can(homeTenant(), "submitter");
   $("budget-section").hidden = !can(homeTenant(), "admin");
   if (ui.selectedTask) renderDetail(ui.selectedTask); // its controls, by its tenant's role
 }

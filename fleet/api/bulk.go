@@ -1,0 +1,113 @@
+package api
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// Bulk actions (POST /v1/tasks/bulk).
+const (
+	BulkRetry  = "retry"
+	BulkCancel = "cancel"
+)
+
+// BulkActions lists the actions POST /v1/tasks/bulk accepts.
+var BulkActions = []string{BulkRetry, BulkCancel}
+
+// BulkFilter selects the tasks of a bulk action. Zero fields do not
+// filter; at least one field must be set (an action on every task is
+// refused as a likely mistake).
+type BulkFilter struct {
+	Tenant        string            `json:"tenant,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"` // tasks carrying all these labels
+	States        []store.TaskState `json:"states,omitempty"`
+	Queue         string            `json:"queue,omitempty"`
+	RootID        uuid.UUID         `json:"root_id,omitzero"`
+	CreatedAfter  time.Time         `json:"created_after,omitzero"`  // inclusive
+	CreatedBefore time.Time         `json:"created_before,omitzero"` // exclusive
+	// Error keeps the tasks whose failure (or cancellation) reason
+	// contains it, e.g. "dead_letter" or "budget".
+	Error string `json:"error,omitempty"`
+}
+
+// IsZero reports whether f selects every task.
+func (f BulkFilter) IsZero() bool {
+	return f.Tenant == "" && len(f.Labels) == 0 && len(f.States) == 0 && f.Queue == "" && f.RootID == uuid.Nil &&
+		f.CreatedAfter.IsZero() && f.CreatedBefore.IsZero() && f.Error == ""
+}
+
+// BulkRequest is the body of POST /v1/tasks/bulk.
+type BulkRequest struct {
+	Action string     `json:"action"` // one of BulkActions
+	Filter BulkFilter `json:"filter"`
+	// DryRun answers the count and a sample (BulkPreview) and does
+	// nothing.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Reason is the cancellation reason (default "cancelled").
+	Reason string `json:"reason,omitempty"`
+}
+
+// BulkPreview answers a dry run: how many tasks the action would act
+// on, and the first of them (newest first).
+type BulkPreview struct {
+	Action  string     `json:"action"`
+	Matched int        `json:"matched"`
+	Sample  []TaskView `json:"sample"`
+}
+
+// Bulk job states.
+const (
+	BulkRunning = "running"
+	BulkDone    = "done"
+	BulkFailed  = "failed" // stopped by an error (Error); the counts say how far it got
+)
+
+// BulkJob is the progress of a bulk action (GET /v1/bulk/{id}).
+type BulkJob struct {
+	ID        uuid.UUID  `json:"id"`
+	Action    string     `json:"action"`
+	Filter    BulkFilter `json:"filter"`
+	State     string     `json:"state"` // BulkRunning, BulkDone or BulkFailed
+	Principal string     `json:"principal"`
+	// Matched counts the tasks the action applies to so far; Done those
+	// acted on; Created the new attempts a retry made, Existing the
+	// attempts an earlier retry had made already (idempotent), Cancelled
+	// the tasks a cancel ended (a subtree counts each), Skipped those
+	// that needed nothing (finished meanwhile), Failed those whose action
+	// failed (Errors holds the first few messages).
+	Matched   int       `json:"matched"`
+	Done      int       `json:"done"`
+	Created   int       `json:"created"`
+	Existing  int       `json:"existing"`
+	Cancelled int       `json:"cancelled"`
+	Skipped   int       `json:"skipped"`
+	Failed    int       `json:"failed"`
+	Errors    []string  `json:"errors,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+}
+
+// RetentionPolicy is how long the history of a task is kept after it
+// ends, per kind of row; 0 means kept for ever.
+type RetentionPolicy struct {
+	Turns       fleet.Duration `json:"turns"`
+	ToolOutputs fleet.Duration `json:"tool_outputs"`
+	Artifacts   fleet.Duration `json:"artifacts"`
+}
+
+// RetentionView answers GET /v1/retention: the default policy, the
+// policies of the tenants the caller sees, the floor and what was
+// deleted since the dispatcher started.
+type RetentionView struct {
+	Default  RetentionPolicy            `json:"default"`
+	Tenants  map[string]RetentionPolicy `json:"tenants,omitempty"`
+	Floor    fleet.Duration             `json:"floor"`
+	Interval fleet.Duration             `json:"interval"`
+	Events   string                     `json:"events"`
+	Deleted  map[string]int64           `json:"deleted"`
+}

@@ -1,0 +1,76 @@
+package dashboard_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/dev"
+	"github.com/agentfleet/agentfleet/queue/embedded"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// TestDashboardBulkCancel: in the dashboard, a filter by label counts the
+// tasks first, and the confirm button, which names the count, cancels
+// them and shows the outcome.
+func TestDashboardBulkCancel(t *testing.T) {
+	bin := chromium(t)
+	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
+		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fl.Close() })
+	c, err := fl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A queue no worker serves: the tasks stay queued until cancelled.
+	for range 3 {
+		if _, err := c.Submit(context.Background(), fleet.TaskSpec{Prompt: "browser-bulk", Queue: "parked", Labels: map[string]string{"run": "browser-bulk"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-dev-shm-usage", true))
+	defer cancelAlloc()
+	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	defer cancelBrowser()
+	ctx, cancel := context.WithTimeout(ctx, browserWait)
+	defer cancel()
+	until := func(predicate string) chromedp.Action[chromedp.Void] {
+		return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(fl.DashboardURL()),
+		chromedp.WaitVisible(css(`#conn[data-live="true"]`)),
+		chromedp.Click(css(`#bulk-box summary`)),
+		chromedp.WaitVisible(css(`#bulk-labels`)),
+		chromedp.SetValue(css(`#bulk-action`), "cancel"),
+		chromedp.SetValue(css(`#bulk-labels`), "run=browser-bulk"),
+		chromedp.Click(css(`#bulk-preview`)),
+		until(`document.querySelector('#bulk-status').dataset.matched === "3"`),
+		until(`document.querySelectorAll('#bulk-sample li').length === 3`),
+		until(`document.querySelector('#bulk-confirm').textContent === "cancel 3 tasks"`),
+	); err != nil {
+		t.Fatalf("count the tasks: %v", err)
+	}
+	counts, err := fl.Store().CountTasks(context.Background(), store.CountTasksParams{Labels: map[string]string{"run": "browser-bulk"}})
+	if err != nil || counts[store.TaskQueued] != 3 {
+		t.Fatalf("the count cancelled something: %v %v", counts, err)
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Click(css(`#bulk-confirm`)),
+		until(`document.querySelector('#bulk-status').dataset.state === "done"`),
+		until(`document.querySelector('#bulk-status').textContent.includes("3 cancelled")`),
+	); err != nil {
+		t.Fatalf("confirm the cancel: %v", err)
+	}
+	counts, err = fl.Store().CountTasks(context.Background(), store.CountTasksParams{Labels: map[string]string{"run": "browser-bulk"}})
+	if err != nil || counts[store.TaskCancelled] != 3 {
+		t.Fatalf("after the cancel: %v %v, want 3 cancelled", counts, err)
+	}
+}

@@ -1,0 +1,237 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// Retention deletes the history of ended tasks (turns, tool outputs,
+// artifacts) once it is older than its tenant's policy, measured from the
+// task's end. The sweeper runs every Retention.Interval: for each kind
+// and each policy it deletes in batches of Retention.Batch rows, one
+// short statement each (store.Sweeper), until a batch comes back short;
+// the store is never held for a whole sweep.
+//
+// Decisions where the issue is silent:
+//
+//   - The default policy keeps everything (zero windows): retention
+//     deletes data, so an operator turns it on (Retention.Default, or per
+//     tenant in Retention.Tenants). A tenant's zero field takes the
+//     default's; a negative one keeps that kind for ever in that tenant.
+//   - The floor: a task whose tree still has a live task (queued,
+//     running, waiting) keeps everything, whatever its age; and no window
+//     may be shorter than Retention.Floor (default 1 h), so a typo cannot
+//     delete what a user is still reading.
+//   - Sessions (usage and cost), tasks, results and the audit log are not
+//     history and are never swept; neither is the newest artifact of a
+//     kind and name (a repository's notes, see store.SweepParams).
+//   - Events are in the EVENTS stream, whose max age (queue config) is
+//     their fleet-wide retention. A per-tenant window shorter than it
+//     would be a purge by subject (<prefix>.events.<tenant>.>) up to the
+//     first sequence past the cutoff, which JetStream supports; it is not
+//     done yet: the stream's max age applies to every tenant.
+//
+// A follow-up on a task whose turns were swept starts a session without
+// the swept history.
+
+// DefaultRetentionFloor is the shortest retention window allowed.
+const DefaultRetentionFloor = time.Hour
+
+// RetentionPolicy is how long each kind of history is kept after a task
+// ends; 0 takes the default policy's (which, 0 again, keeps for ever);
+// negative keeps for ever.
+type RetentionPolicy struct {
+	Turns       time.Duration `mapstructure:"turns"`
+	ToolOutputs time.Duration `mapstructure:"tool_outputs"`
+	Artifacts   time.Duration `mapstructure:"artifacts"`
+}
+
+func (p RetentionPolicy) window(k store.RetentionKind) time.Duration {
+	switch k {
+	case store.RetainTurns:
+		return p.Turns
+	case store.RetainToolOutputs:
+		return p.ToolOutputs
+	}
+	return p.Artifacts
+}
+
+// over returns p with its zero fields taken from def.
+func (p RetentionPolicy) over(def RetentionPolicy) RetentionPolicy {
+	for _, f := range []struct {
+		dst *time.Duration
+		src time.Duration
+	}{
+		{&p.Turns, def.Turns}, {&p.ToolOutputs, def.ToolOutputs}, {&p.Artifacts, def.Artifacts},
+	} {
+		if *f.dst == 0 {
+			*f.dst = f.src
+		}
+	}
+	return p
+}
+
+// Retention configures the sweeper; the zero value keeps everything.
+type Retention struct {
+	Default RetentionPolicy            `mapstructure:"default"`
+	Tenants map[string]RetentionPolicy `mapstructure:"tenants"`
+	// Floor is the shortest window allowed (default DefaultRetentionFloor).
+	Floor time.Duration `mapstructure:"floor"`
+	// Interval is the time between sweeps (default 10 min); Batch the rows
+	// deleted per statement (default 1000, at most 10000).
+	Interval time.Duration `mapstructure:"interval"`
+	Batch    int           `mapstructure:"batch"`
+}
+
+// WithDefaults fills the zero fields.
+func (r Retention) WithDefaults() Retention {
+	if r.Floor == 0 {
+		r.Floor = DefaultRetentionFloor
+	}
+	if r.Interval == 0 {
+		r.Interval = 10 * time.Minute
+	}
+	if r.Batch == 0 {
+		r.Batch = 1000
+	}
+	return r
+}
+
+// Validate names each window under the floor, by its configuration key.
+func (r Retention) Validate() error {
+	var errs []error
+	check := func(key string, p RetentionPolicy) {
+		for _, k := range store.RetentionKinds {
+			if w := p.window(k); w > 0 && w < r.Floor {
+				errs = append(errs, fmt.Errorf("%s.%s is %s, shorter than retention.floor (%s): raise it or lower the floor", key, k, w, r.Floor))
+			}
+		}
+	}
+	check("retention.default", r.Default)
+	for _, t := range slices.Sorted(maps.Keys(r.Tenants)) {
+		check("retention.tenants."+t, r.Tenants[t])
+	}
+	if r.Interval < 0 {
+		errs = append(errs, fmt.Errorf("retention.interval must be >= 0, got %s", r.Interval))
+	}
+	if r.Batch < 1 || r.Batch > 10000 {
+		errs = append(errs, fmt.Errorf("retention.batch must be from 1 to 10000, got %d", r.Batch))
+	}
+	return errors.Join(errs...)
+}
+
+// sweeper runs the retention sweeps and counts what they delete.
+type sweeper struct {
+	cfg     Retention
+	store   store.Sweeper // nil when the store cannot sweep
+	deleted *prometheus.CounterVec
+}
+
+func newSweeper(d *Dispatcher) *sweeper {
+	s := &sweeper{cfg: d.cfg.Retention, deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "agentfleet_retention_rows_deleted_total",
+		Help: "Rows of ended tasks' history deleted by retention, by kind: turns, tool_outputs, artifacts.",
+	}, []string{"kind"})}
+	s.store, _ = d.store.(store.Sweeper)
+	for _, k := range store.RetentionKinds {
+		s.deleted.WithLabelValues(string(k))
+	}
+	d.metrics.Registry.MustRegister(s.deleted)
+	return s
+}
+
+// run sweeps every interval until ctx ends.
+func (s *sweeper) run(ctx context.Context, log func(msg string, args ...any)) {
+	if s.store == nil || !s.enabled() {
+		return
+	}
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := s.sweep(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			log("retention sweep", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *sweeper) enabled() bool {
+	for _, p := range append(slices.Collect(maps.Values(s.cfg.Tenants)), s.cfg.Default) {
+		for _, k := range store.RetentionKinds {
+			if p.window(k) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sweep deletes, as of now, what every policy lets go, and returns the
+// first error (the other sweeps still run).
+func (s *sweeper) sweep(ctx context.Context, now time.Time) error {
+	var errs []error
+	own := slices.Sorted(maps.Keys(s.cfg.Tenants))
+	for _, k := range store.RetentionKinds {
+		for _, t := range own {
+			if w := s.cfg.Tenants[t].over(s.cfg.Default).window(k); w > 0 {
+				errs = append(errs, s.drain(ctx, store.SweepParams{Kind: k, EndedBefore: now.Add(-w), Tenants: []string{t}, Limit: s.cfg.Batch}))
+			}
+		}
+		if w := s.cfg.Default.window(k); w > 0 {
+			errs = append(errs, s.drain(ctx, store.SweepParams{Kind: k, EndedBefore: now.Add(-w), ExceptTenants: own, Limit: s.cfg.Batch}))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// drain sweeps p in batches until one comes back short.
+func (s *sweeper) drain(ctx context.Context, p store.SweepParams) error {
+	for {
+		n, err := s.store.Sweep(ctx, p)
+		s.deleted.WithLabelValues(string(p.Kind)).Add(float64(n))
+		if err != nil || n < int64(p.SweepLimit()) {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// view is the policy as GET /v1/retention shows it to a principal that
+// sees tenants (nil: every tenant).
+func (s *sweeper) view(tenants []string) api.RetentionView {
+	conv := func(p RetentionPolicy) api.RetentionPolicy {
+		return api.RetentionPolicy{Turns: fleet.Duration(p.Turns), ToolOutputs: fleet.Duration(p.ToolOutputs), Artifacts: fleet.Duration(p.Artifacts)}
+	}
+	v := api.RetentionView{Default: conv(s.cfg.Default), Tenants: map[string]api.RetentionPolicy{},
+		Floor: fleet.Duration(s.cfg.Floor), Interval: fleet.Duration(s.cfg.Interval), Deleted: map[string]int64{},
+		Events: "kept for the EVENTS stream's max age (the queue configuration), for every tenant"}
+	for t, p := range s.cfg.Tenants {
+		if tenants == nil || slices.Contains(tenants, t) {
+			v.Tenants[t] = conv(p.over(s.cfg.Default))
+		}
+	}
+	for _, k := range store.RetentionKinds {
+		var m dto.Metric
+		if s.deleted.WithLabelValues(string(k)).Write(&m) == nil {
+			v.Deleted[string(k)] = int64(m.GetCounter().GetValue())
+		}
+	}
+	return v
+}
