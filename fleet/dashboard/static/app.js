@@ -618,7 +618,7 @@ function onEvent(taskID, kind, m) {
       break;
     case "BUDGET_HELD":
       append(block("notice", kind, "budget spent", env.time, el("div", { class: "text",
-        text: `${d.label}: $${(d.spent_usd || 0).toFixed(2)} of $${(d.limit_usd || 0).toFixed(2)} spent; held until the budget is raised` })));
+        text: `${d.tenant ? d.tenant + " " : ""}${d.label}: $${(d.spent_usd || 0).toFixed(2)} of $${(d.limit_usd || 0).toFixed(2)} spent; held until the budget is raised` })));
       scheduleRefresh();
       break;
     case "SESSION_START":
