@@ -219,5 +219,5 @@ func probeWorkerNATSApproval(ctx context.Context, e *env) Result {
 // worker user dev mode made at start.
 func workerNATS(d *dev.Fleet) ([]nats.Option, string) {
 	name, password := d.NATSUser(queue.RoleWorker)
-	return []nats.Option{nats.UserInfo(name, password)}, "the worker user " + name
+	return []nats.Option{nats.UserInfo(name, password)}, "dev mode's worker NATS user (" + name + ")"
 }
