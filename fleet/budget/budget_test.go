@@ -151,6 +151,9 @@ func TestTenantBudgets(t *testing.T) {
 	if _, ok := w.Exhausted("", nil); ok {
 		t.Fatal("a task without tenant or labels has a budget")
 	}
+	if !w.HasTenant("gamma") || w.HasTenant("acme") || w.HasTenant("") {
+		t.Fatal("HasTenant: want gamma (a budget of every task), not acme (label budgets only)")
+	}
 	if !w.Has("team=a") || w.Has("x=y") {
 		t.Fatal("Has: want team=a (a tenant's label) budgeted, x=y not")
 	}

@@ -14,3 +14,15 @@ func (w *Watcher) Has(label string) bool {
 	}
 	return false
 }
+
+// HasTenant reports whether tenant has a budget of every task (AllTasks):
+// each of its tasks has its cost counted.
+func (w *Watcher) HasTenant(tenant string) bool {
+	if tenant == "" {
+		return false
+	}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	_, ok := w.budgets[keyOf(tenant, AllTasks)]
+	return ok
+}

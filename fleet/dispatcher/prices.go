@@ -65,6 +65,13 @@ func (d *Dispatcher) checkPriced(ctx context.Context, s fleet.TaskSpec) error {
 		}
 		return has
 	})
+	if why == "" && lookupErr == nil && s.Tenant != "" { // a budget of every task of its tenant
+		has, err := d.hasBudget(ctx, s.Tenant, budget.AllTasks)
+		if has {
+			why = fmt.Sprintf("the budget of every task of tenant %s", s.Tenant)
+		}
+		lookupErr = err
+	}
 	if why == "" && lookupErr != nil {
 		return fmt.Errorf("reading the budgets of the task's labels (its model %s has no price): %w", missing[0], lookupErr)
 	}
