@@ -21,7 +21,7 @@ func init() {
 func newBudgetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "budget",
-		Short: "Spending caps per label: set, show, list, remove (docs/operations.md, cost and rate limits)",
+		Short: "Spending caps per label, fleet-wide or within a tenant (--tenant; LABEL * is the whole tenant): set, show, list, remove (docs/operations.md, cost and rate limits)",
 	}
 	cmd.AddCommand(newBudgetSetCmd(), newBudgetGetCmd(), newBudgetListCmd(), newBudgetRmCmd())
 	return cmd
@@ -29,11 +29,12 @@ func newBudgetCmd() *cobra.Command {
 
 func newBudgetSetCmd() *cobra.Command {
 	var cf clientFlags
+	var tenant string
 	var limit float64
 	var cancel, asJSON bool
 	cmd := &cobra.Command{
-		Use:   "set LABEL --limit USD [--cancel]",
-		Short: "Cap what the tasks labelled LABEL (key=value) may spend; when spent they are held, or cancelled with --cancel",
+		Use:   "set LABEL --limit USD [--tenant T] [--cancel]",
+		Short: "Cap what the tasks labelled LABEL (key=value; * with --tenant: every task of the tenant) may spend; when spent they are held, or cancelled with --cancel",
 		Args:  exactArgs(1, "one label, key=value"),
 		RunE: func(c *cobra.Command, args []string) error {
 			if !c.Flags().Changed("limit") {
@@ -50,7 +51,7 @@ func newBudgetSetCmd() *cobra.Command {
 			if cancel {
 				req.OnExhausted = "cancel"
 			}
-			b, err := cl.PutBudget(c.Context(), args[0], req)
+			b, err := cl.PutTenantBudget(c.Context(), tenant, args[0], req)
 			if err != nil {
 				return apiFail(err)
 			}
@@ -66,6 +67,7 @@ func newBudgetSetCmd() *cobra.Command {
 		},
 	}
 	cf.register(cmd)
+	tenantFlag(cmd, &tenant)
 	cmd.Flags().Float64Var(&limit, "limit", 0, "the budget in USD (>= 0)")
 	cmd.Flags().BoolVar(&cancel, "cancel", false, "cancel the label's tasks when it is spent, instead of holding them")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -74,6 +76,7 @@ func newBudgetSetCmd() *cobra.Command {
 
 func newBudgetGetCmd() *cobra.Command {
 	var cf clientFlags
+	var tenant string
 	cmd := &cobra.Command{
 		Use:   "get LABEL",
 		Short: "Show a label's budget and its spend at the last check",
@@ -83,7 +86,7 @@ func newBudgetGetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := cl.Budget(c.Context(), args[0])
+			b, err := cl.TenantBudget(c.Context(), tenant, args[0])
 			if err != nil {
 				return apiFail(err)
 			}
@@ -92,21 +95,23 @@ func newBudgetGetCmd() *cobra.Command {
 		},
 	}
 	cf.register(cmd)
+	tenantFlag(cmd, &tenant)
 	return cmd
 }
 
 func newBudgetListCmd() *cobra.Command {
 	var cf clientFlags
+	var tenant string
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List every budget",
+		Short: "List the budgets you may see (--tenant: one tenant's)",
 		Args:  exactArgs(0, "no argument"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			cl, err := cf.client()
 			if err != nil {
 				return err
 			}
-			l, err := cl.Budgets(c.Context())
+			l, err := cl.TenantBudgets(c.Context(), tenant)
 			if err != nil {
 				return apiFail(err)
 			}
@@ -115,11 +120,13 @@ func newBudgetListCmd() *cobra.Command {
 		},
 	}
 	cf.register(cmd)
+	tenantFlag(cmd, &tenant)
 	return cmd
 }
 
 func newBudgetRmCmd() *cobra.Command {
 	var cf clientFlags
+	var tenant string
 	cmd := &cobra.Command{
 		Use:   "rm LABEL",
 		Short: "Remove a label's budget; its held tasks start again",
@@ -129,25 +136,36 @@ func newBudgetRmCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := cl.DeleteBudget(c.Context(), args[0]); err != nil {
+			if err := cl.DeleteTenantBudget(c.Context(), tenant, args[0]); err != nil {
 				return apiFail(err)
 			}
 			return nil
 		},
 	}
 	cf.register(cmd)
+	tenantFlag(cmd, &tenant)
 	return cmd
+}
+
+// tenantFlag registers --tenant: the budget's tenant; without it the
+// budget is fleet-wide, which only an admin of every tenant sets.
+func tenantFlag(cmd *cobra.Command, tenant *string) {
+	cmd.Flags().StringVar(tenant, "tenant", "", "the tenant whose budget this is (its tasks only); empty: a fleet-wide budget, an admin of every tenant's")
 }
 
 func printBudgets(out io.Writer, bs []api.Budget) {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LABEL\tLIMIT\tSPENT\tSTATE\tWHEN SPENT")
+	fmt.Fprintln(tw, "TENANT\tLABEL\tLIMIT\tSPENT\tSTATE\tWHEN SPENT")
 	for _, b := range bs {
 		state := "ok"
 		if b.Exhausted {
 			state = "spent"
 		}
-		fmt.Fprintf(tw, "%s\t$%.2f\t$%.4f\t%s\t%s\n", b.Label, b.LimitUSD, b.SpentUSD, state, b.OnExhausted)
+		tenant := b.Tenant
+		if tenant == "" {
+			tenant = "(fleet)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t$%.2f\t$%.4f\t%s\t%s\n", tenant, b.Label, b.LimitUSD, b.SpentUSD, state, b.OnExhausted)
 	}
 	_ = tw.Flush()
 }

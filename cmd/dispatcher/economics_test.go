@@ -27,6 +27,16 @@ func TestBudgetAndUsageCommands(t *testing.T) {
 	if code, out := run(t, "budget", "set", "teamweb", "--limit", "1"); code != 1 || !strings.Contains(out, "label") {
 		t.Fatalf("label without =: %d %s", code, out)
 	}
+	code, out = run(t, "budget", "set", "*", "--tenant", "default", "--limit", "40", "--cancel")
+	if code != 0 || !strings.Contains(out, "default") || !strings.Contains(out, "$40.00") || !strings.Contains(out, "cancel") {
+		t.Fatalf("budget set * --tenant default: %d %s", code, out)
+	}
+	if code, out := run(t, "budget", "list", "--tenant", "default"); code != 0 || strings.Contains(out, "team=web") || !strings.Contains(out, "$40.00") {
+		t.Fatalf("budget list --tenant default: %d %s, want the tenant's budget only", code, out)
+	}
+	if code, out := run(t, "budget", "set", "*", "--limit", "1"); code != 1 || !strings.Contains(out, "needs a tenant") {
+		t.Fatalf("budget set * without --tenant: %d %s", code, out)
+	}
 	if code, out := run(t, "budget", "rm", "team=web"); code != 0 {
 		t.Fatalf("budget rm: %d %s", code, out)
 	}

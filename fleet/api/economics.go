@@ -33,14 +33,17 @@ type UsageReport struct {
 	Unpriced []UsageRow `json:"unpriced"`
 }
 
-// BudgetRequest is the body of PUT /v1/budgets/{label}.
+// BudgetRequest is the body of PUT /v1/budgets/{label}[?tenant=].
 type BudgetRequest struct {
 	LimitUSD    float64 `json:"limit_usd"`
 	OnExhausted string  `json:"on_exhausted,omitempty"` // hold (default) or cancel
 }
 
-// Budget is a label's spending cap as GET and PUT /v1/budgets answer it.
+// Budget is a label's spending cap as GET and PUT /v1/budgets answer it:
+// within Tenant (its tasks of that tenant; Label "*": every task of the
+// tenant), or fleet-wide when Tenant is empty.
 type Budget struct {
+	Tenant      string    `json:"tenant,omitempty"`
 	Label       string    `json:"label"`
 	LimitUSD    float64   `json:"limit_usd"`
 	OnExhausted string    `json:"on_exhausted"`

@@ -28,13 +28,20 @@ const (
 // cancelled by a budget.
 const Reason = "budget"
 
-// Budget is the spending cap of one label.
+// AllTasks is the Label of a tenant's budget that counts every task of
+// the tenant.
+const AllTasks = "*"
+
+// Budget is the spending cap of one label, fleet-wide (Tenant empty) or
+// within one tenant (the label's tasks of that tenant; Label AllTasks:
+// every task of the tenant).
 type Budget struct {
-	Label       string    `json:"label"`        // key=value
-	LimitUSD    float64   `json:"limit_usd"`    // >= 0; 0 stops everything at once
-	OnExhausted string    `json:"on_exhausted"` // hold (default) or cancel
-	SpentUSD    float64   `json:"spent_usd"`    // as of the last check
-	Exhausted   bool      `json:"exhausted"`    // spent_usd >= limit_usd at the last check
+	Tenant      string    `json:"tenant,omitempty"` // "": fleet-wide
+	Label       string    `json:"label"`            // key=value, or AllTasks with a tenant
+	LimitUSD    float64   `json:"limit_usd"`        // >= 0; 0 stops everything at once
+	OnExhausted string    `json:"on_exhausted"`     // hold (default) or cancel
+	SpentUSD    float64   `json:"spent_usd"`        // as of the last check
+	Exhausted   bool      `json:"exhausted"`        // spent_usd >= limit_usd at the last check
 	CheckedAt   time.Time `json:"checked_at,omitzero"`
 	UpdatedAt   time.Time `json:"updated_at"`
 }
@@ -54,7 +61,7 @@ func ParseLabel(s string) (key, value string, err error) {
 
 // Validate checks the fields a client sets, naming the bad one.
 func (b Budget) Validate() error {
-	if _, _, err := ParseLabel(b.Label); err != nil {
+	if err := ValidScope(b.Tenant, b.Label); err != nil {
 		return err
 	}
 	if b.LimitUSD < 0 || math.IsNaN(b.LimitUSD) || math.IsInf(b.LimitUSD, 0) {
@@ -68,6 +75,19 @@ func (b Budget) Validate() error {
 	return nil
 }
 
+// ValidScope checks a budget's tenant and label: a label is key=value,
+// or AllTasks within a tenant.
+func ValidScope(tenant, label string) error {
+	if label == AllTasks {
+		if tenant == "" {
+			return &fleet.FieldError{Field: "label", Reason: `"*" (every task) needs a tenant: name it (?tenant=), or set a label budget (key=value)`}
+		}
+		return nil
+	}
+	_, _, err := ParseLabel(label)
+	return err
+}
+
 // Book reads and writes the budgets bucket.
 type Book struct {
 	kv jetstream.KeyValue
@@ -75,7 +95,7 @@ type Book struct {
 
 // ErrNotFound is returned for a label without a budget; it is a
 // store.ErrNotFound, so the API answers 404.
-var ErrNotFound = fmt.Errorf("no budget for this label: %w", store.ErrNotFound)
+var ErrNotFound = fmt.Errorf("no budget for this label (in this tenant): %w", store.ErrNotFound)
 
 // Open opens (creating it once) the budgets bucket of q's prefix.
 func Open(ctx context.Context, q *queue.Client) (*Book, error) {
@@ -86,7 +106,16 @@ func Open(ctx context.Context, q *queue.Client) (*Book, error) {
 	return &Book{kv: kv}, nil
 }
 
-func keyOf(label string) string { return base64.RawURLEncoding.EncodeToString([]byte(label)) }
+// keyOf is the bucket key of a budget: the label base64url-encoded for a
+// fleet-wide budget (the keys written before tenants), else
+// t.<tenant>.<label>, each base64url-encoded.
+func keyOf(tenant, label string) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	if tenant == "" {
+		return enc([]byte(label))
+	}
+	return "t." + enc([]byte(tenant)) + "." + enc([]byte(label))
+}
 
 // Put validates and stores b, keeping the spend of the budget it replaces
 // (Exhausted is recomputed from it against the new limit at once).
@@ -98,7 +127,7 @@ func (bk *Book) Put(ctx context.Context, b Budget) (Budget, error) {
 		b.OnExhausted = Hold
 	}
 	for {
-		old, rev, err := bk.get(ctx, b.Label)
+		old, rev, err := bk.get(ctx, b.Tenant, b.Label)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return Budget{}, err
 		}
@@ -107,9 +136,9 @@ func (bk *Book) Put(ctx context.Context, b Budget) (Budget, error) {
 		b.UpdatedAt = time.Now().UTC()
 		data, _ := json.Marshal(b)
 		if rev == 0 {
-			_, err = bk.kv.Create(ctx, keyOf(b.Label), data)
+			_, err = bk.kv.Create(ctx, keyOf(b.Tenant, b.Label), data)
 		} else {
-			_, err = bk.kv.Update(ctx, keyOf(b.Label), data, rev)
+			_, err = bk.kv.Update(ctx, keyOf(b.Tenant, b.Label), data, rev)
 		}
 		if err == nil {
 			return b, nil
@@ -120,36 +149,46 @@ func (bk *Book) Put(ctx context.Context, b Budget) (Budget, error) {
 	}
 }
 
-// Get returns the budget of label, ErrNotFound when there is none.
-func (bk *Book) Get(ctx context.Context, label string) (Budget, error) {
-	b, _, err := bk.get(ctx, label)
+// Get returns the budget of label in tenant ("": fleet-wide),
+// ErrNotFound when there is none.
+func (bk *Book) Get(ctx context.Context, tenant, label string) (Budget, error) {
+	b, _, err := bk.get(ctx, tenant, label)
 	return b, err
 }
 
-func (bk *Book) get(ctx context.Context, label string) (Budget, uint64, error) {
-	e, err := bk.kv.Get(ctx, keyOf(label))
+func (bk *Book) get(ctx context.Context, tenant, label string) (Budget, uint64, error) {
+	e, err := bk.kv.Get(ctx, keyOf(tenant, label))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return Budget{}, 0, ErrNotFound
 	}
 	if err != nil {
 		return Budget{}, 0, err
 	}
-	var b Budget
-	if err := json.Unmarshal(e.Value(), &b); err != nil {
-		return Budget{}, 0, fmt.Errorf("budget: decoding %q: %w", label, err)
+	b, err := decode(e.Value())
+	if err != nil {
+		return Budget{}, 0, fmt.Errorf("budget: decoding %q of tenant %q: %w", label, tenant, err)
 	}
 	return b, e.Revision(), nil
 }
 
-// Delete removes the budget of label (ErrNotFound when there is none).
-func (bk *Book) Delete(ctx context.Context, label string) error {
-	if _, err := bk.Get(ctx, label); err != nil {
-		return err
-	}
-	return bk.kv.Purge(ctx, keyOf(label))
+// decode reads a stored budget; one written before tenants has none.
+func decode(data []byte) (Budget, error) {
+	var b Budget
+	err := json.Unmarshal(data, &b)
+	return b, err
 }
 
-// List returns every budget, by label.
+// Delete removes the budget of label in tenant (ErrNotFound when there is
+// none).
+func (bk *Book) Delete(ctx context.Context, tenant, label string) error {
+	if _, err := bk.Get(ctx, tenant, label); err != nil {
+		return err
+	}
+	return bk.kv.Purge(ctx, keyOf(tenant, label))
+}
+
+// List returns every budget, fleet-wide ones first, then by tenant and
+// label.
 func (bk *Book) List(ctx context.Context) ([]Budget, error) {
 	keys, err := bk.kv.ListKeys(ctx)
 	if err != nil {
@@ -157,16 +196,20 @@ func (bk *Book) List(ctx context.Context) ([]Budget, error) {
 	}
 	var out []Budget
 	for k := range keys.Keys() {
-		raw, err := base64.RawURLEncoding.DecodeString(k)
+		e, err := bk.kv.Get(ctx, k)
 		if err != nil {
 			continue
 		}
-		b, err := bk.Get(ctx, string(raw))
-		if err == nil {
+		if b, err := decode(e.Value()); err == nil {
 			out = append(out, b)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Tenant != out[j].Tenant {
+			return out[i].Tenant < out[j].Tenant
+		}
+		return out[i].Label < out[j].Label
+	})
 	return out, nil
 }
 
@@ -181,7 +224,7 @@ func (bk *Book) record(ctx context.Context, b Budget, rev uint64, spent float64,
 		return b, false, nil
 	}
 	data, _ := json.Marshal(next)
-	if _, err := bk.kv.Update(ctx, keyOf(b.Label), data, rev); err != nil {
+	if _, err := bk.kv.Update(ctx, keyOf(b.Tenant, b.Label), data, rev); err != nil {
 		if isCASConflict(err) {
 			return b, false, nil
 		}

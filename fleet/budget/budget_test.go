@@ -22,6 +22,9 @@ func TestValidateNamesTheField(t *testing.T) {
 		{Label: "=a", LimitUSD: 1}:                            "label",
 		{Label: "team=a", LimitUSD: 0, OnExhausted: "cancel"}: "",
 		{Label: "team:a", LimitUSD: 2.5, OnExhausted: "hold"}: "",
+		{Label: "*", LimitUSD: 1}:                             "label",
+		{Tenant: "acme", Label: "*", LimitUSD: 1}:             "",
+		{Tenant: "acme", Label: "team", LimitUSD: 1}:          "label",
 	} {
 		err := b.Validate()
 		var fe *fleet.FieldError
@@ -58,7 +61,7 @@ func TestBookAndWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = w.Stop() }()
-	if _, err := writer.Get(ctx, "team=a"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := writer.Get(ctx, "", "team=a"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a missing budget: %v", err)
 	}
 	// A new budget is not exhausted until checked; a limit of 0 on a
@@ -73,17 +76,85 @@ func TestBookAndWatcher(t *testing.T) {
 		t.Fatalf("List = %+v, %v", all, err)
 	}
 	testenv.Eventually(t, 10*time.Second, "the watcher to see both budgets spent", func() bool {
-		b, ok := w.Exhausted(map[string]string{"team": "a", "env": "ci"})
+		b, ok := w.Exhausted("acme", map[string]string{"team": "a", "env": "ci"})
 		return ok && b.OnExhausted == budget.Cancel
 	})
-	if _, ok := w.Exhausted(map[string]string{"team": "b"}); ok {
+	if _, ok := w.Exhausted("acme", map[string]string{"team": "b"}); ok {
 		t.Fatal("a label without a budget is exhausted")
 	}
-	if err := writer.Delete(ctx, "env=ci"); err != nil {
+	if err := writer.Delete(ctx, "", "env=ci"); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 10*time.Second, "the watcher to see the deletion", func() bool {
-		b, ok := w.Exhausted(map[string]string{"team": "a", "env": "ci"})
+		b, ok := w.Exhausted("acme", map[string]string{"team": "a", "env": "ci"})
 		return ok && b.Label == "team=a"
 	})
+}
+
+// TestTenantBudgets: a tenant's label budget applies to that tenant's
+// tasks only, a tenant's budget of every task to each of its tasks, and
+// the same label has a budget in two tenants and fleet-wide at once.
+func TestTenantBudgets(t *testing.T) {
+	ns := natstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := queue.Open(ctx, ns.Connect(t), queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bk, err := budget.Open(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := bk.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Stop() }()
+	for _, b := range []budget.Budget{
+		{Tenant: "acme", Label: "team=a", LimitUSD: 5},
+		{Tenant: "beta", Label: "team=a", LimitUSD: 7},
+		{Label: "team=a", LimitUSD: 9},
+		{Tenant: "gamma", Label: budget.AllTasks, LimitUSD: 3},
+	} {
+		for range 2 { // the second put of a budget that exists is exhausted at a limit below its spend (0)
+			b.LimitUSD = 0
+			if _, err := bk.Put(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	all, err := bk.List(ctx)
+	if err != nil || len(all) != 4 || all[0].Tenant != "" || all[1].Tenant != "acme" || all[3].Label != "*" {
+		t.Fatalf("List = %+v, %v", all, err)
+	}
+	if b, err := bk.Get(ctx, "beta", "team=a"); err != nil || b.Tenant != "beta" {
+		t.Fatalf("Get(beta, team=a) = %+v, %v", b, err)
+	}
+	if err := bk.Delete(ctx, "", "team=a"); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, "the watcher to see gamma's budget", func() bool {
+		b, ok := w.Exhausted("gamma", map[string]string{"x": "y"})
+		return ok && b.Label == budget.AllTasks
+	})
+	testenv.Eventually(t, 10*time.Second, "the fleet-wide budget gone", func() bool {
+		_, ok := w.Exhausted("delta", map[string]string{"team": "a"})
+		return !ok
+	})
+	if b, ok := w.Exhausted("acme", map[string]string{"team": "a"}); !ok || b.Tenant != "acme" {
+		t.Fatalf("acme's task: %+v, %v; want acme's budget", b, ok)
+	}
+	if _, ok := w.Exhausted("acme", map[string]string{"team": "b"}); ok {
+		t.Fatal("acme's budget of team=a applies to team=b")
+	}
+	if _, ok := w.Exhausted("", nil); ok {
+		t.Fatal("a task without tenant or labels has a budget")
+	}
+	if !w.HasTenant("gamma") || w.HasTenant("acme") || w.HasTenant("") {
+		t.Fatal("HasTenant: want gamma (a budget of every task), not acme (label budgets only)")
+	}
+	if !w.Has("team=a") || w.Has("x=y") {
+		t.Fatal("Has: want team=a (a tenant's label) budgeted, x=y not")
+	}
 }

@@ -1,7 +1,15 @@
 // Package budget caps what the tasks carrying one label may spend, fleet
-// wide.
+// wide or within one tenant, and what all the tasks of a tenant may spend.
 //
 // # Model
+//
+// A budget has a scope: fleet-wide (no tenant: the label's tasks of every
+// tenant; the budgets set before tenants existed stay so, and only an
+// admin of every tenant reads or sets them), or one tenant's (the label's
+// tasks of that tenant only; Label AllTasks, "*": every task of the
+// tenant). A task is stopped by any exhausted budget whose scope covers
+// it: a fleet-wide one of its labels, its tenant's one of its labels, or
+// its tenant's budget of every task.
 //
 // A Budget names a label ("team=web": tasks whose labels hold team=web,
 // children included, as they inherit their parent's labels), a limit in
@@ -12,7 +20,8 @@
 // # Where it lives
 //
 // Budgets live in the JetStream key-value bucket <prefix>_budgets, one key
-// per label (the label base64url-encoded), so every dispatcher and worker
+// per budget: the label base64url-encoded for a fleet-wide one (as before
+// tenants), t.<tenant>.<label> (each base64url-encoded) for a tenant's, so every dispatcher and worker
 // shares them without a schema change in either store. The dispatcher
 // writes them: PUT /v1/budgets/{label} (Book.Put), and Enforcer, which
 // every few seconds (budget_check_interval) sums each label's spend and

@@ -17,10 +17,12 @@ type Spend interface {
 
 // Actions are what the dispatcher does for a budget that changed state.
 type Actions interface {
-	// Release republishes the queued tasks of label held by a budget.
-	Release(ctx context.Context, label string) (int, error)
-	// CancelQueued cancels the queued tasks of label, with reason budget.
-	CancelQueued(ctx context.Context, label string) (int, error)
+	// Release republishes the queued tasks of label (AllTasks: every
+	// task) in tenant ("": every tenant) held by a budget.
+	Release(ctx context.Context, tenant, label string) (int, error)
+	// CancelQueued cancels the queued tasks of label in tenant, with
+	// reason budget.
+	CancelQueued(ctx context.Context, tenant, label string) (int, error)
 }
 
 // Enforcer checks budgets against spend; see the package doc.
@@ -32,7 +34,7 @@ type Enforcer struct {
 	Now     func() time.Time // default time.Now
 
 	mu    sync.Mutex
-	swept map[string]time.Time // label -> last release sweep of a budget that is not spent
+	swept map[string]time.Time // bucket key -> last release sweep of a budget that is not spent
 }
 
 // sweepEvery is how often a budget that is not spent looks for held tasks
@@ -64,23 +66,23 @@ func (e *Enforcer) CheckAll(ctx context.Context) error {
 	}
 	var errs []error
 	for _, b := range all {
-		if _, err := e.Check(ctx, b.Label); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, err := e.Check(ctx, b.Tenant, b.Label); err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// Check sums the label's spend, records it, and acts on a change of
+// Check sums the spend of label in tenant ("": fleet-wide), records it, and acts on a change of
 // state: held tasks are released when the budget is no longer exhausted;
 // queued tasks are cancelled when a cancel budget becomes exhausted. It
 // returns the budget as it stands after the check.
-func (e *Enforcer) Check(ctx context.Context, label string) (Budget, error) {
-	b, rev, err := e.Book.get(ctx, label)
+func (e *Enforcer) Check(ctx context.Context, tenant, label string) (Budget, error) {
+	b, rev, err := e.Book.get(ctx, tenant, label)
 	if err != nil {
 		return Budget{}, err
 	}
-	spent, err := e.spent(ctx, label)
+	spent, err := e.spent(ctx, tenant, label)
 	if err != nil {
 		return b, err
 	}
@@ -97,35 +99,35 @@ func (e *Enforcer) Check(ctx context.Context, label string) (Budget, error) {
 	// tasks when it stops being spent, and once a sweepEvery regardless.
 	switch {
 	case next.OnExhausted == Cancel && next.Exhausted:
-		_, err = e.Actions.CancelQueued(ctx, label)
-	case !next.Exhausted && (b.Exhausted || e.sweepDue(label, now())):
-		_, err = e.Actions.Release(ctx, label)
+		_, err = e.Actions.CancelQueued(ctx, tenant, label)
+	case !next.Exhausted && (b.Exhausted || e.sweepDue(keyOf(tenant, label), now())):
+		_, err = e.Actions.Release(ctx, tenant, label)
 	}
 	return next, err
 }
 
-// sweepDue reports whether label's held tasks should be looked for now,
+// sweepDue reports whether the held tasks of the budget at key should be looked for now,
 // and notes that they are.
-func (e *Enforcer) sweepDue(label string, now time.Time) bool {
+func (e *Enforcer) sweepDue(key string, now time.Time) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.swept == nil {
 		e.swept = map[string]time.Time{}
 	}
-	if now.Sub(e.swept[label]) < sweepEvery {
+	if now.Sub(e.swept[key]) < sweepEvery {
 		return false
 	}
-	e.swept[label] = now
+	e.swept[key] = now
 	return true
 }
 
-// spent is the label's total cost.
-func (e *Enforcer) spent(ctx context.Context, label string) (float64, error) {
-	k, v, err := ParseLabel(label)
+// spent is the total cost of the budget's tasks.
+func (e *Enforcer) spent(ctx context.Context, tenant, label string) (float64, error) {
+	tenants, labels, err := Filter(tenant, label)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := e.Spend.Usage(ctx, store.UsageParams{Labels: map[string]string{k: v}})
+	rows, err := e.Spend.Usage(ctx, store.UsageParams{Labels: labels, Tenants: tenants})
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
@@ -137,4 +139,20 @@ func (e *Enforcer) log() *slog.Logger {
 		return e.Log
 	}
 	return slog.Default()
+}
+
+// Filter is the store filter of a budget's tasks: its tenant (nil for a
+// fleet-wide budget: every tenant) and its label (nil for AllTasks).
+func Filter(tenant, label string) (tenants []string, labels map[string]string, err error) {
+	if err := ValidScope(tenant, label); err != nil {
+		return nil, nil, err
+	}
+	if tenant != "" {
+		tenants = []string{tenant}
+	}
+	if label != AllTasks {
+		k, v, _ := ParseLabel(label)
+		labels = map[string]string{k: v}
+	}
+	return tenants, labels, nil
 }

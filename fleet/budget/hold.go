@@ -16,6 +16,7 @@ const EventHeld = "BUDGET_HELD"
 
 // HeldData is the data of a BUDGET_HELD event.
 type HeldData struct {
+	Tenant      string  `json:"tenant,omitempty"` // "": a fleet-wide budget
 	Label       string  `json:"label"`
 	LimitUSD    float64 `json:"limit_usd"`
 	SpentUSD    float64 `json:"spent_usd"`
@@ -24,7 +25,7 @@ type HeldData struct {
 
 // Held returns the BUDGET_HELD data of b.
 func (b Budget) Held() json.RawMessage {
-	data, _ := json.Marshal(HeldData{Label: b.Label, LimitUSD: b.LimitUSD, SpentUSD: b.SpentUSD, OnExhausted: b.OnExhausted})
+	data, _ := json.Marshal(HeldData{Tenant: b.Tenant, Label: b.Label, LimitUSD: b.LimitUSD, SpentUSD: b.SpentUSD, OnExhausted: b.OnExhausted})
 	return data
 }
 

@@ -2,8 +2,6 @@ package budget
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,7 +13,7 @@ type Watcher struct {
 	w jetstream.KeyWatcher
 
 	mu      sync.RWMutex
-	budgets map[string]Budget // by label
+	budgets map[string]Budget // by bucket key (keyOf)
 	ready   chan struct{}
 	once    sync.Once
 }
@@ -45,16 +43,11 @@ func (w *Watcher) loop() {
 			w.once.Do(func() { close(w.ready) })
 			continue
 		}
-		raw, err := base64.RawURLEncoding.DecodeString(e.Key())
-		if err != nil {
-			continue
-		}
 		w.mu.Lock()
-		var b Budget
-		if e.Operation() == jetstream.KeyValuePut && json.Unmarshal(e.Value(), &b) == nil {
-			w.budgets[string(raw)] = b
+		if b, err := decode(e.Value()); e.Operation() == jetstream.KeyValuePut && err == nil {
+			w.budgets[e.Key()] = b
 		} else {
-			delete(w.budgets, string(raw))
+			delete(w.budgets, e.Key())
 		}
 		w.mu.Unlock()
 	}
@@ -63,18 +56,27 @@ func (w *Watcher) loop() {
 // Stop ends the watch.
 func (w *Watcher) Stop() error { return w.w.Stop() }
 
-// Exhausted returns the exhausted budget that applies to a task with these
-// labels, if any (a cancel budget before a hold one).
-func (w *Watcher) Exhausted(labels map[string]string) (Budget, bool) {
-	if len(labels) == 0 {
-		return Budget{}, false
+// Exhausted returns the exhausted budget that applies to a task of tenant
+// with these labels, if any (a cancel budget before a hold one): a
+// fleet-wide budget of one of its labels, its tenant's budget of one of
+// them, or its tenant's budget of every task.
+func (w *Watcher) Exhausted(tenant string, labels map[string]string) (Budget, bool) {
+	keys := make([]string, 0, 2*len(labels)+1)
+	for k, v := range labels {
+		keys = append(keys, keyOf("", k+"="+v))
+		if tenant != "" {
+			keys = append(keys, keyOf(tenant, k+"="+v))
+		}
+	}
+	if tenant != "" {
+		keys = append(keys, keyOf(tenant, AllTasks))
 	}
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	var found Budget
 	ok := false
-	for k, v := range labels {
-		b, has := w.budgets[k+"="+v]
+	for _, key := range keys {
+		b, has := w.budgets[key]
 		if has && b.Exhausted && (!ok || b.OnExhausted == Cancel) {
 			found, ok = b, true
 		}

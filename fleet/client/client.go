@@ -63,9 +63,17 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &ae) && ae.Status == http.StatusNotFound
 }
 
+// url is the address of path (escaped already: url.PathEscape of each
+// value it carries, so that a label "team=a/b" or "*" arrives intact) with
+// query q.
 func (c *Client) url(path string, q url.Values) string {
 	u := *c.base
-	u.Path = c.base.Path + path
+	u.RawPath = c.base.EscapedPath() + path
+	if p, err := url.PathUnescape(u.RawPath); err == nil {
+		u.Path = p
+	} else {
+		u.Path, u.RawPath = c.base.Path+path, ""
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -60,23 +61,24 @@ func (d *Dispatcher) runBudgets(ctx context.Context) {
 	e.Run(ctx, d.cfg.BudgetCheckInterval)
 }
 
-// PutBudget sets the budget of a label and checks it against the spend at
-// once. A label no task carries is allowed; the answer says so.
-func (d *Dispatcher) PutBudget(ctx context.Context, label string, req api.BudgetRequest) (api.Budget, error) {
+// PutBudget sets the budget of a label (budget.AllTasks: every task) in
+// tenant ("": fleet-wide) and checks it against the spend at once. A
+// label no task carries is allowed; the answer says so.
+func (d *Dispatcher) PutBudget(ctx context.Context, tenant, label string, req api.BudgetRequest) (api.Budget, error) {
 	e, err := d.enforcer(ctx)
 	if err != nil {
 		return api.Budget{}, err
 	}
-	if _, err := e.Book.Put(ctx, budget.Budget{Label: label, LimitUSD: req.LimitUSD, OnExhausted: req.OnExhausted}); err != nil {
+	if _, err := e.Book.Put(ctx, budget.Budget{Tenant: tenant, Label: label, LimitUSD: req.LimitUSD, OnExhausted: req.OnExhausted}); err != nil {
 		return api.Budget{}, err
 	}
-	b, err := e.Check(ctx, label)
+	b, err := e.Check(ctx, tenant, label)
 	if err != nil {
 		return api.Budget{}, err
 	}
 	out := apiBudget(b)
-	k, v, _ := budget.ParseLabel(label)
-	counts, err := d.store.CountTasks(ctx, store.CountTasksParams{Labels: map[string]string{k: v}})
+	tenants, labels, _ := budget.Filter(tenant, label)
+	counts, err := d.store.CountTasks(ctx, store.CountTasksParams{Tenants: tenants, Labels: labels})
 	if err != nil {
 		return out, err
 	}
@@ -85,49 +87,57 @@ func (d *Dispatcher) PutBudget(ctx context.Context, label string, req api.Budget
 	}
 	if out.Tasks == 0 {
 		out.Note = fmt.Sprintf("no task carries the label %s yet; the budget applies to tasks submitted with it", label)
+		if tenant != "" {
+			out.Note = fmt.Sprintf("tenant %s has no task with the label %s yet; the budget applies to its tasks submitted with it", tenant, label)
+		}
 	}
 	return out, nil
 }
 
-// GetBudget returns a label's budget; budget.ErrNotFound when it has none.
-func (d *Dispatcher) GetBudget(ctx context.Context, label string) (api.Budget, error) {
+// GetBudget returns the budget of a label in tenant ("": fleet-wide);
+// budget.ErrNotFound when it has none.
+func (d *Dispatcher) GetBudget(ctx context.Context, tenant, label string) (api.Budget, error) {
 	book, err := d.budgetBook(ctx)
 	if err != nil {
 		return api.Budget{}, err
 	}
-	b, err := book.Get(ctx, label)
+	b, err := book.Get(ctx, tenant, label)
 	return apiBudget(b), err
 }
 
-// ListBudgets returns every budget.
-func (d *Dispatcher) ListBudgets(ctx context.Context) ([]api.Budget, error) {
+// ListBudgets returns the budgets of tenants: nil is every budget,
+// fleet-wide ones included; a list keeps to those tenants' budgets.
+func (d *Dispatcher) ListBudgets(ctx context.Context, tenants []string) ([]api.Budget, error) {
 	book, err := d.budgetBook(ctx)
 	if err != nil {
 		return nil, err
 	}
 	all, err := book.List(ctx)
-	out := make([]api.Budget, len(all))
-	for i, b := range all {
-		out[i] = apiBudget(b)
+	out := make([]api.Budget, 0, len(all))
+	for _, b := range all {
+		if tenants == nil || (b.Tenant != "" && slices.Contains(tenants, b.Tenant)) {
+			out = append(out, apiBudget(b))
+		}
 	}
 	return out, err
 }
 
-// DeleteBudget removes a label's budget and releases its held tasks.
-func (d *Dispatcher) DeleteBudget(ctx context.Context, label string) error {
+// DeleteBudget removes the budget of a label in tenant and releases its
+// held tasks.
+func (d *Dispatcher) DeleteBudget(ctx context.Context, tenant, label string) error {
 	book, err := d.budgetBook(ctx)
 	if err != nil {
 		return err
 	}
-	if err := book.Delete(ctx, label); err != nil {
+	if err := book.Delete(ctx, tenant, label); err != nil {
 		return err
 	}
-	_, err = budgetActions{d}.Release(ctx, label)
+	_, err = budgetActions{d}.Release(ctx, tenant, label)
 	return err
 }
 
 func apiBudget(b budget.Budget) api.Budget {
-	return api.Budget{Label: b.Label, LimitUSD: b.LimitUSD, OnExhausted: b.OnExhausted, SpentUSD: b.SpentUSD,
+	return api.Budget{Tenant: b.Tenant, Label: b.Label, LimitUSD: b.LimitUSD, OnExhausted: b.OnExhausted, SpentUSD: b.SpentUSD,
 		Exhausted: b.Exhausted, CheckedAt: b.CheckedAt, UpdatedAt: b.UpdatedAt}
 }
 
@@ -137,9 +147,9 @@ type budgetActions struct{ d *Dispatcher }
 // Release republishes the queued tasks of label that a budget held (error
 // budget), one start message each; its id carries the task's attempts, so
 // two dispatchers releasing the same hold publish it once.
-func (a budgetActions) Release(ctx context.Context, label string) (int, error) {
+func (a budgetActions) Release(ctx context.Context, tenant, label string) (int, error) {
 	n := 0
-	err := a.queuedOf(ctx, label, func(t store.Task) error {
+	err := a.queuedOf(ctx, tenant, label, func(t store.Task) error {
 		if t.Error != budget.Reason {
 			return nil
 		}
@@ -155,15 +165,15 @@ func (a budgetActions) Release(ctx context.Context, label string) (int, error) {
 		return err
 	})
 	if n > 0 {
-		a.d.log.Info("budget: released held tasks", "label", label, "tasks", n)
+		a.d.log.Info("budget: released held tasks", "tenant", tenant, "label", label, "tasks", n)
 	}
 	return n, err
 }
 
 // CancelQueued cancels the queued tasks of label (their subtrees too).
-func (a budgetActions) CancelQueued(ctx context.Context, label string) (int, error) {
+func (a budgetActions) CancelQueued(ctx context.Context, tenant, label string) (int, error) {
 	n := 0
-	err := a.queuedOf(ctx, label, func(t store.Task) error {
+	err := a.queuedOf(ctx, tenant, label, func(t store.Task) error {
 		_, err := a.d.Cancel(ctx, t.ID, budget.Reason)
 		if errors.Is(err, ErrAlreadyFinished) || errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -174,18 +184,19 @@ func (a budgetActions) CancelQueued(ctx context.Context, label string) (int, err
 		return err
 	})
 	if n > 0 {
-		a.d.log.Info("budget: cancelled queued tasks", "label", label, "tasks", n)
+		a.d.log.Info("budget: cancelled queued tasks", "tenant", tenant, "label", label, "tasks", n)
 	}
 	return n, err
 }
 
-// queuedOf calls f for every queued task carrying label, page by page.
-func (a budgetActions) queuedOf(ctx context.Context, label string, f func(store.Task) error) error {
-	k, v, err := budget.ParseLabel(label)
+// queuedOf calls f for every queued task of the budget's scope (label in
+// tenant), page by page.
+func (a budgetActions) queuedOf(ctx context.Context, tenant, label string, f func(store.Task) error) error {
+	tenants, labels, err := budget.Filter(tenant, label)
 	if err != nil {
 		return err
 	}
-	p := store.ListTasksParams{States: []store.TaskState{store.TaskQueued}, Labels: map[string]string{k: v}, Limit: 1000}
+	p := store.ListTasksParams{States: []store.TaskState{store.TaskQueued}, Tenants: tenants, Labels: labels, Limit: 1000}
 	for {
 		page, err := a.d.store.ListTasks(ctx, p)
 		if err != nil {

@@ -215,3 +215,44 @@ func TestUsageBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantBudgetOfEveryTask: a spent cancel budget of every task of
+// tenant acme cancels acme's task without running it, whatever its
+// labels, while another tenant's task with the same label runs.
+func TestTenantBudgetOfEveryTask(t *testing.T) {
+	f, c := budgetFleet(t)
+	ctx := context.Background()
+	b, err := c.PutTenantBudget(ctx, "acme", budget.AllTasks, api.BudgetRequest{LimitUSD: 0, OnExhausted: budget.Cancel})
+	if err != nil || !b.Exhausted || b.Tenant != "acme" {
+		t.Fatalf("acme's budget of $0: %+v, %v; want spent at once", b, err)
+	}
+	testenv.EventuallyErr(t, fleettest.Wait, "acme's budget to be spent", func() error {
+		got, err := c.TenantBudget(ctx, "acme", budget.AllTasks)
+		if err == nil && !got.Exhausted {
+			err = fmt.Errorf("budget %+v", got)
+		}
+		return err
+	})
+	spec := labelled(fleettest.Spec("acme's", fleettest.Step{Text: "acme done"}), "team=x")
+	spec.Tenant = "acme"
+	other := labelled(fleettest.Spec("beta's", fleettest.Step{Text: "beta done"}), "team=x")
+	other.Tenant = "beta"
+	var ids []uuid.UUID
+	for _, s := range []fleet.TaskSpec{spec, other} { // through the API: fleettest.Submit leaves the tenant default
+		sub, err := c.Submit(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sub.Task.ID)
+	}
+	acme, beta := ids[0], ids[1]
+	if done := f.WaitDone(acme); done.State != store.TaskCancelled || done.Error != budget.Reason {
+		t.Fatalf("acme's task: %s %q, want cancelled for its tenant's budget", done.State, done.Error)
+	}
+	if n := f.Model.Requests(fleettest.Prompt("acme's", fleettest.Step{Text: "acme done"}), 0); n != 0 {
+		t.Fatalf("acme's cancelled task asked the model %d times", n)
+	}
+	if done := f.WaitDone(beta); done.State != store.TaskSucceeded {
+		t.Fatalf("beta's task: %s %q, want succeeded (acme's budget is not beta's)", done.State, done.Error)
+	}
+}

@@ -44,10 +44,10 @@ func TestBudgetReleaseKeepsAPinnedChildOnItsWorker(t *testing.T) {
 	if err := budget.HoldTask(ctx, f.Store, child.ID, "w-a"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.PutBudget(ctx, "team=p", api.BudgetRequest{LimitUSD: 10}); err != nil {
+	if _, err := d.PutBudget(ctx, "", "team=p", api.BudgetRequest{LimitUSD: 10}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.DeleteBudget(ctx, "team=p"); err != nil { // releases what the budget held
+	if err := d.DeleteBudget(ctx, "", "team=p"); err != nil { // releases what the budget held
 		t.Fatal(err)
 	}
 	p, err := f.Queue.NewPuller(ctx, queue.PullerConfig{Queues: []string{"default"}, WorkerID: "w-a"})

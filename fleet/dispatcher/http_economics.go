@@ -15,10 +15,10 @@ import (
 // economics is what the usage and budget endpoints ask of the dispatcher.
 type economics interface {
 	Usage(ctx context.Context, p store.UsageParams) (api.UsageReport, error)
-	PutBudget(ctx context.Context, label string, req api.BudgetRequest) (api.Budget, error)
-	GetBudget(ctx context.Context, label string) (api.Budget, error)
-	ListBudgets(ctx context.Context) ([]api.Budget, error)
-	DeleteBudget(ctx context.Context, label string) error
+	PutBudget(ctx context.Context, tenant, label string, req api.BudgetRequest) (api.Budget, error)
+	GetBudget(ctx context.Context, tenant, label string) (api.Budget, error)
+	ListBudgets(ctx context.Context, tenants []string) ([]api.Budget, error)
+	DeleteBudget(ctx context.Context, tenant, label string) error
 }
 
 // Usage sums the sessions p selects, per group and in total.
@@ -105,17 +105,46 @@ func parseDayOrTime(v string) (time.Time, error) {
 // maxBudgetBody bounds a PUT /v1/budgets body.
 const maxBudgetBody = 4 << 10
 
-func (a *handlers) putBudget(w http.ResponseWriter, r *http.Request) {
-	label := r.PathValue("label")
-	if _, _, err := budget.ParseLabel(label); err != nil {
+// budgetScope reads the budget a /v1/budgets/{label}?tenant= route names
+// and checks that the principal holds the route's role in its tenant: a
+// budget without a tenant is fleet-wide and needs the role in every
+// tenant. A tenant the principal cannot see answers 404, as if it had no
+// budget; one it sees but may not set budgets in, 403.
+func (a *handlers) budgetScope(w http.ResponseWriter, r *http.Request) (tenant, label string, ok bool) {
+	tenant, label = r.URL.Query().Get("tenant"), r.PathValue("label")
+	if err := budget.ValidScope(tenant, label); err != nil {
 		a.fail(w, r, err)
+		return "", "", false
+	}
+	p, role := principal(r), routeAccess[r.Pattern].role
+	switch {
+	case tenant == "" && !p.Can(identity.AllTenants, role):
+		writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Field: "tenant", Message: fmt.Sprintf(
+			"a budget without a tenant is fleet-wide and needs the role %s in every tenant; name the tenant (?tenant=, --tenant), %s has %s",
+			role, p.ID, describeGrants(p))})
+		return "", "", false
+	case tenant != "" && !p.Can(tenant, identity.Viewer):
+		a.fail(w, r, fmt.Errorf("label %s in tenant %s: %w", label, tenant, budget.ErrNotFound))
+		return "", "", false
+	case tenant != "" && !p.Can(tenant, role):
+		writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Message: fmt.Sprintf(
+			"%s needs the role %s in tenant %s; %s is %s there", r.Pattern, role, tenant, p.ID, p.RoleIn(tenant))})
+		return "", "", false
+	}
+	noteAudit(r, tenant, label)
+	return tenant, label, true
+}
+
+func (a *handlers) putBudget(w http.ResponseWriter, r *http.Request) {
+	tenant, label, ok := a.budgetScope(w, r)
+	if !ok {
 		return
 	}
 	var req api.BudgetRequest
 	if !decodeBody(w, r, maxBudgetBody, "body", &req) {
 		return
 	}
-	b, err := a.econ.PutBudget(r.Context(), label, req)
+	b, err := a.econ.PutBudget(r.Context(), tenant, label, req)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -124,16 +153,23 @@ func (a *handlers) putBudget(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *handlers) getBudget(w http.ResponseWriter, r *http.Request) {
-	b, err := a.econ.GetBudget(r.Context(), r.PathValue("label"))
+	tenant, label, ok := a.budgetScope(w, r)
+	if !ok {
+		return
+	}
+	b, err := a.econ.GetBudget(r.Context(), tenant, label)
 	if err != nil {
-		a.fail(w, r, fmt.Errorf("label %s: %w", r.PathValue("label"), err))
+		a.fail(w, r, fmt.Errorf("label %s: %w", label, err))
 		return
 	}
 	writeJSON(w, http.StatusOK, b)
 }
 
+// listBudgets lists the budgets of the tenants where the principal is a
+// viewer (?tenant= narrows); fleet-wide budgets only to a viewer of
+// every tenant, without ?tenant=.
 func (a *handlers) listBudgets(w http.ResponseWriter, r *http.Request) {
-	all, err := a.econ.ListBudgets(r.Context())
+	all, err := a.econ.ListBudgets(r.Context(), tenantFilter(principal(r), identity.Viewer, r.URL.Query().Get("tenant")))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -142,8 +178,12 @@ func (a *handlers) listBudgets(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *handlers) deleteBudget(w http.ResponseWriter, r *http.Request) {
-	if err := a.econ.DeleteBudget(r.Context(), r.PathValue("label")); err != nil {
-		a.fail(w, r, fmt.Errorf("label %s: %w", r.PathValue("label"), err))
+	tenant, label, ok := a.budgetScope(w, r)
+	if !ok {
+		return
+	}
+	if err := a.econ.DeleteBudget(r.Context(), tenant, label); err != nil {
+		a.fail(w, r, fmt.Errorf("label %s: %w", label, err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -16,9 +16,10 @@ import (
 //   - scopeNone: any authenticated principal.
 //   - scopeSome: the role in at least one tenant; the handler then keeps to
 //     the tenants where the principal holds it (lists, counts, usage,
-//     stats, tokens, the audit log, submissions).
+//     stats, tokens, the audit log, submissions, budgets: a fleet-wide
+//     budget, one without a tenant, needs the role in every tenant).
 //   - scopeAll: the role in every tenant (a grant for identity.AllTenants):
-//     what is not yet kept per tenant (budgets, webhook deliveries).
+//     what is not yet kept per tenant (webhook deliveries).
 //   - scopeTask, scopeSession: the role in the tenant of the task named by
 //     {id} (of the session's task). A task in a tenant where the principal
 //     holds no role at all is a 404, as if it did not exist; one it may see
@@ -75,10 +76,10 @@ var routeAccess = map[string]access{
 	"GET /v1/counts":                               {identity.Viewer, scopeSome, ""},
 	"GET /v1/stats":                                {identity.Viewer, scopeSome, ""},
 	"GET /v1/usage":                                {identity.Viewer, scopeSome, ""},
-	"GET /v1/budgets":                              {identity.Viewer, scopeAll, ""},
-	"GET /v1/budgets/{label}":                      {identity.Viewer, scopeAll, ""},
-	"PUT /v1/budgets/{label}":                      {identity.Admin, scopeAll, "budget.put"},
-	"DELETE /v1/budgets/{label}":                   {identity.Admin, scopeAll, "budget.delete"},
+	"GET /v1/budgets":                              {identity.Viewer, scopeSome, ""},
+	"GET /v1/budgets/{label}":                      {identity.Viewer, scopeSome, ""},
+	"PUT /v1/budgets/{label}":                      {identity.Admin, scopeSome, "budget.put"},
+	"DELETE /v1/budgets/{label}":                   {identity.Admin, scopeSome, "budget.delete"},
 	"GET /v1/webhooks/deliveries":                  {identity.Admin, scopeAll, ""},
 	"POST /v1/tokens":                              {identity.Admin, scopeSome, "token.create"},
 	"GET /v1/tokens":                               {identity.Admin, scopeSome, ""},

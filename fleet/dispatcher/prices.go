@@ -59,12 +59,19 @@ func (d *Dispatcher) checkPriced(ctx context.Context, s fleet.TaskSpec) error {
 	s = fleet.Defaults{Profile: d.cfg.DefaultProfile, Limits: d.cfg.DefaultLimits, Policy: d.cfg.Policy}.Apply(s)
 	var lookupErr error
 	why := taskops.CostCounted(s, func(label string) bool {
-		has, err := d.hasBudget(ctx, label)
+		has, err := d.hasBudget(ctx, s.Tenant, label)
 		if err != nil && lookupErr == nil {
 			lookupErr = err
 		}
 		return has
 	})
+	if why == "" && lookupErr == nil && s.Tenant != "" { // a budget of every task of its tenant
+		has, err := d.hasBudget(ctx, s.Tenant, budget.AllTasks)
+		if has {
+			why = fmt.Sprintf("the budget of every task of tenant %s", s.Tenant)
+		}
+		lookupErr = err
+	}
 	if why == "" && lookupErr != nil {
 		return fmt.Errorf("reading the budgets of the task's labels (its model %s has no price): %w", missing[0], lookupErr)
 	}
@@ -74,8 +81,9 @@ func (d *Dispatcher) checkPriced(ctx context.Context, s fleet.TaskSpec) error {
 	return &fleet.FieldError{Field: field, Reason: "refused: " + taskops.UnpricedDetail(missing, why)}
 }
 
-// hasBudget reports whether label ("key=value") has a budget.
-func (d *Dispatcher) hasBudget(ctx context.Context, label string) (bool, error) {
+// hasBudget reports whether label ("key=value") has a budget, fleet-wide
+// or in tenant.
+func (d *Dispatcher) hasBudget(ctx context.Context, tenant, label string) (bool, error) {
 	if d.queue == nil {
 		return false, nil
 	}
@@ -83,11 +91,16 @@ func (d *Dispatcher) hasBudget(ctx context.Context, label string) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	_, err = book.Get(ctx, label)
-	if errors.Is(err, budget.ErrNotFound) {
-		return false, nil
+	for _, t := range []string{"", tenant} {
+		_, err = book.Get(ctx, t, label)
+		if !errors.Is(err, budget.ErrNotFound) {
+			return err == nil, err
+		}
+		if tenant == "" {
+			break
+		}
 	}
-	return err == nil, err
+	return false, nil
 }
 
 // defaultModels caches each profile's default model by profile name.

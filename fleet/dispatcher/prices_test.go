@@ -24,6 +24,11 @@ func TestUnpricedModelRefusedWhereCostCounts(t *testing.T) {
 	if _, err := b.client.PutBudget(ctx, "team=web", api.BudgetRequest{LimitUSD: 10}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := b.client.PutTenantBudget(ctx, "capped", "*", api.BudgetRequest{LimitUSD: 10}); err != nil {
+		t.Fatal(err)
+	}
+	tenantCapped := validSpec("tenant capped")
+	tenantCapped.Model, tenantCapped.Tenant = "mystery-model", "capped"
 	limited := validSpec("limited")
 	limited.Model, limited.Limits.MaxCostUSD = "mystery-model", 2
 	budgeted := validSpec("budgeted")
@@ -38,6 +43,7 @@ func TestUnpricedModelRefusedWhereCostCounts(t *testing.T) {
 		{"cost limit", limited, "tasks[0].model", "limits.max_cost_usd 2"},
 		{"budgeted label", budgeted, "tasks[0].model", "label team=web"},
 		{"summary model", summary, "tasks[0].context.summary_model", "cheap-mystery"},
+		{"tenant's budget of every task", tenantCapped, "tasks[0].model", "every task of tenant capped"},
 	} {
 		code, detail, raw := b.rawCall(t, http.MethodPost, "/v1/tasks/batch", api.BatchRequest{Tasks: []fleet.TaskSpec{c.spec}}, testToken)
 		if code != http.StatusBadRequest || detail.Field != c.field {

@@ -436,8 +436,12 @@ func TestRouteRoles(t *testing.T) {
 	}
 	path := func(pattern string) (method, p string) {
 		method, p, _ = strings.Cut(pattern, " ")
-		return method, strings.NewReplacer("{id}", task.ID.String(), "{call_id}", "c1", "{kind}", "diff",
+		p = strings.NewReplacer("{id}", task.ID.String(), "{call_id}", "c1", "{kind}", "diff",
 			"{label}", "team=a").Replace(p)
+		if strings.Contains(pattern, "/v1/budgets") {
+			p += "?tenant=team-a" // a budget of team-a; without a tenant it is fleet-wide (TestTenantBudgetsAPI)
+		}
+		return method, p
 	}
 	mixed, err := f.client.CreateToken(context.Background(), api.TokenRequest{Name: "mixed",
 		Grants: map[string]string{"team-a": "viewer", "team-b": "admin"}, DefaultTenant: "team-a"})
@@ -469,7 +473,8 @@ func TestRouteRoles(t *testing.T) {
 			// is a viewer; it submits to team-a (its default) as one.
 			code = f.status(t, method, p, bodies[pattern], mixed.Token)
 			forbidden = acc.scope == scopeAll || (acc.scope == scopeTask && acc.role != identity.Viewer) ||
-				pattern == "POST /v1/tasks" || pattern == "POST /v1/tasks/batch" || pattern == "POST /v1/tokens"
+				pattern == "POST /v1/tasks" || pattern == "POST /v1/tasks/batch" || pattern == "POST /v1/tokens" ||
+				pattern == "PUT /v1/budgets/{label}" || pattern == "DELETE /v1/budgets/{label}"
 			if forbidden != (code == http.StatusForbidden) {
 				t.Errorf("%s as viewer of team-a and admin of team-b: %d, want a 403: %v", pattern, code, forbidden)
 			}
@@ -492,8 +497,8 @@ func TestRouteRoleTable(t *testing.T) {
 		"GET /v1/tasks/{id}/events": "viewer", "GET /v1/tasks/{id}/tree/events": "viewer",
 		"GET /v1/events": "viewer", "GET /v1/sessions/{id}/turns": "viewer",
 		"GET /v1/sessions/{id}/tool_outputs/{call_id}": "viewer", "GET /v1/counts": "viewer", "GET /v1/stats": "viewer",
-		"GET /v1/usage": "viewer", "GET /v1/budgets": "viewer in *", "GET /v1/budgets/{label}": "viewer in *",
-		"PUT /v1/budgets/{label}": "admin in *", "DELETE /v1/budgets/{label}": "admin in *",
+		"GET /v1/usage": "viewer", "GET /v1/budgets": "viewer", "GET /v1/budgets/{label}": "viewer",
+		"PUT /v1/budgets/{label}": "admin", "DELETE /v1/budgets/{label}": "admin",
 		"GET /v1/webhooks/deliveries": "admin in *", "POST /v1/tokens": "admin", "GET /v1/tokens": "admin",
 		"DELETE /v1/tokens/{id}": "admin", "GET /v1/audit": "admin",
 		"POST /v1/tasks/bulk": "submitter", "GET /v1/bulk/{id}": "viewer", "GET /v1/retention": "viewer",

@@ -29,10 +29,11 @@ func (w *Worker) watchBudgets(ctx context.Context) func() {
 	return func() { _ = bw.Stop() }
 }
 
-// exhaustedBudget returns the spent budget that applies to labels, if any.
-func (w *Worker) exhaustedBudget(labels map[string]string) (budget.Budget, bool) {
+// exhaustedBudget returns the spent budget that applies to t (its tenant
+// and labels), if any.
+func (w *Worker) exhaustedBudget(t store.Task) (budget.Budget, bool) {
 	if bw := w.budgets.Load(); bw != nil {
-		return bw.Exhausted(labels)
+		return bw.Exhausted(t.Tenant, t.Labels)
 	}
 	return budget.Budget{}, false
 }
@@ -40,7 +41,7 @@ func (w *Worker) exhaustedBudget(labels map[string]string) (budget.Budget, bool)
 // budgetAtClaim holds or cancels a just-claimed task whose label's budget
 // is spent, before its session starts; ok is false when none is.
 func (w *Worker) budgetAtClaim(ctx context.Context, t store.Task) (settlement, bool) {
-	b, ok := w.exhaustedBudget(t.Labels)
+	b, ok := w.exhaustedBudget(t)
 	switch {
 	case !ok:
 		return settlement{}, false
@@ -75,7 +76,7 @@ func (w *Worker) holdTask(ctx context.Context, t store.Task, b budget.Budget, pu
 // checkBudget stops the run after the turn just recorded when its label's
 // budget is spent.
 func (r *run) checkBudget() {
-	if _, ok := r.w.exhaustedBudget(r.task.Labels); ok {
+	if _, ok := r.w.exhaustedBudget(r.task); ok {
 		r.abort(stopBudget)
 	}
 }
@@ -83,7 +84,7 @@ func (r *run) checkBudget() {
 // budgetStop settles a run stopped by a budget: cancelled with reason
 // budget, or held (see holdTask).
 func (r *run) budgetStop(ctx context.Context, out agent.Outcome) settlement {
-	b, ok := r.w.exhaustedBudget(r.task.Labels)
+	b, ok := r.w.exhaustedBudget(r.task)
 	if ok && b.OnExhausted == budget.Cancel {
 		end := taskops.BudgetCancelled(r.task.ID, r.w.cfg.ID, budget.Reason, b.Label)
 		return r.finish(ctx, end.To, end.Reason, r.result(out, false, end.Result.Error))

@@ -16,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/internal/settings"
 	"github.com/agentfleet/agentfleet/fleet/models"
 	"github.com/agentfleet/agentfleet/fleet/worker/internal/eventpump"
+	"github.com/agentfleet/agentfleet/llm/ratelimit"
 	"github.com/agentfleet/agentfleet/profiles"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -184,6 +185,7 @@ func (r *run) findSession(ctx context.Context, profileID, model string) (store.S
 // runWithInputs), bounded by the spec's wall time.
 func (r *run) runSession(ctx context.Context) (agent.Outcome, error) {
 	ctx = models.WithNotifier(ctx, r.notify)
+	ctx = ratelimit.WithTenant(ctx, r.task.Tenant) // a tenant's share of the rate limits
 	if wt := time.Duration(r.spec.Limits.WallTime); wt > 0 {
 		start := r.task.StartedAt
 		if start.IsZero() {

@@ -62,6 +62,9 @@ func (r *run) checkModels(model string, pc ProviderConfig) error {
 		return nil
 	}
 	why := taskops.CostCounted(r.spec, w.budgeted)
+	if bw := w.budgets.Load(); why == "" && bw != nil && bw.HasTenant(r.task.Tenant) {
+		why = fmt.Sprintf("the budget of every task of tenant %s", r.task.Tenant)
+	}
 	if why == "" {
 		return nil
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // Client applies a limiter to an llm.Client's calls: each call is marked
-// with its key (Provider, Credential and the request's model), so the
+// with its key (Provider, Credential, the request's model and the
+// context's tenant, WithTenant), so the
 // HTTP requests it makes through a limiting transport (Lazy.HTTPClient,
 // Limiter.Transport) wait for the limit; a wait is counted in Metrics and
 // told to Notify; the answer's tokens are charged to the key.
@@ -26,7 +27,7 @@ type Client struct {
 var _ llm.Client = (*Client)(nil)
 
 func (c *Client) mark(ctx context.Context, model string) (context.Context, Key) {
-	k := Key{Provider: c.Provider, Credential: c.Credential, Model: model}
+	k := Key{Provider: c.Provider, Credential: c.Credential, Model: model, Tenant: TenantFrom(ctx)}
 	return WithKey(ctx, k, func(waited time.Duration, reason string) {
 		if c.Metrics != nil {
 			c.Metrics.Waited(k, waited, reason)

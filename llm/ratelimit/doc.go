@@ -10,7 +10,10 @@
 // output tokens per minute and concurrent requests; zero means that
 // dimension is not limited, and a limit with nothing set, or a negative
 // value, is refused. A rule with model "" covers every model of its
-// provider and credential; a rule naming the model wins.
+// provider and credential; a rule naming the model wins. A rule with a
+// Tenant is that tenant's share of the key ("*": each tenant's own), taken
+// on top of the key's rule for the requests of the tenant's tasks (the
+// tenant comes from the call's context, WithTenant; see tenant.go).
 //
 // # Design: token buckets in a JetStream key-value bucket
 //

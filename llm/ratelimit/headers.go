@@ -71,7 +71,9 @@ func retryAfter(h http.Header) time.Duration {
 
 // Observe adjusts k's shared state from one response: the provider's
 // limits and remaining counts, and a 429's pause (see the package doc).
+// They describe the provider key, so a tenant's share is left as it is.
 func (l *Limiter) Observe(ctx context.Context, k Key, status int, h http.Header) error {
+	k = k.keyOnly()
 	limits, ok := l.rules.For(k)
 	if !ok {
 		return nil

@@ -49,10 +49,10 @@ func New(kv jetstream.KeyValue, rules Rules, owner string) (*Limiter, error) {
 	return &Limiter{kv: kv, rules: rules, owner: owner, now: time.Now, turns: map[Key]chan struct{}{}}, nil
 }
 
-// Limited reports whether a rule covers k.
+// Limited reports whether a rule covers k (the key, or k's tenant's
+// share of it).
 func (l *Limiter) Limited(k Key) bool {
-	_, ok := l.rules.For(k)
-	return ok
+	return len(l.scopes(k)) > 0
 }
 
 // Permit is one admitted request; Release it when the request is done.
@@ -62,6 +62,7 @@ type Permit struct {
 	lease  string
 	Waited time.Duration // how long Acquire waited for a limit (0: it did not)
 	Reason string        // the limit that made it wait ("" when none did)
+	next   *Permit       // the key's permit after a tenant's share's
 }
 
 // storeKey is the entry of k: a hash, since model names may hold
@@ -71,13 +72,33 @@ func storeKey(k Key) string {
 	return "k" + hex.EncodeToString(h[:12])
 }
 
-// Acquire waits until k admits a request and takes it. A key no rule
+// Acquire waits until k admits a request and takes it: k's tenant's
+// share first (when a rule gives one), then the key's own. A key no rule
 // covers is admitted at once (a nil *Permit, which Release ignores).
 func (l *Limiter) Acquire(ctx context.Context, k Key) (*Permit, error) {
-	limits, ok := l.rules.For(k)
-	if !ok {
-		return nil, nil
+	var first, last *Permit
+	for _, sk := range l.scopes(k) {
+		limits, _ := l.rules.For(sk)
+		p, err := l.acquireOne(ctx, sk, limits)
+		if err != nil {
+			first.Release(ctx)
+			return nil, err
+		}
+		if first == nil {
+			first = p
+		} else {
+			last.next = p
+			if p.Reason != "" {
+				first.Waited, first.Reason = first.Waited+p.Waited, p.Reason
+			}
+		}
+		last = p
 	}
+	return first, nil
+}
+
+// acquireOne waits until the one key k admits a request under limits.
+func (l *Limiter) acquireOne(ctx context.Context, k Key, limits Limits) (*Permit, error) {
 	p := &Permit{l: l, key: k, lease: l.owner + "-" + strconv.FormatUint(l.seq.Add(1), 36)}
 	start := l.now()
 	turn := l.turn(k)
@@ -143,9 +164,14 @@ func (l *Limiter) try(ctx context.Context, k Key, limits Limits, lease string) (
 	return true, 0, "", nil
 }
 
-// Release ends the permit's lease. A nil permit is a no-op.
+// Release ends the permit's lease (and the key's, after a tenant's
+// share's). A nil permit is a no-op.
 func (p *Permit) Release(ctx context.Context) {
-	if p == nil || p.lease == "" {
+	if p == nil {
+		return
+	}
+	p.next.Release(ctx)
+	if p.lease == "" {
 		return
 	}
 	lease := p.lease
@@ -163,8 +189,17 @@ func (p *Permit) Release(ctx context.Context) {
 	})
 }
 
-// Charge takes a finished call's tokens from k's token buckets.
+// Charge takes a finished call's tokens from k's token buckets (its
+// tenant's share's and the key's).
 func (l *Limiter) Charge(ctx context.Context, k Key, u llm.Usage) error {
+	var errs []error
+	for _, sk := range l.scopes(k) {
+		errs = append(errs, l.chargeOne(ctx, sk, u))
+	}
+	return errors.Join(errs...)
+}
+
+func (l *Limiter) chargeOne(ctx context.Context, k Key, u llm.Usage) error {
 	limits, ok := l.rules.For(k)
 	if !ok || (limits.InputTokensPerMinute == 0 && limits.OutputTokensPerMinute == 0) {
 		return nil

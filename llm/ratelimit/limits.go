@@ -5,14 +5,22 @@ import (
 	"strings"
 )
 
-// Key names what a provider rate-limits.
+// Key names what a provider rate-limits. With a Tenant it names that
+// tenant's share of the provider key (see tenant.go).
 type Key struct {
 	Provider   string // anthropic, openai, gemini, chatcompat...
 	Credential string // the operator's name for the API key (never the key)
 	Model      string
+	Tenant     string // the task's tenant; "" for the key itself
 }
 
-func (k Key) String() string { return k.Provider + "/" + k.Credential + "/" + k.Model }
+func (k Key) String() string {
+	s := k.Provider + "/" + k.Credential + "/" + k.Model
+	if k.Tenant != "" {
+		s += "@" + k.Tenant
+	}
+	return s
+}
 
 // Limits are one key's rates; 0 leaves a dimension unlimited.
 type Limits struct {
@@ -27,7 +35,11 @@ type Rule struct {
 	Provider   string `mapstructure:"provider"`
 	Credential string `mapstructure:"credential"` // "" means "default"
 	Model      string `mapstructure:"model"`      // "" covers every model
-	Limits     `mapstructure:",squash"`
+	// Tenant, when set, makes the rule a tenant's share of the key: the
+	// requests of that tenant's tasks ("*": of each tenant, separately)
+	// are limited by it as well as by the key's own rule.
+	Tenant string `mapstructure:"tenant"`
+	Limits `mapstructure:",squash"`
 }
 
 // DefaultCredential is the credential reference of a provider
@@ -60,32 +72,54 @@ func (r Rule) Validate(field string) error {
 }
 
 // Rules finds the limits of a key: the rule naming its model, else the
-// rule for every model of its provider and credential.
+// rule for every model of its provider and credential. A key with a
+// tenant takes the tenant rules only: one naming its tenant before one
+// for every tenant ("*"), then by model as above; a key without one takes
+// the rules without a tenant only.
 type Rules []Rule
 
 // For returns the limits of k and whether any rule covers it.
 func (rs Rules) For(k Key) (Limits, bool) {
-	var any *Rule
+	best, bestScore := -1, 0
 	for i := range rs {
-		r := &rs[i]
-		cred := r.Credential
-		if cred == "" {
-			cred = DefaultCredential
-		}
-		if !strings.EqualFold(r.Provider, k.Provider) || cred != k.Credential {
-			continue
-		}
-		switch r.Model {
-		case k.Model:
-			return r.Limits, true
-		case "", "*":
-			any = r
+		if sc := rs[i].score(k); sc > bestScore {
+			best, bestScore = i, sc
 		}
 	}
-	if any == nil {
+	if best < 0 {
 		return Limits{}, false
 	}
-	return any.Limits, true
+	return rs[best].Limits, true
+}
+
+// score ranks how closely r covers k: 0 when it does not; a named tenant
+// counts more than "*", a named model more than every model.
+func (r Rule) score(k Key) int {
+	cred := r.Credential
+	if cred == "" {
+		cred = DefaultCredential
+	}
+	if !strings.EqualFold(r.Provider, k.Provider) || cred != k.Credential {
+		return 0
+	}
+	sc := 1
+	switch {
+	case r.Tenant == "" && k.Tenant == "":
+	case k.Tenant == "" || r.Tenant == "":
+		return 0
+	case r.Tenant == k.Tenant:
+		sc += 4
+	case r.Tenant != "*":
+		return 0
+	}
+	switch r.Model {
+	case k.Model:
+		sc += 2
+	case "", "*":
+	default:
+		return 0
+	}
+	return sc
 }
 
 // lower returns l with each dimension of o that is set and lower taken.

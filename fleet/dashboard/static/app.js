@@ -251,7 +251,7 @@ async function refreshUsage() {
   if (by) q.set("group_by", by);
   if (by === "label") q.set("label_key", $("usage-key").value.trim() || "team");
   try {
-    const budgets$ = can(homeTenant(), "admin") ? api("GET", "/v1/budgets") : Promise.resolve({ budgets: [] }); // who.js
+    const budgets$ = can(homeTenant(), "viewer") ? api("GET", "/v1/budgets") : Promise.resolve({ budgets: [] }); // who.js
     const [rep, b] = await Promise.all([api("GET", "/v1/usage?" + q), budgets$]);
     const body = $("usage-table").querySelector("tbody");
     body.replaceChildren(...(rep.rows || []).filter(() => by).map((r) => usageRow(r.key || "(none)", r)),
@@ -265,7 +265,7 @@ async function refreshUsage() {
     }).join(", ");
     const budgets = b.budgets || [];
     $("budget-table").querySelector("tbody").replaceChildren(...budgets.map((x) => el("tr", {},
-      el("td", { text: x.label }), el("td", { text: usd(x.limit_usd) }), el("td", { text: usd(x.spent_usd) }),
+      el("td", { text: x.tenant || "(fleet)" }), el("td", { text: x.label === "*" ? "* (every task)" : x.label }), el("td", { text: usd(x.limit_usd) }), el("td", { text: usd(x.spent_usd) }),
       el("td", { text: x.exhausted ? "spent" : "ok", "data-state": x.exhausted ? "spent" : "ok",
         title: x.exhausted ? `tasks are ${x.on_exhausted === "cancel" ? "cancelled" : "held"}` : "" }))));
     $("budget-empty").hidden = budgets.length > 0;
@@ -618,7 +618,7 @@ function onEvent(taskID, kind, m) {
       break;
     case "BUDGET_HELD":
       append(block("notice", kind, "budget spent", env.time, el("div", { class: "text",
-        text: `${d.label}: $${(d.spent_usd || 0).toFixed(2)} of $${(d.limit_usd || 0).toFixed(2)} spent; held until the budget is raised` })));
+        text: `${d.tenant ? d.tenant + " " : ""}${d.label}: $${(d.spent_usd || 0).toFixed(2)} of $${(d.limit_usd || 0).toFixed(2)} spent; held until the budget is raised` })));
       scheduleRefresh();
       break;
     case "SESSION_START":

@@ -2,8 +2,8 @@
 // GET /v1/whoami (the principal of the token or single sign-on session);
 // the page shows the name, tenant and role, and hides the controls the
 // role may not use in a task's tenant: submit, steer, follow up, cancel
-// and abort below submitter, approve and deny below approver, budgets
-// below admin. The API enforces the roles either way; hiding only spares
+// and abort below submitter, approve and deny below approver. Budgets
+// show to a viewer: the API answers its tenants' budgets. The API enforces the roles either way; hiding only spares
 // the user buttons that would be refused. A dispatcher without
 // /v1/whoami shows everything, as before. With single sign-on (GET
 // /auth/ answers) a 401 offers "Log in with single sign-on" and a
@@ -68,7 +68,7 @@ function renderWho() {
   $("logout-button").hidden = !(me && who.sso && String(me.id).startsWith("oidc:"));
   $("submit-box").hidden = !can(homeTenant(), "submitter");
   $("bulk-box").hidden = !can(homeTenant(), "submitter");
-  $("budget-section").hidden = !can(homeTenant(), "admin");
+  $("budget-section").hidden = !can(homeTenant(), "viewer");
   if (ui.selectedTask) renderDetail(ui.selectedTask); // its controls, by its tenant's role
 }
 
