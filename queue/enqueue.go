@@ -15,19 +15,24 @@ import (
 // ToQueue or ToWorker.
 type Target struct {
 	queue    string
+	band     Band // of a shared queue (see ToQueueAt)
 	workerID string
 }
 
-// ToQueue targets the shared queue name (<prefix>.tasks.<name>).
+// ToQueue targets the normal band of the shared queue name
+// (<prefix>.tasks.<name>); ToQueueAt targets the band of a priority.
 func ToQueue(name string) Target { return Target{queue: name} }
 
 // ToWorker targets one worker's own subject (<prefix>.tasks.worker.<id>).
 func ToWorker(workerID string) Target { return Target{workerID: workerID} }
 
-// String names the target for logs: "queue default" or "worker w-1".
+// String names the target for logs: "queue default", "queue default (high)" or "worker w-1".
 func (t Target) String() string {
 	if t.workerID != "" {
 		return "worker " + t.workerID
+	}
+	if t.band != BandNormal {
+		return "queue " + t.queue + " (" + t.band.String() + ")"
 	}
 	return "queue " + t.queue
 }
@@ -42,7 +47,7 @@ func (t Target) subject(s Subjects) (string, error) {
 	if err := CheckQueueName(t.queue); err != nil {
 		return "", err
 	}
-	return s.Tasks(t.queue), nil
+	return s.TasksBand(t.queue, t.band), nil
 }
 
 // EnqueueResult reports where a message landed.

@@ -2,8 +2,11 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Metrics are monotonic counters shared by everything one Client made. The fleet exports them
@@ -51,14 +54,38 @@ type Lag struct {
 // Total is Pending + AckPending: work that has not finished.
 func (l Lag) Total() uint64 { return l.Pending + uint64(l.AckPending) }
 
-// QueueLag reads the backlog of a shared queue's consumer. The consumer exists once a Puller
-// served the queue; before that the queue's messages are all pending and QueueLag reports an
-// error wrapping jetstream.ErrConsumerNotFound.
+// QueueLag reads the backlog of a shared queue: the sum over its priority bands' consumers.
+// The consumers exist once a Puller served the queue; before that the queue's messages are all
+// pending and QueueLag reports an error wrapping jetstream.ErrConsumerNotFound (a missing
+// high or low band consumer, as when only workers older than bands served the queue, counts
+// as none).
 func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
 	if err := CheckQueueName(queue); err != nil {
 		return Lag{}, err
 	}
-	return c.consumerLag(ctx, queueConsumer(queue))
+	var sum Lag
+	for _, b := range bandsHighFirst {
+		l, err := c.consumerLag(ctx, bandConsumer(queue, b))
+		if err != nil {
+			if b != BandNormal && errors.Is(err, jetstream.ErrConsumerNotFound) {
+				continue
+			}
+			return Lag{}, err
+		}
+		sum.Pending += l.Pending
+		sum.AckPending += l.AckPending
+		sum.Waiting += l.Waiting
+		sum.Delivered += l.Delivered
+	}
+	return sum, nil
+}
+
+// BandLag reads the backlog of one priority band of a shared queue.
+func (c *Client) BandLag(ctx context.Context, queue string, b Band) (Lag, error) {
+	if err := CheckQueueName(queue); err != nil {
+		return Lag{}, err
+	}
+	return c.consumerLag(ctx, bandConsumer(queue, b))
 }
 
 // WorkerLag reads the backlog of one worker's own consumer.

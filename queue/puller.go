@@ -38,7 +38,8 @@ type source struct {
 type Puller struct {
 	c       *Client
 	gate    func(ctx context.Context) error // nil: always open
-	sources []*source                       // the worker source first
+	sources []*source                       // the worker source first, then each queue's bands, highest first
+	groups  [][]*source                     // the worker source alone, then each queue's bands, highest first
 	next    atomic.Uint64
 }
 
@@ -59,6 +60,7 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 		cfg := c.consumerConfig(workerConsumer(pc.WorkerID), c.subj.Worker(pc.WorkerID))
 		cfg.InactiveThreshold = c.cfg.WorkerInactiveThreshold
 		p.sources = append(p.sources, &source{name: workerToken, cfg: cfg})
+		p.groups = append(p.groups, p.sources)
 	}
 	seen := map[string]bool{}
 	for _, q := range pc.Queues {
@@ -69,7 +71,12 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 			return nil, fmt.Errorf("queue: PullerConfig.Queues lists %q twice", q)
 		}
 		seen[q] = true
-		p.sources = append(p.sources, &source{name: q, cfg: c.consumerConfig(queueConsumer(q), c.subj.Tasks(q))})
+		var bands []*source
+		for _, b := range bandsHighFirst {
+			bands = append(bands, &source{name: q, cfg: c.consumerConfig(bandConsumer(q, b), c.subj.TasksBand(q, b))})
+		}
+		p.sources = append(p.sources, bands...)
+		p.groups = append(p.groups, bands)
 	}
 	for _, s := range p.sources {
 		err := retryWhileForming(ctx, func(ctx context.Context) error {
@@ -126,8 +133,9 @@ func (p *Puller) Claim(ctx context.Context, slots *Slots) (*Delivery, error) {
 // caller must already hold a slot for it. Pull returns ctx's error when ctx ends, and other
 // errors (a lost connection, missing permissions) for the caller to log and retry after a pause.
 //
-// With one source Pull keeps one pull request of Config.PullWait open. With several it first
-// asks each source for a message without waiting (the worker's own subject first), then waits
+// With one source Pull keeps one pull request of Config.PullWait open. With several (a queue
+// has three, its priority bands) it first asks each source for a message without waiting (the
+// worker's own subject first, then each queue's bands, highest first), then waits
 // Config.PollInterval on one source at a time, in turn. The preference covers messages the
 // server has already counted for a consumer: it counts a new message shortly after
 // acknowledging its publish, so one published a moment ago may come after older shared work.

@@ -19,7 +19,7 @@ import (
 
 // target is where a task's messages go: the worker that holds its files
 // when it is pinned (a local workspace that is not shared) and has run
-// there, else its queue. A pinned task that never ran goes to its queue
+// there, else the band of its priority in its queue (queue.ToQueueAt). A pinned task that never ran goes to its queue
 // unless the caller knows its holder (ChildStartMessage).
 func target(t store.Task, spec fleet.TaskSpec) queue.Target {
 	if pinned(spec) && t.WorkerID != "" {
@@ -29,7 +29,7 @@ func target(t store.Task, spec fleet.TaskSpec) queue.Target {
 	if q == "" {
 		q = spec.Queue
 	}
-	return queue.ToQueue(q)
+	return queue.ToQueueAt(q, t.Priority)
 }
 
 // pinned reports whether a task must run on the worker holding its files.
@@ -46,21 +46,21 @@ func RescueTarget(t store.Task) queue.Target {
 	if t.Queue == "" {
 		return queue.ToQueue(fleet.DefaultQueue)
 	}
-	return queue.ToQueue(t.Queue)
+	return queue.ToQueueAt(t.Queue, t.Priority)
 }
 
-// StartMessage starts a submitted task: to its queue (its files are
-// made wherever it starts), under startMsgID so a repeated submission
-// publishes it once.
+// StartMessage starts a submitted task: to the band of its priority in
+// its queue (its files are made wherever it starts), under startMsgID so a
+// repeated submission publishes it once.
 func StartMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {
-	return startMessage(t, queue.ToQueue(t.Queue), enqueuedAt)
+	return startMessage(t, queue.ToQueueAt(t.Queue, t.Priority), enqueuedAt)
 }
 
 // ChildStartMessage starts a spawned child. A pinned child works in its
 // parent's workspace, so it goes to holder, the worker running the parent;
 // any other goes to its queue.
 func ChildStartMessage(child store.Task, spec fleet.TaskSpec, holder string) queue.Outgoing {
-	to := queue.ToQueue(child.Queue)
+	to := queue.ToQueueAt(child.Queue, child.Priority)
 	if pinned(spec) {
 		to = queue.ToWorker(holder)
 	}

@@ -57,3 +57,34 @@ func TestRescueTargetIsTheSharedQueue(t *testing.T) {
 		t.Errorf("RescueTarget(unknown task) = %+v", got)
 	}
 }
+
+// Every message of a task that goes to its queue goes to the band of its
+// priority; a pinned one goes to its worker whatever its priority.
+func TestRouterSendsToThePriorityBand(t *testing.T) {
+	local := fleet.TaskSpec{Queue: "default"}
+	shared := fleet.TaskSpec{Queue: "default", Environment: fleet.Environment{Kind: fleet.EnvLocal, Shared: true}}
+	urgent := store.Task{ID: uuid.New(), Queue: "bulk", Priority: 100, WorkerID: "w1"}
+	later := store.Task{ID: uuid.New(), Queue: "bulk", Priority: -3}
+	high, low := queue.ToQueueAt("bulk", 100), queue.ToQueueAt("bulk", -1)
+	if high == queue.ToQueue("bulk") || low == queue.ToQueue("bulk") || high == low {
+		t.Fatalf("bands are not distinct targets: %v %v", high, low)
+	}
+	tests := []struct {
+		name string
+		got  queue.Target
+		want queue.Target
+	}{
+		{"start", taskops.StartMessage(urgent, time.Time{}).To, high},
+		{"start of a low task", taskops.StartMessage(later, time.Time{}).To, low},
+		{"shared child", taskops.ChildStartMessage(urgent, shared, "w1").To, high},
+		{"pinned child", taskops.ChildStartMessage(urgent, local, "w1").To, queue.ToWorker("w1")},
+		{"resume of a shared task", taskops.ResumeMessage(urgent, shared, "1", "").To, high},
+		{"release of a shared task", taskops.ReleaseMessage(later, shared, time.Time{}).To, low},
+		{"rescue", taskops.RescueTarget(urgent), high},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: to %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}
