@@ -1,26 +1,44 @@
 package queue
 
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+)
+
 // bandLoop is the state of one Serve loop over a group of sources in
 // preference order (a queue's bands, highest first; or the worker's subject
-// alone): what each lower band is owed (bandShareEvery) and which source
-// delivered last (the one an idle loop waits on). It belongs to its loop's
-// goroutine.
+// alone): what each lower band is owed (bandShareEvery), which source
+// delivered last (the one an idle loop waits on) and, for a queue, the
+// concurrency keys it serves with their passes (fairness.go). It belongs to
+// its loop's goroutine.
 type bandLoop struct {
-	src  []*source
-	owed []int // per source: messages taken from sources before it since it was last asked
-	last int   // index of the source that last delivered; the idle wait is on it
+	queue string       // "" for the worker's subject
+	src   []*keySource // per band (or the worker's subject): the unkeyed source
+	owed  []int        // per band: messages taken from bands before it since it was last asked
+	last  *source      // the source that last delivered; the idle wait is on it
+
+	keyed      map[string]*keySource // by subject, every key source made
+	band       map[string]Band       // by subject
+	active     map[Band][]*keySource // key sources whose subject held messages at the last discovery
+	discovered time.Time
 }
 
-func newBandLoop(src []*source) *bandLoop {
-	last := 0
-	if len(src) == len(bandsHighFirst) {
-		last = 1 // the normal band, where most work lands
+func newBandLoop(queue string, src []*source) *bandLoop {
+	g := &bandLoop{queue: queue, owed: make([]int, len(src)), keyed: map[string]*keySource{}, band: map[string]Band{}}
+	for _, s := range src {
+		g.src = append(g.src, &keySource{source: s, weight: 1})
 	}
-	return &bandLoop{src: src, owed: make([]int, len(src)), last: last}
+	g.last = src[0]
+	if len(src) == len(bandsHighFirst) {
+		g.last = src[1] // the normal band, where most work lands
+	}
+	return g
 }
 
-// step is one fetch of a plan: source i, for one message only when share
-// is set (a lower band's owed share), else for every slot left.
+// step is one fetch of a plan: band i, for one message only when share is
+// set (a lower band's owed share), else for every slot left.
 type step struct {
 	i     int
 	share bool
@@ -41,18 +59,102 @@ func (g *bandLoop) plan() []step {
 	return out
 }
 
-// asked records that source i was asked (it had its chance: it is owed
-// nothing) and gave got messages.
-func (g *bandLoop) asked(i, got int) {
-	g.owed[i] = 0
-	if got > 0 {
-		g.last = i
+// asked records that band i was asked (it had its chance: it is owed
+// nothing).
+func (g *bandLoop) asked(i int) { g.owed[i] = 0 }
+
+// skipped records that band i was not asked in a round because the bands
+// before it took every slot; taken is how many messages the round took
+// before it.
+func (g *bandLoop) skipped(i, taken int) { g.owed[i] += taken }
+
+// bandAt is the band of the loop's i-th source.
+func (g *bandLoop) bandAt(i int) Band {
+	if g.queue == "" {
+		return BandNormal
 	}
+	return bandsHighFirst[i]
 }
 
-// skipped records that source i was not asked in a round because the
-// sources before it took every slot; taken is how many messages the round
-// took before it.
-func (g *bandLoop) skipped(i, taken int) {
-	g.owed[i] += taken
+// candidates are the sources of band i that may have messages, lowest pass
+// first: the unkeyed source and the active keys, less those that gave fewer
+// messages than asked since the last discovery (empty, or a key at its
+// maximum).
+func (g *bandLoop) candidates(i int) []*keySource {
+	var out []*keySource
+	if !g.src[i].empty {
+		out = append(out, g.src[i])
+	}
+	for _, ks := range g.active[g.bandAt(i)] {
+		if !ks.empty {
+			out = append(out, ks)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *keySource) int {
+		switch {
+		case a.pass < b.pass:
+			return -1
+		case a.pass > b.pass:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// minPass is the lowest pass of band b's active sources (0 without any),
+// where a key new to the loop starts.
+func (g *bandLoop) minPass(b Band) float64 {
+	lowest := math.Inf(1)
+	for _, ks := range g.active[b] {
+		lowest = min(lowest, ks.pass)
+	}
+	for i, s := range g.src {
+		if g.bandAt(i) == b {
+			lowest = min(lowest, s.pass)
+		}
+	}
+	if math.IsInf(lowest, 1) {
+		return 0
+	}
+	return lowest
+}
+
+// refresh reads the queue's keyed subjects when the last reading is older
+// than keyDiscoveryEvery, and makes the consumers of keys new to the loop.
+func (p *Puller) refresh(ctx context.Context, g *bandLoop) error {
+	if g.queue == "" {
+		g.src[0].empty = false // the worker's subject is always asked
+		return nil
+	}
+	if time.Since(g.discovered) < keyDiscoveryEvery {
+		return nil
+	}
+	found, err := p.discover(ctx, g.queue)
+	if err != nil {
+		return err
+	}
+	g.discovered = time.Now()
+	for _, s := range g.src {
+		s.empty = false
+	}
+	active := map[Band][]*keySource{}
+	for _, b := range bandsHighFirst {
+		for key := range found[b] {
+			ks, err := p.keyedSource(ctx, g, g.queue, b, key)
+			if err != nil {
+				return err
+			}
+			ks.empty = false
+			if ks.capped {
+				if err := ks.readRoom(ctx); err != nil {
+					return err
+				}
+				ks.empty = ks.room == 0
+			}
+			active[b] = append(active[b], ks)
+		}
+	}
+	g.active = active
+	return nil
 }

@@ -15,7 +15,8 @@ import (
 // ToQueue or ToWorker.
 type Target struct {
 	queue    string
-	band     Band // of a shared queue (see ToQueueAt)
+	band     Band   // of a shared queue (see ToQueueAt)
+	key      string // concurrency key of a shared queue (see ToQueueFor); "" = none
 	workerID string
 }
 
@@ -46,6 +47,12 @@ func (t Target) subject(s Subjects) (string, error) {
 	}
 	if err := CheckQueueName(t.queue); err != nil {
 		return "", err
+	}
+	if t.key != "" {
+		if err := CheckConcurrencyKey(t.key); err != nil {
+			return "", err
+		}
+		return s.TasksKey(t.queue, t.band, t.key), nil
 	}
 	return s.TasksBand(t.queue, t.band), nil
 }

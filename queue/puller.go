@@ -18,6 +18,12 @@ type PullerConfig struct {
 	// WorkerID, when set, also pulls the worker's own subject; that work is preferred, since a
 	// parent is usually waiting for it.
 	WorkerID string
+	// Keys are the operator's settings per concurrency key (fairness.go); a key not named
+	// takes DefaultKey (zero: no maximum, weight 1). Every worker must have the same: a
+	// key's maximum is its consumer's MaxAckPending, which the last worker to make or
+	// update the consumer sets.
+	Keys       map[string]KeyLimit
+	DefaultKey KeyLimit
 	// Gate, when set, is asked before every pull of Serve and holds the pull until it returns
 	// nil, so a worker can stop taking work it could not start (its store is away, say). It
 	// must return ctx's error once ctx ends.
@@ -41,6 +47,17 @@ type Puller struct {
 	sources []*source                       // the worker source first, then each queue's bands, highest first
 	groups  [][]*source                     // the worker source alone, then each queue's bands, highest first
 	next    atomic.Uint64
+
+	keys       map[string]KeyLimit
+	defaultKey KeyLimit
+}
+
+// queueOf is the queue of a group: "" for the worker's subject.
+func (p *Puller) queueOf(g []*source) string {
+	if g[0].name == workerToken {
+		return ""
+	}
+	return g[0].name
 }
 
 // NewPuller creates or updates the durable consumers behind pc and returns a Puller over them.
@@ -52,7 +69,15 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 	if len(pc.Queues) == 0 && pc.WorkerID == "" {
 		return nil, errors.New("queue: PullerConfig needs at least one of Queues or WorkerID")
 	}
-	p := &Puller{c: c, gate: pc.Gate}
+	p := &Puller{c: c, gate: pc.Gate, keys: pc.Keys, defaultKey: pc.DefaultKey}
+	for key, l := range pc.Keys {
+		if err := CheckConcurrencyKey(key); err != nil {
+			return nil, err
+		}
+		if l.MaxRunning < 0 || l.Weight < 0 {
+			return nil, fmt.Errorf("queue: concurrency key %q: max running and weight must be >= 0, got %d and %d", key, l.MaxRunning, l.Weight)
+		}
+	}
 	if pc.WorkerID != "" {
 		if err := checkToken("PullerConfig.WorkerID", pc.WorkerID); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -36,7 +37,7 @@ const errorPause = time.Second
 func (p *Puller) Serve(ctx context.Context, slots *Slots, handle func(*Delivery), onError func(error)) error {
 	var wg sync.WaitGroup
 	for _, g := range p.groups {
-		wg.Go(func() { p.serveGroup(ctx, newBandLoop(g), slots, handle, onError) })
+		wg.Go(func() { p.serveGroup(ctx, newBandLoop(p.queueOf(g), g), slots, handle, onError) })
 	}
 	wg.Wait()
 	return ctx.Err()
@@ -77,25 +78,29 @@ func (p *Puller) serveGroup(ctx context.Context, g *bandLoop, slots *Slots, hand
 }
 
 // fetchGroup fills the reservation r from g's sources without waiting, in g's order (bands
-// owed a share first, then highest first), and hands each Delivery to handle. When nothing
-// came and wait > 0 it then waits up to wait on one source for one message.
+// owed a share first, then highest first; within a band, concurrency keys by weighted fair
+// share: fairness.go), and hands each Delivery to handle. When nothing came and wait > 0 it
+// then waits up to wait on one source for one message.
 func (p *Puller) fetchGroup(ctx context.Context, g *bandLoop, r *reservation, wait time.Duration, handle func(*Delivery)) (int, error) {
 	each := func(d *Delivery) {
 		d.release = r.take()
 		handle(d)
 	}
+	if err := p.refresh(ctx, g); err != nil {
+		return 0, err
+	}
 	total := 0
-	for _, step := range g.plan() {
+	for _, st := range g.plan() {
 		if r.n == 0 {
-			g.skipped(step.i, total)
+			g.skipped(st.i, total)
 			continue
 		}
 		n := r.n
-		if step.share {
+		if st.share {
 			n = 1
 		}
-		got, err := p.fetch(ctx, g.src[step.i], n, 0, each)
-		g.asked(step.i, got)
+		got, err := p.fetchBand(ctx, g, st.i, n, r, each)
+		g.asked(st.i)
 		total += got
 		if err != nil {
 			return total, err
@@ -104,9 +109,52 @@ func (p *Puller) fetchGroup(ctx context.Context, g *bandLoop, r *reservation, wa
 	if total > 0 || wait == 0 {
 		return total, nil
 	}
-	got, err := p.fetch(ctx, g.src[g.last], 1, wait, each)
-	g.asked(g.last, got)
+	got, err := p.fetch(ctx, g.last, 1, wait, each)
 	return got, err
+}
+
+// fetchBand asks band i's candidates for up to n messages: with one candidate all of them,
+// with several each its weighted share of n, lowest pass first, then what is left to those that
+// gave all they were asked, in the same order. Each candidate's pass advances by what it gave
+// over its weight.
+func (p *Puller) fetchBand(ctx context.Context, g *bandLoop, i, n int, r *reservation, each func(*Delivery)) (int, error) {
+	cands := g.candidates(i)
+	weights := 0.0
+	for _, c := range cands {
+		weights += c.weight
+	}
+	total := 0
+	full := make([]bool, len(cands)) // gave all it was asked: may have more
+	for round := range 2 {
+		for j, c := range cands {
+			k := min(n-total, r.n)
+			if round == 0 {
+				k = min(k, int(math.Ceil(float64(n)*c.weight/weights)))
+			} else if !full[j] || len(cands) == 1 {
+				continue
+			}
+			var wait time.Duration
+			if c.capped {
+				k, wait = min(k, c.room), cappedWait
+			}
+			if k <= 0 {
+				continue
+			}
+			got, err := p.fetch(ctx, c.source, k, wait, each)
+			c.room -= got
+			if got > 0 {
+				c.pass += float64(got) / c.weight
+				g.last = c.source
+			}
+			total += got
+			full[j] = got == k
+			c.empty = got < k
+			if err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
 }
 
 // idleWait is how long a pull request of a drained source waits for a message.
