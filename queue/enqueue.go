@@ -27,15 +27,20 @@ func ToQueue(name string) Target { return Target{queue: name} }
 // ToWorker targets one worker's own subject (<prefix>.tasks.worker.<id>).
 func ToWorker(workerID string) Target { return Target{workerID: workerID} }
 
-// String names the target for logs: "queue default", "queue default (high)" or "worker w-1".
+// String names the target for logs: "queue default", "queue default (high) key team-a" or
+// "worker w-1".
 func (t Target) String() string {
 	if t.workerID != "" {
 		return "worker " + t.workerID
 	}
+	out := "queue " + t.queue
 	if t.band != BandNormal {
-		return "queue " + t.queue + " (" + t.band.String() + ")"
+		out += " (" + t.band.String() + ")"
 	}
-	return "queue " + t.queue
+	if t.key != "" {
+		out += " key " + t.key
+	}
+	return out
 }
 
 func (t Target) subject(s Subjects) (string, error) {

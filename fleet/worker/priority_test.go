@@ -60,3 +60,44 @@ func TestPriorityOrdersStarts(t *testing.T) {
 		t.Fatalf("start order %s\nwant           %s", got, want)
 	}
 }
+
+// TestFairnessSharesSlotsBetweenTenants: a tenant's tasks submitted after
+// another tenant's backlog start beside it, not after it (equal weights:
+// every other start), and a task with a concurrency key runs under it.
+func TestFairnessSharesSlotsBetweenTenants(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{NoWorkers: true, Workers: 1, Slots: 1})
+	type sub struct {
+		name string
+		id   uuid.UUID
+	}
+	var subs []sub
+	submit := func(name, tenant string) {
+		spec := fleettest.Spec(name, fleettest.Step{Text: "done"})
+		spec.Tenant = tenant
+		subs = append(subs, sub{name, f.Submit(spec)})
+	}
+	for i := range 8 {
+		submit(fmt.Sprintf("a-%d", i), "a")
+	}
+	submit("b-0", "b")
+	submit("b-1", "b")
+	f.StartWorker()
+	started := map[string]store.Task{}
+	for _, s := range subs {
+		task := f.WaitDone(s.id)
+		if task.State != store.TaskSucceeded {
+			t.Fatalf("%s: %s %s", s.name, task.State, task.Error)
+		}
+		started[s.name] = task
+	}
+	before := 0 // a's tasks that started before b's last
+	for i := range 8 {
+		if started[fmt.Sprintf("a-%d", i)].StartedAt.Before(started["b-1"].StartedAt) {
+			before++
+		}
+	}
+	if before > 3 {
+		t.Fatalf("%d of a's tasks started before b's second; with equal weights at most 3 (a, b, a, b)", before)
+	}
+}
