@@ -121,3 +121,19 @@ func TestAKeyAtItsMaximumHoldsWithoutSpendingDeliveries(t *testing.T) {
 		}
 	}
 }
+
+// QueueLag counts every subject of a queue: bands and keys, also a key no
+// worker has made a consumer for yet.
+func TestQueueLagCountsKeysAndBands(t *testing.T) {
+	b := setup(t, queue.Config{})
+	newDefaultPuller(t, b) // makes the band consumers, not the keys'
+	enqueueKey(t, b, "k", "team", 3)
+	enqueueAt(t, b, "high", 5, 2)
+	if _, err := b.client.Enqueue(b.ctx, "default", startMsg("plain"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.client.Enqueue(b.ctx, "other", startMsg("elsewhere"), ""); err != nil {
+		t.Fatal(err)
+	}
+	waitCounted(t, b.client.QueueLag, "default", 6)
+}
