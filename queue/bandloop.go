@@ -23,6 +23,7 @@ type bandLoop struct {
 	band       map[string]Band       // by subject
 	active     map[Band][]*keySource // key sources whose subject held messages at the last discovery
 	discovered time.Time
+	primed     bool // the default tenant's key source is made (refresh)
 }
 
 func newBandLoop(queue string, src []*source) *bandLoop {
@@ -126,6 +127,15 @@ func (p *Puller) refresh(ctx context.Context, g *bandLoop) error {
 	if g.queue == "" {
 		g.src[0].empty = false // the worker's subject is always asked
 		return nil
+	}
+	if !g.primed {
+		// Most queues serve mostly the default tenant: an idle loop waits
+		// on its key until another key delivers.
+		ks, err := p.keyedSource(ctx, g, g.queue, BandNormal, DefaultTenant)
+		if err != nil {
+			return err
+		}
+		g.last, g.primed = ks.source, true
 	}
 	if time.Since(g.discovered) < keyDiscoveryEvery {
 		return nil

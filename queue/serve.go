@@ -109,9 +109,18 @@ func (p *Puller) fetchGroup(ctx context.Context, g *bandLoop, r *reservation, wa
 	if total > 0 || wait == 0 {
 		return total, nil
 	}
+	if g.queue != "" {
+		wait = min(wait, keyedIdleWait)
+	}
 	got, err := p.fetch(ctx, g.last, 1, wait, each)
 	return got, err
 }
+
+// keyedIdleWait bounds the idle wait of a queue's loop, which waits on one
+// of its subjects (the key or band that delivered last): work arriving on
+// another, a new tenant's first task say, waits at most this long on an
+// idle worker.
+const keyedIdleWait = 250 * time.Millisecond
 
 // fetchBand asks band i's candidates for up to n messages: with one candidate all of them,
 // with several each its weighted share of n, lowest pass first, then what is left to those that
