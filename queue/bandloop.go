@@ -17,7 +17,7 @@ type bandLoop struct {
 	queue string       // "" for the worker's subject
 	src   []*keySource // per band (or the worker's subject): the unkeyed source
 	owed  []int        // per band: messages taken from bands before it since it was last asked
-	last  *source      // the source that last delivered; the idle wait is on it
+	last  *keySource   // the source that last delivered; the idle wait is on it
 
 	keyed      map[string]*keySource // by subject, every key source made
 	band       map[string]Band       // by subject
@@ -31,9 +31,9 @@ func newBandLoop(queue string, src []*source) *bandLoop {
 	for _, s := range src {
 		g.src = append(g.src, &keySource{source: s, weight: 1})
 	}
-	g.last = src[0]
+	g.last = g.src[0]
 	if len(src) == len(bandsHighFirst) {
-		g.last = src[1] // the normal band, where most work lands
+		g.last = g.src[1] // the normal band, where most work lands
 	}
 	return g
 }
@@ -135,7 +135,7 @@ func (p *Puller) refresh(ctx context.Context, g *bandLoop) error {
 		if err != nil {
 			return err
 		}
-		g.last, g.primed = ks.source, true
+		g.last, g.primed = ks, true
 	}
 	if time.Since(g.discovered) < keyDiscoveryEvery {
 		return nil

@@ -112,7 +112,11 @@ func (p *Puller) fetchGroup(ctx context.Context, g *bandLoop, r *reservation, wa
 	if g.queue != "" {
 		wait = min(wait, keyedIdleWait)
 	}
-	got, err := p.fetch(ctx, g.last, 1, wait, each)
+	got, err := p.fetch(ctx, g.last.source, 1, wait, each)
+	if got > 0 {
+		g.last.empty = false // it has work again: the next round asks it for every free slot
+		g.last.room -= got
+	}
 	return got, err
 }
 
@@ -153,7 +157,7 @@ func (p *Puller) fetchBand(ctx context.Context, g *bandLoop, i, n int, r *reserv
 			c.room -= got
 			if got > 0 {
 				c.pass += float64(got) / c.weight
-				g.last = c.source
+				g.last = c
 			}
 			total += got
 			full[j] = got == k
