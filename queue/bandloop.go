@@ -19,11 +19,22 @@ type bandLoop struct {
 	owed  []int        // per band: messages taken from bands before it since it was last asked
 	last  *keySource   // the source that last delivered; the idle wait is on it
 
-	keyed      map[string]*keySource // by subject, every key source made
-	band       map[string]Band       // by subject
-	active     map[Band][]*keySource // key sources whose subject held messages at the last discovery
-	discovered time.Time
-	primed     bool // the default tenant's key source is made (refresh)
+	keyed       map[string]*keySource // by subject, every key source made
+	band        map[string]Band       // by subject
+	active      map[Band][]*keySource // key sources whose subject held messages at the last discovery
+	discovered  time.Time
+	primed      bool       // the default tenant's key sources are made (refresh)
+	highDefault *keySource // the default tenant's key in the high band, asked every round
+}
+
+// keysOf is band i's key sources: those with messages at the last
+// discovery, and the default tenant's high one.
+func (g *bandLoop) keysOf(i int) []*keySource {
+	keys := g.active[g.bandAt(i)]
+	if g.highDefault == nil || g.bandAt(i) != BandHigh || slices.Contains(keys, g.highDefault) {
+		return keys
+	}
+	return append(slices.Clip(keys), g.highDefault)
 }
 
 func newBandLoop(queue string, src []*source) *bandLoop {
@@ -33,7 +44,8 @@ func newBandLoop(queue string, src []*source) *bandLoop {
 	}
 	g.last = g.src[0]
 	if len(src) == len(bandsHighFirst) {
-		g.last = g.src[1] // the normal band, where most work lands
+		g.last = g.src[1]      // the normal band, where most work lands
+		g.src[0].sticky = true // children of priority-0 parents
 	}
 	return g
 }
@@ -83,11 +95,11 @@ func (g *bandLoop) bandAt(i int) Band {
 // maximum).
 func (g *bandLoop) candidates(i int) []*keySource {
 	var out []*keySource
-	if !g.src[i].empty {
+	if !g.src[i].empty || g.src[i].sticky {
 		out = append(out, g.src[i])
 	}
-	for _, ks := range g.active[g.bandAt(i)] {
-		if !ks.empty {
+	for _, ks := range g.keysOf(i) {
+		if !ks.empty || ks.sticky {
 			out = append(out, ks)
 		}
 	}
@@ -136,6 +148,13 @@ func (p *Puller) refresh(ctx context.Context, g *bandLoop) error {
 			return err
 		}
 		g.last, g.primed = ks, true
+		// The default tenant's high work is asked for every round, as is
+		// unkeyed high work, not only once discovered: a high task so
+		// overtakes the normal backlog at the next round.
+		if g.highDefault, err = p.keyedSource(ctx, g, g.queue, BandHigh, DefaultTenant); err != nil {
+			return err
+		}
+		g.highDefault.sticky = true
 	}
 	if time.Since(g.discovered) < keyDiscoveryEvery {
 		return nil

@@ -84,6 +84,7 @@ type keySource struct {
 	weight float64
 	pass   float64
 	empty  bool // gave fewer messages than asked since the loop's last discovery
+	sticky bool // asked every round even when empty (high work must not wait for discovery)
 	// capped: the key has a maximum; room is what it may still start, as
 	// read at the last discovery less what the loop took since.
 	capped bool
