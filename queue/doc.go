@@ -34,8 +34,10 @@
 // # Pulling work
 //
 // Client.NewPuller creates the durable pull consumers it serves: one per priority band of each
-// shared queue (high, normal, low: see priority.go; ToQueueAt picks a band), shared by every
-// worker (work-queue streams need non-overlapping consumer filters, so there is exactly one
+// shared queue (high, normal, low: see priority.go; ToQueueAt picks a band) and, as Serve meets
+// them, one per concurrency key of a band (fairness.go; ToQueueFor picks a key: the key's
+// maximum of running tasks is its consumer's MaxAckPending, free slots go to keys by weight),
+// shared by every worker (work-queue streams need non-overlapping consumer filters, so there is exactly one
 // consumer per subject), and optionally the worker's own, which the server deletes after
 // Config.WorkerInactiveThreshold without pulls (its stored messages stay and go to the consumer
 // made by the next NewPuller with that id). Client.OrphanedWorkers finds the workers whose
