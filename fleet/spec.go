@@ -109,9 +109,14 @@ type TaskSpec struct {
 	// sessions, events and usage, and its budgets apply. The dispatcher
 	// sets it from the submitter (its default tenant, or one it names and
 	// may use); children inherit their parent's. "" = DefaultTenant.
-	Tenant         string            `json:"tenant,omitempty"`
-	Queue          string            `json:"queue,omitempty"` // "" = DefaultQueue
-	Priority       int               `json:"priority,omitempty"`
+	Tenant   string `json:"tenant,omitempty"`
+	Queue    string `json:"queue,omitempty"` // "" = DefaultQueue
+	Priority int    `json:"priority,omitempty"`
+	// ConcurrencyKey groups tasks for fairness ("" = the tenant): workers
+	// share free slots between keys by the weights their operator sets and
+	// start at most a key's max_running at once (queue/fairness.go). A
+	// child runs under no key: its tree was admitted with its root.
+	ConcurrencyKey string            `json:"concurrency_key,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
 
@@ -488,6 +493,18 @@ func (s TaskSpec) checkTree() *FieldError {
 	return nil
 }
 
+// FairnessKey is the concurrency key the spec's task runs under: its
+// ConcurrencyKey, else its tenant (DefaultTenant when it names none).
+func (s TaskSpec) FairnessKey() string {
+	switch {
+	case s.ConcurrencyKey != "":
+		return s.ConcurrencyKey
+	case s.Tenant != "":
+		return s.Tenant
+	}
+	return DefaultTenant
+}
+
 func (s TaskSpec) checkRouting() *FieldError {
 	switch {
 	case s.Queue == reservedWorkerQueueName:
@@ -496,6 +513,8 @@ func (s TaskSpec) checkRouting() *FieldError {
 		return fieldErr("queue", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Queue, MaxNameBytes)
 	case s.Tenant != "" && queue.CheckQueueName(s.Tenant) != nil:
 		return fieldErr("tenant", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Tenant, MaxNameBytes)
+	case s.ConcurrencyKey != "" && queue.CheckConcurrencyKey(s.ConcurrencyKey) != nil:
+		return fieldErr("concurrency_key", "%q may hold only letters, digits, '-' and '_' (at most %d bytes); for a repository, replace '/' with '_'", s.ConcurrencyKey, MaxNameBytes)
 	case s.Priority < -MaxPriority || s.Priority > MaxPriority:
 		return fieldErr("priority", "must be between %d and %d, got %d", -MaxPriority, MaxPriority, s.Priority)
 	case len(s.IdempotencyKey) > MaxIdempotencyKeyBytes:

@@ -15,21 +15,32 @@ import (
 // ToQueue or ToWorker.
 type Target struct {
 	queue    string
+	band     Band   // of a shared queue (see ToQueueAt)
+	key      string // concurrency key of a shared queue (see ToQueueFor); "" = none
 	workerID string
 }
 
-// ToQueue targets the shared queue name (<prefix>.tasks.<name>).
+// ToQueue targets the normal band of the shared queue name
+// (<prefix>.tasks.<name>); ToQueueAt targets the band of a priority.
 func ToQueue(name string) Target { return Target{queue: name} }
 
 // ToWorker targets one worker's own subject (<prefix>.tasks.worker.<id>).
 func ToWorker(workerID string) Target { return Target{workerID: workerID} }
 
-// String names the target for logs: "queue default" or "worker w-1".
+// String names the target for logs: "queue default", "queue default (high) key team-a" or
+// "worker w-1".
 func (t Target) String() string {
 	if t.workerID != "" {
 		return "worker " + t.workerID
 	}
-	return "queue " + t.queue
+	out := "queue " + t.queue
+	if t.band != BandNormal {
+		out += " (" + t.band.String() + ")"
+	}
+	if t.key != "" {
+		out += " key " + t.key
+	}
+	return out
 }
 
 func (t Target) subject(s Subjects) (string, error) {
@@ -42,7 +53,13 @@ func (t Target) subject(s Subjects) (string, error) {
 	if err := CheckQueueName(t.queue); err != nil {
 		return "", err
 	}
-	return s.Tasks(t.queue), nil
+	if t.key != "" {
+		if err := CheckConcurrencyKey(t.key); err != nil {
+			return "", err
+		}
+		return s.TasksKey(t.queue, t.band, t.key), nil
+	}
+	return s.TasksBand(t.queue, t.band), nil
 }
 
 // EnqueueResult reports where a message landed.

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 )
 
@@ -51,14 +52,70 @@ type Lag struct {
 // Total is Pending + AckPending: work that has not finished.
 func (l Lag) Total() uint64 { return l.Pending + uint64(l.AckPending) }
 
-// QueueLag reads the backlog of a shared queue's consumer. The consumer exists once a Puller
-// served the queue; before that the queue's messages are all pending and QueueLag reports an
-// error wrapping jetstream.ErrConsumerNotFound.
+// QueueLag reads the backlog of a shared queue over all its subjects: its priority bands and
+// its concurrency keys (priority.go, fairness.go). Pending counts the messages stored on them
+// less those delivered and not settled, which the consumers report (AckPending, Waiting and
+// Delivered are their sums), so a key whose consumer no worker has made yet is counted too.
+// The normal band's consumer exists once a Puller served the queue; before that QueueLag
+// reports an error wrapping jetstream.ErrConsumerNotFound.
 func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
 	if err := CheckQueueName(queue); err != nil {
 		return Lag{}, err
 	}
-	return c.consumerLag(ctx, queueConsumer(queue))
+	if _, err := c.consumerLag(ctx, queueConsumer(queue)); err != nil {
+		return Lag{}, err
+	}
+	stored, err := c.storedOnQueue(ctx, queue)
+	if err != nil {
+		return Lag{}, err
+	}
+	var sum Lag
+	under := c.subj.Tasks(queue) + "."
+	st, err := c.js.Stream(ctx, c.cfg.TasksStream)
+	if err != nil {
+		return Lag{}, fmt.Errorf("queue: stream %s: %w", c.cfg.TasksStream, err)
+	}
+	lister := st.ListConsumers(ctx)
+	for info := range lister.Info() {
+		f := info.Config.FilterSubject
+		if f != c.subj.Tasks(queue) && !strings.HasPrefix(f, under) {
+			continue
+		}
+		sum.AckPending += info.NumAckPending
+		sum.Waiting += info.NumWaiting
+		sum.Delivered += info.Delivered.Consumer
+	}
+	if err := lister.Err(); err != nil {
+		return Lag{}, fmt.Errorf("queue: consumers of %s: %w", c.cfg.TasksStream, err)
+	}
+	if stored > uint64(sum.AckPending) {
+		sum.Pending = stored - uint64(sum.AckPending)
+	}
+	return sum, nil
+}
+
+// storedOnQueue counts the messages TASKS holds for a queue: on <prefix>.tasks.<queue> and
+// under it.
+func (c *Client) storedOnQueue(ctx context.Context, queue string) (uint64, error) {
+	var n uint64
+	for _, filter := range []string{c.subj.Tasks(queue), c.subj.Tasks(queue) + ".>"} {
+		counts, err := c.storedOn(ctx, filter)
+		if err != nil {
+			return 0, err
+		}
+		for _, m := range counts {
+			n += m
+		}
+	}
+	return n, nil
+}
+
+// BandLag reads the backlog of one priority band of a shared queue.
+func (c *Client) BandLag(ctx context.Context, queue string, b Band) (Lag, error) {
+	if err := CheckQueueName(queue); err != nil {
+		return Lag{}, err
+	}
+	return c.consumerLag(ctx, bandConsumer(queue, b))
 }
 
 // WorkerLag reads the backlog of one worker's own consumer.

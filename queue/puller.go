@@ -18,6 +18,12 @@ type PullerConfig struct {
 	// WorkerID, when set, also pulls the worker's own subject; that work is preferred, since a
 	// parent is usually waiting for it.
 	WorkerID string
+	// Keys are the operator's settings per concurrency key (fairness.go); a key not named
+	// takes DefaultKey (zero: no maximum, weight 1). Every worker must have the same: a
+	// key's maximum is its consumer's MaxAckPending, which the last worker to make or
+	// update the consumer sets.
+	Keys       map[string]KeyLimit
+	DefaultKey KeyLimit
 	// Gate, when set, is asked before every pull of Serve and holds the pull until it returns
 	// nil, so a worker can stop taking work it could not start (its store is away, say). It
 	// must return ctx's error once ctx ends.
@@ -38,8 +44,20 @@ type source struct {
 type Puller struct {
 	c       *Client
 	gate    func(ctx context.Context) error // nil: always open
-	sources []*source                       // the worker source first
+	sources []*source                       // the worker source first, then each queue's bands, highest first
+	groups  [][]*source                     // the worker source alone, then each queue's bands, highest first
 	next    atomic.Uint64
+
+	keys       map[string]KeyLimit
+	defaultKey KeyLimit
+}
+
+// queueOf is the queue of a group: "" for the worker's subject.
+func (p *Puller) queueOf(g []*source) string {
+	if g[0].name == workerToken {
+		return ""
+	}
+	return g[0].name
 }
 
 // NewPuller creates or updates the durable consumers behind pc and returns a Puller over them.
@@ -51,7 +69,15 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 	if len(pc.Queues) == 0 && pc.WorkerID == "" {
 		return nil, errors.New("queue: PullerConfig needs at least one of Queues or WorkerID")
 	}
-	p := &Puller{c: c, gate: pc.Gate}
+	p := &Puller{c: c, gate: pc.Gate, keys: pc.Keys, defaultKey: pc.DefaultKey}
+	for key, l := range pc.Keys {
+		if err := CheckConcurrencyKey(key); err != nil {
+			return nil, err
+		}
+		if l.MaxRunning < 0 || l.Weight < 0 {
+			return nil, fmt.Errorf("queue: concurrency key %q: max running and weight must be >= 0, got %d and %d", key, l.MaxRunning, l.Weight)
+		}
+	}
 	if pc.WorkerID != "" {
 		if err := checkToken("PullerConfig.WorkerID", pc.WorkerID); err != nil {
 			return nil, err
@@ -59,6 +85,7 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 		cfg := c.consumerConfig(workerConsumer(pc.WorkerID), c.subj.Worker(pc.WorkerID))
 		cfg.InactiveThreshold = c.cfg.WorkerInactiveThreshold
 		p.sources = append(p.sources, &source{name: workerToken, cfg: cfg})
+		p.groups = append(p.groups, p.sources)
 	}
 	seen := map[string]bool{}
 	for _, q := range pc.Queues {
@@ -69,7 +96,12 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 			return nil, fmt.Errorf("queue: PullerConfig.Queues lists %q twice", q)
 		}
 		seen[q] = true
-		p.sources = append(p.sources, &source{name: q, cfg: c.consumerConfig(queueConsumer(q), c.subj.Tasks(q))})
+		var bands []*source
+		for _, b := range bandsHighFirst {
+			bands = append(bands, &source{name: q, cfg: c.consumerConfig(bandConsumer(q, b), c.subj.TasksBand(q, b))})
+		}
+		p.sources = append(p.sources, bands...)
+		p.groups = append(p.groups, bands)
 	}
 	for _, s := range p.sources {
 		err := retryWhileForming(ctx, func(ctx context.Context) error {
@@ -126,8 +158,9 @@ func (p *Puller) Claim(ctx context.Context, slots *Slots) (*Delivery, error) {
 // caller must already hold a slot for it. Pull returns ctx's error when ctx ends, and other
 // errors (a lost connection, missing permissions) for the caller to log and retry after a pause.
 //
-// With one source Pull keeps one pull request of Config.PullWait open. With several it first
-// asks each source for a message without waiting (the worker's own subject first), then waits
+// With one source Pull keeps one pull request of Config.PullWait open. With several (a queue
+// has three, its priority bands) it first asks each source for a message without waiting (the
+// worker's own subject first, then each queue's bands, highest first), then waits
 // Config.PollInterval on one source at a time, in turn. The preference covers messages the
 // server has already counted for a consumer: it counts a new message shortly after
 // acknowledging its publish, so one published a moment ago may come after older shared work.

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -16,13 +17,15 @@ const maxFetchBatch = 128
 const errorPause = time.Second
 
 // Serve pulls work for slots until ctx ends, then returns ctx's error once every pull has
-// stopped. Each source (the worker's own subject and every shared queue) has its own loop, so a
+// stopped. The worker's own subject and every shared queue each have their own loop, so a
 // message on any of them is taken as soon as a slot is free. A loop reserves the free slots
-// (at least one, at most maxFetchBatch), asks its source for that many messages without
-// waiting, and gives back the slots no message took. When its source is drained it waits for
-// the next message with a pull request of one message (one slot) lasting Config.PullWait, or
-// Config.PollInterval when there are several sources (a waiting request holds a slot another
-// source may need).
+// (at least one, at most maxFetchBatch) and asks for that many messages without waiting: a
+// queue's bands highest first, each for what the bands above left (see bandShareEvery for the
+// share a lower band is owed); it gives back the slots no message took. When the loop's
+// subjects are drained it waits for the next message with a pull request of one message (one
+// slot) lasting Config.PullWait, or Config.PollInterval when the Puller has several sources (a
+// waiting request holds a slot another source may need, and a queue's request waits on one
+// band: the one that delivered last, normal at first).
 //
 // PullerConfig.Gate, when set, is asked before each pull; a closed gate holds the loop (a pull
 // already in flight still hands over what it gets).
@@ -30,18 +33,18 @@ const errorPause = time.Second
 // handle receives each Delivery, holding its slot (freed when it is settled), on the pulling
 // goroutine: it must return quickly, typically by starting a goroutine. A Delivery taken just
 // as ctx ends is still handed to handle. onError (nil: ignored) receives pull failures (a lost
-// connection, missing permissions); the source's loop then pauses a second and pulls again.
+// connection, missing permissions); the loop then pauses a second and pulls again.
 func (p *Puller) Serve(ctx context.Context, slots *Slots, handle func(*Delivery), onError func(error)) error {
 	var wg sync.WaitGroup
-	for _, s := range p.sources {
-		wg.Go(func() { p.serveSource(ctx, s, slots, handle, onError) })
+	for _, g := range p.groups {
+		wg.Go(func() { p.serveGroup(ctx, newBandLoop(p.queueOf(g), g), slots, handle, onError) })
 	}
 	wg.Wait()
 	return ctx.Err()
 }
 
-// serveSource is the pull loop of one source.
-func (p *Puller) serveSource(ctx context.Context, s *source, slots *Slots, handle func(*Delivery), onError func(error)) {
+// serveGroup is the pull loop of one group: the worker's subject, or a queue's bands.
+func (p *Puller) serveGroup(ctx context.Context, g *bandLoop, slots *Slots, handle func(*Delivery), onError func(error)) {
 	drained := false
 	for ctx.Err() == nil {
 		if p.gate != nil && p.gate(ctx) != nil {
@@ -57,10 +60,7 @@ func (p *Puller) serveSource(ctx context.Context, s *source, slots *Slots, handl
 			wait = p.idleWait()
 		}
 		asked := r.n
-		got, err := p.fetch(ctx, s, asked, wait, func(d *Delivery) {
-			d.release = r.take()
-			handle(d)
-		})
+		got, err := p.fetchGroup(ctx, g, r, wait, handle)
 		r.putBack()
 		switch {
 		case err == nil:
@@ -75,6 +75,99 @@ func (p *Puller) serveSource(ctx context.Context, s *source, slots *Slots, handl
 			pause(ctx, errorPause)
 		}
 	}
+}
+
+// fetchGroup fills the reservation r from g's sources without waiting, in g's order (bands
+// owed a share first, then highest first; within a band, concurrency keys by weighted fair
+// share: fairness.go), and hands each Delivery to handle. When nothing came and wait > 0 it
+// then waits up to wait on one source for one message.
+func (p *Puller) fetchGroup(ctx context.Context, g *bandLoop, r *reservation, wait time.Duration, handle func(*Delivery)) (int, error) {
+	each := func(d *Delivery) {
+		d.release = r.take()
+		handle(d)
+	}
+	if err := p.refresh(ctx, g); err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, st := range g.plan() {
+		if r.n == 0 {
+			g.skipped(st.i, total)
+			continue
+		}
+		n := r.n
+		if st.share {
+			n = 1
+		}
+		got, err := p.fetchBand(ctx, g, st.i, n, r, each)
+		g.asked(st.i)
+		total += got
+		if err != nil {
+			return total, err
+		}
+	}
+	if total > 0 || wait == 0 {
+		return total, nil
+	}
+	if g.queue != "" {
+		wait = min(wait, keyedIdleWait)
+	}
+	got, err := p.fetch(ctx, g.last.source, 1, wait, each)
+	if got > 0 {
+		g.last.empty = false // it has work again: the next round asks it for every free slot
+		g.last.room -= got
+	}
+	return got, err
+}
+
+// keyedIdleWait bounds the idle wait of a queue's loop, which waits on one
+// of its subjects (the key or band that delivered last): work arriving on
+// another, a new tenant's first task say, waits at most this long on an
+// idle worker.
+const keyedIdleWait = 250 * time.Millisecond
+
+// fetchBand asks band i's candidates for up to n messages: with one candidate all of them,
+// with several each its weighted share of n, lowest pass first, then what is left to those that
+// gave all they were asked, in the same order. Each candidate's pass advances by what it gave
+// over its weight.
+func (p *Puller) fetchBand(ctx context.Context, g *bandLoop, i, n int, r *reservation, each func(*Delivery)) (int, error) {
+	cands := g.candidates(i)
+	weights := 0.0
+	for _, c := range cands {
+		weights += c.weight
+	}
+	total := 0
+	full := make([]bool, len(cands)) // gave all it was asked: may have more
+	for round := range 2 {
+		for j, c := range cands {
+			k := min(n-total, r.n)
+			if round == 0 {
+				k = min(k, int(math.Ceil(float64(n)*c.weight/weights)))
+			} else if !full[j] || len(cands) == 1 {
+				continue
+			}
+			var wait time.Duration
+			if c.capped {
+				k, wait = min(k, c.room), cappedWait
+			}
+			if k <= 0 {
+				continue
+			}
+			got, err := p.fetch(ctx, c.source, k, wait, each)
+			c.room -= got
+			if got > 0 {
+				c.pass += float64(got) / c.weight
+				g.last = c
+			}
+			total += got
+			full[j] = got == k
+			c.empty = got < k
+			if err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
 }
 
 // idleWait is how long a pull request of a drained source waits for a message.

@@ -41,7 +41,12 @@ reports the events and EVENTS stream bytes per task (--delta-window -1 turns mer
 --stall-rate F makes that share of the tasks stall (the model repeats one identical call, never
 answering): the progress watchdog must stop each as no_progress, and the report gives how many it
 stopped (no_progress_stopped) and the turns each spent on average (turns_spent_stalled); those
-expected failures do not fail the run, a stalled task left running does.`,
+expected failures do not fail the run, a stalled task left running does.
+--priority submits --tasks tasks of priority 0 (default 2000), then 20 of priority 100, and
+reports priority: {low_p50_wait_ms, high_p50_wait_ms, high_p99_wait_ms} (wait: submit to
+start) and low_started_after_high, the most low tasks that started while one high task was
+queued; --fairness does the same with tenants a and b (fairness: {a_p50_wait_ms,
+b_p50_wait_ms, b_p99_wait_ms}). Both default to 8 slots per worker, so that a backlog forms.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if server != "" { // only an explicit --server leaves the process
@@ -69,6 +74,9 @@ expected failures do not fail the run, a stalled task left running does.`,
 				}
 			}
 			cfg.Progress = c.ErrOrStderr()
+			if (cfg.Priority || cfg.Fairness) && !c.Flags().Changed("tasks") {
+				cfg.Tasks = 2000
+			}
 			if heapProfile != "" { // worker processes inherit it
 				_ = os.Setenv(bench.HeapProfileEnv, heapProfile)
 			}
@@ -116,6 +124,8 @@ expected failures do not fail the run, a stalled task left running does.`,
 	f.IntVar(&cfg.OutputBytes, "output-bytes", 0, "bytes each tool round prints (a shell command) instead of an empty glob")
 	f.Float64Var(&cfg.ProviderRPM, "provider-rpm", 0, "the simulated provider enforces this many requests a minute (429 beyond) and the workers share it as a fleet-wide rate limit; the report adds provider_requests, provider_429s and achieved_rpm")
 	f.Float64Var(&cfg.StallRate, "stall-rate", 0, "share of tasks (0..1) whose simulated session repeats one identical call without progress; the report adds no_progress_stopped and turns_spent_stalled")
+	f.BoolVar(&cfg.Priority, "priority", false, "submit --tasks tasks of priority 0 (default 2000), then 20 of priority 100; the report adds priority: {low_p50_wait_ms, high_p50_wait_ms, high_p99_wait_ms, low_started_after_high}")
+	f.BoolVar(&cfg.Fairness, "fairness", false, "submit --tasks tasks of tenant a (default 2000), then 20 of tenant b; the report adds fairness: {a_p50_wait_ms, b_p50_wait_ms, b_p99_wait_ms, a_started_after_b}")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")

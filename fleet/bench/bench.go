@@ -57,6 +57,11 @@ type Config struct {
 	// loops without progress: the model repeats one identical call and
 	// never answers, which the progress watchdog must stop (stall.go).
 	StallRate float64
+	// Priority submits Tasks tasks of priority 0, then LateTasks of
+	// priority 100, and reports each class's wait (classes.go); Fairness
+	// does the same with tenants a and b at equal weights. Slots default
+	// to ClassSlots in these runs.
+	Priority, Fairness bool
 
 	// Server targets a running dispatcher (with Token) instead of starting
 	// a fleet in the process; its workers and model do the work.
@@ -98,6 +103,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Workers == 0 {
 		c.Workers = 2
+	}
+	if c.Slots == 0 && c.twoClass() {
+		c.Slots = ClassSlots
 	}
 	if c.Slots == 0 {
 		c.Slots = min(max((c.Tasks+c.Workers-1)/c.Workers, 1), 1000)
@@ -143,6 +151,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --stream-tokens must be >= 0, got %d", c.StreamTokens)
 	case c.SubmitConcurrency < 1:
 		return fmt.Errorf("bench: --submit-concurrency must be >= 1, got %d", c.SubmitConcurrency)
+	case c.Priority && c.Fairness:
+		return errors.New("bench: --priority and --fairness are separate runs; choose one")
+	case c.twoClass() && c.SubmitOnly:
+		return errors.New("bench: --priority and --fairness measure starts; drop --submit-only")
 	case c.SubmitOnly && c.WorkerProcesses:
 		return errors.New("bench: --submit-only starts no workers; drop --worker-processes")
 	case c.ProviderRPM < 0 || c.ProviderRPM != c.ProviderRPM:
@@ -233,6 +245,9 @@ type Report struct {
 	// With StallRate: the stalled tasks, how many the watchdog stopped
 	// (failed no_progress), and their turns (stall.go).
 	Stalled
+	// With Priority or Fairness: each class's waits (classes.go).
+	Priority *PriorityReport `json:"priority,omitempty"`
+	Fairness *FairnessReport `json:"fairness,omitempty"`
 }
 
 // Run runs a benchmark: it starts a fleet in the process (or uses
@@ -243,7 +258,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return Report{}, err
 	}
-	rep := Report{Mode: cfg.Server, Tasks: cfg.Tasks, Rounds: cfg.Rounds, LatencyMS: float64(cfg.Latency) / float64(time.Millisecond)}
+	rep := Report{Mode: cfg.Server, Tasks: cfg.total(), Rounds: cfg.Rounds, LatencyMS: float64(cfg.Latency) / float64(time.Millisecond)}
 	run := &benchRun{cfg: cfg, profile: cfg.Profile, label: "bench-" + uuid.NewString()[:8]}
 	if cfg.Server != "" {
 		cl, err := client.New(cfg.Server, cfg.Token, nil)
@@ -287,8 +302,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	rep.StreamTokens = cfg.StreamTokens
-	rep.EventsPerTask = float64(e1.msgs-e0.msgs) / float64(cfg.Tasks)
-	rep.EventBytesPerTask = float64(e1.bytes-e0.bytes) / float64(cfg.Tasks)
+	rep.EventsPerTask = float64(e1.msgs-e0.msgs) / float64(cfg.total())
+	rep.EventBytesPerTask = float64(e1.bytes-e0.bytes) / float64(cfg.total())
 	if cfg.WorkerProcesses {
 		rss, cpu, writes, err := f.stopProcesses()
 		if err != nil {
@@ -344,8 +359,8 @@ func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
 		return rep, err
 	}
 	rep.SubmitSeconds = time.Since(start).Seconds()
-	rep.SubmitTasksPerS = float64(b.cfg.Tasks) / rep.SubmitSeconds
-	fmt.Fprintf(b.cfg.Progress, "submitted %d tasks in %.2fs\n", b.cfg.Tasks, rep.SubmitSeconds)
+	rep.SubmitTasksPerS = float64(b.cfg.total()) / rep.SubmitSeconds
+	fmt.Fprintf(b.cfg.Progress, "submitted %d tasks in %.2fs\n", b.cfg.total(), rep.SubmitSeconds)
 	if err := b.wait(ctx); err != nil {
 		return rep, err
 	}
@@ -400,15 +415,15 @@ func (b *benchRun) wait(ctx context.Context) error {
 		finished := counts[store.TaskSucceeded] + counts[store.TaskFailed] + counts[store.TaskCancelled]
 		if time.Since(last) >= 2*time.Second {
 			fmt.Fprintf(b.cfg.Progress, "queued %d running %d waiting %d finished %d/%d\n",
-				counts[store.TaskQueued], counts[store.TaskRunning], counts[store.TaskWaiting], finished, b.cfg.Tasks)
+				counts[store.TaskQueued], counts[store.TaskRunning], counts[store.TaskWaiting], finished, b.cfg.total())
 			last = time.Now()
 		}
-		if finished >= int64(b.cfg.Tasks) {
+		if finished >= int64(b.cfg.total()) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("bench: interrupted with %d of %d tasks finished: %w", finished, b.cfg.Tasks, ctx.Err())
+			return fmt.Errorf("bench: interrupted with %d of %d tasks finished: %w", finished, b.cfg.total(), ctx.Err())
 		case err := <-b.died:
 			return err
 		case <-tick.C:
@@ -420,6 +435,7 @@ func (b *benchRun) wait(ctx context.Context) error {
 func (b *benchRun) measure(ctx context.Context, rep *Report) error {
 	var toStart, toDone []time.Duration
 	var first, last time.Time
+	var classes classWaits
 	f := client.ListFilter{Labels: map[string]string{"bench": b.label}, Limit: 1000}
 	for {
 		page, err := b.cl.List(ctx, f)
@@ -428,6 +444,7 @@ func (b *benchRun) measure(ctx context.Context, rep *Report) error {
 		}
 		for _, t := range page.Tasks {
 			stalled := t.Labels[stallLabel] != ""
+			classes.observe(t)
 			if stalled {
 				rep.Stalled.observe(t)
 			}
@@ -456,6 +473,7 @@ func (b *benchRun) measure(ctx context.Context, rep *Report) error {
 		f.Cursor = page.NextCursor
 	}
 	rep.Stalled.finish(b.cfg.StallRate)
+	classes.finish(b.cfg, rep)
 	rep.SubmitToStart, rep.SubmitToDone = percentiles(toStart), percentiles(toDone)
 	if span := last.Sub(first); span > 0 {
 		rep.Seconds = span.Seconds()
@@ -497,6 +515,7 @@ func (r Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  compaction   p50 %.1f ms  p95 %.1f ms  max %.1f ms added per compaction\n", c.AddedLatency.P50, c.AddedLatency.P95, c.AddedLatency.Max)
 	}
 	r.Stalled.writeText(w)
+	r.writeClasses(w)
 	if r.StoreWrites > 0 {
 		fmt.Fprintf(w, "  store writes %d (%.0f/s)\n", r.StoreWrites, r.StoreWritesPerS)
 	}

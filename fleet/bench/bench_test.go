@@ -60,3 +60,22 @@ func TestStreamTokens(t *testing.T) {
 		t.Fatalf("%.1f events and %.0f bytes per task for %d streamed tokens", rep.EventsPerTask, rep.EventBytesPerTask, tokens)
 	}
 }
+
+// TestPriorityRun: --priority submits the high tasks after the low ones,
+// and they start first: their wait is a fraction of the low tasks', and
+// few low tasks start while one of them is queued.
+func TestPriorityRun(t *testing.T) {
+	st, dir := benchSQLite(t)
+	rep, err := Run(context.Background(), Config{Tasks: 300, Workers: 1, Slots: 2, Priority: true, Store: st, StoreName: "sqlite", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Priority
+	if rep.Succeeded != 300+LateTasks || p == nil {
+		t.Fatalf("report %+v", rep)
+	}
+	t.Logf("priority %+v", *p)
+	if p.HighP50WaitMS >= p.LowP50WaitMS/2 || p.LowStartedAfterHigh > p.Slots+2 {
+		t.Fatalf("high tasks did not go first: %+v", *p)
+	}
+}

@@ -25,12 +25,25 @@ func (b *benchRun) runSubmitOnly(ctx context.Context, rep Report) (Report, error
 }
 
 // submit sends the bench's tasks in batches of Config.Batch, up to
-// Config.SubmitConcurrency requests at a time.
+// Config.SubmitConcurrency requests at a time; in a two-class run, the
+// second class's LateTasks after all of the first class's are stored.
 func (b *benchRun) submit(ctx context.Context) error {
+	if err := b.submitRange(ctx, 0, b.cfg.Tasks, false); err != nil {
+		return err
+	}
+	if b.cfg.twoClass() {
+		return b.submitRange(ctx, b.cfg.Tasks, b.cfg.total(), true)
+	}
+	return nil
+}
+
+// submitRange submits the tasks numbered from to end (excluded), of the
+// second class when late.
+func (b *benchRun) submitRange(ctx context.Context, from, end int, late bool) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(b.cfg.SubmitConcurrency)
-	for done := 0; done < b.cfg.Tasks; done += b.cfg.Batch {
-		n := min(b.cfg.Batch, b.cfg.Tasks-done)
+	for done := from; done < end; done += b.cfg.Batch {
+		n := min(b.cfg.Batch, end-done)
 		specs := make([]fleet.TaskSpec, n)
 		for i := range specs {
 			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label},
@@ -38,6 +51,7 @@ func (b *benchRun) submit(ctx context.Context) error {
 			if stalls(done+i, b.cfg.StallRate) {
 				markStalled(&specs[i])
 			}
+			b.cfg.classOf(&specs[i], late)
 		}
 		g.Go(func() error {
 			if _, err := b.cl.SubmitBatch(gctx, specs); err != nil {

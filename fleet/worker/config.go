@@ -65,6 +65,10 @@ type Config struct {
 	ID string `mapstructure:"worker_id"`
 	// Queues are the shared queues served (default ["default"]).
 	Queues []string `mapstructure:"queues"`
+	// ConcurrencyKeys are the settings of named concurrency keys, and
+	// ConcurrencyKeyDefault those of every other key (fairness.go).
+	ConcurrencyKeys       map[string]KeyLimit `mapstructure:"concurrency_keys"`
+	ConcurrencyKeyDefault KeyLimit            `mapstructure:"concurrency_key_default"`
 	// Sessions is how many sessions run at once (default 4). A parked
 	// session holds none.
 	Sessions int `mapstructure:"sessions"`
@@ -261,6 +265,7 @@ func (c Config) Validate() error {
 		check(queue.CheckQueueName(q) == nil, "queues entry %q must be letters, digits, '-' or '_' and not \"worker\"", q)
 	}
 	check(c.Sessions >= 1, "sessions must be >= 1, got %d", c.Sessions)
+	errs = append(errs, c.checkKeys()...)
 	for p, n := range c.LLMConcurrency {
 		check(n >= 1, "llm_concurrency.%s must be >= 1, got %d", p, n)
 	}

@@ -166,8 +166,9 @@ func (w *Worker) Running() []uuid.UUID {
 // heartbeat is older than StaleAfter.
 func (w *Worker) Run(ctx context.Context) error {
 	defer close(w.stopped)
+	keys, defaultKey := w.cfg.pullerKeys()
 	puller, err := w.q.NewPuller(ctx, queue.PullerConfig{Queues: w.cfg.Queues, WorkerID: w.cfg.ID,
-		Gate: w.health.Wait})
+		Gate: w.health.Wait, Keys: keys, DefaultKey: defaultKey})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package taskops
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 
 // target is where a task's messages go: the worker that holds its files
 // when it is pinned (a local workspace that is not shared) and has run
-// there, else its queue. A pinned task that never ran goes to its queue
+// there, else the band of its priority in its queue (queue.ToQueueAt). A pinned task that never ran goes to its queue
 // unless the caller knows its holder (ChildStartMessage).
 func target(t store.Task, spec fleet.TaskSpec) queue.Target {
 	if pinned(spec) && t.WorkerID != "" {
@@ -29,7 +30,36 @@ func target(t store.Task, spec fleet.TaskSpec) queue.Target {
 	if q == "" {
 		q = spec.Queue
 	}
-	return queue.ToQueue(q)
+	return queue.ToQueueFor(q, t.Priority, fairnessKey(t, spec))
+}
+
+// fairnessKey is the concurrency key of a task's messages on its queue:
+// its spec's (FairnessKey) for a root task, none for a child, whose tree
+// was admitted with its root (a child counted against its root's maximum
+// could wait forever for a slot its own parent holds).
+func fairnessKey(t store.Task, spec fleet.TaskSpec) string {
+	if t.ParentID != uuid.Nil {
+		return ""
+	}
+	return spec.FairnessKey()
+}
+
+// storedKey is fairnessKey for a caller without the decoded spec: it reads
+// the two fields it needs from the stored one (a spec it cannot read has
+// the default tenant's key; the worker fails such a task).
+func storedKey(t store.Task) string {
+	var s struct {
+		Tenant         string `json:"tenant"`
+		ConcurrencyKey string `json:"concurrency_key"`
+	}
+	if t.ParentID != uuid.Nil {
+		return ""
+	}
+	if json.Unmarshal(t.Spec, &s) != nil || queue.CheckConcurrencyKey(s.Tenant) != nil && s.Tenant != "" ||
+		s.ConcurrencyKey != "" && queue.CheckConcurrencyKey(s.ConcurrencyKey) != nil {
+		return fleet.DefaultTenant
+	}
+	return fleet.TaskSpec{Tenant: s.Tenant, ConcurrencyKey: s.ConcurrencyKey}.FairnessKey()
 }
 
 // pinned reports whether a task must run on the worker holding its files.
@@ -46,21 +76,21 @@ func RescueTarget(t store.Task) queue.Target {
 	if t.Queue == "" {
 		return queue.ToQueue(fleet.DefaultQueue)
 	}
-	return queue.ToQueue(t.Queue)
+	return queue.ToQueueFor(t.Queue, t.Priority, storedKey(t))
 }
 
-// StartMessage starts a submitted task: to its queue (its files are
-// made wherever it starts), under startMsgID so a repeated submission
-// publishes it once.
+// StartMessage starts a submitted task: to the band of its priority and
+// the subject of its concurrency key in its queue (its files are made wherever it starts), under startMsgID so a
+// repeated submission publishes it once.
 func StartMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {
-	return startMessage(t, queue.ToQueue(t.Queue), enqueuedAt)
+	return startMessage(t, queue.ToQueueFor(t.Queue, t.Priority, storedKey(t)), enqueuedAt)
 }
 
 // ChildStartMessage starts a spawned child. A pinned child works in its
 // parent's workspace, so it goes to holder, the worker running the parent;
 // any other goes to its queue.
 func ChildStartMessage(child store.Task, spec fleet.TaskSpec, holder string) queue.Outgoing {
-	to := queue.ToQueue(child.Queue)
+	to := queue.ToQueueAt(child.Queue, child.Priority)
 	if pinned(spec) {
 		to = queue.ToWorker(holder)
 	}

@@ -1,0 +1,139 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/queue"
+)
+
+// enqueueKey enqueues count start messages named prefix-i under key.
+func enqueueKey(t *testing.T, b *bundle, prefix, key string, count int) {
+	t.Helper()
+	for i := range count {
+		id := fmt.Sprintf("%s-%d", prefix, i)
+		if _, err := b.client.Send(b.ctx, queue.ToQueueFor("default", 0, key), startMsg(id), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestServeSharesSlotsBetweenKeysByWeight(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"},
+		Keys: map[string]queue.KeyLimit{"heavy": {Weight: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueueKey(t, b, "a", "a", 30) // a big backlog first
+	enqueueKey(t, b, "heavy", "heavy", 20)
+	enqueueKey(t, b, "b", "b", 5) // a small tenant after it
+	order := serveOrder(t, b, p, 20)[:20]
+	count := map[string]int{}
+	for _, id := range order {
+		count[strings.SplitN(id, "-", 2)[0]]++
+	}
+	// Weights 1, 2, 1: of 20 starts, a and b get 5 each, heavy 10 (one
+	// either way for the order the loop met the keys in).
+	if count["b"] < 4 || count["a"] < 4 || count["heavy"] < 9 || count["heavy"] > 11 {
+		t.Fatalf("first 20 starts by key %v (%v); want a 5, heavy 10, b 5", count, order)
+	}
+}
+
+func TestAKeyAtItsMaximumHoldsWithoutSpendingDeliveries(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"},
+		Keys: map[string]queue.KeyLimit{"capped": {MaxRunning: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueueKey(t, b, "capped", "capped", 6)
+	enqueueKey(t, b, "free", "free", 4)
+	slots, err := queue.NewSlots(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	var mu sync.Mutex
+	var held []*queue.Delivery // never settled while the test looks: the tasks run
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = p.Serve(ctx, slots, func(d *queue.Delivery) {
+			mu.Lock()
+			held = append(held, d)
+			mu.Unlock()
+		}, func(err error) { t.Errorf("pull: %v", err) })
+	}()
+	running := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]int{}
+		for _, d := range held {
+			out[strings.SplitN(d.Message.TaskID, "-", 2)[0]]++
+			if d.NumDelivered != 1 {
+				t.Errorf("%s delivered %d times", d.Message.TaskID, d.NumDelivered)
+			}
+		}
+		return out
+	}
+	testenv.Eventually(t, waitTimeout, "the free key's 4 and the capped key's 2 to run", func() bool {
+		r := running()
+		return r["free"] == 4 && r["capped"] == 2
+	})
+	// The capped key holds 4 queued, the server delivers none of them
+	// (each delivery is checked to be a first one), and 4 slots stay free.
+	lag, err := b.client.QueueLag(b.ctx, "default")
+	if err != nil || lag.Pending != 0 {
+		t.Logf("lag %+v, %v", lag, err) // the keyed consumers are not the bands'
+	}
+	mu.Lock()
+	var first *queue.Delivery
+	for _, d := range held {
+		if strings.HasPrefix(d.Message.TaskID, "capped-") {
+			first = d
+			break
+		}
+	}
+	mu.Unlock()
+	if err := first.Ack(ctx); err != nil { // one task ends: its key may start one more
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, waitTimeout, "one more capped task after one ended", func() bool {
+		return running()["capped"] >= 3
+	})
+	if r := running(); r["capped"] != 3 {
+		t.Fatalf("running by key %v after one of 2 capped ended; want capped 3 (2 running)", r)
+	}
+	// 6 run; the loop, idle, holds one more in its waiting pull request.
+	testenv.Eventually(t, waitTimeout, "the capped key's queued tasks to hold no slot", func() bool {
+		return slots.InUse() <= 7
+	})
+	cancel()
+	<-done
+	for _, d := range held {
+		if d != first {
+			d.Abandon()
+		}
+	}
+}
+
+// QueueLag counts every subject of a queue: bands and keys, also a key no
+// worker has made a consumer for yet.
+func TestQueueLagCountsKeysAndBands(t *testing.T) {
+	b := setup(t, queue.Config{})
+	newDefaultPuller(t, b) // makes the band consumers, not the keys'
+	enqueueKey(t, b, "k", "team", 3)
+	enqueueAt(t, b, "high", 5, 2)
+	if _, err := b.client.Enqueue(b.ctx, "default", startMsg("plain"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.client.Enqueue(b.ctx, "other", startMsg("elsewhere"), ""); err != nil {
+		t.Fatal(err)
+	}
+	waitCounted(t, b.client.QueueLag, "default", 6)
+}
