@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,9 +14,16 @@ import (
 
 // The formats of the report's numbers; the dashboard (fleet/dashboard,
 // report.js) formats them the same way, so both read alike.
-func pct(x float64) string  { return strconv.FormatFloat(x*100, 'f', 1, 64) + "%" }
-func usd(x float64) string  { return "$" + strconv.FormatFloat(x, 'f', 4, 64) }
-func secs(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) + "s" }
+// fixed rounds half away from zero, as JavaScript's toFixed does for
+// the positive numbers of a report.
+func fixed(x float64, digits int) string {
+	p := math.Pow10(digits)
+	return strconv.FormatFloat(math.Round(x*p)/p, 'f', digits, 64)
+}
+
+func pct(x float64) string  { return fixed(x*100, 1) + "%" }
+func usd(x float64) string  { return "$" + fixed(x, 4) }
+func secs(x float64) string { return fixed(x, 1) + "s" }
 
 // FilterName is a filter as text: its labels sorted, "all tasks" for none.
 func FilterName(f map[string]string) string {
@@ -50,8 +58,8 @@ var Metrics = []Metric{
 	}},
 	{"Cost", func(r api.Report) string { return usd(r.CostUSD) }},
 	{"Cost per success", func(r api.Report) string { return usd(r.CostPerSuccessUSD) }},
-	{"Tokens per success", func(r api.Report) string { return strconv.FormatFloat(r.TokensPerSuccess, 'f', 0, 64) }},
-	{"Median turns", func(r api.Report) string { return strconv.FormatFloat(r.MedianTurns, 'f', 1, 64) }},
+	{"Tokens per success", func(r api.Report) string { return fixed(r.TokensPerSuccess, 0) }},
+	{"Median turns", func(r api.Report) string { return fixed(r.MedianTurns, 1) }},
 	{"Time to result p50 / p90 / p99", func(r api.Report) string {
 		p := r.TimeToResult
 		return secs(p.P50) + " / " + secs(p.P90) + " / " + secs(p.P99)
