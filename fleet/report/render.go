@@ -106,7 +106,7 @@ func Markdown(w io.Writer, rs api.Reports) error {
 		}
 		fmt.Fprintf(&b, "\n## Burn-down: %s\n\n| At | Queued | Running | Succeeded | Failed |\n|---|---|---|---|---|\n", name)
 		for _, p := range r.BurnDown {
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", p.At.Format("2006-01-02T15:04:05Z"), p.Queued, p.Running, p.Succeeded, p.Failed)
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", p.At.Format("2006-01-02T15:04:05.000Z"), p.Queued, p.Running, p.Succeeded, p.Failed)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
