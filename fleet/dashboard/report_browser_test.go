@@ -92,7 +92,7 @@ func TestReportInBrowser(t *testing.T) {
 	t.Logf("the CLI's report:\n%s", md.String())
 	summary := markdownSummary(t, md.String())
 	want := map[string][]string{
-		"Tasks": {"100", "100"},
+		"Tasks":                                 {"100", "100"},
 		"Queued / running / succeeded / failed": {"0 / 0 / 80 / 20", "0 / 0 / 50 / 50"},
 		"Success rate (95% Wilson interval)":    {"80.0% [71.1%, 86.7%]", "50.0% [40.4%, 59.6%]"},
 		"Median turns":                          {"1.0", "1.0"},
@@ -126,7 +126,7 @@ func TestReportInBrowser(t *testing.T) {
 	var shown map[string][]string
 	js := `Object.fromEntries([...document.querySelectorAll('#report-summary tbody tr')].map(tr =>
 		[tr.querySelector('th').textContent, [...tr.querySelectorAll('td')].map(td => td.textContent)]))`
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(` + js + `)`))
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(`+js+`)`))
 	if err != nil {
 		t.Fatal(err)
 	}
