@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -22,14 +25,29 @@ import (
 // reportPlan scripts two outcomes: "report-pass" answers at once (it
 // succeeds), "report-fail" runs a command first, which its max_turns of 1
 // turns into a turn_limit failure.
-func reportPlan() dev.SimPlan {
-	return dev.SimPlan{Tasks: []dev.SimTask{
-		{Match: "report-pass", Steps: []dev.SimStep{{Text: "Fixed."}}},
-		{Match: "report-fail", Steps: []dev.SimStep{
+// The demo backlog's own script (examples/demo/plan.json) comes first.
+func reportPlan(t *testing.T) dev.SimPlan {
+	t.Helper()
+	plan, err := dev.LoadDemoPlan(demoDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Tasks = append(plan.Tasks,
+		dev.SimTask{Match: "report-pass", Steps: []dev.SimStep{{Text: "Fixed."}}},
+		dev.SimTask{Match: "report-fail", Steps: []dev.SimStep{
 			{Text: "Let me look first.", Calls: []dev.SimCall{{Name: "shell", Args: json.RawMessage(`{"command":"true"}`)}}},
 			{Text: "Too late: the turn limit ends this before."},
-		}},
-	}}
+		}})
+	return plan
+}
+
+func demoDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "examples", "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // simBacklog is 200 tasks of backlog=sim200: 100 for "model" a, of which
@@ -62,7 +80,7 @@ func simBacklog() []fleet.TaskSpec {
 func TestReportInBrowser(t *testing.T) {
 	bin := chromium(t)
 	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: reportPlan(), Sessions: 8})
+		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: reportPlan(t), Sessions: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +92,10 @@ func TestReportInBrowser(t *testing.T) {
 	bg := context.Background()
 	if _, err := c.SubmitBatch(bg, simBacklog()); err != nil {
 		t.Fatal(err)
+	}
+	demo, err := dev.RunDemo(bg, c, dev.DemoOptions{Dir: demoDir(t), Out: io.Discard, Poll: 100 * time.Millisecond})
+	if err != nil || demo.Failed() != 0 {
+		t.Fatalf("the demo backlog: %v, %d failed", err, demo.Failed())
 	}
 	testenv.Eventually(t, browserWait, "the 200 tasks to end", func() bool {
 		n, err := c.CountsFiltered(bg, client.ListFilter{Labels: map[string]string{"backlog": "sim200"}})
@@ -123,25 +145,7 @@ func TestReportInBrowser(t *testing.T) {
 		chromedp.Click(css(`#report-run`)),
 		void(chromedp.Poll[bool](`document.querySelectorAll('#report-details .bd-point').length === 48`, chromedp.WithPollingTimeout(browserWait))))
 
-	var shown map[string][]string
-	js := `Object.fromEntries([...document.querySelectorAll('#report-summary tbody tr')].map(tr =>
-		[tr.querySelector('th').textContent, [...tr.querySelectorAll('td')].map(td => td.textContent)]))`
-	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(`+js+`)`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(raw), &shown); err != nil {
-		t.Fatal(err)
-	}
-	if len(shown) != len(report.Metrics) {
-		t.Errorf("the dashboard's summary has %d rows, the Markdown %d", len(shown), len(report.Metrics))
-	}
-	for name, cells := range summary {
-		if strings.Join(shown[name], "|") != strings.Join(cells, "|") {
-			t.Errorf("%q: the dashboard shows %q, the CLI %q", name, shown[name], cells)
-		}
-	}
-
+	compareSummary(t, ctx, summary)
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({
 		rates: [...document.querySelectorAll('#report-rates g.rate')].map(g => [g.dataset.rate, g.dataset.low, g.dataset.high]),
 		last: [...document.querySelectorAll('#report-details .report-filter')].map(d => { const p = [...d.querySelectorAll('g.bd-point')].pop();
@@ -174,6 +178,60 @@ func TestReportInBrowser(t *testing.T) {
 		t.Errorf("the top failures read %v", got.Failures)
 	}
 	saveScreenshot(t, ctx, "dashboard-report.png")
+
+	// The demo backlog's report: the same summary and outcome table as
+	// the CLI's.
+	demoRep, err := c.Reports(bg, client.ReportQuery{Labels: map[string]string{"demo": "shop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md.Reset()
+	if err := report.Markdown(&md, demoRep); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the CLI's report of the demo backlog:\n%s", md.String())
+	demoSummary := markdownSummary(t, md.String())
+	if got := demoSummary["Queued / running / succeeded / failed"]; len(got) != 1 || got[0] != "0 / 0 / 4 / 0" {
+		t.Errorf("the demo backlog's states: %q", got)
+	}
+	run("the demo backlog's report",
+		chromedp.SetValue(css(`#report-label`), "demo=shop"),
+		void(chromedp.Evaluate[bool](`document.getElementById("report-compare").value = ""; true`)),
+		chromedp.Click(css(`#report-run`)),
+		void(chromedp.Poll[bool](`document.querySelectorAll('#report-details .report-filter').length === 1 && document.querySelectorAll('#report-rates g.rate').length === 1`, chromedp.WithPollingTimeout(browserWait))))
+	compareSummary(t, ctx, demoSummary)
+	outcomes, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#report-details .outcomes tbody tr')].map(tr =>
+		'| ' + [...tr.querySelectorAll('td')].map(td => td.textContent).join(' | ') + ' |').join('\n')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outcomes == "" || !strings.Contains(md.String(), "|---|---|---|\n"+outcomes+"\n") {
+		t.Errorf("the dashboard's outcome table of the demo backlog:\n%s\nis not the CLI's:\n%s", outcomes, md.String())
+	}
+	saveScreenshot(t, ctx, "dashboard-report-demo.png")
+}
+
+// compareSummary checks that the dashboard's summary table shows, row for
+// row and cell for cell, the Markdown summary md.
+func compareSummary(t *testing.T, ctx context.Context, md map[string][]string) {
+	t.Helper()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(Object.fromEntries([...document.querySelectorAll('#report-summary tbody tr')].map(tr =>
+		[tr.querySelector('th').textContent, [...tr.querySelectorAll('td')].map(td => td.textContent)])))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown map[string][]string
+	if err := json.Unmarshal([]byte(raw), &shown); err != nil {
+		t.Fatal(err)
+	}
+	if len(shown) != len(report.Metrics) {
+		t.Errorf("the dashboard's summary has %d rows, the Markdown %d", len(shown), len(report.Metrics))
+	}
+	for name, cells := range md {
+		if strings.Join(shown[name], "|") != strings.Join(cells, "|") {
+			t.Errorf("%q: the dashboard shows %q, the CLI %q", name, shown[name], cells)
+		}
+	}
 }
 
 // markdownSummary reads the summary table of report.Markdown: metric name
