@@ -55,5 +55,13 @@
 // are inline SVG drawn by the page itself (no chart library; the CSP
 // allows only the page's own scripts and styles).
 //
+// # Task timeline
+//
+// timeline.js draws the selected task's Timeline tab: a waterfall of its
+// queue wait, model calls, tool calls, checks, parked and approval time,
+// compactions and delivery, built from the events the page already
+// streams (app.js hands each to timelineEvent). A link to the operator's
+// tracing UI is not there yet (it needs the tracing configuration).
+//
 // Handler is safe for concurrent use; the assets are immutable.
 package dashboard

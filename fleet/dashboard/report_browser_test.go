@@ -179,6 +179,25 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	saveScreenshot(t, ctx, "dashboard-report.png")
 
+	// A failed task's timeline: its queue wait, its model call and its
+	// tool call, in start order.
+	failed := rs.Report.TopFailures[0].Examples[0]
+	run("open a failed task's timeline",
+		void(chromedp.Evaluate[string](`location.hash = "task=`+failed+`"`)),
+		chromedp.WaitVisible(css(`#detail[data-state="failed"]`)),
+		chromedp.WaitVisible(css(`#events .ev.tool[data-kind="TOOL_CALL_END"]`)),
+		chromedp.Click(css(`.tab[data-tab="timeline"]`)),
+		void(chromedp.Poll[bool](`document.querySelectorAll('#timeline g.tl-row').length >= 3`, chromedp.WithPollingTimeout(browserWait))))
+	kinds, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#timeline g.tl-row')].map(g => g.dataset.kind).join(' ')`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kinds != "queue model tool" {
+		t.Errorf("the failed task's timeline rows are %q, want the queue wait, the model call, the tool call", kinds)
+	}
+	saveScreenshot(t, ctx, "dashboard-timeline.png")
+	run("back to the report", chromedp.Click(css(`.tab[data-tab="events"]`)))
+
 	// The demo backlog's report: the same summary and outcome table as
 	// the CLI's.
 	demoRep, err := c.Reports(bg, client.ReportQuery{Labels: map[string]string{"demo": "shop"}})
