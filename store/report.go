@@ -48,14 +48,10 @@ func PrepareReportTasks(p ReportTasksParams) (ReportTasksParams, error) {
 	return p, nil
 }
 
-// TreeUsageRows is what a driver's per-tree session sums give
-// JoinTreeUsage: the root id, the sessions, the five token sums, the cost.
-type TreeUsageRows = UsageRows
-
-// JoinTreeUsage reads a driver's per-root session sums (the root id as
-// text first) into the tasks
+// JoinTreeUsage reads a driver's per-root session sums (columns: the root
+// id as text, the sessions, the five token sums, the cost) into the tasks
 // (the rest keep zero sums) and cuts them to limit.
-func JoinTreeUsage(tasks []Task, limit int, rows TreeUsageRows) (ReportTasksResult, error) {
+func JoinTreeUsage(tasks []Task, limit int, rows UsageRows) (ReportTasksResult, error) {
 	res := ReportTasksResult{}
 	if len(tasks) > limit {
 		tasks, res.Truncated = tasks[:limit], true
