@@ -157,10 +157,10 @@ func TestReportInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Rates    [][3]string
-		Last     []string
-		Bars     int
-		Failures []string
+		Rates    [][3]string `json:"rates"`
+		Last     []string    `json:"last"`
+		Bars     int         `json:"bars"`
+		Failures []string    `json:"failures"`
 	}
 	if err := json.Unmarshal([]byte(charts), &got); err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func markdownSummary(t *testing.T, md string) map[string][]string {
 	for _, m := range report.Metrics {
 		names[m.Name] = true
 	}
-	for _, line := range strings.Split(md, "\n") {
+	for line := range strings.SplitSeq(md, "\n") {
 		cells := strings.Split(strings.Trim(line, "| "), " | ")
 		if len(cells) > 1 && names[cells[0]] {
 			out[cells[0]] = cells[1:]

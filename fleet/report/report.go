@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -216,11 +217,7 @@ func median(xs []float64) float64 {
 // labels put over it.
 func CompareFilter(base, over map[string]string) map[string]string {
 	out := make(map[string]string, len(base)+len(over))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		out[k] = v
-	}
+	maps.Copy(out, base)
+	maps.Copy(out, over)
 	return out
 }
