@@ -42,7 +42,9 @@ func Build(filter map[string]string, res store.ReportTasksResult, now time.Time)
 			continue
 		}
 		rep.Finished++
-		ttr = append(ttr, t.FinishedAt.Sub(t.CreatedAt).Seconds())
+		if !t.FinishedAt.IsZero() {
+			ttr = append(ttr, t.FinishedAt.Sub(t.CreatedAt).Seconds())
+		}
 		result, ok := fleet.DecodeResult(t.Result)
 		if ok {
 			turns = append(turns, float64(result.TurnsUsed))
@@ -99,7 +101,7 @@ func Wilson(k, n int, z float64) (lo, hi float64) {
 func count(c *api.ReportCounts, t store.Task, at time.Time) {
 	switch {
 	case t.CreatedAt.After(at):
-	case t.State.Terminal() && !t.FinishedAt.IsZero() && !t.FinishedAt.After(at):
+	case t.State.Terminal() && (t.FinishedAt.IsZero() || !t.FinishedAt.After(at)): // no end time: ended already
 		if t.State == store.TaskSucceeded {
 			c.Succeeded++
 		} else {
