@@ -128,3 +128,33 @@ func TestReports(t *testing.T) {
 		}
 	})
 }
+
+// TestReportsKeepToTenants: a viewer's report counts its tenants' tasks
+// only, and asking for another tenant yields nothing.
+func TestReportsKeepToTenants(t *testing.T) {
+	f := setupTenants(t, sqliteStore)
+	ctx := context.Background()
+	spec := validSpec("report me")
+	spec.Labels = map[string]string{"backlog": "shared"}
+	f.submitAs(t, "submitter", spec)
+	f.submitAs(t, "b-submitter", spec)
+	q := client.ReportQuery{Labels: spec.Labels}
+	count := func(c *client.Client, q client.ReportQuery) int {
+		t.Helper()
+		rs, err := c.Reports(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs.Report.Tasks
+	}
+	if n := count(f.clients["viewer"], q); n != 1 {
+		t.Errorf("team-a's viewer's report counts %d tasks, want team-a's 1", n)
+	}
+	if n := count(f.client, q); n != 2 {
+		t.Errorf("the bootstrap admin's report counts %d tasks, want both tenants' 2", n)
+	}
+	q.Tenant = "team-b"
+	if n := count(f.clients["viewer"], q); n != 0 {
+		t.Errorf("team-a's viewer asking for team-b counts %d tasks, want none", n)
+	}
+}
