@@ -105,6 +105,9 @@ type Store interface { //nolint:interfacebloat // the one seam of the two driver
 	// Usage sums the usage and cost of the sessions p selects, one row per
 	// group in ascending key order (no rows when nothing matches).
 	Usage(ctx context.Context, p UsageParams) ([]UsageRow, error)
+	// ReportTasks returns the root tasks p selects, oldest first, each with
+	// the sums over the sessions of its whole tree (backlog reports).
+	ReportTasks(ctx context.Context, p ReportTasksParams) (ReportTasksResult, error)
 
 	// Principals holds API tokens and the audit log.
 	Principals

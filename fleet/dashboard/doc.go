@@ -44,5 +44,24 @@
 // budgets below admin). The API enforces the roles; hiding spares the
 // user refused clicks. A dispatcher without /v1/whoami shows everything.
 //
+// # Backlog reports
+//
+// report.js draws the Backlog report panel from GET /v1/reports: a
+// summary table (one column per filter, formatted exactly as `dispatcher
+// report --format md`, fleet/report), the success rate of each filter
+// with its 95% Wilson score interval, and per filter the burn-down
+// (queued, running, succeeded, failed, stacked over time), the outcome
+// table and the top failure reasons with links to example tasks. Charts
+// are inline SVG drawn by the page itself (no chart library; the CSP
+// allows only the page's own scripts and styles).
+//
+// # Task timeline
+//
+// timeline.js draws the selected task's Timeline tab: a waterfall of its
+// queue wait, model calls, tool calls, checks, parked and approval time,
+// compactions and delivery, built from the events the page already
+// streams (app.js hands each to timelineEvent). A link to the operator's
+// tracing UI is not there yet (it needs the tracing configuration).
+//
 // Handler is safe for concurrent use; the assets are immutable.
 package dashboard

@@ -122,6 +122,8 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"GET /v1/counts":                               a.counts,
 		"GET /v1/stats":                                a.statsHandler,
 		"GET /v1/usage":                                a.usage,
+		"GET /v1/reports":                              a.reportsHandler,
+		"GET /v1/reports/export":                       a.reportExport,
 		"GET /v1/budgets":                              a.listBudgets,
 		"GET /v1/budgets/{label}":                      a.getBudget,
 		"PUT /v1/budgets/{label}":                      a.putBudget,
@@ -191,12 +193,14 @@ type handlers struct {
 	// bulk runs bulk actions; sweep is retention (http_bulk.go).
 	bulk  bulker
 	sweep retentionViewer
+	// reports reads the backlog reports (http_reports.go).
+	reports reporter
 }
 
 func newHandlers(d *Dispatcher, opts APIOptions) *handlers {
 	return &handlers{svc: d, econ: d, reads: d.store, events: d.queue, metrics: &d.metrics.http, log: d.log, opts: opts, webhooks: d.webhooks,
 		guard: newRequestGuard(opts), tickets: newTickets(opts.Token, opts.TicketTTL), health: d.health, principals: d.store,
-		bulk: d, sweep: d.sweep}
+		bulk: d, sweep: d.sweep, reports: d.store}
 }
 
 // statusRecorder remembers the status code for the latency metric. It

@@ -76,6 +76,8 @@ var routeAccess = map[string]access{
 	"GET /v1/counts":                               {identity.Viewer, scopeSome, ""},
 	"GET /v1/stats":                                {identity.Viewer, scopeSome, ""},
 	"GET /v1/usage":                                {identity.Viewer, scopeSome, ""},
+	"GET /v1/reports":                              {identity.Viewer, scopeSome, ""},
+	"GET /v1/reports/export":                       {identity.Viewer, scopeSome, ""},
 	"GET /v1/budgets":                              {identity.Viewer, scopeSome, ""},
 	"GET /v1/budgets/{label}":                      {identity.Viewer, scopeSome, ""},
 	"PUT /v1/budgets/{label}":                      {identity.Admin, scopeSome, "budget.put"},

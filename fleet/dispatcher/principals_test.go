@@ -502,6 +502,7 @@ func TestRouteRoleTable(t *testing.T) {
 		"GET /v1/webhooks/deliveries": "admin in *", "POST /v1/tokens": "admin", "GET /v1/tokens": "admin",
 		"DELETE /v1/tokens/{id}": "admin", "GET /v1/audit": "admin",
 		"POST /v1/tasks/bulk": "submitter", "GET /v1/bulk/{id}": "viewer", "GET /v1/retention": "viewer",
+		"GET /v1/reports": "viewer", "GET /v1/reports/export": "viewer",
 	}
 	if len(want) != len(routeAccess) {
 		t.Errorf("the table states %d routes, routeAccess %d", len(want), len(routeAccess))

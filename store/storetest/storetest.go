@@ -42,6 +42,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"BadInput", badInputTests},
 		{"Race", raceTests},
 		{"Usage", usageTests},
+		{"Report", reportTests},
 		{"Principals", principalTests},
 		{"Retention", retentionTests},
 	}

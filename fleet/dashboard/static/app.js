@@ -531,6 +531,7 @@ function onEvent(taskID, kind, m) {
   try { env = JSON.parse(m.data); } catch { return; }
   const d = env.data || {};
   kind = env.kind || kind;
+  timelineEvent(taskID, { ...env, kind }); // timeline.js
   switch (kind) {
     case "USER_INPUT":
       append(block("user", kind, "user", env.time, el("div", { class: "text", text: d.text || "" })));
