@@ -145,13 +145,10 @@ func (p *Puller) discover(ctx context.Context, q string) (map[Band]map[string]bo
 	return out, nil
 }
 
-// keyedSource returns the loop's source of key in band b of queue q,
-// making its consumer the first time.
-func (p *Puller) keyedSource(ctx context.Context, g *bandLoop, q string, b Band, key string) (*keySource, error) {
+// newKeySource makes (or updates) the consumer of key in band b of queue
+// q, with the operator's maximum for the key, and returns its source.
+func (p *Puller) newKeySource(ctx context.Context, q string, b Band, key string) (*source, KeyLimit, error) {
 	subj := p.c.subj.TasksKey(q, b, key)
-	if ks := g.keyed[subj]; ks != nil {
-		return ks, nil
-	}
 	lim := p.limitOf(key)
 	cfg := p.c.consumerConfig(keyConsumer(subj), subj)
 	cfg.InactiveThreshold = keyConsumerInactive
@@ -160,6 +157,20 @@ func (p *Puller) keyedSource(ctx context.Context, g *bandLoop, q string, b Band,
 	}
 	s := &source{name: q, cfg: cfg}
 	if _, err := p.ensure(ctx, s); err != nil {
+		return nil, lim, err
+	}
+	return s, lim, nil
+}
+
+// keyedSource returns the loop's source of key in band b of queue q,
+// making its consumer the first time.
+func (p *Puller) keyedSource(ctx context.Context, g *bandLoop, q string, b Band, key string) (*keySource, error) {
+	subj := p.c.subj.TasksKey(q, b, key)
+	if ks := g.keyed[subj]; ks != nil {
+		return ks, nil
+	}
+	s, lim, err := p.newKeySource(ctx, q, b, key)
+	if err != nil {
 		return nil, err
 	}
 	ks := &keySource{source: s, key: key, weight: float64(max(lim.Weight, 1)), pass: g.minPass(b), capped: lim.MaxRunning > 0}

@@ -137,3 +137,25 @@ func TestQueueLagCountsKeysAndBands(t *testing.T) {
 	}
 	waitCounted(t, b.client.QueueLag, "default", 6)
 }
+
+// Pull, one message at a time, finds keyed work too: a root task's
+// messages are keyed, and a Pull that asked only the unkeyed bands would
+// wait for ever.
+func TestPullFindsKeyedWork(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueueKey(t, b, "team", "team-a", 1)
+	d, err := p.Pull(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Message.TaskID != "team-0" {
+		t.Fatalf("Pull gave %q, want team-0", d.Message.TaskID)
+	}
+	if err := d.Ack(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+}

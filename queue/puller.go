@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +51,9 @@ type Puller struct {
 
 	keys       map[string]KeyLimit
 	defaultKey KeyLimit
+
+	pullMu    sync.Mutex         // guards pullKeyed
+	pullKeyed map[string]*source // Pull's key sources by subject (pull_keys.go)
 }
 
 // queueOf is the queue of a group: "" for the worker's subject.
@@ -160,7 +164,8 @@ func (p *Puller) Claim(ctx context.Context, slots *Slots) (*Delivery, error) {
 //
 // With one source Pull keeps one pull request of Config.PullWait open. With several (a queue
 // has three, its priority bands) it first asks each source for a message without waiting (the
-// worker's own subject first, then each queue's bands, highest first), then waits
+// worker's own subject first, then each queue's bands, highest first, then the concurrency
+// keys that hold messages, keyedNow), then waits
 // Config.PollInterval on one source at a time, in turn. The preference covers messages the
 // server has already counted for a consumer: it counts a new message shortly after
 // acknowledging its publish, so one published a moment ago may come after older shared work.
@@ -180,6 +185,15 @@ func (p *Puller) Pull(ctx context.Context) (*Delivery, error) {
 			continue
 		}
 		for _, s := range p.sources {
+			if d, err := p.fetchOne(ctx, s, 0); d != nil || err != nil {
+				return d, err
+			}
+		}
+		keyed, err := p.keyedNow(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range keyed {
 			if d, err := p.fetchOne(ctx, s, 0); d != nil || err != nil {
 				return d, err
 			}
