@@ -267,9 +267,20 @@ func (p Policy) validate() error {
 	return errors.Join(errs...)
 }
 
-// environment is p.Env with HOME and TMPDIR defaulted, sorted by key.
+// environment is p.Env with HOME and TMPDIR defaulted, and git's
+// ownership check off, sorted by key.
+//
+// git refuses a repository whose files belong to another uid
+// (safe.directory): a guard for a user against another user's hooks and
+// configuration. In a sandbox every repository the command sees is its
+// task's own, made by the worker or by an earlier uid of the same task
+// tree (a parent's .git bound into its child's worktree, a workspace
+// re-owned between runs), so the check only breaks git there; the
+// sandbox, not the check, is what confines the command. A spec's own
+// GIT_CONFIG_* variables replace these.
 func (p Policy) environment() []string {
-	env := map[string]string{"HOME": Home, "TMPDIR": "/tmp"}
+	env := map[string]string{"HOME": Home, "TMPDIR": "/tmp",
+		"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
 	for _, kv := range p.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
