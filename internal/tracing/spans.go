@@ -1,0 +1,76 @@
+package tracing
+
+import (
+	"context"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Tracer is the tracer of the fleet's packages, from the global provider
+// (the no-op one until Setup installs the SDK).
+func Tracer() trace.Tracer { return otel.Tracer("github.com/agentfleet/agentfleet") }
+
+// The span names of a task's trace (docs/operations.md "Tracing" lists
+// each with its attributes).
+const (
+	SpanSubmit     = "task.submit"      // dispatcher: POST /v1/tasks, one per request
+	SpanQueueWait  = "task.queue_wait"  // worker: from publish to claim
+	SpanClaim      = "task.claim"       // worker: one delivery, claim to settlement
+	SpanSession    = "task.session"     // worker: one round of the agent session
+	SpanTurn       = "agent.turn"       // agent: one turn
+	SpanCompaction = "agent.compaction" // agent: one compaction of the context
+	SpanApproval   = "agent.approval"   // agent: waiting for a tool call's approval
+	SpanCheck      = "task.check"       // worker: one check command
+	SpanDelivery   = "task.delivery"    // worker: delivering the task's result
+)
+
+// Attribute keys of the fleet's own (the GenAI ones follow the OpenTelemetry
+// semantic conventions and are spelled where they are set).
+const (
+	AttrTaskID   = "agentfleet.task.id"
+	AttrRootID   = "agentfleet.task.root_id"
+	AttrParentID = "agentfleet.task.parent_id"
+	AttrMsgType  = "agentfleet.message.type"
+	AttrAttempt  = "agentfleet.task.attempt"
+	AttrWorker   = "agentfleet.worker.id"
+	AttrOutcome  = "agentfleet.task.outcome"
+)
+
+// Fail marks span failed with err's message (nil err: nothing).
+func Fail(span trace.Span, err error) {
+	if err == nil {
+		return
+	}
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+}
+
+// Inject writes ctx's trace context into h, the headers of a NATS or
+// HTTP message (nats.Header and http.Header are both map[string][]string).
+func Inject(ctx context.Context, h map[string][]string) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
+}
+
+// Extract returns ctx with the trace context of headers h as its remote
+// parent, or ctx as is when h carries none.
+func Extract(ctx context.Context, h map[string][]string) context.Context {
+	if len(h) == 0 {
+		return ctx
+	}
+	return otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(h))
+}
+
+var recordToolIO atomic.Bool
+
+func setRecordToolIO(on bool) { recordToolIO.Store(on) }
+
+// RecordToolIO reports whether the operator lets tool spans carry their
+// (redacted) arguments and output (Options.RecordToolIO).
+func RecordToolIO() bool { return recordToolIO.Load() }
