@@ -287,7 +287,7 @@ refuses to start otherwise. A nats:// server off loopback needs TLS or nats.allo
 // serve runs the API until ctx ends, then shuts down within the grace.
 func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, logOut)
-	stopTracing, err := cli.SetupTracing(ctx, "agentfleet-dispatcher", cfg.Tracing, log)
+	stopTracing, err := cli.SetupTracing(ctx, "agentfleet-dispatcher", "", cfg.Tracing, log)
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -143,7 +143,7 @@ func loadRunConfig(v *viper.Viper, file string, getenv func(string) string) (run
 // runWorker wires the worker and runs it until ctx ends.
 func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, stderr)
-	stopTracing, err := cli.SetupTracing(ctx, "agentfleet-worker", cfg.Tracing, log)
+	stopTracing, err := cli.SetupTracing(ctx, "agentfleet-worker", cfg.ID, cfg.Tracing, log)
 	if err != nil {
 		return cli.Failf("%v", err)
 	}

@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
@@ -57,6 +60,7 @@ func TestJaegerTrace(t *testing.T) {
 	tp := tracing.NewProvider(exp, tracing.Options{Service: "agentfleet-dispatcher", SampleRatio: 1})
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.TraceContext{})
+	defer otel.SetTracerProvider(noop.NewTracerProvider()) // the other tests run with tracing off
 	d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Logger: slog.New(slog.DiscardHandler),
 		Policy: fleet.Policy{SharedRoots: []string{fleettest.SharedRoot()}}})
 	if err != nil {
@@ -171,7 +175,44 @@ func checkTree(t *testing.T, tr jaegertest.Trace, callerSpan string, parent, chi
 	if shell.Tag("gen_ai.tool.call.arguments") != "" || shell.Tag("gen_ai.tool.call.result") != "" {
 		t.Errorf("the shell call's span carries its arguments or output, which is off by default: %+v", shell.Tags)
 	}
-	t.Logf("trace %s: %d spans from %d processes", tr.TraceID, len(tr.Spans), len(tr.Processes))
+	if len(tr.Processes) != 3 {
+		t.Errorf("the trace has spans of %d processes, want 3 (the dispatcher, two workers)", len(tr.Processes))
+	}
+	t.Logf("trace %s: %d spans from %d processes\n%s", tr.TraceID, len(tr.Spans), len(tr.Processes), render(tr, byID))
+}
+
+// render draws the trace as an indented tree, each span with its process.
+func render(tr jaegertest.Trace, byID map[string]jaegertest.Span) string {
+	kids := map[string][]jaegertest.Span{}
+	var roots []jaegertest.Span
+	spans := slices.Clone(tr.Spans)
+	slices.SortFunc(spans, func(a, b jaegertest.Span) int { return cmp.Compare(a.StartTime, b.StartTime) })
+	for _, s := range spans {
+		if _, ok := byID[s.Parent()]; ok {
+			kids[s.Parent()] = append(kids[s.Parent()], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	var b strings.Builder
+	var draw func(s jaegertest.Span, depth int)
+	draw = func(s jaegertest.Span, depth int) {
+		p := tr.Processes[s.ProcessID]
+		inst := ""
+		for _, tag := range p.Tags {
+			if tag.Key == "service.instance.id" {
+				inst = fmt.Sprint(tag.Value)
+			}
+		}
+		fmt.Fprintf(&b, "%s%s  [%s %s]\n", strings.Repeat("  ", depth), s.OperationName, p.ServiceName, inst)
+		for _, k := range kids[s.SpanID] {
+			draw(k, depth+1)
+		}
+	}
+	for _, r := range roots {
+		draw(r, 0)
+	}
+	return b.String()
 }
 
 // spanUnder finds the span named name whose ancestors include task id's

@@ -20,6 +20,9 @@ type Options struct {
 	// Service is the service.name of the process's spans ("dispatcher",
 	// "worker"); OTEL_SERVICE_NAME overrides it.
 	Service string
+	// Instance is the service.instance.id (a worker's id), so that the
+	// spans of two workers show as two processes; "" for none.
+	Instance string
 	// SampleRatio is the fraction of new traces kept, from 0 to 1
 	// (tracing.sample_ratio, default 1: every trace). Spans of a trace
 	// with a failed span are kept whatever the ratio, so 0 keeps only
@@ -77,8 +80,11 @@ func NewProvider(exp sdktrace.SpanExporter, opts Options) *sdktrace.TracerProvid
 	if service == "" {
 		service = "agentfleet"
 	}
-	res, err := resource.Merge(resource.Default(),
-		resource.NewSchemaless(attribute.String("service.name", service)))
+	attrs := []attribute.KeyValue{attribute.String("service.name", service)}
+	if opts.Instance != "" {
+		attrs = append(attrs, attribute.String("service.instance.id", opts.Instance))
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attrs...))
 	if err != nil {
 		res = resource.Default()
 	}

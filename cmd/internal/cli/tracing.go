@@ -30,9 +30,9 @@ func (c TracingConfig) Validate() error {
 	return nil
 }
 
-// SetupTracing starts tracing for the process service as c and the
-// environment say, and returns the function that flushes it at exit.
-func SetupTracing(ctx context.Context, service string, c TracingConfig, log *slog.Logger) (func(), error) {
+// SetupTracing starts tracing for the process service (instance: a
+// worker's id, or "") as c and the environment say, and returns the function that flushes it at exit.
+func SetupTracing(ctx context.Context, service, instance string, c TracingConfig, log *slog.Logger) (func(), error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func SetupTracing(ctx context.Context, service string, c TracingConfig, log *slo
 	if c.SampleRatio != nil {
 		ratio = *c.SampleRatio
 	}
-	shutdown, err := tracing.Setup(ctx, tracing.Options{Service: service, SampleRatio: ratio, RecordToolIO: c.RecordToolIO})
+	shutdown, err := tracing.Setup(ctx, tracing.Options{Service: service, Instance: instance, SampleRatio: ratio, RecordToolIO: c.RecordToolIO})
 	if err != nil {
 		return nil, err
 	}

@@ -154,6 +154,8 @@ type Span struct {
 	References    []Reference `json:"references"`
 	Tags          []Tag       `json:"tags"`
 	ProcessID     string      `json:"processID"`
+	StartTime     int64       `json:"startTime"` // microseconds since the epoch
+	Duration      int64       `json:"duration"`  // microseconds
 }
 
 // Reference is a span's parent (CHILD_OF) or link (FOLLOWS_FROM).
