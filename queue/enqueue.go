@@ -105,6 +105,7 @@ func (c *Client) taskMsg(ctx context.Context, to Target, msg TaskMessage, msgID 
 	m.Header.Set(HeaderTaskID, msg.TaskID)
 	m.Header.Set(HeaderMsgType, string(msg.Type))
 	tracing.Inject(ctx, m.Header)
+	tracing.InjectStored(msg.TraceParent, m.Header)
 	var opts []jetstream.PublishOpt
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))

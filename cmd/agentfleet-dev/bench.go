@@ -79,6 +79,13 @@ expected failures do not fail the run, a stalled task left running does.`,
 				}
 				defer stop()
 			}
+			// Traced as the OTEL_* environment says (off without an endpoint),
+			// so the cost of tracing can be measured: docs/operations.md "Tracing".
+			stopTracing, err := cli.SetupTracing(c.Context(), "agentfleet-bench", "", cli.TracingConfig{}, cli.NewLogger("text", "warn", c.ErrOrStderr()))
+			if err != nil {
+				return failf("%v", err)
+			}
+			defer stopTracing()
 			rep, err := bench.Run(c.Context(), cfg)
 			if err != nil {
 				return failf("%v", err)

@@ -334,6 +334,7 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) (_ []Su
 	}
 	params := make([]store.CreateTaskParams, len(specs))
 	for i, s := range specs {
+		s.TraceParent = tracing.TraceParent(ctx) // the submission's span
 		p, err := d.prepare(s)
 		if err == nil {
 			err = d.checkPriced(ctx, s)

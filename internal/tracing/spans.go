@@ -58,6 +58,31 @@ func Inject(ctx context.Context, h map[string][]string) {
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
 }
 
+// TraceParent is the W3C traceparent of ctx's span ("" when ctx holds
+// none, or tracing is off): what a task stores to continue its trace
+// later.
+func TraceParent(ctx context.Context) string {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return ""
+	}
+	h := map[string][]string{}
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
+	if v := h["Traceparent"]; len(v) == 1 {
+		return v[0]
+	}
+	return ""
+}
+
+// InjectStored writes traceparent, a stored TraceParent, into h when
+// Inject wrote none (the publisher's context holds no span).
+func InjectStored(traceparent string, h map[string][]string) {
+	if traceparent == "" || len(h["Traceparent"]) > 0 {
+		return
+	}
+	h["Traceparent"] = []string{traceparent}
+}
+
 // Extract returns ctx with the trace context of headers h as its remote
 // parent, or ctx as is when h carries none.
 func Extract(ctx context.Context, h map[string][]string) context.Context {
