@@ -33,6 +33,9 @@ type turnSpans struct{ span trace.Span }
 // next ends the previous turn's span and starts turn n's under ctx.
 func (t *turnSpans) next(ctx context.Context, n int) context.Context {
 	t.end()
+	if !tracing.On() {
+		return ctx
+	}
 	ctx, t.span = tracing.Tracer().Start(ctx, tracing.SpanTurn, trace.WithAttributes(attribute.Int("agentfleet.turn.round", n)))
 	return ctx
 }
@@ -46,6 +49,9 @@ func (t *turnSpans) end() {
 
 // startModelSpan starts the span of a model call.
 func (s *Session) startModelSpan(ctx context.Context, req llm.Request) (context.Context, trace.Span) {
+	if !tracing.On() {
+		return ctx, tracing.Off()
+	}
 	model := req.Model
 	if model == "" {
 		model = s.profile.Model()
@@ -60,6 +66,9 @@ func (s *Session) startModelSpan(ctx context.Context, req llm.Request) (context.
 
 // endModelSpan records a model call's usage (or error) and ends its span.
 func endModelSpan(span trace.Span, resp *llm.Response, err error) {
+	if !span.IsRecording() {
+		return
+	}
 	defer span.End()
 	if err != nil {
 		tracing.Fail(span, err)
@@ -82,6 +91,9 @@ func endModelSpan(span trace.Span, resp *llm.Response, err error) {
 
 // executeTraced runs one tool call inside its span.
 func (s *Session) executeTraced(ctx context.Context, call llm.ToolCall, opts tools.ExecOptions) tools.Result {
+	if !tracing.On() {
+		return s.registry.Execute(ctx, call, s.env, opts)
+	}
 	ctx, span := tracing.Tracer().Start(ctx, "execute_tool "+call.Name, trace.WithAttributes(
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("gen_ai.tool.name", call.Name),
@@ -131,6 +143,9 @@ func clip(s string) string {
 
 // askTraced waits for a person's answer to req inside an approval span.
 func (s *Session) askTraced(ctx context.Context, req permission.Request) (permission.Answer, error) {
+	if !tracing.On() {
+		return s.ask(ctx, req)
+	}
 	ctx, span := tracing.Tracer().Start(ctx, tracing.SpanApproval, trace.WithAttributes(
 		attribute.String("gen_ai.tool.name", req.Tool), attribute.String("gen_ai.tool.call.id", req.CallID)))
 	defer span.End()
@@ -148,5 +163,8 @@ func (s *Session) askTraced(ctx context.Context, req permission.Request) (permis
 
 // startCompactionSpan starts the span of one compaction.
 func startCompactionSpan(ctx context.Context, reason string) (context.Context, trace.Span) {
+	if !tracing.On() {
+		return ctx, tracing.Off()
+	}
 	return tracing.Tracer().Start(ctx, tracing.SpanCompaction, trace.WithAttributes(attribute.String("agentfleet.compaction.reason", reason)))
 }

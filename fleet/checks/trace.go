@@ -14,6 +14,9 @@ import (
 // startCheck starts the span of one check run (package internal/tracing):
 // its name, phase and round; never its command's output.
 func startCheck(ctx context.Context, c fleet.Check, phase string, round int) (context.Context, trace.Span) {
+	if !tracing.On() {
+		return ctx, tracing.Off()
+	}
 	return tracing.Tracer().Start(ctx, tracing.SpanCheck, trace.WithAttributes(
 		attribute.String("agentfleet.check.name", c.Name), attribute.String("agentfleet.check.phase", phase),
 		attribute.Int("agentfleet.check.round", round)))

@@ -28,6 +28,9 @@ func traceHTTP(next http.Handler) http.Handler {
 // start messages publish within it, so every submitted task's trace
 // begins here.
 func startSubmit(ctx context.Context, n int) (context.Context, trace.Span) {
+	if !tracing.On() {
+		return ctx, tracing.Off()
+	}
 	return tracing.Tracer().Start(ctx, tracing.SpanSubmit, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.Int("agentfleet.submit.tasks", n)))
 }

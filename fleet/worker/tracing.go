@@ -25,7 +25,10 @@ import (
 
 // startClaim starts the spans of delivery d.
 func (w *Worker) startClaim(ctx context.Context, d *queue.Delivery) (context.Context, trace.Span) {
-	ctx = d.TraceContext(ctx)
+	ctx = d.TraceContext(ctx) // passed on to children even when this worker does not trace
+	if !tracing.On() {
+		return ctx, tracing.Off()
+	}
 	tr := tracing.Tracer()
 	attrs := []attribute.KeyValue{attribute.String(tracing.AttrTaskID, d.TaskID),
 		attribute.String(tracing.AttrMsgType, string(d.Message.Type)), attribute.String(tracing.AttrWorker, w.cfg.ID),
@@ -58,6 +61,9 @@ var settleNames = map[settleOp]string{opAck: "ack", opNak: "nak", opTerm: "term"
 
 // runSessionTraced runs the session inside its task.session span.
 func (r *run) runSessionTraced(ctx context.Context) (agent.Outcome, error) {
+	if !tracing.On() {
+		return r.runSession(ctx)
+	}
 	ctx, span := tracing.Tracer().Start(ctx, tracing.SpanSession, trace.WithAttributes(
 		attribute.String(tracing.AttrTaskID, r.task.ID.String()), attribute.String(tracing.AttrRootID, r.task.RootID.String()),
 		attribute.String(tracing.AttrParentID, r.task.ParentID.String()), attribute.Int(tracing.AttrAttempt, r.task.Attempts),
@@ -95,6 +101,9 @@ func traceEnd(ctx context.Context, to store.TaskState, reason string, res fleet.
 
 // traceDelivery starts the span of the delivery of a task's changes.
 func traceDelivery(ctx context.Context) (context.Context, trace.Span) {
+	if !tracing.On() {
+		return ctx, tracing.Off()
+	}
 	return tracing.Tracer().Start(ctx, tracing.SpanDelivery)
 }
 

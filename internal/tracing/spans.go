@@ -14,6 +14,27 @@ import (
 // (the no-op one until Setup installs the SDK).
 func Tracer() trace.Tracer { return otel.Tracer("github.com/agentfleet/agentfleet") }
 
+// unset is the global tracer provider before anyone sets one.
+var unset = otel.GetTracerProvider()
+
+// noSpan is the API's non-recording span without a span context.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// On reports whether a tracer provider is installed (Setup, or a test's
+// otel.SetTracerProvider). Instrumented code starts its spans with
+//
+//	if !tracing.On() {
+//		return ctx, tracing.Off()
+//	}
+//
+// so that with tracing off a span costs no allocation at all: neither
+// its name, nor its attributes, nor a context.
+func On() bool { return otel.GetTracerProvider() != unset }
+
+// Off is the span of code that runs with tracing off: it records nothing
+// and ends without effect.
+func Off() trace.Span { return noSpan }
+
 // The span names of a task's trace (docs/operations.md "Tracing" lists
 // each with its attributes).
 const (
@@ -84,9 +105,10 @@ func InjectStored(traceparent string, h map[string][]string) {
 }
 
 // Extract returns ctx with the trace context of headers h as its remote
-// parent, or ctx as is when h carries none.
+// parent, or ctx as is when h carries none (no "Traceparent" key, as
+// Inject and http.Header spell it).
 func Extract(ctx context.Context, h map[string][]string) context.Context {
-	if len(h) == 0 {
+	if len(h["Traceparent"]) == 0 {
 		return ctx
 	}
 	return otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(h))

@@ -13,6 +13,9 @@ import (
 // internal/tracing): the forge kind, method and path without its query;
 // never the token or the bodies.
 func (c *rest) startSpan(ctx context.Context, method, path string) (context.Context, trace.Span) {
+	if !tracing.On() {
+		return ctx, tracing.Off()
+	}
 	return tracing.Tracer().Start(ctx, "forge "+method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("agentfleet.forge.kind", c.kind), attribute.String("http.request.method", method),
 		attribute.String("url.path", pathOnly(path))))
