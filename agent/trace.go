@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -153,7 +154,7 @@ func (s *Session) askTraced(ctx context.Context, req permission.Request) (permis
 	switch {
 	case err == nil:
 		span.SetAttributes(attribute.Bool("agentfleet.approval.approved", ans.Approved))
-	case err == permission.ErrPending:
+	case errors.Is(err, permission.ErrPending):
 		span.SetAttributes(attribute.Bool("agentfleet.approval.parked", true))
 	default:
 		tracing.Fail(span, err)

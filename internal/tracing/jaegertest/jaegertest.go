@@ -126,7 +126,11 @@ func Start(t testing.TB) *Jaeger {
 			return fmt.Errorf("jaeger exited:\n%s", logs.String())
 		default:
 		}
-		resp, err := http.Get(j.Query + "/api/services")
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, j.Query+"/api/services", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err
 		}
