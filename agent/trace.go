@@ -37,6 +37,7 @@ func (t *turnSpans) next(ctx context.Context, n int) context.Context {
 	if !tracing.On() {
 		return ctx
 	}
+	//nolint:spancheck // the caller ends the span
 	ctx, t.span = tracing.Tracer().Start(ctx, tracing.SpanTurn, trace.WithAttributes(attribute.Int("agentfleet.turn.round", n)))
 	return ctx
 }
@@ -57,6 +58,7 @@ func (s *Session) startModelSpan(ctx context.Context, req llm.Request) (context.
 	if model == "" {
 		model = s.profile.Model()
 	}
+	//nolint:spancheck // the caller ends the span
 	return tracing.Tracer().Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(
 			attribute.String("gen_ai.operation.name", "chat"),
@@ -122,15 +124,11 @@ func (s *Session) executeTraced(ctx context.Context, call llm.ToolCall, opts too
 
 // exitCode reads the "Exit code: N" line of a shell tool's output.
 func exitCode(out string) (int, bool) {
-	const mark = "Exit code: "
-	i := strings.Index(out, mark)
-	if i < 0 {
+	_, rest, found := strings.Cut(out, "Exit code: ")
+	if !found {
 		return 0, false
 	}
-	rest := out[i+len(mark):]
-	if j := strings.IndexByte(rest, '\n'); j >= 0 {
-		rest = rest[:j]
-	}
+	rest, _, _ = strings.Cut(rest, "\n")
 	n, err := strconv.Atoi(strings.TrimSpace(rest))
 	return n, err == nil
 }
@@ -167,5 +165,6 @@ func startCompactionSpan(ctx context.Context, reason string) (context.Context, t
 	if !tracing.On() {
 		return ctx, tracing.Off()
 	}
+	//nolint:spancheck // the caller ends the span
 	return tracing.Tracer().Start(ctx, tracing.SpanCompaction, trace.WithAttributes(attribute.String("agentfleet.compaction.reason", reason)))
 }

@@ -17,6 +17,7 @@ func startCheck(ctx context.Context, c fleet.Check, phase string, round int) (co
 	if !tracing.On() {
 		return ctx, tracing.Off()
 	}
+	//nolint:spancheck // the caller ends the span
 	return tracing.Tracer().Start(ctx, tracing.SpanCheck, trace.WithAttributes(
 		attribute.String("agentfleet.check.name", c.Name), attribute.String("agentfleet.check.phase", phase),
 		attribute.Int("agentfleet.check.round", round)))

@@ -31,6 +31,7 @@ func startSubmit(ctx context.Context, n int) (context.Context, trace.Span) {
 	if !tracing.On() {
 		return ctx, tracing.Off()
 	}
+	//nolint:spancheck // the caller ends the span
 	return tracing.Tracer().Start(ctx, tracing.SpanSubmit, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.Int("agentfleet.submit.tasks", n)))
 }

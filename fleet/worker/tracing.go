@@ -43,6 +43,7 @@ func (w *Worker) startClaim(ctx context.Context, d *queue.Delivery) (context.Con
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: from,
 			Attributes: []attribute.KeyValue{attribute.String("agentfleet.link", "round")}}))
 	}
+	//nolint:spancheck // the caller ends the span
 	return tr.Start(ctx, tracing.SpanClaim, opts...)
 }
 
@@ -104,6 +105,7 @@ func traceDelivery(ctx context.Context) (context.Context, trace.Span) {
 	if !tracing.On() {
 		return ctx, tracing.Off()
 	}
+	//nolint:spancheck // the caller ends the span
 	return tracing.Tracer().Start(ctx, tracing.SpanDelivery)
 }
 

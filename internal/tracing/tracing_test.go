@@ -65,7 +65,9 @@ func TestRatioOneSamplesEverything(t *testing.T) {
 		TraceFlags: trace.FlagsSampled, Remote: true})
 	_, c := tp0.Tracer("t").Start(trace.ContextWithRemoteSpanContext(context.Background(), remote), "child")
 	c.End()
-	for _, p := range []interface{ ForceFlush(context.Context) error }{tp, tp0} {
+	for _, p := range []interface {
+		ForceFlush(ctx context.Context) error
+	}{tp, tp0} {
 		if err := p.ForceFlush(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ func (c *rest) startSpan(ctx context.Context, method, path string) (context.Cont
 	if !tracing.On() {
 		return ctx, tracing.Off()
 	}
+	//nolint:spancheck // the caller ends the span
 	return tracing.Tracer().Start(ctx, "forge "+method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		attribute.String("agentfleet.forge.kind", c.kind), attribute.String("http.request.method", method),
 		attribute.String("url.path", pathOnly(path))))
