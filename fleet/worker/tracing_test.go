@@ -117,7 +117,7 @@ func submitIn(t *testing.T, f *fleettest.Fleet, ctx context.Context, spec fleet.
 func attr(s tracetest.SpanStub, key string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
