@@ -16,9 +16,9 @@
 //     and not turned off (OTEL_SDK_DISABLED=true or
 //     OTEL_TRACES_EXPORTER=none). The exporter speaks OTLP over HTTP
 //     (protobuf); OTEL_EXPORTER_OTLP_PROTOCOL=grpc is refused with a clear
-//     error rather than silently ignored, because the gRPC exporter would
-//     link gRPC into every binary, and every collector (Jaeger, the
-//     OpenTelemetry Collector) receives OTLP/HTTP on port 4318.
+//     error rather than silently ignored: one exporter is simpler to run
+//     and test, and every collector (Jaeger, the OpenTelemetry
+//     Collector) receives OTLP/HTTP on port 4318.
 //   - Sampling: a new trace is kept with the operator's ratio
 //     (Options.SampleRatio, default 1); a span whose parent came from
 //     another process follows the parent's decision. A trace the ratio
