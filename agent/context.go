@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentfleet/agentfleet/agent/compact"
+	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/llm"
 )
 
@@ -264,7 +265,9 @@ func (s *Session) warnContext(tokens, window int) {
 
 // compact runs the strategies of package compact and records the new view
 // as a compaction turn. The transcript before it is not changed.
-func (s *Session) compact(ctx context.Context, reason string) error {
+func (s *Session) compact(ctx context.Context, reason string) (err error) {
+	ctx, span := startCompactionSpan(ctx, reason)
+	defer func() { tracing.Fail(span, err); span.End() }()
 	b := s.budget()
 	turns := s.planTurns()
 	before := s.estimate()

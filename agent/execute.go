@@ -109,7 +109,7 @@ func (s *Session) executeOne(ctx context.Context, call llm.ToolCall, round int, 
 	opts.OnOutput, flush = s.redactOutput(call)
 	res, blocked := s.preToolHooks(ctx, call)
 	if !blocked {
-		res = s.postToolHooks(ctx, call, s.registry.Execute(ctx, call, s.env, opts))
+		res = s.postToolHooks(ctx, call, s.executeTraced(ctx, call, opts))
 	}
 	flush()
 	res = s.redactResult(res)

@@ -77,7 +77,10 @@ func (s *Session) runInput(ctx context.Context, input *string, out *Outcome) err
 			return stalled(err, out)
 		}
 	}
+	var turns turnSpans
+	defer turns.end()
 	for {
+		ctx := turns.next(ctx, round)
 		if stop := s.checkLimits(ctx, round); stop != "" {
 			out.Stop = stop
 			return nil

@@ -57,9 +57,9 @@ func (s *Session) systemPrompt(ctx context.Context) error {
 
 // callModel sends req, streaming text events as tokens arrive when the
 // profile streams, and returns the whole response.
-func (s *Session) callModel(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	var resp *llm.Response
-	var err error
+func (s *Session) callModel(ctx context.Context, req llm.Request) (resp *llm.Response, err error) {
+	ctx, span := s.startModelSpan(ctx, req)
+	defer func() { endModelSpan(span, resp, err) }()
 	started := false
 	if s.profile.SupportsStreaming() {
 		resp, err = s.stream(ctx, req, &started)

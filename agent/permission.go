@@ -82,7 +82,7 @@ func (s *Session) gate(ctx context.Context, call llm.ToolCall, tool tools.Tool, 
 	ans, found := answerFor(s.view(), req)
 	if !found {
 		var err error
-		if ans, err = s.ask(ctx, req); errors.Is(err, permission.ErrPending) {
+		if ans, err = s.askTraced(ctx, req); errors.Is(err, permission.ErrPending) {
 			return llm.ToolResult{}, gateParked
 		} else if err != nil {
 			return s.deny(call, req, err.Error()), gateDenied

@@ -94,6 +94,12 @@ type TaskSpec struct {
 	ParentID uuid.UUID `json:"parent_id,omitzero"`
 	RootID   uuid.UUID `json:"root_id,omitzero"`
 	Depth    int       `json:"depth,omitempty"`
+	// TraceParent is the W3C trace context the task's trace began in (its
+	// submission's span, or the spawn_agent call that made a child), set
+	// by the system whatever a submission says: a message for the task
+	// published outside a traced context (an approval's answer, an input,
+	// a budget release) continues that trace (internal/tracing).
+	TraceParent string `json:"traceparent,omitempty"`
 
 	// MaxSubagentDepth bounds how deep the tree under this task may grow:
 	// nil means DefaultSubagentDepth, 0 forbids subagents.

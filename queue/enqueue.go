@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/tracing"
 )
 
 // Target is where a task message goes: a shared queue any worker serving it may pull from, or
@@ -87,7 +89,7 @@ func (c *Client) EnqueueToWorker(ctx context.Context, workerID string, msg TaskM
 // Send publishes msg to a target under msgID; Enqueue and EnqueueToWorker call it. The fleet
 // builds every task message and its id in one place (the router, fleet/internal/taskops).
 func (c *Client) Send(ctx context.Context, to Target, msg TaskMessage, msgID string) (EnqueueResult, error) {
-	m, opts, err := c.taskMsg(to, msg, msgID)
+	m, opts, err := c.taskMsg(ctx, to, msg, msgID)
 	if err != nil {
 		return EnqueueResult{}, err
 	}
@@ -98,8 +100,9 @@ func (c *Client) Send(ctx context.Context, to Target, msg TaskMessage, msgID str
 	return c.acked(ack), nil
 }
 
-// taskMsg validates msg and builds its NATS message and publish options.
-func (c *Client) taskMsg(to Target, msg TaskMessage, msgID string) (*nats.Msg, []jetstream.PublishOpt, error) {
+// taskMsg validates msg and builds its NATS message and publish options;
+// the message carries ctx's trace context (trace.go).
+func (c *Client) taskMsg(ctx context.Context, to Target, msg TaskMessage, msgID string) (*nats.Msg, []jetstream.PublishOpt, error) {
 	subject, err := to.subject(c.subj)
 	if err != nil {
 		return nil, nil, err
@@ -118,6 +121,8 @@ func (c *Client) taskMsg(to Target, msg TaskMessage, msgID string) (*nats.Msg, [
 	m.Data = body
 	m.Header.Set(HeaderTaskID, msg.TaskID)
 	m.Header.Set(HeaderMsgType, string(msg.Type))
+	tracing.Inject(ctx, m.Header)
+	tracing.InjectStored(msg.TraceParent, m.Header)
 	var opts []jetstream.PublishOpt
 	if msgID != "" {
 		opts = append(opts, jetstream.WithMsgID(msgID))

@@ -61,7 +61,7 @@ func (c *Client) SendBatch(ctx context.Context, msgs []Outgoing) []SendResult {
 func (c *Client) sendWindow(ctx context.Context, js jetstream.JetStream, msgs []Outgoing, out []SendResult) {
 	futs := make([]jetstream.PubAckFuture, len(msgs))
 	for i, o := range msgs {
-		m, opts, err := c.taskMsg(o.To, o.Msg, o.MsgID)
+		m, opts, err := c.taskMsg(ctx, o.To, o.Msg, o.MsgID)
 		if err == nil {
 			futs[i], err = js.PublishMsgAsync(m, append(opts, jetstream.WithStallWait(batchAckTimeout))...)
 		}

@@ -41,6 +41,10 @@ type TaskMessage struct {
 	ChildTaskID string `json:"child_task_id,omitempty"`
 	// InputID identifies stored input for an input message (the text itself is in the store).
 	InputID string `json:"input_id,omitempty"`
+	// TraceParent is a stored W3C trace context for the message's
+	// Traceparent header, used when the publisher's context holds no span
+	// (queue/trace.go). It travels in the header, never in the body.
+	TraceParent string `json:"-"`
 	// EnqueuedAt is when the message was published; Send fills it when zero. Workers use it for
 	// the claim-latency metric.
 	EnqueuedAt time.Time `json:"enqueued_at"`

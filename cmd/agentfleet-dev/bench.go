@@ -87,6 +87,13 @@ b_p50_wait_ms, b_p99_wait_ms}). Both default to 8 slots per worker, so that a ba
 				}
 				defer stop()
 			}
+			// Traced as the OTEL_* environment says (off without an endpoint),
+			// so the cost of tracing can be measured: docs/operations.md "Tracing".
+			stopTracing, err := cli.SetupTracing(c.Context(), "agentfleet-bench", "", cli.TracingConfig{}, cli.NewLogger("text", "warn", c.ErrOrStderr()))
+			if err != nil {
+				return failf("%v", err)
+			}
+			defer stopTracing()
 			rep, err := bench.Run(c.Context(), cfg)
 			if err != nil {
 				return failf("%v", err)

@@ -55,6 +55,12 @@ task succeeded, 1 otherwise.`,
 			if f.cfg.Token == "" && !f.cfg.NoAuth {
 				f.cfg.Token = os.Getenv(cli.EnvToken)
 			}
+			// Traced as the OTEL_* environment says (off without an endpoint).
+			stopTracing, err := cli.SetupTracing(c.Context(), "agentfleet-dev", "", cli.TracingConfig{}, cli.NewLogger("text", "warn", c.ErrOrStderr()))
+			if err != nil {
+				return failf("%v", err)
+			}
+			defer stopTracing()
 			return runDev(c.Context(), f, c.OutOrStdout())
 		},
 	}

@@ -37,18 +37,19 @@ func init() { addCommand(newServeCmd) }
 // log_level, queues and nats.* are the same keys `worker run` reads.
 // The zero value of every field means the default named next to it.
 type ServeConfig struct {
-	Listen         string        `mapstructure:"listen"`          // default "127.0.0.1:8080"
-	Token          string        `mapstructure:"token"`           // required unless NoAuth
-	NoAuth         bool          `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
-	DatabaseURL    string        `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
-	Prefix         string        `mapstructure:"prefix"`          // subject prefix, default "agentfleet"
-	Profiles       []string      `mapstructure:"profiles"`        // default anthropic, openai, gemini
-	DefaultProfile string        `mapstructure:"default_profile"` // default: the first profile
-	Queues         []string      `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
-	LogFormat      string        `mapstructure:"log_format"`      // "json" (default) or "text"
-	LogLevel       string        `mapstructure:"log_level"`       // debug, info (default), warn, error
-	ShutdownGrace  time.Duration `mapstructure:"shutdown_grace"`  // default 10 s
-	StartupWait    time.Duration `mapstructure:"startup_wait"`    // wait for NATS and the store at start; default 2 min, negative: none
+	Listen         string            `mapstructure:"listen"`          // default "127.0.0.1:8080"
+	Token          string            `mapstructure:"token"`           // required unless NoAuth
+	NoAuth         bool              `mapstructure:"no_auth"`         // serve /v1 without a token (a trusted network only)
+	DatabaseURL    string            `mapstructure:"database_url"`    // postgres://... or a SQLite file; required
+	Prefix         string            `mapstructure:"prefix"`          // subject prefix, default "agentfleet"
+	Profiles       []string          `mapstructure:"profiles"`        // default anthropic, openai, gemini
+	DefaultProfile string            `mapstructure:"default_profile"` // default: the first profile
+	Queues         []string          `mapstructure:"queues"`          // queues whose lag is reported, default ["default"]
+	LogFormat      string            `mapstructure:"log_format"`      // "json" (default) or "text"
+	LogLevel       string            `mapstructure:"log_level"`       // debug, info (default), warn, error
+	Tracing        cli.TracingConfig `mapstructure:"tracing"`         // OpenTelemetry sampling (cli.TracingConfig)
+	ShutdownGrace  time.Duration     `mapstructure:"shutdown_grace"`  // default 10 s
+	StartupWait    time.Duration     `mapstructure:"startup_wait"`    // wait for NATS and the store at start; default 2 min, negative: none
 	// Limits given to a submitted task's zero limits (default fleet.DefaultLimits:
 	// 200 turns, 2h, 20M tokens, no cost bound); no_default_limits leaves them unbounded.
 	DefaultMaxTurns   int           `mapstructure:"default_max_turns"`
@@ -311,6 +312,11 @@ refuses to start otherwise. A nats:// server off loopback needs TLS or nats.allo
 // serve runs the API until ctx ends, then shuts down within the grace.
 func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, logOut)
+	stopTracing, err := cli.SetupTracing(ctx, "agentfleet-dispatcher", "", cfg.Tracing, log)
+	if err != nil {
+		return failf("%v", err)
+	}
+	defer stopTracing()
 	nc, err := queue.Connect(cli.WaitingConnect(cfg.NATS.ConnectOptions("agentfleet-dispatcher"), cfg.StartupWait, log),
 		cli.NATSEvents(log)...)
 	if err != nil {

@@ -45,6 +45,8 @@ type runConfig struct {
 	LogFormat string         `mapstructure:"log_format"` // json (default) or text
 	LogLevel  string         `mapstructure:"log_level"`  // debug, info (default), warn, error
 	NATS      cli.NATSConfig `mapstructure:"nats"`
+	// Tracing is the sampling of OpenTelemetry traces (cli.TracingConfig).
+	Tracing cli.TracingConfig `mapstructure:"tracing"`
 
 	worker.Config `mapstructure:",squash"`
 }
@@ -141,6 +143,11 @@ func loadRunConfig(v *viper.Viper, file string, getenv func(string) string) (run
 // runWorker wires the worker and runs it until ctx ends.
 func runWorker(ctx context.Context, cfg runConfig, stderr io.Writer) error {
 	log := cli.NewLogger(cfg.LogFormat, cfg.LogLevel, stderr)
+	stopTracing, err := cli.SetupTracing(ctx, "agentfleet-worker", cfg.ID, cfg.Tracing, log)
+	if err != nil {
+		return cli.Failf("%v", err)
+	}
+	defer stopTracing()
 	nc, err := queue.Connect(cli.WaitingConnect(cfg.NATS.ConnectOptions("agentfleet-worker "+cfg.ID), cfg.StartupWait, log),
 		cli.NATSEvents(log)...)
 	if err != nil {

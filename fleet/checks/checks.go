@@ -172,6 +172,8 @@ func (r *Runner) runOne(ctx context.Context, c fleet.Check, phase string, round 
 	run := fleet.CheckRun{Name: c.Name, Command: c.Command, Phase: phase, Round: round,
 		Output: artifactName(c.Name, phase, round)}
 	started := time.Now()
+	ctx, span := startCheck(ctx, c, phase, round)
+	defer func() { endCheck(span, run) }()
 	execCtx, stop := r.untilClosed(ctx)
 	res, err := r.Env.Exec(execCtx, execenv.ExecRequest{Command: c.Command, Timeout: c.TimeoutOrDefault()})
 	stop()

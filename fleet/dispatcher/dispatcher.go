@@ -17,6 +17,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/llm/pricing"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -350,7 +351,9 @@ func (d *Dispatcher) prepare(s fleet.TaskSpec) (store.CreateTaskParams, error) {
 // index (a single spec keeps the "spec." field prefix); nothing is stored or
 // enqueued then. A spec whose idempotency key was seen before yields the
 // first task (Existing), enqueued once.
-func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Submission, error) {
+func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) (_ []Submission, err error) {
+	ctx, span := startSubmit(ctx, len(specs))
+	defer func() { tracing.Fail(span, err); span.End() }()
 	start := time.Now()
 	defer func() { d.metrics.submitDuration.Observe(time.Since(start).Seconds()) }()
 	if len(specs) == 0 {
@@ -361,6 +364,7 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Subm
 	}
 	params := make([]store.CreateTaskParams, len(specs))
 	for i, s := range specs {
+		s.TraceParent = tracing.TraceParent(ctx) // the submission's span
 		p, err := d.prepare(s)
 		if err == nil {
 			err = d.checkPriced(ctx, s)
@@ -388,6 +392,7 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Subm
 		}
 		d.metrics.submitted.WithLabelValues(kind).Inc()
 	}
+	traceSubmitted(span, subs)
 	return subs, d.enqueue(ctx, subs)
 }
 

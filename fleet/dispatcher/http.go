@@ -91,7 +91,7 @@ func (d *Dispatcher) Handler(opts APIOptions) http.Handler {
 	})
 	root.HandleFunc("GET /readyz", a.ready)
 	root.Handle("GET /metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
-	return a.instrument(a.guardHost(root), v1)
+	return traceHTTP(a.instrument(a.guardHost(root), v1))
 }
 
 // routes maps the /v1 patterns to their handlers (docs/openapi.yaml

@@ -32,10 +32,12 @@ func (r *run) deliver(ctx context.Context, answer string) (_ *fleet.DeliveryResu
 	if r.ws == nil {
 		res = fleet.DeliveryResult{Branch: r.spec.Delivery.BranchName(r.task.ID), Error: "the task has no local workspace to deliver"}
 	} else {
+		ctx, span := traceDelivery(ctx) // tracing.go
 		res, temporary = delivery.Deliver(ctx, delivery.Request{Dir: r.ws.dir, TaskID: r.task.ID, Created: r.task.CreatedAt,
 			Spec: *r.spec.Delivery, Repo: r.spec.Environment.Repo, Ref: r.spec.Environment.Ref, Answer: answer,
 			Checks: r.checks.Report(), Creds: deliveryCreds{&r.w.cfg}, Config: r.w.cfg.Delivery, Store: r.w.st,
 			AllowPrivate: r.w.cfg.allowPrivate()})
+		endDelivery(span, res)
 	}
 	if res.Error != "" {
 		r.log.Warn("delivering the task's changes", "err", res.Error)

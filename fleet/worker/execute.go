@@ -45,7 +45,7 @@ func (r *run) execute(ctx context.Context) settlement {
 	// subscriber; the session learns of it at its first recorded turn,
 	// whose append is fenced (turnRecorder), before any tool runs.
 	hbDone := r.heartbeat(ctx)
-	out, runErr := r.runSession(ctx)
+	out, runErr := r.runSessionTraced(ctx) // tracing.go
 	_ = stopControl()
 	hbDone()
 	_ = r.sess.Close() // SESSION_END closes the event subscription

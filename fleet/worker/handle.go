@@ -10,13 +10,17 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
 // handle processes one delivery and settles it.
 func (w *Worker) handle(ctx context.Context, d *queue.Delivery) {
-	w.apply(ctx, d, w.process(ctx, d))
+	ctx, span := w.startClaim(ctx, d) // tracing.go
+	s := w.process(ctx, d)
+	endClaim(span, s)
+	w.apply(ctx, d, s)
 }
 
 // process decodes the message, claims the task, runs its session and says
@@ -53,6 +57,7 @@ func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 		w.metrics.claimLatency.Observe(time.Since(d.Published).Seconds())
 	}
 	r := newRun(w, d, claimed, spec)
+	r.log = r.log.With(tracing.LogAttrs(ctx)...)
 	w.register(r)
 	defer w.unregister(r)
 	if spec.Coordinates() {

@@ -125,6 +125,7 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 	if r.rec != nil {
 		e.Append = r.rec.pendingAppend()
 	}
+	traceEnd(ctx, to, reason, res) // tracing.go
 	ended, err := w.ends.End(ctx, e)
 	if err != nil {
 		r.log.Warn("writing the final state; handing back", "err", err)

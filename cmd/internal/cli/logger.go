@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+
+	"github.com/agentfleet/agentfleet/internal/tracing"
 )
 
 // CheckLogging names what is wrong with the log_format and log_level keys.
@@ -31,9 +33,9 @@ func NewLogger(format, level string, w io.Writer) *slog.Logger {
 	_ = lvl.UnmarshalText([]byte(level))
 	opts := &slog.HandlerOptions{Level: lvl, ReplaceAttr: durationsAsText}
 	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return slog.New(tracing.LogHandler(slog.NewTextHandler(w, opts)))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(tracing.LogHandler(slog.NewJSONHandler(w, opts)))
 }
 
 // durationsAsText logs a time.Duration as "30s", not as nanoseconds

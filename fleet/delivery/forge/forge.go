@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/outbound"
+	"github.com/agentfleet/agentfleet/internal/tracing"
 )
 
 // Kinds of forge.
@@ -133,7 +134,9 @@ type rest struct {
 }
 
 // do sends a JSON request and decodes a 2xx answer into out (when not nil).
-func (c *rest) do(ctx context.Context, method, path string, in, out any) error {
+func (c *rest) do(ctx context.Context, method, path string, in, out any) (err error) {
+	ctx, span := c.startSpan(ctx, method, path)
+	defer func() { tracing.Fail(span, err); span.End() }()
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)

@@ -108,14 +108,15 @@ func startMessage(t store.Task, to queue.Target, enqueuedAt time.Time) queue.Out
 // publishes the same id, so children ending together resume it once.
 func ResumeMessage(t store.Task, spec fleet.TaskSpec, waitID, child string) queue.Outgoing {
 	return queue.Outgoing{To: target(t, spec),
-		Msg:   queue.TaskMessage{Type: queue.MsgResume, TaskID: t.ID.String(), WaitID: waitID, ChildTaskID: child},
+		Msg: queue.TaskMessage{Type: queue.MsgResume, TaskID: t.ID.String(), WaitID: waitID, ChildTaskID: child,
+			TraceParent: spec.TraceParent},
 		MsgID: resumeMsgID(t.ID.String(), waitID)}
 }
 
 // InputMessage runs a reopened task to answer its stored input name.
 func InputMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing {
 	return queue.Outgoing{To: target(t, spec),
-		Msg:   queue.TaskMessage{Type: queue.MsgInput, TaskID: t.ID.String(), InputID: name},
+		Msg:   queue.TaskMessage{Type: queue.MsgInput, TaskID: t.ID.String(), InputID: name, TraceParent: spec.TraceParent},
 		MsgID: inputMsgID(t.ID, name)}
 }
 
@@ -125,7 +126,8 @@ func InputMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing
 // to the worker that holds its files.
 func ReleaseMessage(t store.Task, spec fleet.TaskSpec, enqueuedAt time.Time) queue.Outgoing {
 	return queue.Outgoing{To: target(t, spec),
-		Msg:   queue.TaskMessage{Type: queue.MsgStart, TaskID: t.ID.String(), EnqueuedAt: enqueuedAt},
+		Msg: queue.TaskMessage{Type: queue.MsgStart, TaskID: t.ID.String(), EnqueuedAt: enqueuedAt,
+			TraceParent: spec.TraceParent},
 		MsgID: releaseMsgID(t)}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/internal/beneath"
+	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -92,6 +93,7 @@ func (s *Spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 		return agent.SubagentStatus{}, err
 	}
 	spec, err := s.childSpec(req, dir)
+	spec.TraceParent = tracing.TraceParent(ctx) // the spawn_agent call's span
 	if err != nil {
 		if dir != s.p.WorkingDir {
 			s.dropWorktree(ctx, s.worktreeKey(req.CallID))

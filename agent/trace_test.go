@@ -1,0 +1,116 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/otel"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/tools"
+)
+
+// traced installs an SDK tracer provider exporting to memory as the
+// global one until the test ends. Tests using it must not run in
+// parallel with each other.
+func traced(tb testing.TB) *tracetest.InMemoryExporter {
+	tb.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	otel.SetTracerProvider(tp)
+	tb.Cleanup(func() {
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		_ = tp.Shutdown(context.Background())
+	})
+	return exp
+}
+
+// TestSessionSpans: one input of one tool round gives two turns, each
+// with its model call (GenAI attributes, token counts) and the first with
+// the tool call (name, output size, no arguments or output), all under
+// the caller's span.
+func TestSessionSpans(t *testing.T) {
+	exp := traced(t)
+	s, err := agent.New(agent.Config{Client: &pingPong{}, Profile: &testProfile{reg: tools.NewRegistry(echoTool(false)), window: 1 << 20},
+		Env: dirEnv{dir: t.TempDir()}, ID: "traced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	ctx, root := otel.Tracer("test").Start(context.Background(), "session")
+	if out, err := s.Submit(ctx, "echo hi"); err != nil || out.Rounds != 1 {
+		t.Fatalf("%+v %v", out, err)
+	}
+	root.End()
+
+	spans := exp.GetSpans()
+	byID := map[string]tracetest.SpanStub{}
+	count := map[string]int{}
+	for _, sp := range spans {
+		byID[sp.SpanContext.SpanID().String()] = sp
+		count[sp.Name]++
+	}
+	if count["agent.turn"] != 2 || count["chat test-model"] != 2 || count["execute_tool echo"] != 1 {
+		t.Fatalf("spans %v, want 2 turns, 2 model calls, 1 tool call", count)
+	}
+	for _, sp := range spans {
+		parent := byID[sp.Parent.SpanID().String()]
+		switch sp.Name {
+		case "agent.turn":
+			if sp.Parent.SpanID() != root.SpanContext().SpanID() {
+				t.Errorf("a turn is under %q, want the caller's span", parent.Name)
+			}
+		case "chat test-model", "execute_tool echo":
+			if parent.Name != "agent.turn" {
+				t.Errorf("%s is under %q, want a turn", sp.Name, parent.Name)
+			}
+		}
+		attrs := map[string]any{}
+		for _, a := range sp.Attributes {
+			attrs[string(a.Key)] = a.Value.AsInterface()
+		}
+		switch sp.Name {
+		case "chat test-model":
+			if attrs["gen_ai.system"] != "test" || attrs["gen_ai.request.model"] != "test-model" || attrs["gen_ai.usage.input_tokens"] == nil {
+				t.Errorf("model call attributes %v", attrs)
+			}
+		case "execute_tool echo":
+			if attrs["gen_ai.tool.name"] != "echo" || attrs["agentfleet.tool.output_bytes"] == nil {
+				t.Errorf("tool call attributes %v", attrs)
+			}
+			if _, ok := attrs["gen_ai.tool.call.arguments"]; ok {
+				t.Errorf("the tool span carries its arguments with recording off: %v", attrs)
+			}
+		}
+	}
+}
+
+// BenchmarkLoopRoundTraced is BenchmarkLoopRound (history=10) with a
+// recording tracer, against which the no-op one of BenchmarkLoopRound is
+// compared (docs/operations.md "Tracing").
+func BenchmarkLoopRoundTraced(b *testing.B) {
+	traced(b)
+	profile := &testProfile{reg: tools.NewRegistry(echoTool(false)), window: 1 << 30}
+	hist := syntheticHistory(10)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s, err := agent.New(agent.Config{Client: &pingPong{}, Profile: profile, Env: dirEnv{dir: b.TempDir()}, History: hist, ID: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Submit(context.Background(), "warm up"); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if out, err := s.Submit(context.Background(), "echo hi"); err != nil || out.Rounds != 1 {
+			b.Fatalf("%+v %v", out, err)
+		}
+		b.StopTimer()
+		_ = s.Close()
+		b.StartTimer()
+	}
+}
