@@ -89,6 +89,20 @@ func InputMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing
 		MsgID: inputMsgID(t.ID, name)}
 }
 
+// ReopenMessage runs a reopened task (Completer.Reopen) to answer its
+// stored input name, under the id of InputMessage. A task whose files can
+// be made again anywhere goes to its queue, so any worker takes it: one
+// that delivers (its workspace is restored from the delivered branch) or
+// that succeeded (its workspace was removed at its end). Any other goes
+// where InputMessage sends it: the worker holding its files when pinned.
+func ReopenMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing {
+	o := InputMessage(t, spec, name)
+	if spec.Delivery != nil || t.State == store.TaskSucceeded {
+		o.To = RescueTarget(t)
+	}
+	return o
+}
+
 // ReleaseMessage restarts a task a budget held. Its id carries the task's
 // attempts, so two dispatchers releasing the same hold publish it once and
 // a later hold of the same task is released again. A pinned task goes back
