@@ -498,8 +498,10 @@ func notRunningHint(s store.TaskState) string {
 		return "wait until a worker starts it (GET the task or follow its events)"
 	case store.TaskWaiting:
 		return "it is parked waiting for its subagents and takes input again when it resumes"
+	case store.TaskSucceeded, store.TaskFailed:
+		return "it has finished; POST follow_up with a new input reopens it"
 	}
-	return "it has finished; submit a new task to continue the work"
+	return "it was cancelled, which is final; submit a new task to continue the work"
 }
 
 func controlOutcome(err error) string {

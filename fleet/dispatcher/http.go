@@ -144,6 +144,7 @@ type service interface {
 	Control(ctx context.Context, id uuid.UUID, req queue.ControlRequest) (queue.ControlReply, error)
 	Stats(ctx context.Context) (api.Stats, error)
 	Decide(ctx context.Context, d approval.Decision) (fleet.PendingApproval, error)
+	Reopen(ctx context.Context, t store.Task, message string) (int, error)
 }
 
 // reads are the store queries the API serves as they are.
