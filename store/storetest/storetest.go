@@ -43,6 +43,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"Race", raceTests},
 		{"Usage", usageTests},
 		{"Principals", principalTests},
+		{"Schedules", scheduleTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
