@@ -37,6 +37,10 @@ type Config struct {
 	// (default 5 s); StatsWindow how far back the throughput looks (default 1 min).
 	StatsInterval time.Duration
 	StatsWindow   time.Duration
+	// ScheduleInterval is how often the dispatcher looks for due cron
+	// schedules (schedules.go); 0 is DefaultScheduleInterval, < 0 fires
+	// none.
+	ScheduleInterval time.Duration
 	// DefaultLimits fill the zero limits of a submitted task (default
 	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
 	DefaultLimits   fleet.Limits
@@ -233,6 +237,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		stop := d.runWebhooks(ctx)
 		defer stop()
 	}
+	schedDone := make(chan struct{})
+	go func() { defer close(schedDone); d.runSchedules(ctx) }()
+	defer func() { <-schedDone }()
 	tick := time.NewTicker(d.cfg.StatsInterval)
 	defer tick.Stop()
 	for {

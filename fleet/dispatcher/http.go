@@ -132,6 +132,12 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"GET /v1/tokens":                               a.listTokens,
 		"DELETE /v1/tokens/{id}":                       a.revokeToken,
 		"GET /v1/audit":                                a.listAudit,
+		"POST /v1/schedules":                           a.createSchedule,
+		"GET /v1/schedules":                            a.listSchedules,
+		"GET /v1/schedules/{id}":                       a.getSchedule,
+		"DELETE /v1/schedules/{id}":                    a.deleteSchedule,
+		"POST /v1/schedules/{id}/pause":                a.pauseSchedule,
+		"POST /v1/schedules/{id}/resume":               a.resumeSchedule,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -145,6 +151,9 @@ type service interface {
 	Stats(ctx context.Context) (api.Stats, error)
 	Decide(ctx context.Context, d approval.Decision) (fleet.PendingApproval, error)
 	Reopen(ctx context.Context, t store.Task, message string) (int, error)
+	CreateSchedule(ctx context.Context, name, expr string, spec fleet.TaskSpec, paused bool) (store.Schedule, error)
+	PauseSchedule(ctx context.Context, s store.Schedule, paused bool) (store.Schedule, error)
+	schedules() store.Schedules
 }
 
 // reads are the store queries the API serves as they are.

@@ -496,6 +496,9 @@ func TestRouteRoleTable(t *testing.T) {
 		"PUT /v1/budgets/{label}": "admin in *", "DELETE /v1/budgets/{label}": "admin in *",
 		"GET /v1/webhooks/deliveries": "admin in *", "POST /v1/tokens": "admin", "GET /v1/tokens": "admin",
 		"DELETE /v1/tokens/{id}": "admin", "GET /v1/audit": "admin",
+		"POST /v1/schedules": "submitter", "GET /v1/schedules": "viewer", "GET /v1/schedules/{id}": "viewer",
+		"DELETE /v1/schedules/{id}": "submitter", "POST /v1/schedules/{id}/pause": "submitter",
+		"POST /v1/schedules/{id}/resume": "submitter",
 	}
 	if len(want) != len(routeAccess) {
 		t.Errorf("the table states %d routes, routeAccess %d", len(want), len(routeAccess))
