@@ -41,6 +41,9 @@ type Config struct {
 	// schedules (schedules.go); 0 is DefaultScheduleInterval, < 0 fires
 	// none.
 	ScheduleInterval time.Duration
+	// Forges are the forges whose webhooks POST /v1/forges/{name}/events
+	// takes (forges.go), by name.
+	Forges map[string]ForgeConfig
 	// DefaultLimits fill the zero limits of a submitted task (default
 	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
 	DefaultLimits   fleet.Limits

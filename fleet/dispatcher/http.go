@@ -86,6 +86,8 @@ func (d *Dispatcher) Handler(opts APIOptions) http.Handler {
 	}
 	root := http.NewServeMux()
 	root.Handle("/v1/", a.guardOrigin(refuseURLToken(a.authenticate(a.audit(a.authorize(requireJSON(v1), v1), v1), v1))))
+	// Forge webhooks authenticate by their signature, not the token (forges.go).
+	root.HandleFunc(forgeEventsRoute, a.forgeEvents)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -154,6 +156,8 @@ type service interface {
 	CreateSchedule(ctx context.Context, name, expr string, spec fleet.TaskSpec, paused bool) (store.Schedule, error)
 	PauseSchedule(ctx context.Context, s store.Schedule, paused bool) (store.Schedule, error)
 	schedules() store.Schedules
+	forge(name string) (ForgeConfig, bool)
+	forgeAct(ctx context.Context, name string, cfg ForgeConfig, kind, delivery string, ev forgeEvent) (string, string, int, error)
 }
 
 // reads are the store queries the API serves as they are.
