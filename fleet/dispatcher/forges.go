@@ -44,8 +44,15 @@ import (
 //     task (it reopens it when it ended, Dispatcher.Reopen); on an issue,
 //     a new task as for a label.
 //
-// Not yet mapped: review comments, failed checks, the base branch moving,
-// the pull request merged or closed (issue 34).
+//   - a review with changes requested, a review comment (with its file and
+//     line) or a failed check run (its name, title and summary) on such a
+//     pull request is a follow-up of its task too, bounded by its
+//     limits.max_followups.
+//
+// Not yet mapped: commit statuses, the base branch moving, the pull
+// request merged or closed (issue 34). A pull request's task is found
+// by its result (delivery.request_number), so feedback that comes while
+// a reopened task runs again (its result cleared) is ignored.
 
 // forgeEventsRoute is served beside /v1/, outside the bearer token.
 const forgeEventsRoute = "POST /v1/forges/{name}/events"
@@ -109,7 +116,27 @@ type forgeEvent struct {
 	} `json:"issue"`
 	Comment *struct {
 		Body string `json:"body"`
+		Path string `json:"path"`
+		Line int    `json:"line"`
 	} `json:"comment"`
+	PullRequest *struct {
+		Number int `json:"number"`
+	} `json:"pull_request"`
+	Review *struct {
+		State string `json:"state"`
+		Body  string `json:"body"`
+	} `json:"review"`
+	CheckRun *struct {
+		Name       string `json:"name"`
+		Conclusion string `json:"conclusion"`
+		Output     struct {
+			Title   string `json:"title"`
+			Summary string `json:"summary"`
+		} `json:"output"`
+		PullRequests []struct {
+			Number int `json:"number"`
+		} `json:"pull_requests"`
+	} `json:"check_run"`
 	Repository struct {
 		FullName string `json:"full_name"`
 		CloneURL string `json:"clone_url"`
@@ -199,6 +226,9 @@ func (a *handlers) recordForge(ctx context.Context, p identity.Principal, action
 // task), "task.follow_up" (of the task that opened the pull request) or
 // "" (ignored).
 func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig, kind, delivery string, ev forgeEvent) (action, target string, status int, err error) {
+	if pr, text := pullFeedback(kind, ev); pr != 0 {
+		return d.followPull(ctx, name, ev.Repository.FullName, pr, text)
+	}
 	if ev.Issue == nil {
 		return "", "", 0, nil
 	}
@@ -214,18 +244,43 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 		if len(issue.PullRequest) == 0 || string(issue.PullRequest) == "null" {
 			return d.forgeTask(ctx, name, cfg, delivery, ev, issue.Title+"\n\n"+issue.Body+"\n\n"+strings.TrimSpace(text))
 		}
-		t, err := d.taskOfPull(ctx, name, ev.Repository.FullName, issue.Number)
-		if err != nil || t.ID == uuid.Nil {
-			return "", "", 0, err
-		}
-		if t.State == store.TaskSucceeded || t.State == store.TaskFailed {
-			_, err = d.Reopen(ctx, t, strings.TrimSpace(text))
-		} else {
-			_, err = d.Control(ctx, t.ID, queue.ControlRequest{Op: queue.OpFollowUp, Message: strings.TrimSpace(text)})
-		}
-		return "task.follow_up", t.ID.String(), http.StatusAccepted, err
+		return d.followPull(ctx, name, ev.Repository.FullName, issue.Number, strings.TrimSpace(text))
 	}
 	return "", "", 0, nil
+}
+
+// pullFeedback is the pull request number and the follow-up text of a
+// review with changes requested, a review comment (with its file and
+// line) or a failed check run; 0 for any other event.
+func pullFeedback(kind string, ev forgeEvent) (int, string) {
+	switch {
+	case kind == "pull_request_review" && ev.PullRequest != nil && ev.Review != nil &&
+		strings.EqualFold(ev.Review.State, "changes_requested"):
+		return ev.PullRequest.Number, "A reviewer requested changes to your pull request:\n\n" + ev.Review.Body
+	case kind == "pull_request_review_comment" && ev.Action == "created" && ev.PullRequest != nil && ev.Comment != nil:
+		return ev.PullRequest.Number, fmt.Sprintf("A reviewer commented on %s line %d of your pull request:\n\n%s", ev.Comment.Path, ev.Comment.Line, ev.Comment.Body)
+	case kind == "check_run" && ev.Action == "completed" && ev.CheckRun != nil && len(ev.CheckRun.PullRequests) > 0 &&
+		(ev.CheckRun.Conclusion == "failure" || ev.CheckRun.Conclusion == "timed_out"):
+		c := ev.CheckRun
+		return c.PullRequests[0].Number, fmt.Sprintf("The check %q failed on your pull request (%s): %s\n\n%s\n\nFix it and make the checks pass.", c.Name, c.Conclusion, c.Output.Title, c.Output.Summary)
+	}
+	return 0, ""
+}
+
+// followPull gives text to the task of forge name that opened pull
+// request number of repo: a follow-up of its running session, or a
+// reopening when it ended (Dispatcher.Reopen). No such task: ignored.
+func (d *Dispatcher) followPull(ctx context.Context, name, repo string, number int, text string) (string, string, int, error) {
+	t, err := d.taskOfPull(ctx, name, repo, number)
+	if err != nil || t.ID == uuid.Nil {
+		return "", "", 0, err
+	}
+	if t.State == store.TaskSucceeded || t.State == store.TaskFailed {
+		_, err = d.Reopen(ctx, t, text)
+	} else {
+		_, err = d.Control(ctx, t.ID, queue.ControlRequest{Op: queue.OpFollowUp, Message: text})
+	}
+	return "task.follow_up", t.ID.String(), http.StatusAccepted, err
 }
 
 // forgeTask submits the forge's template for an issue, under the

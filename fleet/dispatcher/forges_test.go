@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,8 +94,29 @@ func TestForgeWebhooks(t *testing.T) {
 	if err != nil || len(arts) != 1 || arts[0].Kind != "input" {
 		t.Fatalf("stored inputs %+v, %v", arts, err)
 	}
+
+	// Round 2 ended; the forge's CI fails on the pull request.
+	if _, err := f.Store.ClaimTask(ctx, store.ClaimTaskParams{ID: task.ID, WorkerID: "w1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Store.TransitionTask(ctx, store.TransitionTaskParams{ID: task.ID, From: store.TaskRunning, To: store.TaskSucceeded,
+		WorkerID: "w1", Result: json.RawMessage(`{"success":true,"delivery":{"branch":"agentfleet/x","pushed":true,"request_number":7}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	check := map[string]any{"action": "completed", "check_run": map[string]any{"name": "unit tests", "conclusion": "failure",
+		"output": map[string]any{"title": "2 tests failed", "summary": "TestGreeting: got hello"}, "pull_requests": []any{map[string]any{"number": 7}}},
+		"repository": map[string]any{"full_name": "octo/hello", "clone_url": repo}}
+	code, out = postEvent(t, srv.URL+"/v1/forges/gh/events", "check_run", "d4", check, forgeSecret)
+	if code != http.StatusAccepted || out["action"] != "task.follow_up" || taskByID(t, f, id).State != store.TaskQueued {
+		t.Fatalf("a failed check run: %d %v", code, out)
+	}
+	arts, _ = f.Store.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: task.ID})
+	last, err := f.Store.GetArtifact(ctx, store.GetArtifactParams{TaskID: task.ID, Kind: "input", Name: arts[len(arts)-1].Name})
+	if err != nil || !strings.Contains(string(last.Content), `"unit tests" failed`) || !strings.Contains(string(last.Content), "TestGreeting: got hello") {
+		t.Fatalf("the check's follow-up %q, %v", last.Content, err)
+	}
 	page, err := f.Store.ListAudit(ctx, store.ListAuditParams{Principal: "webhook:gh"})
-	if err != nil || len(page.Entries) != 3 { // two submissions (one existing) and the follow-up
+	if err != nil || len(page.Entries) != 4 { // two submissions (one existing) and two follow-ups
 		t.Fatalf("audit %+v, %v", page.Entries, err)
 	}
 }
@@ -138,4 +160,57 @@ func postEvent(t *testing.T, url, event, delivery string, payload any, secret st
 	var out map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return resp.StatusCode, out
+}
+
+// TestForgeWebhookGiteaSignature: a Gitea forge's events carry
+// X-Gitea-Signature (bare hex) and X-Gitea-Event; a GitHub-style
+// signature header is not accepted for it, and a forge whose secret is
+// not set refuses every event.
+func TestForgeWebhookGiteaSignature(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte(forgeSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := fleettest.Start(t, fleettest.Options{NoWorkers: true, SQLite: true})
+	d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Logger: slog.New(slog.DiscardHandler), ScheduleInterval: -1,
+		Policy: fleet.Policy{Repositories: fleet.Repositories{AllowLocal: []string{os.TempDir()}}},
+		Forges: map[string]dispatcher.ForgeConfig{
+			"gt":    {Kind: "gitea", SecretFile: secret, Spec: fleet.TaskSpec{Profile: "openai"}},
+			"unset": {Kind: "gitea", SecretEnv: "TEST_FORGE_UNSET_SECRET"},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{Token: "t0k"}))
+	t.Cleanup(srv.Close)
+	body, _ := json.Marshal(map[string]any{"action": "labeled", "label": map[string]any{"name": "agentfleet"},
+		"issue":      map[string]any{"number": 1, "title": "t", "body": "b"},
+		"repository": map[string]any{"full_name": "o/r", "clone_url": t.TempDir()}})
+	m := hmac.New(sha256.New, []byte(forgeSecret))
+	m.Write(body)
+	sig := hex.EncodeToString(m.Sum(nil))
+	post := func(forge string, hdr map[string]string) int {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/forges/"+forge+"/events", bytes.NewReader(body))
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("gt", map[string]string{"X-Gitea-Event": "issues", "X-Hub-Signature-256": "sha256=" + sig}); code != http.StatusUnauthorized {
+		t.Errorf("a GitHub header on a Gitea forge: %d, want 401", code)
+	}
+	if code := post("gt", map[string]string{"X-Gitea-Event": "issues", "X-Gitea-Delivery": "g1", "X-Gitea-Signature": sig}); code != http.StatusCreated {
+		t.Errorf("a signed Gitea event: %d, want 201", code)
+	}
+	if code := post("unset", map[string]string{"X-Gitea-Event": "issues", "X-Gitea-Signature": sig}); code != http.StatusServiceUnavailable {
+		t.Errorf("a forge without its secret: %d, want 503", code)
+	}
+	if code := post("nope", nil); code != http.StatusNotFound {
+		t.Errorf("an unknown forge: %d, want 404", code)
+	}
 }
