@@ -37,8 +37,9 @@ import (
 //   - an issue labelled with the forge's label (default "agentfleet") is a
 //     new task: the forge's spec template with the issue's title and body
 //     as the prompt, the repository's clone URL as environment.repo, and
-//     a pull request body that references the issue; the delivery id is
-//     the idempotency key, so a redelivered webhook submits once;
+//     a pull request body that references the issue; the issue is the
+//     idempotency key, so a redelivered webhook, or a label added again,
+//     submits once;
 //   - a comment starting with the forge's mention (default "/agentfleet")
 //     on a pull request a task of this forge opened is a follow-up of that
 //     task (it reopens it when it ended, Dispatcher.Reopen); on an issue,
@@ -113,6 +114,9 @@ type forgeEvent struct {
 		Title       string          `json:"title"`
 		Body        string          `json:"body"`
 		PullRequest json.RawMessage `json:"pull_request"`
+		Labels      []struct {
+			Name string `json:"name"`
+		} `json:"labels"`
 	} `json:"issue"`
 	Comment *struct {
 		Body string `json:"body"`
@@ -234,8 +238,10 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 	}
 	issue := ev.Issue
 	switch {
-	case kind == "issues" && ev.Action == "labeled" && ev.Label != nil && ev.Label.Name == orDefault(cfg.Label, "agentfleet"):
-		return d.forgeTask(ctx, name, cfg, delivery, ev, issue.Title+"\n\n"+issue.Body)
+	case labelled(kind, ev, orDefault(cfg.Label, "agentfleet")):
+		// One task per labelled issue, however often its labels change.
+		key := fmt.Sprintf("issue:%s#%d", ev.Repository.FullName, issue.Number)
+		return d.forgeTask(ctx, name, cfg, key, ev, issue.Title+"\n\n"+issue.Body)
 	case kind == "issue_comment" && ev.Action == "created" && ev.Comment != nil:
 		text, ok := strings.CutPrefix(strings.TrimSpace(ev.Comment.Body), orDefault(cfg.Mention, "/agentfleet"))
 		if !ok || strings.TrimSpace(text) == "" {
@@ -247,6 +253,23 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 		return d.followPull(ctx, name, ev.Repository.FullName, issue.Number, strings.TrimSpace(text))
 	}
 	return "", "", 0, nil
+}
+
+// labelled reports whether ev labels an issue with label: GitHub's
+// issues "labeled" with its label, Gitea's "label_updated" (sent as an
+// issues event) with the issue's labels.
+func labelled(kind string, ev forgeEvent, label string) bool {
+	switch {
+	case kind == "issues" && ev.Action == "labeled":
+		return ev.Label != nil && ev.Label.Name == label
+	case (kind == "issues" || kind == "issue_label") && ev.Action == "label_updated":
+		for _, l := range ev.Issue.Labels {
+			if l.Name == label {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pullFeedback is the pull request number and the follow-up text of a
