@@ -30,6 +30,12 @@
 // (http_tokens.go); every mutating call is written to the audit log
 // (audit.go). The actor of every record is the principal.
 //
+// A follow-up of a task that succeeded or failed reopens it as a new
+// round (reopen.go). Cron schedules submit a task spec once per tick
+// across dispatchers (schedules.go). Forge webhooks, signed instead of
+// carrying the token, start tasks from labelled issues and follow up the
+// pull requests they opened (forges.go).
+//
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.
 package dispatcher
