@@ -1,6 +1,7 @@
 package taskops
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -90,14 +91,18 @@ func InputMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing
 }
 
 // ReopenMessage runs a reopened task (Completer.Reopen) to answer its
-// stored input name, under the id of InputMessage. A task whose files can
-// be made again anywhere goes to its queue, so any worker takes it: one
-// that delivers (its workspace is restored from the delivered branch) or
-// that succeeded (its workspace was removed at its end). Any other goes
-// where InputMessage sends it: the worker holding its files when pinned.
+// stored input name, under the id of InputMessage; t is the task as it
+// ended. A task whose files can be made again anywhere goes to its queue,
+// so any worker takes it: one that succeeded (its workspace was removed
+// at its end) or pushed its delivery (its workspace is restored from the
+// delivered branch). Any other, a failed task that delivered nothing,
+// goes where InputMessage sends it: the worker that kept its files, when
+// pinned.
 func ReopenMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing {
 	o := InputMessage(t, spec, name)
-	if spec.Delivery != nil || t.State == store.TaskSucceeded {
+	var res fleet.TaskResult
+	_ = json.Unmarshal(t.Result, &res) // no result: nothing was delivered
+	if t.State == store.TaskSucceeded || (res.Delivery != nil && res.Delivery.Pushed) {
 		o.To = RescueTarget(t)
 	}
 	return o
