@@ -9,6 +9,7 @@ require (
 	github.com/chromedp/chromedp v0.22.1
 	github.com/elastic/go-seccomp-bpf v1.6.0
 	github.com/google/go-containerregistry v0.22.1
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/spf13/pflag v1.0.10
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

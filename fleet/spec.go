@@ -150,6 +150,11 @@ type Limits struct {
 	WallTime      Duration `json:"wall_time,omitempty"`       // "30m", or seconds as a number
 	MaxTokens     int64    `json:"max_tokens,omitempty"`      // input + output tokens over the session
 	MaxCostUSD    float64  `json:"max_cost_usd,omitempty"`
+	// MaxFollowups bounds how many times the task may be reopened with a
+	// follow-up after it ended (0: DefaultMaxFollowups; spec_followups.go).
+	// Every round runs in the one session, so max_turns, max_tokens and
+	// max_cost_usd bound all rounds together.
+	MaxFollowups int `json:"max_followups,omitempty"`
 }
 
 // Environment says where a task's tools run. Kind "" or "local": a fresh
@@ -408,6 +413,8 @@ func (l Limits) check() *FieldError {
 		return fieldErr("limits.max_tokens", "must be >= 0, got %d", l.MaxTokens)
 	case l.MaxCostUSD < 0 || math.IsNaN(l.MaxCostUSD) || math.IsInf(l.MaxCostUSD, 0):
 		return fieldErr("limits.max_cost_usd", "must be a number >= 0, got %v", l.MaxCostUSD)
+	case l.MaxFollowups < 0 || l.MaxFollowups > MaxFollowupsCap:
+		return fieldErr("limits.max_followups", "must be between 0 (the default, %d) and %d, got %d", DefaultMaxFollowups, MaxFollowupsCap, l.MaxFollowups)
 	}
 	return nil
 }

@@ -112,6 +112,9 @@ type Store interface { //nolint:interfacebloat // the one seam of the two driver
 	// Principals holds API tokens and the audit log.
 	Principals
 
+	// Schedules holds cron schedules (schedules.go).
+	Schedules
+
 	// Ping checks that the backend answers (for readiness probes).
 	Ping(ctx context.Context) error
 	// Close releases the connections. Safe to call twice.

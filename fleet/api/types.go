@@ -132,6 +132,11 @@ type ConfigureRequest struct {
 type ControlResponse struct {
 	OK     bool                 `json:"ok"`
 	Status *queue.SessionStatus `json:"status,omitempty"`
+	// Reopened says a follow-up reopened an ended task (202): it is queued
+	// again and Round is the round the input starts (the first run is
+	// round 1, the first follow-up of the ended task round 2).
+	Reopened bool `json:"reopened,omitempty"`
+	Round    int  `json:"round,omitempty"`
 }
 
 // SessionView is a session of a task.

@@ -38,6 +38,13 @@ type Config struct {
 	// (default 5 s); StatsWindow how far back the throughput looks (default 1 min).
 	StatsInterval time.Duration
 	StatsWindow   time.Duration
+	// ScheduleInterval is how often the dispatcher looks for due cron
+	// schedules (schedules.go); 0 is DefaultScheduleInterval, < 0 fires
+	// none.
+	ScheduleInterval time.Duration
+	// Forges are the forges whose webhooks POST /v1/forges/{name}/events
+	// takes (forges.go), by name.
+	Forges map[string]ForgeConfig
 	// DefaultLimits fill the zero limits of a submitted task (default
 	// fleet.DefaultLimits; NoDefaultLimits leaves them unbounded).
 	DefaultLimits   fleet.Limits
@@ -251,6 +258,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		stop := d.runWebhooks(ctx)
 		defer stop()
 	}
+	schedDone := make(chan struct{})
+	go func() { defer close(schedDone); d.runSchedules(ctx) }()
+	defer func() { <-schedDone }()
 	tick := time.NewTicker(d.cfg.StatsInterval)
 	defer tick.Stop()
 	for {
@@ -523,8 +533,10 @@ func notRunningHint(s store.TaskState) string {
 		return "wait until a worker starts it (GET the task or follow its events)"
 	case store.TaskWaiting:
 		return "it is parked waiting for its subagents and takes input again when it resumes"
+	case store.TaskSucceeded, store.TaskFailed:
+		return "it has finished; POST follow_up with a new input reopens it"
 	}
-	return "it has finished; submit a new task to continue the work"
+	return "it was cancelled, which is final; submit a new task to continue the work"
 }
 
 func controlOutcome(err error) string {

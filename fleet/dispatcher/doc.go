@@ -35,6 +35,12 @@
 // polled or streamed; retention (retention.go) sweeps the history of
 // ended trees past their tenant's window in bounded batches.
 //
+// A follow-up of a task that succeeded or failed reopens it as a new
+// round (reopen.go). Cron schedules submit a task spec once per tick
+// across dispatchers (schedules.go). Forge webhooks, signed instead of
+// carrying the token, start tasks from labelled issues and follow up the
+// pull requests they opened (forges.go).
+//
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.
 package dispatcher

@@ -86,6 +86,8 @@ func (d *Dispatcher) Handler(opts APIOptions) http.Handler {
 	}
 	root := http.NewServeMux()
 	root.Handle("/v1/", a.guardOrigin(refuseURLToken(a.authenticate(a.audit(a.authorize(requireJSON(v1), v1), v1), v1))))
+	// Forge webhooks authenticate by their signature, not the token (forges.go).
+	root.HandleFunc(forgeEventsRoute, a.forgeEvents)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -137,6 +139,12 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"POST /v1/tasks/bulk":                          a.bulkTasks,
 		"GET /v1/bulk/{id}":                            a.bulkJob,
 		"GET /v1/retention":                            a.retention,
+		"POST /v1/schedules":                           a.createSchedule,
+		"GET /v1/schedules":                            a.listSchedules,
+		"GET /v1/schedules/{id}":                       a.getSchedule,
+		"DELETE /v1/schedules/{id}":                    a.deleteSchedule,
+		"POST /v1/schedules/{id}/pause":                a.pauseSchedule,
+		"POST /v1/schedules/{id}/resume":               a.resumeSchedule,
 		"/v1/":                                         a.notFound,
 	}
 }
@@ -149,6 +157,12 @@ type service interface {
 	Control(ctx context.Context, id uuid.UUID, req queue.ControlRequest) (queue.ControlReply, error)
 	Stats(ctx context.Context) (api.Stats, error)
 	Decide(ctx context.Context, d approval.Decision) (fleet.PendingApproval, error)
+	Reopen(ctx context.Context, t store.Task, message string) (int, error)
+	CreateSchedule(ctx context.Context, name, expr string, spec fleet.TaskSpec, paused bool) (store.Schedule, error)
+	PauseSchedule(ctx context.Context, s store.Schedule, paused bool) (store.Schedule, error)
+	schedules() store.Schedules
+	forge(name string) (ForgeConfig, bool)
+	forgeAct(ctx context.Context, name string, cfg ForgeConfig, kind, delivery string, ev forgeEvent) (string, string, int, error)
 }
 
 // reads are the store queries the API serves as they are.

@@ -53,6 +53,12 @@ type access struct {
 var routeAccess = map[string]access{
 	"POST /v1/stream-tickets":                      {identity.Viewer, scopeSome, ""},
 	"GET /v1/whoami":                               {"", scopeNone, ""},
+	"POST /v1/schedules":                           {identity.Submitter, scopeSome, "schedule.create"},
+	"GET /v1/schedules":                            {identity.Viewer, scopeSome, ""},
+	"GET /v1/schedules/{id}":                       {identity.Viewer, scopeSome, ""},
+	"DELETE /v1/schedules/{id}":                    {identity.Submitter, scopeSome, "schedule.delete"},
+	"POST /v1/schedules/{id}/pause":                {identity.Submitter, scopeSome, "schedule.pause"},
+	"POST /v1/schedules/{id}/resume":               {identity.Submitter, scopeSome, "schedule.resume"},
 	"POST /v1/tasks":                               {identity.Submitter, scopeSome, "task.submit"},
 	"POST /v1/tasks/batch":                         {identity.Submitter, scopeSome, "task.submit"},
 	"GET /v1/tasks":                                {identity.Viewer, scopeSome, ""},

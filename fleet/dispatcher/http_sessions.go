@@ -42,6 +42,10 @@ func (a *handlers) message(w http.ResponseWriter, r *http.Request, op queue.Cont
 		badRequestf(w, "message", "is %d bytes, more than %d", len(req.Message), maxControlMessage)
 		return
 	}
+	if op == queue.OpFollowUp && (t.State == store.TaskSucceeded || t.State == store.TaskFailed) {
+		a.reopen(w, r, t, req.Message) // http_reopen.go
+		return
+	}
 	a.control(w, r, id, queue.ControlRequest{Op: op, Message: req.Message})
 }
 

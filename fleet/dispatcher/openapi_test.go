@@ -33,7 +33,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 			}
 		}
 	}
-	served := map[string]bool{}
+	served := map[string]bool{forgeEventsRoute: true} // beside /v1/, signed instead of the token
 	for pattern := range (&handlers{}).routes() {
 		if pattern != "/v1/" {
 			served[pattern] = true

@@ -503,6 +503,9 @@ func TestRouteRoleTable(t *testing.T) {
 		"DELETE /v1/tokens/{id}": "admin", "GET /v1/audit": "admin",
 		"POST /v1/tasks/bulk": "submitter", "GET /v1/bulk/{id}": "viewer", "GET /v1/retention": "viewer",
 		"GET /v1/reports": "viewer", "GET /v1/reports/export": "viewer",
+		"POST /v1/schedules": "submitter", "GET /v1/schedules": "viewer", "GET /v1/schedules/{id}": "viewer",
+		"DELETE /v1/schedules/{id}": "submitter", "POST /v1/schedules/{id}/pause": "submitter",
+		"POST /v1/schedules/{id}/resume": "submitter",
 	}
 	if len(want) != len(routeAccess) {
 		t.Errorf("the table states %d routes, routeAccess %d", len(want), len(routeAccess))

@@ -45,6 +45,13 @@ const cloneTimeout = 30 * time.Minute
 // runs git with an environment without its secrets, an http(s) clone
 // pinned to the addresses checked (see the gitsource package doc).
 func (w *Worker) clone(ctx context.Context, repo, ref, tree, root, name string) error {
+	return w.cloneAt(ctx, repo, []string{ref}, tree, root, name)
+}
+
+// cloneAt is clone checking out the first of refs that exists: a reopened
+// task tries its delivered branch, then its ref (reopen.go). "" stays at
+// the remote's default branch; an error is the last ref's.
+func (w *Worker) cloneAt(ctx context.Context, repo string, refs []string, tree, root, name string) error {
 	rules, err := w.cfg.Policy.Repositories.Rules()
 	if err != nil { // Config.Validate refused it already
 		return fmt.Errorf("%w: policy.%v", errNotAllowed, err)
@@ -69,7 +76,7 @@ func (w *Worker) clone(ctx context.Context, repo, ref, tree, root, name string) 
 		return fmt.Errorf("cloning %s: %w", repo, err) // a name that does not resolve now may later
 	}
 	if src.Scheme != "ssh" {
-		done, err := w.cloneInSandbox(ctx, src, from, ref, tree, root, name, rules)
+		done, err := w.cloneInSandbox(ctx, src, from, refs, tree, root, name, rules)
 		if done || err != nil {
 			return err
 		}
@@ -78,12 +85,25 @@ func (w *Worker) clone(ctx context.Context, repo, ref, tree, root, name string) 
 	if err := git(ctx, "", gitsource.CloneArgs(src, from, dir, addrs)...); err != nil {
 		return fmt.Errorf("cloning %s: %w", repo, err)
 	}
-	if ref != "" {
-		if err := git(ctx, dir, "-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref); err != nil {
-			return fmt.Errorf("%w: checking out %q of %s: %v", errBadEnvironment, ref, src.Raw, err)
+	return checkoutFirst(refs, src.Raw, func(ref string) error {
+		return git(ctx, dir, "-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref)
+	})
+}
+
+// checkoutFirst checks out the first of refs that checkout accepts; ""
+// accepts the clone as it is.
+func checkoutFirst(refs []string, repo string, checkout func(ref string) error) error {
+	var err error
+	for _, ref := range refs {
+		if ref == "" {
+			return nil
 		}
+		if err = checkout(ref); err == nil {
+			return nil
+		}
+		err = fmt.Errorf("%w: checking out %q of %s: %v", errBadEnvironment, ref, repo, err)
 	}
-	return nil
+	return err
 }
 
 // cloneInSandbox clones src into name beneath root, created and opened
@@ -93,7 +113,7 @@ func (w *Worker) clone(ctx context.Context, repo, ref, tree, root, name string) 
 // The sandbox's proxy environment exempts its own loopback (NO_PROXY);
 // git runs with NO_PROXY empty, so even a repository on a loopback
 // address goes through the proxy, where allow_private decides.
-func (w *Worker) cloneInSandbox(ctx context.Context, src gitsource.Source, from, ref, tree, root, name string, rules gitsource.Rules) (done bool, err error) {
+func (w *Worker) cloneInSandbox(ctx context.Context, src gitsource.Source, from string, refs []string, tree, root, name string, rules gitsource.Rules) (done bool, err error) {
 	f, err := beneath.MkdirAll(root, name, 0o755)
 	if err != nil {
 		return false, dirRefused(filepath.Join(root, name), err)
@@ -126,12 +146,9 @@ func (w *Worker) cloneInSandbox(ctx context.Context, src gitsource.Source, from,
 	if err := sandboxGit(ctx, env, gitsource.SandboxCloneArgs(src, from)); err != nil {
 		return true, fmt.Errorf("cloning %s: %w", src.Raw, err)
 	}
-	if ref != "" {
-		if err := sandboxGit(ctx, env, []string{"-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref}); err != nil {
-			return true, fmt.Errorf("%w: checking out %q of %s: %v", errBadEnvironment, ref, src.Raw, err)
-		}
-	}
-	return true, nil
+	return true, checkoutFirst(refs, src.Raw, func(ref string) error {
+		return sandboxGit(ctx, env, []string{"-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref})
+	})
 }
 
 // sandboxGit runs git with args in env's workspace.

@@ -228,7 +228,7 @@ func TestSandboxedCloneReachesOnlyThroughTheProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := w.cloneInSandbox(context.Background(), s, s.Raw, "", uuid.NewString(), t.TempDir(), "ws", rules)
+	done, err := w.cloneInSandbox(context.Background(), s, s.Raw, nil, uuid.NewString(), t.TempDir(), "ws", rules)
 	if !done || err == nil {
 		t.Fatalf("cloneInSandbox = %v, %v; want a failed clone", done, err)
 	}

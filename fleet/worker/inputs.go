@@ -8,20 +8,20 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/agent"
-	"github.com/agentfleet/agentfleet/fleet/worker/internal/spawn"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/store"
 )
 
 // Inputs for a session that is not running (send_input to a queued, parked
-// or ended child) are stored as artifacts of kind "input" named by a UUIDv7
-// (spawn.StoreInput), so names sort by time. The session's config
+// or ended child, a follow-up of an ended task) are stored as artifacts of kind "input" named by a UUIDv7
+// (taskops.StoreInput), so names sort by time. The session's config
 // remembers the last one delivered. A run delivers the newer ones before
 // it goes on: as steering when the session is new or stopped inside an
 // input, as new user inputs (the first, then the rest as follow-ups) when
 // its history ends with a finished answer, which is how an ended child
 // that was reopened answers again. The run remembers them once the session
 // returns, so a crash before that delivers an input again (at least once).
-const inputArtifact = spawn.InputKind
+const inputArtifact = taskops.InputKind
 
 // sessionState is the worker's own record in store.Session.Config.
 type sessionState struct {
@@ -37,10 +37,10 @@ type pendingInputs struct {
 }
 
 // loadInputs reads the stored inputs newer than the last delivered one.
-// Only a parent's send_input stores inputs, so a root task has none and
-// costs no read.
+// A root task gets stored inputs only when it is reopened (a follow-up of
+// the ended task, reopen.go), so its first run costs no read.
 func (r *run) loadInputs(ctx context.Context) (pendingInputs, error) {
-	if r.task.ParentID == uuid.Nil {
+	if r.task.ParentID == uuid.Nil && r.task.Attempts <= 1 {
 		return pendingInputs{}, nil
 	}
 	arts, err := r.w.st.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: r.task.ID})

@@ -73,7 +73,7 @@ func (r *run) buildEnv(ctx context.Context) error {
 		if herr != nil {
 			return fmt.Errorf("%w: %v", errBadEnvironment, herr)
 		}
-		r.ws, err = r.w.prepareWorkspace(ctx, r.task.ID, r.tree(), r.spec)
+		r.ws, err = r.w.prepareWorkspace(ctx, r.task.ID, r.tree(), r.spec, r.restoreBranch())
 		if err == nil {
 			r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, WorkingDirFile: r.ws.file, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy,
 				EnvPolicy: policy, DefaultTimeout: defTimeout, MaxTimeout: maxTimeout})
@@ -121,7 +121,11 @@ func (w *Worker) resolver() execenv.Resolver {
 // only asks the model, costs no mkdir, and its cleanup removes nothing.
 // A resumed task needs no check either: its directory, if it made one, is
 // used as it is. A working_dir and a clone are created here, as before.
-func (w *Worker) prepareWorkspace(ctx context.Context, id, tree uuid.UUID, spec fleet.TaskSpec) (*workspace, error) {
+//
+// restore, when not "", is a branch of the repository to check out rather
+// than the spec's ref when the remote has it: the delivered branch of a
+// task that runs again (reopen.go).
+func (w *Worker) prepareWorkspace(ctx context.Context, id, tree uuid.UUID, spec fleet.TaskSpec, restore string) (*workspace, error) {
 	env := spec.Environment
 	if env.WorkingDir != "" {
 		root, rel, err := w.workingDirRoot(env, spec.ParentID != uuid.Nil)
@@ -153,7 +157,11 @@ func (w *Worker) prepareWorkspace(ctx context.Context, id, tree uuid.UUID, spec 
 	}
 	tmp := ws.dir + ".clone"
 	_ = os.RemoveAll(tmp)
-	if err := w.clone(ctx, env.Repo, env.Ref, tree.String(), root, filepath.Base(tmp)); err != nil {
+	refs := []string{env.Ref}
+	if restore != "" {
+		refs = []string{"refs/remotes/origin/" + restore, env.Ref}
+	}
+	if err := w.cloneAt(ctx, env.Repo, refs, tree.String(), root, filepath.Base(tmp)); err != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, err
 	}

@@ -148,6 +148,10 @@ ENABLED = false
 [indexer]
 REPO_INDEXER_ENABLED = false
 
+[webhook]
+ALLOWED_HOST_LIST = loopback
+DELIVER_TIMEOUT = 10
+
 [log]
 MODE = file
 LEVEL = warn

@@ -45,6 +45,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"Report", reportTests},
 		{"Principals", principalTests},
 		{"Retention", retentionTests},
+		{"Schedules", scheduleTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -11,6 +11,10 @@
 //     one place that decides where a task's messages go and under which
 //     deduplication id;
 //   - the dead-letter rule (HandleDeadLetter), an end like any other.
+//   - the reopen (Completer.Reopen, reopen.go): the one way an ended task
+//     (succeeded or failed) goes back to queued with a stored input
+//     (StoreInput), a compare-and-set, its message built by the router
+//     (ReopenMessage); the end of the round it starts goes through End.
 //
 // Every rule here is idempotent: a task already final is left as it is,
 // and the after-end rule may run again, so a rule applied twice (two

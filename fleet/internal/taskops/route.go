@@ -120,6 +120,24 @@ func InputMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing
 		MsgID: inputMsgID(t.ID, name)}
 }
 
+// ReopenMessage runs a reopened task (Completer.Reopen) to answer its
+// stored input name, under the id of InputMessage; t is the task as it
+// ended. A task whose files can be made again anywhere goes to its queue,
+// so any worker takes it: one that succeeded (its workspace was removed
+// at its end) or pushed its delivery (its workspace is restored from the
+// delivered branch). Any other, a failed task that delivered nothing,
+// goes where InputMessage sends it: the worker that kept its files, when
+// pinned.
+func ReopenMessage(t store.Task, spec fleet.TaskSpec, name string) queue.Outgoing {
+	o := InputMessage(t, spec, name)
+	var res fleet.TaskResult
+	_ = json.Unmarshal(t.Result, &res) // no result: nothing was delivered
+	if t.State == store.TaskSucceeded || (res.Delivery != nil && res.Delivery.Pushed) {
+		o.To = RescueTarget(t)
+	}
+	return o
+}
+
 // ReleaseMessage restarts a task a budget held. Its id carries the task's
 // attempts, so two dispatchers releasing the same hold publish it once and
 // a later hold of the same task is released again. A pinned task goes back

@@ -13,22 +13,13 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// InputKind is the artifact kind of stored inputs: input for a session
-// that is not running (send_input to a queued, parked or ended child, or
-// steering that came as its run ended), named by a UUIDv7 so names sort by
-// time. The worker delivers them at the task's next run.
-const InputKind = "input"
+// InputKind is the artifact kind of stored inputs (taskops.InputKind).
+const InputKind = taskops.InputKind
 
 // StoreInput stores message as an input of task and returns the input's
-// name.
+// name (taskops.StoreInput).
 func StoreInput(ctx context.Context, st store.Store, task uuid.UUID, message string) (string, error) {
-	name, err := uuid.NewV7()
-	if err != nil {
-		return "", err
-	}
-	_, err = st.PutArtifact(ctx, store.PutArtifactParams{TaskID: task, Kind: InputKind, Name: name.String(),
-		ContentType: "text/plain; charset=utf-8", Content: []byte(message)})
-	return name.String(), err
+	return taskops.StoreInput(ctx, st, task, message)
 }
 
 // SendInput steers a running child over its control subject. A child that

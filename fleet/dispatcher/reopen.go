@@ -1,0 +1,70 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// A follow-up of a task that succeeded or failed reopens it (Reopen): the
+// input is stored (taskops.StoreInput), the task goes back to queued
+// through the completer's fenced transition (taskops.Completer.Reopen)
+// and the router's message runs it on a worker, which resumes its session
+// from the stored turns, restores its workspace from its delivered branch,
+// answers the input, re-runs the checks and delivers again; its end goes
+// through the completer like any end. Each reopening is a round of the
+// task: the first run is round 1, and round n+1 is the n-th stored input
+// of a root task (only a reopening stores a root task's input). A task
+// takes at most limits.max_followups of them (fleet.Limits.Followups);
+// its session's limits (turns, tokens, cost) bound all rounds together.
+// A cancelled task stays final.
+
+// ErrFollowupLimit: the task has used every follow-up its spec allows.
+var ErrFollowupLimit = fmt.Errorf("dispatcher: no follow-up left: %w", store.ErrConflict)
+
+// Reopen gives the ended task t (succeeded or failed) the input message
+// and queues it again; it returns the round the input starts.
+func (d *Dispatcher) Reopen(ctx context.Context, t store.Task, message string) (round int, err error) {
+	spec, err := fleet.DecodeSpec(t.Spec)
+	if err != nil {
+		return 0, fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	done, err := d.rounds(ctx, t)
+	if err != nil {
+		return 0, err
+	}
+	if limit := spec.Limits.Followups(); done-1 >= limit {
+		return 0, fmt.Errorf("%w: task %s was followed up %d times, its limits.max_followups; submit a new task to go on", ErrFollowupLimit, t.ID, limit)
+	}
+	name, err := taskops.StoreInput(ctx, d.store, t.ID, message)
+	if err != nil {
+		return 0, fmt.Errorf("storing the follow-up of task %s: %w", t.ID, err)
+	}
+	if _, err := d.ends.Reopen(ctx, t, name); err != nil {
+		if errors.Is(err, taskops.ErrCancelledTask) {
+			return 0, fmt.Errorf("%w: task %s was cancelled meanwhile", ErrTaskNotRunning, t.ID)
+		}
+		return 0, err
+	}
+	return done + 1, nil
+}
+
+// rounds counts the rounds t has had: its first run and one per stored
+// input.
+func (d *Dispatcher) rounds(ctx context.Context, t store.Task) (int, error) {
+	arts, err := d.store.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: t.ID})
+	if err != nil {
+		return 0, err
+	}
+	n := 1
+	for _, a := range arts {
+		if a.Kind == taskops.InputKind {
+			n++
+		}
+	}
+	return n, nil
+}
