@@ -49,7 +49,7 @@ type KeyLimit struct {
 func CheckConcurrencyKey(key string) error { return checkToken("concurrency key", key) }
 
 // ToQueueFor targets the band of priority in the shared queue name, under
-// the concurrency key key ("": no key, as ToQueueAt).
+// the given concurrency key ("": no key, as ToQueueAt).
 func ToQueueFor(name string, priority int, key string) Target {
 	t := ToQueueAt(name, priority)
 	t.key = key

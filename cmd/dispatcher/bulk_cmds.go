@@ -131,7 +131,7 @@ func newBulkCmd(action, short string) *cobra.Command {
 			if bf.dryRun || prev.Matched == 0 {
 				return nil
 			}
-			if !bf.yes && !confirm(c.InOrStdin(), out, fmt.Sprintf("%s %s? [y/N] ", action, plural(int64(prev.Matched), "task"))) {
+			if !bf.yes && !confirm(c.InOrStdin(), out, fmt.Sprintf("%s %s? [y/N] ", action, tasks(int64(prev.Matched)))) {
 				return failf("nothing done (answer y, or pass --yes)")
 			}
 			return followBulk(c, cl, req, bf.asJSON)
@@ -173,7 +173,7 @@ func followBulk(c *cobra.Command, cl *client.Client, req api.BulkRequest, asJSON
 }
 
 func printPreview(w io.Writer, p api.BulkPreview) {
-	fmt.Fprintf(w, "%s would act on %s\n", p.Action, plural(int64(p.Matched), "task"))
+	fmt.Fprintf(w, "%s would act on %s\n", p.Action, tasks(int64(p.Matched)))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, t := range p.Sample {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.ID, t.State, t.Tenant, t.Error)

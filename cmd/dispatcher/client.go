@@ -86,9 +86,10 @@ func exactArgs(n int, names string) cobra.PositionalArgs {
 	}
 }
 
-func plural(n int64, word string) string {
+// tasks says "1 task" or "n tasks".
+func tasks(n int64) string {
 	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
+		return "1 task"
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return fmt.Sprintf("%d tasks", n)
 }

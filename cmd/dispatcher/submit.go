@@ -272,7 +272,7 @@ func submitBacklog(c *cobra.Command, f *submitFlags) error {
 	}
 	if f.noWait {
 		prog.finish()
-		fmt.Fprintf(c.OutOrStdout(), "submitted %s (label %s=%s)\n", plural(int64(len(ids)), "task"), BacklogLabel, backlog)
+		fmt.Fprintf(c.OutOrStdout(), "submitted %s (label %s=%s)\n", tasks(int64(len(ids))), BacklogLabel, backlog)
 		return nil
 	}
 	return follow(c.Context(), cl, backlog, f.poll, prog, c.OutOrStdout())
@@ -302,7 +302,7 @@ func follow(ctx context.Context, cl *client.Client, backlog string, every time.D
 	prog.finish()
 	c := prog.counts
 	fmt.Fprintf(out, "%s in %s: %d succeeded, %d failed, %d cancelled (label %s=%s)\n",
-		plural(int64(prog.total), "task"), time.Since(prog.start).Round(time.Millisecond),
+		tasks(int64(prog.total)), time.Since(prog.start).Round(time.Millisecond),
 		c[store.TaskSucceeded], c[store.TaskFailed], c[store.TaskCancelled], BacklogLabel, backlog)
 	if c[store.TaskFailed]+c[store.TaskCancelled] > 0 {
 		return failf("")

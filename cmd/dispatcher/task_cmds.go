@@ -132,7 +132,7 @@ func newCancelCmd() *cobra.Command {
 			if err != nil {
 				return apiFail(err)
 			}
-			fmt.Fprintf(c.OutOrStdout(), "cancelled %s (%d running session(s) aborted)\n", plural(int64(len(res.Cancelled)), "task"), res.Aborted)
+			fmt.Fprintf(c.OutOrStdout(), "cancelled %s (%d running session(s) aborted)\n", tasks(int64(len(res.Cancelled))), res.Aborted)
 			for _, t := range res.Cancelled {
 				fmt.Fprintf(c.OutOrStdout(), "  %s (was %s)\n", t.ID, t.From)
 			}

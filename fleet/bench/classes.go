@@ -67,7 +67,7 @@ func (c Config) classOf(spec *fleet.TaskSpec, late bool) {
 	if !c.twoClass() {
 		return
 	}
-	class := "first"
+	var class string
 	switch {
 	case c.Priority && late:
 		spec.Priority, class = 100, "high"

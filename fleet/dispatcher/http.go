@@ -151,6 +151,8 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 
 // service is what the handlers may ask of the dispatcher beyond reading:
 // the operations with rules of their own.
+//
+//nolint:interfacebloat // the API's one view of what the dispatcher does; split, handlers would join it again
 type service interface {
 	Submit(ctx context.Context, specs []fleet.TaskSpec) ([]Submission, error)
 	Cancel(ctx context.Context, id uuid.UUID, reason string) (CancelResult, error)
@@ -166,6 +168,8 @@ type service interface {
 }
 
 // reads are the store queries the API serves as they are.
+//
+//nolint:interfacebloat // one store query per read route; the API serves them as they are
 type reads interface {
 	GetTask(ctx context.Context, p store.GetTaskParams) (store.Task, error)
 	GetSession(ctx context.Context, p store.GetSessionParams) (store.Session, error)

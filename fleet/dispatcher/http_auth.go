@@ -86,12 +86,12 @@ type tokenAuth struct {
 	now func() time.Time
 }
 
-// errStore marks an authenticator's error that is the store's, not the
+// storeError marks an authenticator's error that is the store's, not the
 // credential's (a 503, not a 401).
-type errStore struct{ err error }
+type storeError struct{ err error }
 
-func (e errStore) Error() string { return "reading API tokens: " + e.err.Error() }
-func (e errStore) Unwrap() error { return e.err }
+func (e storeError) Error() string { return "reading API tokens: " + e.err.Error() }
+func (e storeError) Unwrap() error { return e.err }
 
 func (t tokenAuth) Authenticate(r *http.Request) (identity.Principal, bool, error) {
 	got, ok := bearer(r)
@@ -103,7 +103,7 @@ func (t tokenAuth) Authenticate(r *http.Request) (identity.Principal, bool, erro
 	case errors.Is(err, store.ErrNotFound):
 		return identity.Principal{}, true, errors.New("the API token is not known to this dispatcher")
 	case err != nil:
-		return identity.Principal{}, true, errStore{err}
+		return identity.Principal{}, true, storeError{err}
 	case !tok.RevokedAt.IsZero():
 		return identity.Principal{}, true, fmt.Errorf("API token %s (%s) was revoked at %s", tok.ID, tok.Name, tok.RevokedAt.Format(time.RFC3339))
 	case !tok.ExpiresAt.IsZero() && !t.now().Before(tok.ExpiresAt):
@@ -188,12 +188,12 @@ func (a *handlers) authenticate(next http.Handler, v1 *http.ServeMux) http.Handl
 // refuseCredential answers a credential an authenticator refused: 401, or
 // 503 when the store could not be read.
 func refuseCredential(w http.ResponseWriter, err error) {
-	if es, ok := errors.AsType[errStore](err); ok && store.IsRetryable(es.err) {
+	if es, ok := errors.AsType[storeError](err); ok && store.IsRetryable(es.err) {
 		w.Header().Set("Retry-After", fmt.Sprint(StoreRetryAfter))
 		writeErr(w, http.StatusServiceUnavailable, api.ErrorDetail{Code: api.CodeUnavailable, Message: err.Error() + "; retry shortly"})
 		return
 	}
-	if errors.As(err, new(errStore)) {
+	if errors.As(err, new(storeError)) {
 		writeErr(w, http.StatusInternalServerError, api.ErrorDetail{Code: api.CodeInternal, Message: err.Error()})
 		return
 	}

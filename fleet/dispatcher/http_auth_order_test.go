@@ -37,7 +37,7 @@ func TestAuthenticatorsAfterToken(t *testing.T) {
 	t.Cleanup(srv.Close)
 	get := func(user, token string) (int, api.Whoami) {
 		t.Helper()
-		req, _ := http.NewRequest("GET", srv.URL+"/v1/whoami", nil)
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v1/whoami", nil)
 		if user != "" {
 			req.Header.Set("X-Test-User", user)
 		}

@@ -36,8 +36,8 @@ func (a *handlers) createToken(w http.ResponseWriter, r *http.Request) {
 		noteAudit(r, t, "")
 	}
 	if field != "" {
-		if strings.HasPrefix(reason, "forbidden: ") {
-			writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Field: field, Message: strings.TrimPrefix(reason, "forbidden: ")})
+		if msg, ok := strings.CutPrefix(reason, "forbidden: "); ok {
+			writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Field: field, Message: msg})
 			return
 		}
 		badRequestf(w, field, "%s", reason)

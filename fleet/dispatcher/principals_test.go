@@ -119,6 +119,8 @@ func waitForApproval(t *testing.T, st store.Store, id uuid.UUID) fleet.PendingAp
 // stream tenant B's tasks and cannot approve; A's approver approves A's
 // calls only and is the approver recorded; submissions go to the
 // principal's tenant.
+//
+//nolint:maintidx // one scenario in order over one fleet per store; split, each part would rebuild it
 func TestTenantsAndRoles(t *testing.T) {
 	bothStores(t, func(t *testing.T, mk storeMaker) {
 		f := setupTenants(t, mk)

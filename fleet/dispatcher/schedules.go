@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,8 +68,7 @@ func (d *Dispatcher) CreateSchedule(ctx context.Context, name, expr string, spec
 		return store.Schedule{}, &fleet.FieldError{Field: "spec.idempotency_key", Reason: "must be empty: each tick of a schedule has its own key"}
 	}
 	if _, err := d.prepare(spec); err != nil {
-		var fe *fleet.FieldError
-		if errors.As(err, &fe) {
+		if fe, ok := errors.AsType[*fleet.FieldError](err); ok {
 			return store.Schedule{}, fe.WithPrefix("spec")
 		}
 		return store.Schedule{}, err
@@ -150,9 +150,7 @@ func (d *Dispatcher) fire(ctx context.Context, s store.Schedule, now time.Time) 
 		spec.IdempotencyKey = scheduleKey(s.ID, tick)
 		spec.Tenant = s.Tenant
 		labels := map[string]string{ScheduleLabel: s.ID.String()}
-		for k, v := range spec.Labels {
-			labels[k] = v
-		}
+		maps.Copy(labels, spec.Labels)
 		spec.Labels = labels
 		as := identity.WithPrincipal(ctx, identity.Principal{ID: s.CreatedBy})
 		_, err = d.Submit(as, []fleet.TaskSpec{spec})

@@ -8,6 +8,7 @@
 package giteatest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -202,7 +203,11 @@ func (s *Server) run(t testing.TB) {
 			t.Fatalf("gitea web exited:\n%s", b)
 		default:
 		}
-		resp, err := http.Get(s.URL + "/api/healthz")
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.URL+"/api/healthz", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return err
 		}
@@ -219,7 +224,7 @@ func (s *Server) run(t testing.TB) {
 // unless it is nil.
 func (s *Server) API(t testing.TB, method, path, body string, out any) {
 	t.Helper()
-	req, err := http.NewRequest(method, s.URL+"/api/v1"+path, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(context.Background(), method, s.URL+"/api/v1"+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,13 +58,13 @@ func (r Role) Includes(want Role) bool {
 type Principal struct {
 	// ID names the principal in records (the approver, the audit log):
 	// "token:<id>", "oidc:<issuer-subject>" or "bootstrap".
-	ID string
+	ID string `json:"id"`
 	// Name is for people: a token's name, a user's e-mail or login.
-	Name string
+	Name string `json:"name"`
 	// Grants maps a tenant (or AllTenants) to the principal's role there.
-	Grants map[string]Role
+	Grants map[string]Role `json:"grants"`
 	// DefaultTenant is the tenant a submission naming none goes to.
-	DefaultTenant string
+	DefaultTenant string `json:"default_tenant"`
 }
 
 // RoleIn returns the principal's role in tenant: the higher of its grant

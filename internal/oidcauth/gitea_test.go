@@ -174,7 +174,7 @@ func TestGiteaSingleSignOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	bearerAuth := a.Authenticators()[0]
-	req := httptest.NewRequest("GET", "/v1/whoami", nil)
+	req := httptest.NewRequest(http.MethodGet, "/v1/whoami", nil)
 	req.Header.Set("Authorization", "Bearer "+idToken)
 	if _, ok, err := bearerAuth.Authenticate(req); !ok || err == nil || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("an expired ID token: ok %v, err %v; want refused as expired", ok, err)
@@ -186,15 +186,19 @@ func TestGiteaSingleSignOn(t *testing.T) {
 	}
 
 	// A session cookie the dispatcher did not seal is refused.
-	r, _ := http.NewRequest("GET", f.base+"/v1/whoami", nil)
+	r, _ := http.NewRequest(http.MethodGet, f.base+"/v1/whoami", nil)
 	r.AddCookie(&http.Cookie{Name: oidcauth.SessionCookie, Value: base64.RawURLEncoding.EncodeToString(make([]byte, 64))})
 	if resp, err := http.DefaultClient.Do(r); err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("a forged session cookie: %v %v, want 401", resp.Status, err)
+		t.Errorf("a forged session cookie: %v %v, want 401", resp, err)
+	} else {
+		_ = resp.Body.Close()
 	}
 	// Beside a token the caller chose, a stale cookie is not looked at.
 	r.Header.Set("Authorization", "Bearer "+sharedToken)
 	if resp, err := http.DefaultClient.Do(r); err != nil || resp.StatusCode != http.StatusOK {
-		t.Errorf("the shared token beside a stale session cookie: %v %v, want 200", resp.Status, err)
+		t.Errorf("the shared token beside a stale session cookie: %v %v, want 200", resp, err)
+	} else {
+		_ = resp.Body.Close()
 	}
 }
 
@@ -325,7 +329,7 @@ type whoami struct {
 
 // whoami asks GET /v1/whoami with bearer.
 func (f *ssoFleet) whoami(t *testing.T, bearer string) (int, whoami) {
-	req, _ := http.NewRequest("GET", f.base+"/v1/whoami", nil)
+	req, _ := http.NewRequest(http.MethodGet, f.base+"/v1/whoami", nil)
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -141,6 +141,7 @@ func (a *Auth) logout(w http.ResponseWriter, r *http.Request) {
 // is reached over https (redirect_url is https, or r came over TLS); a
 // negative ttl deletes it.
 func (a *Auth) cookie(r *http.Request, name, value, path string, ttl time.Duration) *http.Cookie {
+	//nolint:gosec // Secure whenever the dashboard is reached over https; a loopback http one needs the cookie too
 	c := &http.Cookie{Name: name, Value: value, Path: path, HttpOnly: true, Secure: a.secure || r.TLS != nil, SameSite: http.SameSiteLaxMode}
 	if ttl < 0 {
 		c.MaxAge = -1

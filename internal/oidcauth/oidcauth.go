@@ -206,8 +206,8 @@ type Session struct{ a *Auth }
 // Authenticate implements identity.Authenticator.
 func (s Session) Authenticate(r *http.Request) (identity.Principal, bool, error) {
 	c, err := r.Cookie(SessionCookie)
-	if err != nil || r.Header.Get("Authorization") != "" { // a token the caller chose wins over a cookie
-		return identity.Principal{}, false, nil
+	if err != nil || r.Header.Get("Authorization") != "" { // no cookie, or a token the caller chose wins over it
+		return identity.Principal{}, false, nil //nolint:nilerr // no session cookie is no credential of this kind
 	}
 	var p identity.Principal
 	if err := s.a.seal.open(SessionCookie, c.Value, s.a.cfg.Now(), &p); err != nil {

@@ -2,6 +2,7 @@ package oidcauth
 
 import (
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -130,7 +131,7 @@ func TestLocalPathStaysOnTheDispatcher(t *testing.T) {
 }
 
 func TestSameOriginRefusesCrossSiteWrites(t *testing.T) {
-	r := httptest.NewRequest("POST", "http://fleet.example.com/v1/tasks", nil)
+	r := httptest.NewRequest(http.MethodPost, "http://fleet.example.com/v1/tasks", nil)
 	if sameOrigin(r) != nil {
 		t.Error("a POST without Origin or Sec-Fetch-Site (a non-browser client) was refused")
 	}
@@ -148,7 +149,7 @@ func TestSameOriginRefusesCrossSiteWrites(t *testing.T) {
 	if sameOrigin(r) == nil {
 		t.Error("a same-site, cross-origin POST was accepted")
 	}
-	if sameOrigin(httptest.NewRequest("GET", "http://fleet.example.com/v1/tasks", nil)) != nil {
+	if sameOrigin(httptest.NewRequest(http.MethodGet, "http://fleet.example.com/v1/tasks", nil)) != nil {
 		t.Error("a GET was refused")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
+//nolint:gosec // column names, not a credential
 const tokenCols = `id, name, hash, grants, default_tenant, expires_at, created_by, created_at, revoked_at`
 
 func scanToken(row pgx.Row) (store.Token, error) {
