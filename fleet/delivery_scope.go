@@ -32,6 +32,17 @@ type DeliveryScope struct {
 	// Branches are the branch patterns it may push to (path.Match: '*'
 	// does not cross '/'). Empty: DefaultDeliveryBranches.
 	Branches []string `mapstructure:"branches" json:"branches,omitempty"`
+	// Tenants are the tenants whose tasks may use the credential: one
+	// team's token is not another's to push with. Empty: every tenant.
+	Tenants []string `mapstructure:"tenants" json:"tenants,omitempty"`
+}
+
+// PermitsTenant reports whether a task of tenant may use the credential.
+func (s DeliveryScope) PermitsTenant(tenant string) bool {
+	if tenant == "" {
+		tenant = DefaultTenant
+	}
+	return len(s.Tenants) == 0 || slices.Contains(s.Tenants, tenant)
 }
 
 // Validate names a bad entry, under the configuration key key.
@@ -170,29 +181,30 @@ func (sc DeliveryScopes) Validate() error {
 	return nil
 }
 
-// Check refuses a delivery of task whose branch or repository (its
-// remote, else repo, the task's environment.repo) is outside the scope of
-// a credential it names (of Default when it names none), naming the
-// field, the credential and what it allows. At submission task is
-// uuid.Nil: a pattern such as agentfleet/* matches every task's id.
-func (sc DeliveryScopes) Check(d Delivery, repo string, task uuid.UUID) *FieldError {
+// Check refuses a delivery of task, of tenant, whose branch or repository
+// (its remote, else repo, the task's environment.repo) is outside the
+// scope of a credential it names (of Default when it names none), or that
+// names a credential its tenant may not use, naming the field, the
+// credential and what it allows. At submission task is uuid.Nil: a
+// pattern such as agentfleet/* matches every task's id.
+func (sc DeliveryScopes) Check(d Delivery, repo string, task uuid.UUID, tenant string) *FieldError {
 	remote := d.Remote
 	if remote == "" {
 		remote = repo
 	}
 	type named struct {
-		what  string
-		scope DeliveryScope
+		what, field string
+		scope       DeliveryScope
 	}
 	var scopes []named
 	if ref := d.Credentials.Token; ref != "" {
-		scopes = append(scopes, named{fmt.Sprintf("token %q", ref), sc.Tokens[ref]})
+		scopes = append(scopes, named{fmt.Sprintf("token %q", ref), "delivery.credentials.token", sc.Tokens[ref]})
 	}
 	if ref := d.Credentials.SSHKey; ref != "" {
-		scopes = append(scopes, named{fmt.Sprintf("ssh_key %q", ref), sc.SSHKeys[ref]})
+		scopes = append(scopes, named{fmt.Sprintf("ssh_key %q", ref), "delivery.credentials.ssh_key", sc.SSHKeys[ref]})
 	}
 	if len(scopes) == 0 {
-		scopes = append(scopes, named{"a delivery without credentials", sc.Default})
+		scopes = append(scopes, named{"a delivery without credentials", "delivery.credentials", sc.Default})
 	}
 	branch := d.BranchName(task)
 	for _, n := range scopes {
@@ -201,6 +213,8 @@ func (sc DeliveryScopes) Check(d Delivery, repo string, task uuid.UUID) *FieldEr
 			field = "environment.repo"
 		}
 		switch {
+		case !n.scope.PermitsTenant(tenant):
+			return fieldErr(n.field, "%s may not be used by a task of tenant %q (its tenants: %s)", n.what, tenant, strings.Join(n.scope.Tenants, ", "))
 		case !n.scope.PermitsBranch(branch):
 			return fieldErr("delivery.branch", "%q is not a branch %s may push to (allowed: %s); leave it empty for %s",
 				branch, n.what, strings.Join(n.scope.EffectiveBranches(), ", "), DefaultBranchTemplate)

@@ -31,7 +31,8 @@ func TestRepoKey(t *testing.T) {
 // the credential.
 func TestDeliveryScopesCheck(t *testing.T) {
 	scopes := DeliveryScopes{
-		Tokens: map[string]DeliveryScope{"bot": {Repos: []string{"github.com/octo", "https://git.example.com/team/app.git"}}},
+		Tokens: map[string]DeliveryScope{"bot": {Repos: []string{"github.com/octo", "https://git.example.com/team/app.git"}},
+			"team-a-bot": {Tenants: []string{"team-a"}}},
 		SSHKeys: map[string]DeliveryScope{"deploy": {Repos: []string{"/srv/git/"},
 			Branches: []string{"agentfleet/*", "release/*"}}},
 	}
@@ -60,13 +61,32 @@ func TestDeliveryScopesCheck(t *testing.T) {
 		{"the key outside its directory", Delivery{Credentials: DeliveryCredentials{SSHKey: "deploy"}}, "/home/other/hello", "spec.environment.repo", `ssh_key "deploy"`},
 		{"both: the key refuses", Delivery{Credentials: DeliveryCredentials{SSHKey: "deploy", Token: "bot"}}, repo, "spec.environment.repo", `ssh_key "deploy"`},
 	} {
-		fe := scopes.Check(c.d, c.repo, uuid.New())
+		fe := scopes.Check(c.d, c.repo, uuid.New(), "team-a")
 		switch {
 		case c.field == "" && fe != nil:
 			t.Errorf("%s: refused: %v", c.name, fe)
 		case c.field != "" && (fe == nil || fe.Field != c.field || !strings.Contains(fe.Reason, c.msg)):
 			t.Errorf("%s: %v, want a refusal of %s saying %q", c.name, fe, c.field, c.msg)
 		}
+	}
+}
+
+// A credential limited to some tenants is refused to the others' tasks,
+// naming the credential and the tenants it serves.
+func TestDeliveryScopesKeepToTenants(t *testing.T) {
+	scopes := DeliveryScopes{Tokens: map[string]DeliveryScope{"team-a-bot": {Tenants: []string{"team-a"}}}}
+	d := Delivery{Credentials: DeliveryCredentials{Token: "team-a-bot"}}
+	const repo = "https://github.com/octo/hello.git"
+	if fe := scopes.Check(d, repo, uuid.New(), "team-a"); fe != nil {
+		t.Fatalf("team-a's token refused to team-a: %v", fe)
+	}
+	fe := scopes.Check(d, repo, uuid.New(), "team-b")
+	if fe == nil || fe.Field != "spec.delivery.credentials.token" ||
+		!strings.Contains(fe.Reason, `token "team-a-bot" may not be used by a task of tenant "team-b" (its tenants: team-a)`) {
+		t.Fatalf("team-a's token for team-b: %v", fe)
+	}
+	if fe := (DeliveryScopes{}).Check(d, repo, uuid.New(), "team-b"); fe != nil {
+		t.Fatalf("a token without tenants refused: %v", fe)
 	}
 }
 

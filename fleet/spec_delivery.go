@@ -220,5 +220,5 @@ func (s TaskSpec) CheckCredentials(k KnownCredentials) *FieldError {
 	if c.Token != "" && len(k.Tokens) > 0 && !slices.Contains(k.Tokens, c.Token) {
 		return fieldErr("delivery.credentials.token", "%q is not a token the workers hold; known: %s", c.Token, strings.Join(k.Tokens, ", "))
 	}
-	return k.Scopes.Check(*s.Delivery, s.Environment.Repo, uuid.Nil)
+	return k.Scopes.Check(*s.Delivery, s.Environment.Repo, uuid.Nil, s.Tenant)
 }

@@ -34,6 +34,7 @@ type Artifacts interface {
 type Request struct {
 	Dir     string    // the task's workspace, a git clone
 	TaskID  uuid.UUID //
+	Tenant  string    // the task's tenant: a credential may be limited to some (DeliveryScope.Tenants)
 	Created time.Time // the task's creation time: the commit's dates
 	Spec    fleet.Delivery
 	Repo    string // environment.repo
@@ -78,7 +79,7 @@ func CheckCredentials(d fleet.Delivery, creds Credentials) error {
 // entry covers. The dispatcher checks the same at submission when its
 // operator listed the scopes; this is the worker's own check before
 // anything is pushed.
-func CheckScope(d fleet.Delivery, repo string, task uuid.UUID, cfg Config, creds Credentials) error {
+func CheckScope(d fleet.Delivery, repo string, task uuid.UUID, tenant string, cfg Config, creds Credentials) error {
 	scopes := fleet.DeliveryScopes{Default: cfg.DeliveryScope, Tokens: map[string]fleet.DeliveryScope{},
 		SSHKeys: map[string]fleet.DeliveryScope{}}
 	if ref := d.Credentials.Token; ref != "" {
@@ -89,7 +90,7 @@ func CheckScope(d fleet.Delivery, repo string, task uuid.UUID, cfg Config, creds
 		k, _ := creds.SSHKey(ref)
 		scopes.SSHKeys[ref] = k.Scope
 	}
-	if fe := scopes.Check(d, repo, task); fe != nil {
+	if fe := scopes.Check(d, repo, task, tenant); fe != nil {
 		return fmt.Errorf("%s %s (this worker's delivery configuration)", strings.TrimPrefix(fe.Field, "spec."), fe.Reason)
 	}
 	return nil
@@ -134,7 +135,7 @@ func (req Request) deliver(ctx context.Context, res *fleet.DeliveryResult) error
 	if err := CheckCredentials(req.Spec, req.Creds); err != nil {
 		return err
 	}
-	if err := CheckScope(req.Spec, req.Repo, req.TaskID, req.Config, req.Creds); err != nil {
+	if err := CheckScope(req.Spec, req.Repo, req.TaskID, req.Tenant, req.Config, req.Creds); err != nil {
 		return err
 	}
 	remote := req.Spec.Remote

@@ -18,7 +18,7 @@ func (r *run) checkDelivery() error {
 	if err := delivery.CheckCredentials(*r.spec.Delivery, deliveryCreds{&r.w.cfg}); err != nil {
 		return fmt.Errorf("%w: %v", errDelivery, err)
 	}
-	if err := delivery.CheckScope(*r.spec.Delivery, r.spec.Environment.Repo, r.task.ID, r.w.cfg.Delivery, deliveryCreds{&r.w.cfg}); err != nil {
+	if err := delivery.CheckScope(*r.spec.Delivery, r.spec.Environment.Repo, r.task.ID, r.spec.Tenant, r.w.cfg.Delivery, deliveryCreds{&r.w.cfg}); err != nil {
 		return fmt.Errorf("%w: %v", errDelivery, err)
 	}
 	return nil
@@ -33,7 +33,7 @@ func (r *run) deliver(ctx context.Context, answer string) (_ *fleet.DeliveryResu
 		res = fleet.DeliveryResult{Branch: r.spec.Delivery.BranchName(r.task.ID), Error: "the task has no local workspace to deliver"}
 	} else {
 		ctx, span := traceDelivery(ctx) // tracing.go
-		res, temporary = delivery.Deliver(ctx, delivery.Request{Dir: r.ws.dir, TaskID: r.task.ID, Created: r.task.CreatedAt,
+		res, temporary = delivery.Deliver(ctx, delivery.Request{Dir: r.ws.dir, TaskID: r.task.ID, Tenant: r.spec.Tenant, Created: r.task.CreatedAt,
 			Spec: *r.spec.Delivery, Repo: r.spec.Environment.Repo, Ref: r.spec.Environment.Ref, Answer: answer,
 			Checks: r.checks.Report(), Creds: deliveryCreds{&r.w.cfg}, Config: r.w.cfg.Delivery, Store: r.w.st,
 			AllowPrivate: r.w.cfg.allowPrivate()})
