@@ -87,8 +87,10 @@ type ServeConfig struct {
 	BudgetCheckInterval time.Duration `mapstructure:"budget_check_interval"`
 	// WebhookURLs receive each task's end, signed with WebhookSecret
 	// (AGENTFLEET_WEBHOOK_SECRET); see fleet/dispatcher/webhook.
-	WebhookURLs   []string `mapstructure:"webhook_urls"`
-	WebhookSecret string   `mapstructure:"webhook_secret"`
+	WebhookURLs []string `mapstructure:"webhook_urls"`
+	// WebhookTenantURLs receive the task ends of one tenant each.
+	WebhookTenantURLs map[string][]string `mapstructure:"webhook_tenant_urls"`
+	WebhookSecret     string              `mapstructure:"webhook_secret"`
 	// OutboundAllowPrivate lists the internal addresses ("10.0.0.5") and
 	// prefixes ("10.20.0.0/16") webhook receivers may be at; every other
 	// loopback, private, link-local, CGNAT or NAT64 address is refused
@@ -255,7 +257,7 @@ func (c ServeConfig) Validate() error {
 	if c.ApprovalSweep < 0 {
 		return fmt.Errorf("approval_sweep must be >= 0, got %s", c.ApprovalSweep)
 	}
-	if err := (webhook.Config{URLs: c.WebhookURLs, Secret: c.WebhookSecret}).WithDefaults().Validate(); err != nil {
+	if err := (webhook.Config{URLs: c.WebhookURLs, TenantURLs: c.WebhookTenantURLs, Secret: c.WebhookSecret}).WithDefaults().Validate(); err != nil {
 		return err
 	}
 	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
@@ -337,8 +339,9 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
 		Credentials:         cfg.knownCredentials(),
 		BudgetCheckInterval: cfg.BudgetCheckInterval,
-		Webhooks:            webhook.Config{URLs: cfg.WebhookURLs, Secret: cfg.WebhookSecret, AllowPrivate: cfg.allowPrivate()},
-		SandboxBound:        cfg.sandboxBound(), SandboxLimits: cfg.SandboxLimits, Prices: cfg.Prices, AuditRetention: cfg.AuditRetention,
+		Webhooks: webhook.Config{URLs: cfg.WebhookURLs, TenantURLs: cfg.WebhookTenantURLs, Secret: cfg.WebhookSecret,
+			AllowPrivate: cfg.allowPrivate()},
+		SandboxBound: cfg.sandboxBound(), SandboxLimits: cfg.SandboxLimits, Prices: cfg.Prices, AuditRetention: cfg.AuditRetention,
 		Retention: cfg.Retention})
 	if err != nil {
 		return failf("%v", err)

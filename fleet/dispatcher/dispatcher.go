@@ -207,7 +207,7 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 		"API calls that need it answer 503 with Retry-After", "API calls are served again")
 	d.ends = &taskops.Completer{Store: st, Queue: q, Log: d.log, AbortTimeout: cfg.ControlTimeout,
 		Ended: func(s store.TaskState) { d.metrics.finished.WithLabelValues(string(s)).Inc() }}
-	if len(cfg.Webhooks.URLs) > 0 {
+	if cfg.Webhooks.Enabled() {
 		var err error
 		if d.webhooks, err = webhook.New(cfg.Webhooks, q, cfg.Logger.With("component", "webhook")); err != nil {
 			return nil, err

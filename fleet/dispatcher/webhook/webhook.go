@@ -35,7 +35,11 @@ const (
 // Config configures webhooks. The zero value of each field but URLs and
 // Secret means the default named next to it.
 type Config struct {
-	URLs        []string
+	URLs []string // every tenant's task ends
+	// TenantURLs receive the task ends of one tenant each
+	// (webhook_tenant_urls.<tenant>), beside URLs: a team's receiver
+	// hears only its own tasks.
+	TenantURLs  map[string][]string
 	Secret      string        // HMAC key; required with URLs
 	MaxAttempts int           // default 6
 	Backoff     time.Duration // first retry delay, default 1 s, doubled per attempt
@@ -75,22 +79,51 @@ func (c Config) WithDefaults() Config {
 // Validate names the wrong fields with their configuration keys.
 func (c Config) Validate() error {
 	var errs []error
-	if len(c.URLs) > 0 && c.Secret == "" {
-		errs = append(errs, errors.New("webhook_secret is required with webhook_urls: receivers check the signature with it"))
+	if c.Enabled() && c.Secret == "" {
+		errs = append(errs, errors.New("webhook_secret is required with webhook_urls or webhook_tenant_urls: receivers check the signature with it"))
 	}
-	for i, u := range c.URLs {
-		p, err := url.Parse(u)
-		switch {
-		case err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "":
-			errs = append(errs, fmt.Errorf("webhook_urls[%d] must be an http or https URL, got %q", i, u))
-		case p.User != nil:
-			errs = append(errs, fmt.Errorf("webhook_urls[%d] must not hold user info (user@host); receivers check the signature instead", i))
-		}
+	errs = append(errs, checkURLs("webhook_urls", c.URLs)...)
+	for tenant, urls := range c.TenantURLs {
+		errs = append(errs, checkURLs("webhook_tenant_urls."+tenant, urls)...)
 	}
 	if c.MaxAttempts < 1 || c.Backoff < 0 || c.MaxBackoff < c.Backoff || c.Timeout < 0 || c.Concurrency < 1 || c.LogSize < 1 {
 		errs = append(errs, errors.New("webhook: max_attempts, concurrency and log_size must be >= 1, and 0 <= backoff <= max_backoff"))
 	}
 	return errors.Join(errs...)
+}
+
+// Enabled reports whether any receiver is configured.
+func (c Config) Enabled() bool {
+	for _, urls := range c.TenantURLs {
+		if len(urls) > 0 {
+			return true
+		}
+	}
+	return len(c.URLs) > 0
+}
+
+// receivers are the URLs of a task end of tenant.
+func (c Config) receivers(tenant string) []string {
+	if tenant == "" {
+		tenant = fleet.DefaultTenant
+	}
+	return append(slices.Clip(c.URLs), c.TenantURLs[tenant]...)
+}
+
+// checkURLs names each receiver of key that is not an http(s) URL
+// without user info.
+func checkURLs(key string, urls []string) []error {
+	var errs []error
+	for i, u := range urls {
+		p, err := url.Parse(u)
+		switch {
+		case err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "":
+			errs = append(errs, fmt.Errorf("%s[%d] must be an http or https URL, got %q", key, i, u))
+		case p.User != nil:
+			errs = append(errs, fmt.Errorf("%s[%d] must not hold user info (user@host); receivers check the signature instead", key, i))
+		}
+	}
+	return errs
 }
 
 // Payload is the body of a delivery.
@@ -193,7 +226,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 			n.log.Warn("webhook: skipping an end that does not decode", "event_id", ev.ID, "err", err)
 			continue
 		}
-		for _, u := range n.cfg.URLs {
+		for _, u := range n.cfg.receivers(ev.Tenant) {
 			d := n.record(ev.ID, ev.TaskID, u)
 			wg.Go(func() { n.deliver(ctx, d, body) })
 		}

@@ -154,6 +154,66 @@ func TestTaskEndIsPostedSignedAndRetried(t *testing.T) {
 	}
 }
 
+// A tenant's receiver hears its own tasks' ends only; a fleet-wide one
+// hears every tenant's.
+func TestTenantReceiversHearTheirTenantOnly(t *testing.T) {
+	srv := natstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := queue.Open(ctx, srv.Connect(t), queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, teamA := &receiver{}, &receiver{}
+	allSrv, aSrv := httptest.NewServer(all), httptest.NewServer(teamA)
+	defer allSrv.Close()
+	defer aSrv.Close()
+	n, err := webhook.New(webhook.Config{URLs: []string{allSrv.URL}, TenantURLs: map[string][]string{"team-a": {aSrv.URL}},
+		Secret: secret, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, q, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- n.Run(runCtx) }()
+	defer func() { stop(); <-ran }() //nolint:errcheck // Run ends with the cancel; its error says only that
+	select {
+	case <-n.Following():
+	case <-ctx.Done():
+		t.Fatal("the notifier never started following events")
+	}
+	pub, err := q.NewEventPublisher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pub.Close(ctx) }()
+	end, _ := json.Marshal(fleet.SessionEndData{State: store.TaskSucceeded})
+	tasks := map[string]string{}
+	for _, tenant := range []string{"team-b", "team-a"} {
+		task := uuid.NewString()
+		tasks[tenant] = task
+		if err := pub.PublishConfirmed(ctx, queue.Event{ID: uuid.NewString(), Kind: fleet.KindSessionEnd, Tenant: tenant,
+			SessionID: task, TaskID: task, Seq: 1, Data: end}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.Eventually(t, 20*time.Second, "the fleet-wide receiver hears both ends", func() bool {
+		all.mu.Lock()
+		defer all.mu.Unlock()
+		return len(all.payloads) == 2
+	})
+	testenv.Eventually(t, 20*time.Second, "team-a's receiver hears team-a's end", func() bool {
+		teamA.mu.Lock()
+		defer teamA.mu.Unlock()
+		return len(teamA.payloads) >= 1
+	})
+	teamA.mu.Lock()
+	defer teamA.mu.Unlock()
+	if len(teamA.payloads) != 1 || teamA.payloads[0].TaskID != tasks["team-a"] {
+		t.Fatalf("team-a's receiver heard %+v, want team-a's task %s only", teamA.payloads, tasks["team-a"])
+	}
+}
+
 func TestSignAndVerify(t *testing.T) {
 	body := []byte(`{"a":1}`)
 	sig := webhook.Sign("k", body)
