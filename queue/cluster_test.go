@@ -265,16 +265,21 @@ func TestStreamLeaderChangeIsLogged(t *testing.T) {
 	nc := cl.Connect(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
 	defer cancel()
-	c, err := queue.Open(ctx, nc, queue.Config{Replicas: 3})
-	if err != nil {
+	if _, err := queue.Open(ctx, nc, queue.Config{Replicas: 3}); err != nil {
 		t.Fatal(err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Watch from a node that stays up: a connection to the dying leader
+	// would miss the advisory while it reconnects.
+	watcher, err := queue.Open(ctx, survivorConn(t, ctx, cl, js, "TASKS"), queue.Config{Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	logged := make(chan slog.Record, 16)
-	stop, err := c.LogStreamLeaders(slog.New(recordHandler(logged)))
+	stop, err := watcher.LogStreamLeaders(slog.New(recordHandler(logged)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +297,31 @@ func TestStreamLeaderChangeIsLogged(t *testing.T) {
 			t.Fatal("no leader election of TASKS was logged after its leader died")
 		}
 	}
+}
+
+// survivorConn connects to a node that does not lead stream.
+func survivorConn(t *testing.T, ctx context.Context, cl *natstest.Cluster, js jetstream.JetStream, stream string) *nats.Conn {
+	t.Helper()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil || info.Cluster == nil {
+		t.Fatalf("stream %s info: %v", stream, err)
+	}
+	for _, srv := range cl.Servers {
+		if srv.NATS.Name() != info.Cluster.Leader {
+			nc, err := nats.Connect(srv.NATS.ClientURL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(nc.Close)
+			return nc
+		}
+	}
+	t.Fatalf("every node leads %s", stream)
+	return nil
 }
 
 // recordHandler is a slog.Handler sending every record to ch.
