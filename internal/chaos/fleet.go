@@ -122,7 +122,7 @@ func (f *fleetProcs) startNATS(ctx context.Context) error {
 		}
 		f.nats[i] = f.newProc(fmt.Sprintf("nats-%d", i+1), "nats-server", []string{"-c", path}, []string{
 			fmt.Sprintf("NATS_SERVER_NAME=nats-%d", i+1), "NATS_DISPATCHER_PASSWORD=" + natsPassword,
-			"NATS_WORKER_PASSWORD=" + natsPassword, "NATS_SYS_PASSWORD=" + natsPassword})
+			"NATS_WORKER_PASSWORD=" + natsPassword, "NATS_OBSERVER_DEFAULT_PASSWORD=" + natsPassword, "NATS_SYS_PASSWORD=" + natsPassword})
 		f.natsURLs = append(f.natsURLs, fmt.Sprintf("nats://127.0.0.1:%d", client))
 		f.monitors[i] = fmt.Sprintf("http://127.0.0.1:%d", monitor)
 		if err := f.nats[i].start(); err != nil {
