@@ -24,12 +24,13 @@ import (
 // two trees' processes have different uids, neither the worker's; and
 // nothing inside makes a user namespace.
 //
-// CI runs as root, where this cannot run: there the cross-task probe of
-// the red-team suite, run as a plain user by .ci/redteam-user.sh, checks
-// the same through a fleet.
+// It needs a worker that is not root. CI's make test runs as root, so
+// .ci/redteam-user.sh runs this test as a plain user with a subordinate
+// range and AGENTFLEET_REQUIRE_INTEGRATION=1 (a missing range fails), and
+// the red-team suite's cross-task probe checks the same through a fleet.
 func TestSubordinateUIDsSeparateTasks(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("the worker is root: its tasks get uids of sandbox_uid_range (TestRootWorkerSandboxesRunAsUidsOfTheirOwn); .ci/redteam-user.sh's cross-task probe runs this mode")
+		t.Skip("the worker is root: its tasks get uids of sandbox_uid_range (TestRootWorkerSandboxesRunAsUidsOfTheirOwn); .ci/redteam-user.sh runs this test as a plain user")
 	}
 	first, last, err := sandbox.SubordinateRange()
 	if err != nil {
@@ -64,6 +65,9 @@ func TestSubordinateUIDsSeparateTasks(t *testing.T) {
 		t.Fatalf("the task cannot write what the file tools made: exit %d, %q", code, out)
 	}
 
+	if out, code := sh(t, b, "true"); code != 0 {
+		t.Fatalf("b cannot start (%q), so its refusals below would prove nothing: run the test with a TMPDIR other users may search (mode 0711)", out)
+	}
 	// The worker's uid reaches a's private files; b's does not.
 	private, _ := filepath.Glob(filepath.Join(os.TempDir(), "*", "tmp", "private"))
 	if len(private) != 1 {

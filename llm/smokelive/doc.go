@@ -23,7 +23,10 @@
 //     sees a truncation marker.
 //
 // A provider without credentials is skipped with a message naming what to
-// set. Providers and their variables:
+// set. These skips are plain t.Skip, not testenv.SkipOrFatal: a live run
+// is opt-in and never under AGENTFLEET_REQUIRE_INTEGRATION (CI has no
+// provider keys), and the part CI does run, sim_test.go, skips nothing.
+// Providers and their variables:
 //
 //	anthropic   ANTHROPIC_API_KEY                       (model: AGENTFLEET_SMOKE_ANTHROPIC_MODEL)
 //	openai      OPENAI_API_KEY                          (AGENTFLEET_SMOKE_OPENAI_MODEL)
