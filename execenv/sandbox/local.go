@@ -18,6 +18,7 @@ import (
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/execenv/sandbox/allowlist"
 	"github.com/agentfleet/agentfleet/execenv/sandbox/egress"
+	"github.com/agentfleet/agentfleet/internal/dirlock"
 )
 
 // Network is how far a sandboxed command reaches.
@@ -324,7 +325,7 @@ func (l *Local) makeDirs() error {
 	if err := os.Mkdir(staging, 0o700); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	lock, err := lockDir(staging) // held until release
+	lock, err := dirlock.Lock(staging) // held until release
 	if err == nil {
 		err = os.Rename(staging, l.tmpDir)
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentfleet/agentfleet/internal/dirlock"
 )
 
 // tmpPrefix starts the name of every sandbox's directory in the temporary
@@ -13,7 +15,7 @@ const tmpPrefix = "agentfleet-sandbox-"
 // SweepStale removes the sandbox directories in the temporary directory
 // that no live sandbox holds: those of a worker killed before its cleanup
 // (kill -9, an OOM kill). A live sandbox keeps its directory locked from
-// the moment it is made (lockDir), on this machine whatever worker process
+// the moment it is made (dirlock.Lock), on this machine whatever worker process
 // owns it, so a sweep never takes a directory in use. It returns the
 // directories it removed; one it cannot inspect is left alone.
 func SweepStale() ([]string, error) {
@@ -27,7 +29,7 @@ func SweepStale() ([]string, error) {
 			continue
 		}
 		dir := filepath.Join(os.TempDir(), e.Name())
-		lock, err := lockDir(dir)
+		lock, err := dirlock.Lock(dir)
 		if err != nil {
 			continue // in use, or not ours to open
 		}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentfleet/agentfleet/internal/dirlock"
 	"github.com/agentfleet/agentfleet/internal/outbound"
 )
 
@@ -125,7 +126,7 @@ func New(cfg Config) (*Cache, error) {
 		return nil, fmt.Errorf("ociimage: making the cache directory: %w", err)
 	}
 	var err error
-	if c.lock, err = lockDir(c.path()); err != nil {
+	if c.lock, err = dirlock.Lock(c.path()); err != nil {
 		return nil, fmt.Errorf("ociimage: the cache directory %s is in use by another process or Cache (give each worker its own image_cache.dir): %w", cfg.Dir, err)
 	}
 	if err := os.RemoveAll(c.path("tmp")); err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package ociimage
+package dirlock
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockDir takes an exclusive lock on dir, held while the returned file
-// is open; it fails at once when another holder has it.
-func lockDir(dir string) (*os.File, error) {
+// Lock opens dir and takes an exclusive lock on it, held while the
+// returned file is open; it fails at once when another holder has it.
+func Lock(dir string) (*os.File, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
