@@ -203,19 +203,7 @@ func (s *Server) run(t testing.TB) {
 			t.Fatalf("gitea web exited:\n%s", b)
 		default:
 		}
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.URL+"/api/healthz", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("healthz: %s", resp.Status)
-		}
-		return nil
+		return testenv.AnswersOK(s.URL + "/api/healthz")
 	})
 }
 

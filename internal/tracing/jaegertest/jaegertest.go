@@ -126,19 +126,7 @@ func Start(t testing.TB) *Jaeger {
 			return fmt.Errorf("jaeger exited:\n%s", logs.String())
 		default:
 		}
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, j.Query+"/api/services", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("query API answered %s", resp.Status)
-		}
-		return nil
+		return testenv.AnswersOK(j.Query + "/api/services")
 	})
 	return j
 }
