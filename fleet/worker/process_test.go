@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,35 +17,6 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
 	"github.com/agentfleet/agentfleet/store"
 )
-
-var (
-	buildOnce sync.Once
-	workerBin string
-	errBuild  error
-)
-
-// buildWorker builds cmd/worker once per test binary.
-func buildWorker(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentfleet-worker-bin") //nolint:usetesting // shared by every test of the binary, not one test
-		if err != nil {
-			errBuild = err
-			return
-		}
-		workerBin = filepath.Join(dir, "worker")
-		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", workerBin, "./cmd/worker")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			errBuild = fmt.Errorf("go build ./cmd/worker: %v\n%s", err, out)
-		}
-	})
-	if errBuild != nil {
-		t.Fatal(errBuild)
-	}
-	return workerBin
-}
 
 // workerProcess starts `worker run` as a subprocess against the fleet.
 func workerProcess(t *testing.T, f *fleettest.Fleet, id string) (*exec.Cmd, *strings.Builder) {
@@ -70,7 +40,7 @@ providers:
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(buildWorker(t), "run", "--config", path)
+	cmd := exec.Command(testenv.BuildCommand(t, "worker"), "run", "--config", path)
 	var logs strings.Builder
 	cmd.Stderr = &syncWriter{b: &logs}
 	if err := cmd.Start(); err != nil {

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -69,7 +68,7 @@ func TestJaegerTrace(t *testing.T) {
 	srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{}))
 	defer srv.Close()
 
-	bin := buildWorker(t)
+	bin := testenv.BuildCommand(t, "worker")
 	workerProcess(t, bin, f, j, "trace-w1")
 	workerProcess(t, bin, f, j, "trace-w2")
 
@@ -297,35 +296,6 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-var (
-	buildOnce sync.Once
-	workerBin string
-	errBuild  error
-)
-
-// buildWorker builds cmd/worker once per test binary.
-func buildWorker(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentfleet-tracing-bin") //nolint:usetesting // shared by the tests of the binary
-		if err != nil {
-			errBuild = err
-			return
-		}
-		workerBin = filepath.Join(dir, "worker")
-		_, file, _, _ := runtime.Caller(0)
-		cmd := exec.Command("go", "build", "-o", workerBin, "./cmd/worker")
-		cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			errBuild = fmt.Errorf("go build ./cmd/worker: %v\n%s", err, out)
-		}
-	})
-	if errBuild != nil {
-		t.Fatal(errBuild)
-	}
-	return workerBin
 }
 
 // workerProcess starts `worker run` with one session slot, exporting its
