@@ -31,7 +31,7 @@ const (
 	DefaultQueue = store.DefaultQueue
 	// DefaultTenant is the tenant of a task submitted by a principal with
 	// no tenant of its own (the bootstrap token, dev mode).
-	DefaultTenant           = "default"
+	DefaultTenant           = store.DefaultTenant
 	DefaultSubagentDepth    = 1 // MaxSubagentDepth when nil
 	MaxSubagentDepthLimit   = 8 // the largest MaxSubagentDepth accepted
 	MaxPromptBytes          = 256 << 10
@@ -524,7 +524,7 @@ func (s TaskSpec) checkRouting() *FieldError {
 		return fieldErr("queue", "%q is reserved for work pinned to one worker", s.Queue)
 	case s.Queue != "" && queue.CheckQueueName(s.Queue) != nil:
 		return fieldErr("queue", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Queue, MaxNameBytes)
-	case s.Tenant != "" && queue.CheckQueueName(s.Tenant) != nil:
+	case s.Tenant != "" && queue.CheckTenant(s.Tenant) != nil:
 		return fieldErr("tenant", "%q may hold only letters, digits, '-' and '_' (at most %d bytes)", s.Tenant, MaxNameBytes)
 	case s.ConcurrencyKey != "" && queue.CheckConcurrencyKey(s.ConcurrencyKey) != nil:
 		return fieldErr("concurrency_key", "%q may hold only letters, digits, '-' and '_' (at most %d bytes); for a repository, replace '/' with '_'", s.ConcurrencyKey, MaxNameBytes)

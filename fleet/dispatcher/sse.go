@@ -83,32 +83,14 @@ func (a *handlers) treeEvents(w http.ResponseWriter, r *http.Request) {
 
 // allEvents streams the events of every tenant where the principal is a
 // viewer: the filter names those tenants (their subjects), unless it
-// views every tenant.
+// views every tenant (tenantFilter's nil).
 func (a *handlers) allEvents(w http.ResponseWriter, r *http.Request) {
-	var f queue.EventFilter
-	if tenants, all := viewedTenants(principal(r)); !all {
-		if len(tenants) == 0 { // routeAccess lets no such principal in; an empty filter is every tenant
-			writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Message: "streaming events needs the viewer role in some tenant"})
-			return
-		}
-		f.Tenants = tenants
+	tenants := tenantFilter(principal(r), identity.Viewer, "")
+	if tenants != nil && len(tenants) == 0 { // routeAccess lets no such principal in; an empty EventFilter is every tenant
+		writeErr(w, http.StatusForbidden, api.ErrorDetail{Code: api.CodeForbidden, Message: "streaming events needs the viewer role in some tenant"})
+		return
 	}
-	a.stream(w, r, sseStream{filter: f})
-}
-
-// viewedTenants are the tenants where p is a viewer (or more); all
-// reports a grant in every tenant.
-func viewedTenants(p identity.Principal) (tenants []string, all bool) {
-	named, all := p.Tenants()
-	if all && p.Can(identity.AllTenants, identity.Viewer) {
-		return nil, true
-	}
-	for _, t := range named {
-		if p.Can(t, identity.Viewer) {
-			tenants = append(tenants, t)
-		}
-	}
-	return tenants, false
+	a.stream(w, r, sseStream{filter: queue.EventFilter{Tenants: tenants}})
 }
 
 // startPosition reads Last-Event-ID or ?from=. It writes a 400 and returns
