@@ -144,11 +144,13 @@ func parseChat(data []byte) (*llm.Response, error) {
 
 // Complete sends req and returns the whole response.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	return c.kit.Complete(ctx, req)
+	resp, err := c.kit.Complete(ctx, req)
+	openai.NameComputerCalls(resp, openai.ComputerToolName(req)) // Responses API computer calls
+	return resp, err
 }
 
 // Stream sends req with streaming on and yields its events, ending with
 // EventFinish or an error.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
-	return c.kit.Stream(ctx, req)
+	return openai.NameComputerStream(c.kit.Stream(ctx, req), openai.ComputerToolName(req))
 }

@@ -245,6 +245,7 @@ func (c *converter) parts(content []llm.ContentPart) ([]any, error) {
 		case llm.KindServerTool:
 			// Code the model ran (executableCode, codeExecutionResult) goes
 			// back as it came; another provider's is dropped.
+			// Search and URL metadata have no Raw: they are not parts.
 			if p.Provider == providerName && len(p.Raw) > 0 {
 				parts = append(parts, p.Raw)
 			}

@@ -25,6 +25,7 @@ type assembler struct {
 	candidates bool            // some chunk had a candidate
 	finish     string          // finishReason, once sent
 	usage      wireUsage
+	metadata   map[string]json.RawMessage // a candidate's groundingMetadata, urlContextMetadata: the last seen
 	out        []llm.StreamEvent // events of the last chunk, reused
 }
 
@@ -62,6 +63,8 @@ func (a *assembler) add(w *wireResponse) error {
 	if c.FinishReason != "" {
 		a.finish = c.FinishReason
 	}
+	a.keepMetadata("groundingMetadata", c.GroundingMetadata)
+	a.keepMetadata("urlContextMetadata", c.URLContextMetadata)
 	return nil
 }
 
@@ -171,7 +174,7 @@ func (a *assembler) result(fb *wirePromptFeedback) (*llm.Response, error) {
 	}
 	a.closePart()
 	resp := a.resp
-	resp.Message = llm.Message{Role: llm.RoleAssistant, Content: a.parts}
+	resp.Message = llm.Message{Role: llm.RoleAssistant, Content: append(a.parts, a.metadataParts()...)}
 	resp.FinishReason = finishReason(a.finish, a.calls > 0)
 	resp.Usage = convertUsage(a.usage)
 	return &resp, nil
@@ -276,4 +279,36 @@ func (a *assembler) addServerPart(p *wirePartIn) {
 		return
 	}
 	a.parts = append(a.parts, llm.ContentPart{Kind: llm.KindServerTool, ServerTool: st, Provider: providerName, Raw: raw})
+}
+
+// metadataTools names the server tool each candidate metadata field
+// reports on.
+var metadataTools = map[string]string{"groundingMetadata": "google_search", "urlContextMetadata": "url_context"}
+
+// keepMetadata keeps a candidate's grounding or URL context metadata; a
+// stream repeats or completes it in later chunks, so the last one wins.
+func (a *assembler) keepMetadata(field string, raw json.RawMessage) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
+		return
+	}
+	if a.metadata == nil {
+		a.metadata = map[string]json.RawMessage{}
+	}
+	a.metadata[field] = append(json.RawMessage(nil), raw...)
+}
+
+// metadataParts returns what google_search and url_context found as
+// content at the end of the answer: a KindServerTool part per field
+// (Type the field's name, Input its JSON: webSearchQueries and
+// groundingChunks, or urlMetadata). Unlike code parts they are not sent
+// back: the API takes no such part in a request.
+func (a *assembler) metadataParts() []llm.ContentPart {
+	var out []llm.ContentPart
+	for _, field := range []string{"groundingMetadata", "urlContextMetadata"} {
+		if raw, ok := a.metadata[field]; ok {
+			out = append(out, llm.ContentPart{Kind: llm.KindServerTool, Provider: providerName,
+				ServerTool: &llm.ServerTool{Type: field, Name: metadataTools[field], Input: raw}})
+		}
+	}
+	return out
 }

@@ -128,6 +128,10 @@ type wireCandidate struct {
 	FinishReason  string        `json:"finishReason"`
 	FinishMessage string        `json:"finishMessage"`
 	Index         int           `json:"index"`
+	// What google_search and url_context found: the queries and pages
+	// (groundingMetadata), the URLs fetched (urlContextMetadata).
+	GroundingMetadata  json.RawMessage `json:"groundingMetadata"`
+	URLContextMetadata json.RawMessage `json:"urlContextMetadata"`
 }
 
 type wireContentIn struct {

@@ -76,13 +76,16 @@ func New(cfg Config) (*Client, error) {
 
 // Complete sends req and returns the whole response.
 func (c *Client) Complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
-	return c.kit.Complete(ctx, req)
+	resp, err := c.kit.Complete(ctx, req)
+	NameComputerCalls(resp, ComputerToolName(req))
+	return resp, err
 }
 
 // Stream sends req with streaming on and yields its events, ending with
-// EventFinish or an error.
+// EventFinish or an error. Computer calls carry the name of the
+// request's computer tool, as in Complete.
 func (c *Client) Stream(ctx context.Context, req llm.Request) iter.Seq2[llm.StreamEvent, error] {
-	return c.kit.Stream(ctx, req)
+	return NameComputerStream(c.kit.Stream(ctx, req), ComputerToolName(req))
 }
 
 // DecodeSSE reads a Responses API event stream, yielding unified events

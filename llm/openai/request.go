@@ -23,6 +23,9 @@ type wireRequest struct {
 	Stream          bool           `json:"stream,omitempty"`
 	PromptCacheKey  string         `json:"prompt_cache_key,omitempty"`
 	Text            *wireText      `json:"text,omitempty"`
+	// Truncation is "auto" when the computer use tool is offered, as the
+	// API asks of computer use requests.
+	Truncation string `json:"truncation,omitempty"`
 }
 
 // wireText is the "text" object; its format asks for JSON matching a schema.
@@ -169,16 +172,25 @@ func BuildRequest(req llm.Request, stream bool) ([]byte, error) {
 	}
 	w := wireRequest{Model: req.Model, MaxOutputTokens: req.MaxOutputTokens, Temperature: req.Temperature,
 		Store: opts.store, Stream: stream, Include: opts.include, PromptCacheKey: req.CacheKey}
-	w.Input, err = buildInput(req.Messages, opts.store)
-	if err != nil {
-		return nil, err
-	}
 	defs, err := llm.ToolsFor(req, ProviderName)
 	if err != nil {
 		return nil, err
 	}
+	computer := computerToolName(defs)
+	w.Input, err = buildInput(req.Messages, opts.store, &computerInput{name: computer})
+	if err != nil {
+		return nil, err
+	}
+	if computer != "" {
+		w.Truncation = "auto"
+	}
 	for _, t := range defs {
 		if t.Provider != nil {
+			if t.Provider.Type == ComputerUseType {
+				if err := checkComputerTool(t); err != nil {
+					return nil, err
+				}
+			}
 			w.Tools = append(w.Tools, wireTool{Type: t.Provider.Type, Params: t.Provider.Params})
 			continue
 		}
@@ -218,22 +230,24 @@ func toolChoice(c llm.ToolChoice) any {
 	return "auto"
 }
 
-// buildInput turns the conversation into input items, in order.
-func buildInput(msgs []llm.Message, store bool) ([]any, error) {
+// buildInput turns the conversation into input items, in order; cu
+// tracks the computer calls among them (see computer.go).
+func buildInput(msgs []llm.Message, store bool, cu *computerInput) ([]any, error) {
 	items := make([]any, 0, len(msgs)+4)
+	var err error
 	for i, m := range msgs {
 		switch m.Role {
 		case llm.RoleSystem:
 			items = append(items, wireMessage{Role: "developer", Content: m.Text()})
 		case llm.RoleUser:
-			items = append(items, wireMessage{Role: "user", Content: userContent(m)})
+			items = append(items, wireMessage{Role: "user", Content: userContent(m, cu)})
 		case llm.RoleAssistant:
-			items = appendAssistant(items, m, store)
+			if items, err = appendAssistant(items, m, store, cu); err != nil {
+				return nil, err
+			}
 		case llm.RoleTool:
-			for _, p := range m.Content {
-				if p.Kind == llm.KindToolResult && p.ToolResult != nil {
-					items = append(items, wireFunctionOutput{Type: "function_call_output", CallID: p.ToolResult.ToolCallID, Output: p.ToolResult.Content})
-				}
+			if items, err = appendResults(items, m, cu); err != nil {
+				return nil, err
 			}
 		default:
 			return nil, &llm.Error{Kind: llm.ErrInvalidRequest, Provider: ProviderName,
@@ -243,7 +257,28 @@ func buildInput(msgs []llm.Message, store bool) ([]any, error) {
 	return items, nil
 }
 
-func userContent(m llm.Message) []wireContent {
+// appendResults adds a tool message's results: function_call_output
+// items, and computer_call_output for the computer calls.
+func appendResults(items []any, m llm.Message, cu *computerInput) ([]any, error) {
+	for _, p := range m.Content {
+		tr := p.ToolResult
+		if p.Kind != llm.KindToolResult || tr == nil {
+			continue
+		}
+		if _, ok := cu.pending[tr.ToolCallID]; ok {
+			out, err := cu.output(tr)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, out...)
+			continue
+		}
+		items = append(items, wireFunctionOutput{Type: "function_call_output", CallID: tr.ToolCallID, Output: tr.Content})
+	}
+	return items, nil
+}
+
+func userContent(m llm.Message, cu *computerInput) []wireContent {
 	parts := make([]wireContent, 0, len(m.Content))
 	for _, p := range m.Content {
 		switch p.Kind {
@@ -252,6 +287,7 @@ func userContent(m llm.Message) []wireContent {
 		case llm.KindImage:
 			if p.Image != nil {
 				parts = append(parts, wireContent{Type: "input_image", ImageURL: p.Image.URLOrData()})
+				cu.seen(p.Image)
 			}
 		}
 	}
@@ -260,8 +296,9 @@ func userContent(m llm.Message) []wireContent {
 
 // appendAssistant adds an assistant message's parts as items: runs of text
 // become one message, reasoning becomes a reasoning item (only when this
-// adapter produced it), tool calls become function_call items.
-func appendAssistant(items []any, m llm.Message, store bool) []any {
+// adapter produced it), tool calls become function_call items, computer
+// calls computer_call items.
+func appendAssistant(items []any, m llm.Message, store bool, cu *computerInput) ([]any, error) {
 	var text []wireContent
 	flush := func() {
 		if len(text) > 0 {
@@ -279,14 +316,21 @@ func appendAssistant(items []any, m llm.Message, store bool) []any {
 				items = append(items, item)
 			}
 		case llm.KindToolCall:
-			if p.ToolCall != nil {
+			if isComputerCall(p, cu.name) {
+				flush()
+				item, err := cu.call(p.ToolCall)
+				if err != nil {
+					return nil, err
+				}
+				items = append(items, item)
+			} else if p.ToolCall != nil {
 				flush()
 				items = append(items, wireFunctionCall{Type: "function_call", CallID: p.ToolCall.ID, Name: p.ToolCall.Name, Arguments: string(p.ToolCall.Arguments)})
 			}
 		}
 	}
 	flush()
-	return items
+	return items, nil
 }
 
 // reasoningItem echoes a reasoning part this adapter produced. Without

@@ -119,6 +119,10 @@ func itemPart(raw json.RawMessage) (llm.ContentPart, bool, *llm.Error) {
 		return llm.ContentPart{Kind: llm.KindText, Text: b.String()}, true, nil
 	case "function_call":
 		return llm.ContentPart{Kind: llm.KindToolCall, ToolCall: toolCall(&it)}, true, nil
+	case "computer_call":
+		// A client-run provider tool: a call for the loop to run.
+		part, err := computerPart(raw)
+		return part, err == nil, err
 	case "web_search_call", "file_search_call", "code_interpreter_call":
 		// A built-in tool the API ran: content, not a call to run.
 		st := &llm.ServerTool{Type: it.Type, ID: it.ID, Name: strings.TrimSuffix(it.Type, "_call")}

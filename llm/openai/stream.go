@@ -138,6 +138,9 @@ func (s *streamState) itemAdded(we *wireEvent) bool {
 		call := &llm.ToolCall{ID: it.CallID, Name: it.Name, ItemID: it.ID}
 		s.calls[we.OutputIndex] = call
 		return s.emit(llm.StreamEvent{Kind: llm.EventToolCallStart, ToolCall: call})
+	case "computer_call":
+		// Its action comes whole with the done event.
+		return s.emit(llm.StreamEvent{Kind: llm.EventToolCallStart, ToolCall: &llm.ToolCall{ID: it.CallID, Name: ComputerUseType, ItemID: it.ID}})
 	}
 	return true
 }
@@ -159,7 +162,7 @@ func (s *streamState) itemDone(we *wireEvent) bool {
 		return s.emit(llm.StreamEvent{Kind: llm.EventReasoningEnd})
 	case "message":
 		return s.emit(llm.StreamEvent{Kind: llm.EventTextEnd})
-	case "function_call":
+	case "function_call", "computer_call":
 		part, _, err := itemPart(we.Item)
 		if err != nil {
 			s.fail(err)

@@ -22,6 +22,10 @@ type Constraints struct {
 	// Thinking is set when the request turns extended thinking on
 	// (Anthropic's thinking.type "enabled").
 	Thinking bool
+	// ProviderTools are the types of the provider's own tools the request
+	// offers, in snake case (web_search, computer_use_preview,
+	// google_search, code_execution, url_context); see providertools.go.
+	ProviderTools []string
 }
 
 // Format is a JSON-schema response format as a request sent it. Name is
@@ -73,6 +77,9 @@ func (c Constraints) honour(rep Reply) (Reply, error) {
 	if rep.Failure != nil || rep.Raw != nil {
 		return rep, nil
 	}
+	if err := c.checkProviderTools(rep); err != nil {
+		return rep, err
+	}
 	switch c.ToolChoice.Mode {
 	case llm.ToolChoiceNone:
 		if len(rep.ToolCalls) > 0 {
@@ -92,7 +99,7 @@ func (c Constraints) honour(rep Reply) (Reply, error) {
 			return rep, fmt.Errorf("the scripted reply makes no call but the request forces a call of %s", c.ToolChoice.Name)
 		}
 	case llm.ToolChoiceRequired:
-		if len(rep.ToolCalls) == 0 {
+		if len(rep.ToolCalls) == 0 && len(rep.ComputerCalls) == 0 {
 			return rep, fmt.Errorf("the scripted reply makes no call but the request's tool choice requires one")
 		}
 	}
@@ -206,9 +213,12 @@ type wireFormat struct {
 // {"type": "text"}, {"type": "json_object"} or {"type": "json_schema",
 // "name", "schema", "strict"}, name and schema required.
 func (openAIDialect) Constraints(body []byte) (Constraints, error) {
-	f := topFields(body, "tools", "tool_choice", "text")
+	f := topFields(body, "tools", "tool_choice", "text", "input", "truncation")
 	var c Constraints
 	var err error
+	if err := openAIProviderTools(f, &c); err != nil {
+		return c, err
+	}
 	if c.ToolChoice, err = openAIToolChoice(f["tool_choice"], false); err != nil {
 		return c, err
 	}
@@ -318,6 +328,7 @@ var geminiModes = map[string]llm.ToolChoiceMode{"AUTO": llm.ToolChoiceAuto, "NON
 func (geminiDialect) Constraints(body []byte) (Constraints, error) {
 	f := topFields(body, "tools", "toolConfig", "generationConfig")
 	var c Constraints
+	geminiProviderTools(f["tools"], &c)
 	if raw := f["toolConfig"]; len(raw) > 0 {
 		var tc struct {
 			FunctionCallingConfig struct {

@@ -36,6 +36,7 @@ func geminiParts(rep Reply) []obj {
 	if rep.Reasoning != "" {
 		parts = append(parts, obj{"text": rep.Reasoning, "thought": true})
 	}
+	parts = append(parts, geminiServerParts(rep)...)
 	if rep.Text != "" {
 		parts = append(parts, obj{"text": rep.Text})
 	}
@@ -96,6 +97,7 @@ func geminiChunk(rep Reply, model string, parts []obj, finish string) obj {
 	cand := obj{"content": obj{"parts": parts, "role": "model"}, "index": 0}
 	if finish != "" {
 		cand["finishReason"] = finish
+		geminiMetadata(rep, cand)
 	}
 	return obj{"candidates": []obj{cand}, "usageMetadata": geminiUsage(rep.Usage),
 		"modelVersion": model, "responseId": rep.ID}

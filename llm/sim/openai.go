@@ -49,6 +49,8 @@ func openAIOutput(rep Reply) []obj {
 		}
 		out = append(out, item)
 	}
+	servers, computer := openAIServerItems(rep)
+	out = append(out, servers...)
 	if rep.Text != "" {
 		out = append(out, obj{"id": newID("msg"), "type": "message", "status": "completed", "role": "assistant",
 			"content": []obj{{"type": "output_text", "text": rep.Text, "annotations": []any{}}}})
@@ -57,7 +59,7 @@ func openAIOutput(rep Reply) []obj {
 		out = append(out, obj{"id": newID("fc"), "type": "function_call", "status": "completed",
 			"call_id": orID(tc.ID, "call"), "name": tc.Name, "arguments": tc.Arguments})
 	}
-	return out
+	return append(out, computer...)
 }
 
 func orID(id, prefix string) string {
@@ -138,12 +140,19 @@ func openAIStreamItem(sw *StreamWriter, send func(string, obj) bool, index int, 
 		added["arguments"], added["status"] = "", "in_progress"
 	case "reasoning":
 		added["summary"] = []obj{}
+	case "web_search_call":
+		added["status"] = "in_progress"
+		delete(added, "action")
 	}
 	if !send("response.output_item.added", obj{"output_index": index, "item": added}) {
 		return false
 	}
 	ok := true
 	switch item["type"] {
+	case "web_search_call":
+		for _, ev := range []string{"in_progress", "searching", "completed"} {
+			ok = ok && send("response.web_search_call."+ev, obj{"item_id": id, "output_index": index})
+		}
 	case "message":
 		text := item["content"].([]obj)[0]["text"].(string)
 		ok = send("response.content_part.added", obj{"item_id": id, "output_index": index, "content_index": 0,

@@ -16,7 +16,12 @@ type Reply struct {
 	Reasoning          string          `json:"reasoning,omitempty"`
 	ReasoningSignature string          `json:"reasoning_signature,omitempty"` // Anthropic signature, OpenAI encrypted_content, Gemini thoughtSignature
 	ToolCalls          []ToolCallReply `json:"tool_calls,omitempty"`
-	Usage              llm.Usage       `json:"usage"`
+	// ServerTools is work a server-run provider tool did, answered as
+	// content; ComputerCalls are OpenAI computer_call items (see
+	// providertools.go).
+	ServerTools   []ServerToolReply   `json:"server_tools,omitempty"`
+	ComputerCalls []ComputerCallReply `json:"computer_calls,omitempty"`
+	Usage         llm.Usage           `json:"usage"`
 	// FinishReason is the dialect's own word (stop, end_turn, STOP,
 	// max_tokens...); empty means the dialect's normal end, or its tool-call
 	// end when ToolCalls is set.
