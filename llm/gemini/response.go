@@ -26,7 +26,7 @@ type assembler struct {
 	finish     string          // finishReason, once sent
 	usage      wireUsage
 	metadata   map[string]json.RawMessage // a candidate's groundingMetadata, urlContextMetadata: the last seen
-	out        []llm.StreamEvent // events of the last chunk, reused
+	out        []llm.StreamEvent          // events of the last chunk, reused
 }
 
 func newAssembler() *assembler {

@@ -31,6 +31,9 @@ func anthropicBlocks(rep Reply) []obj {
 	if rep.Reasoning != "" || rep.ReasoningSignature != "" {
 		blocks = append(blocks, obj{"type": "thinking", "thinking": rep.Reasoning, "signature": orString(rep.ReasoningSignature, anthropicSignature)})
 	}
+	for _, pair := range anthropicServerBlocks(rep) {
+		blocks = append(blocks, pair[0], pair[1])
+	}
 	if rep.Text != "" {
 		blocks = append(blocks, obj{"type": "text", "text": rep.Text})
 	}
@@ -110,6 +113,12 @@ func (anthropicDialect) WriteStream(sw *StreamWriter, rep Reply, model string) {
 			return
 		}
 		index++
+	}
+	for _, pair := range anthropicServerBlocks(rep) {
+		if !a.serverTool(index, pair) {
+			return
+		}
+		index += 2
 	}
 	if rep.Text != "" {
 		if !a.text(index, rep.Text) {

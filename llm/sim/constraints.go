@@ -276,6 +276,7 @@ func (chatCompatDialect) Constraints(body []byte) (Constraints, error) {
 func (anthropicDialect) Constraints(body []byte) (Constraints, error) {
 	f := topFields(body, "tools", "tool_choice", "thinking")
 	var c Constraints
+	anthropicProviderTools(f["tools"], &c)
 	if raw := f["thinking"]; len(raw) > 0 {
 		var th struct {
 			Type string `json:"type"`

@@ -143,6 +143,8 @@ func openAIStreamItem(sw *StreamWriter, send func(string, obj) bool, index int, 
 	case "web_search_call":
 		added["status"] = "in_progress"
 		delete(added, "action")
+	case "computer_call":
+		added["status"] = "in_progress"
 	}
 	if !send("response.output_item.added", obj{"output_index": index, "item": added}) {
 		return false

@@ -10,14 +10,18 @@ import (
 
 // Provider tools. A request may offer a provider's own tools beside its
 // functions: OpenAI's web_search and computer_use_preview (Responses API),
-// Gemini's googleSearch, codeExecution and urlContext. Constraints
-// records their types (in snake case: web_search, computer_use_preview,
-// google_search, code_execution, url_context), and a Reply may use them:
+// Gemini's googleSearch, codeExecution and urlContext, Anthropic's typed
+// tools (web_search_20250305, computer_20250124...). Constraints records
+// their types (in snake case: web_search, computer_use_preview,
+// google_search, code_execution, url_context; Anthropic's as sent), and
+// a Reply may use them (a Tool of web_search matches Anthropic's
+// web_search_20250305):
 //
 //   - ServerTools is work the provider did itself, answered as content
 //     before the text: a web_search_call item (OpenAI); executableCode
 //     and codeExecutionResult parts, and the candidate's groundingMetadata
-//     (google_search) or urlContextMetadata (url_context) (Gemini).
+//     (google_search) or urlContextMetadata (url_context) (Gemini); a
+//     server_tool_use block and its web_search_tool_result (Anthropic).
 //   - ComputerCalls are computer_call items (OpenAI) for the client to
 //     carry out.
 //
@@ -71,7 +75,7 @@ type SafetyCheck struct {
 // request does not offer.
 func (c Constraints) checkProviderTools(rep Reply) error {
 	for _, st := range rep.ServerTools {
-		if !slices.Contains(c.ProviderTools, st.Tool) {
+		if !slices.ContainsFunc(c.ProviderTools, func(t string) bool { return t == st.Tool || strings.HasPrefix(t, st.Tool+"_20") }) {
 			return fmt.Errorf("the scripted reply uses the %s tool, which the request does not offer (it offers %v)", st.Tool, c.ProviderTools)
 		}
 	}
@@ -269,4 +273,54 @@ func geminiMetadata(rep Reply, cand obj) {
 	if len(urls) > 0 {
 		cand["urlContextMetadata"] = obj{"urlMetadata": urls}
 	}
+}
+
+// anthropicProviderTools records a Messages API request's typed tools
+// (any with a type but custom).
+func anthropicProviderTools(raw json.RawMessage, c *Constraints) {
+	if !bytes.Contains(raw, []byte(`"type"`)) {
+		return
+	}
+	var tools []struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &tools)
+	for _, t := range tools {
+		if t.Type != "" && t.Type != "custom" {
+			c.ProviderTools = append(c.ProviderTools, t.Type)
+		}
+	}
+}
+
+// anthropicServerBlocks are a reply's web searches as the Messages API
+// answers them: a server_tool_use block (the query) and its
+// web_search_tool_result (the pages), in pairs.
+func anthropicServerBlocks(rep Reply) [][2]obj {
+	var out [][2]obj
+	for _, st := range rep.ServerTools {
+		id := newID("srvtoolu")
+		results := []obj{}
+		for _, s := range st.Sources {
+			results = append(results, obj{"type": "web_search_result", "url": s.URL, "title": s.Title,
+				"encrypted_content": "llmtest-encrypted", "page_age": nil})
+		}
+		out = append(out, [2]obj{
+			{"type": "server_tool_use", "id": id, "name": st.Tool, "input": obj{"query": st.Query}},
+			{"type": st.Tool + "_tool_result", "tool_use_id": id, "content": results}})
+	}
+	return out
+}
+
+// serverTool streams a server tool pair: the use with its input as
+// input_json_delta, then the result whole.
+func (a *anthropicStream) serverTool(index int, pair [2]obj) bool {
+	use, result := pair[0], pair[1]
+	input, _ := json.Marshal(use["input"])
+	start, _ := json.Marshal(obj{"type": use["type"], "id": use["id"], "name": use["name"], "input": obj{}})
+	whole, _ := json.Marshal(result)
+	return a.blockStart(index, string(start)) &&
+		a.delta(index, "partial_json", string(input), "input_json_delta") &&
+		a.blockStop(index) &&
+		a.blockStart(index+1, string(whole)) &&
+		a.blockStop(index+1)
 }
