@@ -16,9 +16,11 @@ import (
 // google_search, code_execution and url_context) runs at the provider:
 // its use and its result come back as KindServerTool content, never as a
 // ToolCall, and the loop has nothing to run. A client-run tool
-// (Anthropic's computer_*, text_editor_* and bash_*) is only a schema the
-// model was trained on: the model calls it by ToolDefinition.Name as any
-// other tool, and something registered under that name must run it.
+// (Anthropic's computer_*, text_editor_* and bash_*; OpenAI's
+// computer_use_preview) is only a schema the model was trained on: the
+// model calls it by ToolDefinition.Name as any other tool, and something
+// registered under that name must run it; its result goes back in the
+// wire's own shape (OpenAI's computer_call_output: see llm/openai).
 type ProviderTool struct {
 	// Provider is the wire family the tool belongs to: "anthropic"
 	// (also on Bedrock and Vertex AI), "openai" (the Responses API) or
@@ -26,14 +28,15 @@ type ProviderTool struct {
 	Provider string `json:"provider"`
 	// Type is the provider's tool type: web_search_20250305,
 	// computer_20250124, text_editor_20250728, bash_20250124 (anthropic);
-	// web_search (openai); google_search, code_execution, url_context
-	// (gemini).
+	// web_search, computer_use_preview (openai); google_search,
+	// code_execution, url_context (gemini).
 	Type string `json:"type"`
 	// Params are the tool's own parameters, named as the provider names
 	// them and sent beside the type: max_uses, allowed_domains,
 	// user_location (web search), display_width_px, display_height_px,
 	// display_number (computer use), max_characters (text editor),
-	// search_context_size (openai web search).
+	// search_context_size (openai web search), display_width,
+	// display_height, environment (openai computer_use_preview).
 	Params map[string]any `json:"params,omitempty"`
 }
 
@@ -64,7 +67,8 @@ func (p ProviderTool) ServerRun() bool {
 type ServerTool struct {
 	// Type is the provider's block or item type: server_tool_use,
 	// web_search_tool_result, web_fetch_tool_result (anthropic),
-	// web_search_call (openai).
+	// web_search_call (openai), executableCode, codeExecutionResult,
+	// groundingMetadata, urlContextMetadata (gemini).
 	Type string `json:"type"`
 	// ID identifies the use; a result carries the id of the use it answers.
 	ID string `json:"id,omitempty"`

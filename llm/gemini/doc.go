@@ -70,7 +70,13 @@
 // ({"googleSearch": {params}}) after the function declarations; with no
 // functions, no toolConfig is sent. executableCode and
 // codeExecutionResult parts in an answer are KindServerTool content and
-// go back as they came.
+// go back as they came. What google_search and url_context found, the
+// candidate's groundingMetadata (webSearchQueries, groundingChunks,
+// searchEntryPoint) and urlContextMetadata (urlMetadata), ends the
+// message as a KindServerTool part each (ServerTool.Type the field's
+// name, Name the tool's, Input the field's JSON); a stream's last one
+// wins. They carry no Raw and are not sent back: the API takes no such
+// part in a request.
 //
 // # Errors
 //

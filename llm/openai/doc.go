@@ -33,11 +33,23 @@
 // # Built-in tools
 //
 // A ToolDefinition with a ProviderTool (web_search, with its
-// search_context_size, user_location and filters) is sent as {type,
-// params} beside the functions. The API's own calls in the output
-// (web_search_call, file_search_call, code_interpreter_call) are
-// KindServerTool content, not tool calls; they are not sent back (the
+// search_context_size, user_location and filters; computer_use_preview)
+// is sent as {type, params} beside the functions. The API's own calls in
+// the output (web_search_call, file_search_call, code_interpreter_call)
+// are KindServerTool content, not tool calls; they are not sent back (the
 // answer's text carries what they found).
+//
+// # Computer use
+//
+// computer_use_preview is run on our side: its computer_call items are
+// ToolCalls named by the definition's Name, with Arguments {action,
+// pending_safety_checks} (ComputerArguments), and their results go back
+// as computer_call_output with the result's image as the screenshot.
+// Pending safety checks are acknowledged only by the tool's result
+// ({"acknowledged_safety_checks": [ids]}), never by the adapter; see
+// computer.go for the whole mapping. Client.Complete and Client.Stream
+// name the calls (NameComputerCalls, NameComputerStream); ParseResponse
+// alone names them by the type.
 //
 // # Errors
 //

@@ -35,6 +35,16 @@
 // tool is answered); a scripted reply the choice forbids (calls under none,
 // none where one is required) is answered 500 naming the script's mistake.
 //
+// # Provider tools
+//
+// A request's provider tools (OpenAI web_search and computer_use_preview,
+// Gemini googleSearch, codeExecution, urlContext, Anthropic's typed
+// tools) are recorded in Constraints.ProviderTools. Reply.ServerTools
+// answers a server-run tool's work as content in the dialect's shape, and
+// Reply.ComputerCalls answers OpenAI computer_call items; using a tool the
+// request does not offer is the script's mistake. The OpenAI dialect
+// refuses malformed computer use as the API does (see providertools.go).
+//
 // # Dialects
 //
 // A Dialect renders replies in one wire format, chosen by request path. Each
