@@ -21,7 +21,6 @@ import (
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/client"
-	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/queue"
@@ -261,7 +260,7 @@ func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.C
 	reqCtx, stopHTTP := context.WithCancel(context.Background())
 	d.stopHTTP = stopHTTP
 	d.http = &http.Server{
-		Handler:           dashboard.With(d.dispatcher.Handler(dispatcher.APIOptions{Token: d.cfg.Token, ListenAddr: ln.Addr().String()})),
+		Handler:           Handler(d.dispatcher, d.cfg.Token, ln.Addr().String()),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}

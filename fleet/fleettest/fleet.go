@@ -63,6 +63,10 @@ type Options struct {
 	// user, every worker as the worker user, and PermissionViolations
 	// lists what the server refused either of them.
 	Restricted bool
+	// Observers, with Restricted, adds an observer user per tenant
+	// (ObserverUser), subscribed to that tenant's events only
+	// (queue.PermissionsFor, RoleObserver); ConnectAs connects as one.
+	Observers []string
 }
 
 // Fleet is a running test fleet.

@@ -30,7 +30,31 @@ func (f *Fleet) startNATS(t testing.TB) *natstest.Server {
 		}
 		opts.Users = append(opts.Users, &server.User{Username: string(role), Password: restrictedPassword, Permissions: natsauth.Server(p)})
 	}
+	for _, tenant := range f.opts.Observers {
+		p, err := queue.PermissionsFor(f.opts.Queue, queue.RoleObserver, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Users = append(opts.Users, &server.User{Username: ObserverUser(tenant), Password: restrictedPassword, Permissions: natsauth.Server(p)})
+	}
 	return natstest.StartWithOptions(t, opts)
+}
+
+// ObserverUser is the NATS user of a Restricted fleet's observer of
+// tenant (Options.Observers).
+func ObserverUser(tenant string) string { return "observer-" + tenant }
+
+// ConnectAs opens a connection to a Restricted fleet's NATS server as
+// user: a role's name (queue.RoleDispatcher, queue.RoleWorker) or
+// ObserverUser. opts come after the credentials (an ErrorHandler of the
+// caller's sees its own permission violations). The test's cleanup
+// closes it.
+func (f *Fleet) ConnectAs(t testing.TB, user string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	if !f.opts.Restricted {
+		t.Fatal("fleettest: ConnectAs needs a Restricted fleet (its server has users)")
+	}
+	return f.NATS.Connect(t, append([]nats.Option{nats.UserInfo(user, restrictedPassword)}, opts...)...)
 }
 
 // connect opens a connection as role's user (Restricted) or without
