@@ -333,8 +333,8 @@ func (c *Client) Stats(ctx context.Context) (api.Stats, error) {
 	return out, c.do(ctx, http.MethodGet, "/v1/stats", nil, nil, &out)
 }
 
-// CountsFiltered counts the tasks matching f (its queue, root and labels)
-// by state.
+// CountsFiltered counts the tasks matching f (its queue, root, tenant and
+// labels) by state.
 func (c *Client) CountsFiltered(ctx context.Context, f ListFilter) (map[store.TaskState]int64, error) {
 	q := url.Values{}
 	if f.Root != uuid.Nil {
@@ -342,6 +342,9 @@ func (c *Client) CountsFiltered(ctx context.Context, f ListFilter) (map[store.Ta
 	}
 	if f.Queue != "" {
 		q.Set("queue", f.Queue)
+	}
+	if f.Tenant != "" {
+		q.Set("tenant", f.Tenant)
 	}
 	for k, v := range f.Labels {
 		q.Add("label", k+"="+v)

@@ -103,11 +103,8 @@ func TestTrustBoundary(t *testing.T) {
 		if st, err := viewer.Stats(ctx); err != nil || total(st.Counts) != 2 {
 			t.Fatalf("A's viewer's stats count %v (%v), want A's two tasks", st.Counts, err)
 		}
-		// (client.CountsFiltered does not send ListFilter.Tenant, so ask
-		// the API itself.)
-		var inB map[store.TaskState]int64
-		if code := getJSON(t, s.base+"/v1/counts?tenant="+tenantB, s.tokens["a-viewer"].Token, &inB); code != http.StatusOK || total(inB) != 0 {
-			t.Fatalf("A's viewer counts %v in %s (%d), want none", inB, tenantB, code)
+		if inB, err := viewer.CountsFiltered(ctx, client.ListFilter{Tenant: tenantB}); err != nil || total(inB) != 0 {
+			t.Fatalf("A's viewer counts %v in %s (%v), want none", inB, tenantB, err)
 		}
 		// The fleet-wide stream: B's approval request was published
 		// before A's, so a stream carrying B's events would show it first.
