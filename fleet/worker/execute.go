@@ -36,7 +36,7 @@ func (r *run) execute(ctx context.Context) settlement {
 		return r.prepareFailed(ctx, err)
 	}
 	defer r.closeEnv()
-	stopControl, err := w.q.ServeControl(fleet.SessionSubject(r.task.ID), r.control)
+	stopControl, err := w.q.ServeControl(fleet.SessionTenant(r.task), fleet.SessionSubject(r.task.ID), r.control)
 	if err != nil {
 		r.log.Warn("serving control", "err", err)
 		return r.giveBack(ctx, w.backoff(r.d.NumDelivered))

@@ -232,7 +232,7 @@ func TestDecentralizedAuthCredsFiles(t *testing.T) {
 	defer func() { _ = stop() }()
 	short, cancelShort := context.WithTimeout(ctx, time.Second)
 	defer cancelShort()
-	if _, err := worker.Control(short, queue.ApprovalsSession, queue.ControlRequest{Op: queue.OpApprove, TaskID: "t", CallID: "c"}); err == nil {
+	if _, err := worker.AnswerApproval(short, queue.ControlRequest{Op: queue.OpApprove, TaskID: "t", CallID: "c"}); err == nil {
 		t.Fatal("a worker's approval was answered")
 	}
 	waitViolation(t, workerViolations, "agentfleet.control.approvals")
