@@ -307,11 +307,11 @@ func (d Defaults) Apply(s TaskSpec) TaskSpec {
 	}
 	s.Limits = d.Policy.ApplyLimits(s.Limits, d.Limits)
 	s.Environment.Image = d.Policy.Images.ImageFor(s)
-	if s.Queue == "" {
-		s.Queue = DefaultQueue
-	}
 	if s.Tenant == "" {
 		s.Tenant = DefaultTenant
+	}
+	if s.Queue == "" {
+		s.Queue = d.Policy.TenantQueues.DefaultQueue(s.Tenant)
 	}
 	if s.ChildPolicy == "" {
 		s.ChildPolicy = ChildCancel

@@ -72,6 +72,11 @@ const (
 	// cancelled (its session spawned it before its abort arrived), so the
 	// store refused its claim and the worker cancelled it unstarted.
 	ReasonParentCancelled = "parent_cancelled"
+	// ReasonTenantNotServed: a worker pool claimed a task of a tenant it
+	// does not serve (worker `tenants`), a misconfiguration of the queues
+	// (the dispatcher's policy.tenant_queues, the pool's queues); it was
+	// not run.
+	ReasonTenantNotServed = "tenant_not_served"
 )
 
 // WaitingFor is what a parked (waiting) task waits for, stored as
