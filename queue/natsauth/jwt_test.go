@@ -39,6 +39,7 @@ var testUsers = map[string]struct {
 }{
 	"dispatcher": {queue.RoleDispatcher, nil},
 	"worker":     {queue.RoleWorker, nil},
+	"worker-a":   {queue.RoleWorker, []string{"team-a"}}, // a pool of team-a
 	"observer-a": {queue.RoleObserver, []string{"team-a"}},
 }
 
