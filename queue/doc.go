@@ -19,7 +19,7 @@
 //   - TASKS_DEADLETTER, capturing the server's max-delivery and termination advisories for TASKS,
 //     so that no dead letter is lost while no dispatcher runs.
 //
-// Control uses core NATS request-reply on <prefix>.control.<session>; nothing is stored.
+// Control uses core NATS request-reply on <prefix>.control.<tenant>.<session>; nothing is stored.
 //
 // # Publishing work
 //
