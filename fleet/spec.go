@@ -116,7 +116,7 @@ type TaskSpec struct {
 	// sets it from the submitter (its default tenant, or one it names and
 	// may use); children inherit their parent's. "" = DefaultTenant.
 	Tenant   string `json:"tenant,omitempty"`
-	Queue    string `json:"queue,omitempty"` // "" = DefaultQueue
+	Queue    string `json:"queue,omitempty"` // "" = the tenant's first in Policy.TenantQueues, else DefaultQueue
 	Priority int    `json:"priority,omitempty"`
 	// ConcurrencyKey groups tasks for fairness ("" = the tenant): workers
 	// share free slots between keys by the weights their operator sets and
