@@ -12,7 +12,7 @@
 // A task is a store.Task whose Spec is a TaskSpec. It has exactly one
 // session, whose id is the task id: its turns, tool outputs and usage are
 // stored under that id, its events carry it as session_id and its control
-// subject is <prefix>.control.<task-id>, whichever worker runs it.
+// subject is <prefix>.control.<tenant>.<task-id>, whichever worker runs it.
 //
 // # One package per audience
 //

@@ -116,7 +116,7 @@ type TaskSpec struct {
 	// sets it from the submitter (its default tenant, or one it names and
 	// may use); children inherit their parent's. "" = DefaultTenant.
 	Tenant   string `json:"tenant,omitempty"`
-	Queue    string `json:"queue,omitempty"` // "" = DefaultQueue
+	Queue    string `json:"queue,omitempty"` // "" = the tenant's first in Policy.TenantQueues, else DefaultQueue
 	Priority int    `json:"priority,omitempty"`
 	// ConcurrencyKey groups tasks for fairness ("" = the tenant): workers
 	// share free slots between keys by the weights their operator sets and
@@ -307,11 +307,11 @@ func (d Defaults) Apply(s TaskSpec) TaskSpec {
 	}
 	s.Limits = d.Policy.ApplyLimits(s.Limits, d.Limits)
 	s.Environment.Image = d.Policy.Images.ImageFor(s)
-	if s.Queue == "" {
-		s.Queue = DefaultQueue
-	}
 	if s.Tenant == "" {
 		s.Tenant = DefaultTenant
+	}
+	if s.Queue == "" {
+		s.Queue = d.Policy.TenantQueues.DefaultQueue(s.Tenant)
 	}
 	if s.ChildPolicy == "" {
 		s.ChildPolicy = ChildCancel

@@ -42,6 +42,9 @@ type Policy struct {
 	Repositories Repositories `mapstructure:"repositories"`
 	// Images bound environment.image and give its default (spec_image.go).
 	Images ImagePolicy `mapstructure:"images"`
+	// TenantQueues bound the queues each tenant's tasks may use, and give
+	// the queue of a spec that names none (spec_policy_tenants.go).
+	TenantQueues TenantQueues `mapstructure:"tenant_queues"`
 }
 
 // MaxLimits are the policy's maxima as Limits (zero: no maximum).
@@ -80,6 +83,9 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("%s must be >= 0", name)
 	}
 	if err := p.Images.Validate("images"); err != nil {
+		return err
+	}
+	if err := p.TenantQueues.Validate(); err != nil {
 		return err
 	}
 	return p.validatePaths()
@@ -123,6 +129,9 @@ func (p Policy) Check(s TaskSpec) error {
 		return err
 	}
 	if err := p.checkImage(s); err != nil {
+		return err
+	}
+	if err := p.TenantQueues.check(s); err != nil {
 		return err
 	}
 	return nil

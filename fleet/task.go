@@ -72,6 +72,11 @@ const (
 	// cancelled (its session spawned it before its abort arrived), so the
 	// store refused its claim and the worker cancelled it unstarted.
 	ReasonParentCancelled = "parent_cancelled"
+	// ReasonTenantNotServed: a worker pool claimed a task of a tenant it
+	// does not serve (worker `tenants`), a misconfiguration of the queues
+	// (the dispatcher's policy.tenant_queues, the pool's queues); it was
+	// not run.
+	ReasonTenantNotServed = "tenant_not_served"
 )
 
 // WaitingFor is what a parked (waiting) task waits for, stored as
@@ -121,7 +126,18 @@ type SessionEndData struct {
 }
 
 // SessionSubject is the control address of a task's session (the last
-// token of <prefix>.control.<session>): a task has one session, whose id
-// is the task's, so nobody needs a store read to reach it, and it is
-// reachable before its first turn is recorded.
+// token of <prefix>.control.<tenant>.<session>): a task has one session,
+// whose id is the task's, so it is reachable before its first turn is
+// recorded. The tenant token is SessionTenant's.
 func SessionSubject(task uuid.UUID) string { return task.String() }
+
+// SessionTenant is the tenant token of a task's control subject
+// (queue.Subjects.Control): the task's tenant, DefaultTenant for a task
+// stored before tasks named one. The worker serves, and every requester
+// (dispatcher, completer, a parent's spawner) addresses, this subject.
+func SessionTenant(t store.Task) string {
+	if t.Tenant == "" {
+		return DefaultTenant
+	}
+	return t.Tenant
+}

@@ -43,7 +43,7 @@ const minAckWait = 100 * time.Millisecond
 type Config struct {
 	// Prefix is the first token of every subject (default "agentfleet"): tasks on
 	// <Prefix>.tasks.<queue>, events on <Prefix>.events.<tenant>.<root>.<task>.<kind>, control on
-	// <Prefix>.control.<session>.
+	// <Prefix>.control.<tenant>.<session>.
 	Prefix string
 	// TasksStream, EventsStream and DeadLetterStream name the streams (defaults "TASKS",
 	// "EVENTS", "TASKS_DEADLETTER"). Two fleets sharing one NATS account need different names

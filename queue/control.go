@@ -31,7 +31,9 @@ const (
 	OpCompact ControlOp = "compact"
 )
 
-// ControlRequest is the JSON body of a request on <prefix>.control.<session>.
+// ControlRequest is the JSON body of a request on
+// <prefix>.control.<tenant>.<session> (or, for approve and deny, on
+// <prefix>.control.approvals).
 type ControlRequest struct {
 	Op              ControlOp `json:"op"`
 	Message         string    `json:"message,omitempty"`
@@ -99,14 +101,19 @@ type ControlReply struct {
 // and return; ctx ends after Config.ControlTimeout.
 type ControlHandler func(ctx context.Context, req ControlRequest) ControlReply
 
-// ServeControl answers control requests for sessionID with h until stop is called. A worker
-// serves a session's control subject while it runs the session; when nobody serves it,
-// requesters get ErrNotRunning. Invalid requests are answered with ok=false without calling h.
-func (c *Client) ServeControl(sessionID string, h ControlHandler) (stop func() error, err error) {
-	if err := checkToken("session id", sessionID); err != nil {
+// ServeControl answers control requests for session sessionID of tenant
+// with h until stop is called. A worker serves a session's control subject
+// (Subjects.Control) while it runs the session; when nobody serves it,
+// requesters get ErrNotRunning. Invalid requests are answered with
+// ok=false without calling h. The tenant must be the task's: a requester
+// names it too, and a worker pool's NATS user may subscribe only to its
+// tenants' subjects.
+func (c *Client) ServeControl(tenant, sessionID string, h ControlHandler) (stop func() error, err error) {
+	subject, err := c.controlSubject(tenant, sessionID)
+	if err != nil {
 		return nil, err
 	}
-	sub, err := c.nc.Subscribe(c.subj.Control(sessionID), func(m *nats.Msg) {
+	sub, err := c.nc.Subscribe(subject, func(m *nats.Msg) {
 		reply := c.answer(m.Data, h)
 		body, _ := json.Marshal(reply) // strings, bools and ints always encode
 		_ = m.Respond(body)            // the requester may have gone; nothing to do then
@@ -135,6 +142,18 @@ func (c *Client) ServeControl(sessionID string, h ControlHandler) (stop func() e
 	}, nil
 }
 
+// controlSubject checks a tenant and a session id (each one subject token)
+// and returns their control subject.
+func (c *Client) controlSubject(tenant, sessionID string) (string, error) {
+	if err := CheckTenant(tenant); err != nil {
+		return "", err
+	}
+	if err := checkToken("session id", sessionID); err != nil {
+		return "", err
+	}
+	return c.subj.Control(tenant, sessionID), nil
+}
+
 func (c *Client) answer(data []byte, h ControlHandler) ControlReply {
 	var req ControlRequest
 	if err := json.Unmarshal(data, &req); err != nil {
@@ -148,14 +167,22 @@ func (c *Client) answer(data []byte, h ControlHandler) ControlReply {
 	return h(ctx, req)
 }
 
-// Control sends req to the worker running sessionID and returns its reply. It returns
-// ErrNotRunning when no worker serves the session, an error wrapping ErrControlRefused (with the
-// reply) when the handler answered ok=false, and a timeout after Config.ControlTimeout when ctx
-// has no earlier deadline.
-func (c *Client) Control(ctx context.Context, sessionID string, req ControlRequest) (ControlReply, error) {
-	if err := checkToken("session id", sessionID); err != nil {
+// Control sends req to the worker running session sessionID of tenant and
+// returns its reply. It returns ErrNotRunning when no worker serves the
+// session, an error wrapping ErrControlRefused (with the reply) when the
+// handler answered ok=false, and a timeout after Config.ControlTimeout when
+// ctx has no earlier deadline.
+func (c *Client) Control(ctx context.Context, tenant, sessionID string, req ControlRequest) (ControlReply, error) {
+	subject, err := c.controlSubject(tenant, sessionID)
+	if err != nil {
 		return ControlReply{}, err
 	}
+	return c.request(ctx, subject, "session "+sessionID, req)
+}
+
+// request sends req on subject and decodes the reply; what names the
+// target in errors.
+func (c *Client) request(ctx context.Context, subject, what string, req ControlRequest) (ControlReply, error) {
 	if err := req.Validate(); err != nil {
 		return ControlReply{}, err
 	}
@@ -168,19 +195,19 @@ func (c *Client) Control(ctx context.Context, sessionID string, req ControlReque
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.ControlTimeout)
 		defer cancel()
 	}
-	msg, err := c.nc.RequestWithContext(ctx, c.subj.Control(sessionID), body)
+	msg, err := c.nc.RequestWithContext(ctx, subject, body)
 	if errors.Is(err, nats.ErrNoResponders) {
-		return ControlReply{}, fmt.Errorf("%w: session %s", ErrNotRunning, sessionID)
+		return ControlReply{}, fmt.Errorf("%w: %s", ErrNotRunning, what)
 	}
 	if err != nil {
-		return ControlReply{}, fmt.Errorf("queue: control %s of session %s: %w", req.Op, sessionID, err)
+		return ControlReply{}, fmt.Errorf("queue: control %s of %s: %w", req.Op, what, err)
 	}
 	var reply ControlReply
 	if err := json.Unmarshal(msg.Data, &reply); err != nil {
-		return ControlReply{}, fmt.Errorf("queue: control reply of session %s is not valid JSON: %w", sessionID, err)
+		return ControlReply{}, fmt.Errorf("queue: control reply of %s is not valid JSON: %w", what, err)
 	}
 	if !reply.OK {
-		return reply, fmt.Errorf("%w: session %s: %s", ErrControlRefused, sessionID, reply.Error)
+		return reply, fmt.Errorf("%w: %s: %s", ErrControlRefused, what, reply.Error)
 	}
 	return reply, nil
 }

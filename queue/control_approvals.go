@@ -8,7 +8,8 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// Approval operations, sent to ApprovalsSession rather than to a session:
+// Approval operations, sent to the approvals subject (AnswerApproval)
+// rather than to a session:
 // a session waiting for an approval is parked and nobody serves its own
 // control subject.
 const (
@@ -19,7 +20,9 @@ const (
 )
 
 // ApprovalsSession is the name under the control prefix where approvals
-// are answered: <prefix>.control.approvals (no session id is a word).
+// are answered: <prefix>.control.approvals. A session's subject has two
+// tokens there (<tenant>.<session>), so no tenant or session name collides
+// with it.
 const ApprovalsSession = "approvals"
 
 // approvalsGroup is the queue group of the approvals subject: one
@@ -28,11 +31,10 @@ const approvalsGroup = "dispatchers"
 
 // ServeApprovals answers approve and deny requests on
 // <prefix>.control.approvals with h until stop is called, one server of
-// the queue group per request. Requesters use Control(ctx,
-// ApprovalsSession, req). Other ops and invalid requests are answered with
+// the queue group per request. Requesters use AnswerApproval. Other ops and invalid requests are answered with
 // ok=false without calling h.
 func (c *Client) ServeApprovals(h ControlHandler) (stop func() error, err error) {
-	sub, err := c.nc.QueueSubscribe(c.subj.Control(ApprovalsSession), approvalsGroup, func(m *nats.Msg) {
+	sub, err := c.nc.QueueSubscribe(c.subj.Approvals(), approvalsGroup, func(m *nats.Msg) {
 		reply := c.answer(m.Data, func(ctx context.Context, req ControlRequest) ControlReply {
 			if req.Op != OpApprove && req.Op != OpDeny {
 				return ControlReply{Error: fmt.Sprintf("the approvals subject takes approve and deny, not %s", req.Op)}
@@ -50,4 +52,13 @@ func (c *Client) ServeApprovals(h ControlHandler) (stop func() error, err error)
 		return nil, fmt.Errorf("queue: serve approvals: %w", err)
 	}
 	return sub.Unsubscribe, nil
+}
+
+// AnswerApproval sends an approve or deny to the dispatchers serving the
+// approvals subject and returns the reply, with Control's errors.
+func (c *Client) AnswerApproval(ctx context.Context, req ControlRequest) (ControlReply, error) {
+	if req.Op != OpApprove && req.Op != OpDeny {
+		return ControlReply{}, fmt.Errorf("queue: the approvals subject takes approve and deny, not %q", req.Op)
+	}
+	return c.request(ctx, c.subj.Approvals(), "the approvals subject", req)
 }

@@ -19,7 +19,7 @@
 //   - TASKS_DEADLETTER, capturing the server's max-delivery and termination advisories for TASKS,
 //     so that no dead letter is lost while no dispatcher runs.
 //
-// Control uses core NATS request-reply on <prefix>.control.<session>; nothing is stored.
+// Control uses core NATS request-reply on <prefix>.control.<tenant>.<session>; nothing is stored.
 //
 // # Publishing work
 //
@@ -99,10 +99,13 @@
 //
 // # Control
 //
-// The worker running a session calls Client.ServeControl(sessionID, handler) and the returned
-// stop when the session stops running. Client.Control sends steer, follow_up, abort, configure
-// or status and returns the ControlReply; ErrNotRunning when no worker serves the session (NATS
-// "no responders"), ErrControlRefused when the handler answered ok=false.
+// The worker running a session calls Client.ServeControl(tenant, sessionID, handler) and the
+// returned stop when the session stops running; the subject is <prefix>.control.<tenant>.<session>,
+// so a worker pool's NATS user may be limited to its tenants' sessions (PermissionsFor).
+// Client.Control(ctx, tenant, sessionID, req) sends steer, follow_up, abort, configure, status or
+// compact and returns the ControlReply; ErrNotRunning when no worker serves the session (NATS "no
+// responders"), ErrControlRefused when the handler answered ok=false. Approve and deny go to the
+// dispatchers on <prefix>.control.approvals (ServeApprovals, AnswerApproval).
 //
 // # Metrics
 //

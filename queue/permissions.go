@@ -50,13 +50,15 @@ type Permissions struct {
 
 // PermissionsFor returns the least privilege of role in the fleet laid out
 // by cfg (its prefix and stream names; zero fields take the defaults). An
-// observer is limited to tenants, at least one; the other roles take none
-// (a worker runs, and the dispatcher serves, every tenant's tasks).
+// observer is limited to tenants, at least one. A worker given tenants is
+// a pool serving only those tenants' tasks: it may serve and send control
+// requests on their sessions' subjects only; a worker given none serves
+// every tenant. The dispatcher takes none (it serves every tenant).
 //
 // The table, with P the prefix and the default stream names (docs/operations.md,
 // "NATS permissions", explains each line):
 //
-//	dispatcher publish: P.tasks.>, P.control.* (session control and approvals),
+//	dispatcher publish: P.tasks.>, P.control.> (session control and approvals),
 //	    the JetStream API of TASKS (stream info, create, update; message get and
 //	    delete for dead letters; consumer info and lists), of EVENTS and
 //	    TASKS_DEADLETTER (also consumers: create, next, delete; acks), and of
@@ -64,10 +66,13 @@ type Permissions struct {
 //	    deny: $JS.API.CONSUMER.MSG.NEXT.TASKS.>, $JS.ACK.TASKS.>,
 //	    $JS.API.CONSUMER.*CREATE.TASKS... (it cannot claim a task)
 //	dispatcher subscribe: P.control.approvals, _INBOX.>
-//	worker publish: P.tasks.>, P.events.>, P.control.* except P.control.approvals,
+//	worker publish: P.tasks.>, P.events.>, the control subjects below,
 //	    the JetStream API of TASKS with pulls and acks, EVENTS, TASKS_DEADLETTER
-//	    and the KV buckets
-//	worker subscribe: P.control.* except P.control.approvals, _INBOX.>
+//	    and the KV buckets; deny P.control.approvals
+//	worker subscribe: the control subjects below, _INBOX.>; deny P.control.approvals
+//	    control subjects of a worker of every tenant: P.control.> (which
+//	    also covers the pre-tenant P.control.<session> of the previous release)
+//	    control subjects of a pool: P.control.<tenant>.* for each of its tenants
 //	observer subscribe: P.events.<tenant>.> for each tenant; publish: nothing
 //
 // The dispatcher and the workers may answer requests (allow_responses).
@@ -79,27 +84,28 @@ func PermissionsFor(cfg Config, role Role, tenants ...string) (Permissions, erro
 	}
 	s := Subjects{prefix: cfg.Prefix}
 	switch role {
-	case RoleDispatcher, RoleWorker:
+	case RoleDispatcher:
 		if len(tenants) > 0 {
-			return Permissions{}, fmt.Errorf("queue: the %s role serves every tenant; name tenants only for %s", role, RoleObserver)
+			return Permissions{}, fmt.Errorf("queue: the %s role serves every tenant; name tenants only for %s or %s", role, RoleWorker, RoleObserver)
 		}
 	case RoleObserver:
 		if len(tenants) == 0 {
 			return Permissions{}, errors.New("queue: an observer needs at least one tenant whose events it may read")
 		}
-		for _, t := range tenants {
-			if err := CheckTenant(t); err != nil {
-				return Permissions{}, err
-			}
-		}
+	case RoleWorker:
 	default:
 		return Permissions{}, fmt.Errorf("queue: role %q must be %s, %s or %s", role, RoleDispatcher, RoleWorker, RoleObserver)
+	}
+	for _, t := range tenants {
+		if err := CheckTenant(t); err != nil {
+			return Permissions{}, err
+		}
 	}
 	switch role {
 	case RoleDispatcher:
 		return dispatcherPermissions(cfg, s), nil
 	case RoleWorker:
-		return workerPermissions(cfg, s), nil
+		return workerPermissions(cfg, s, tenants), nil
 	default:
 		return observerPermissions(s, tenants), nil
 	}
@@ -126,8 +132,19 @@ func dispatcherPermissions(cfg Config, s Subjects) Permissions {
 	}
 }
 
-func workerPermissions(cfg Config, s Subjects) Permissions {
-	pub := []string{s.AllTasks(), s.AllEvents(), s.AllControl(), jsInfo}
+func workerPermissions(cfg Config, s Subjects, tenants []string) Permissions {
+	control := []string{s.AllControl()}
+	if len(tenants) > 0 {
+		control = control[:0]
+		for _, t := range tenants {
+			if c := s.TenantControl(t); !slices.Contains(control, c) {
+				control = append(control, c)
+			}
+		}
+	}
+	pub := []string{s.AllTasks(), s.AllEvents()}
+	pub = append(pub, control...)
+	pub = append(pub, jsInfo)
 	pub = append(pub, fullStream(cfg.TasksStream)...)
 	pub = append(pub, streamMsgDelete(cfg.TasksStream))
 	pub = append(pub, fullStream(cfg.EventsStream)...)
@@ -135,7 +152,7 @@ func workerPermissions(cfg Config, s Subjects) Permissions {
 	pub = append(pub, bucketSubjects(cfg.Prefix)...)
 	return Permissions{
 		Publish:        SubjectRules{Allow: pub, Deny: []string{s.Approvals()}},
-		Subscribe:      SubjectRules{Allow: []string{s.AllControl(), s.Inbox()}, Deny: []string{s.Approvals()}},
+		Subscribe:      SubjectRules{Allow: append(control, s.Inbox()), Deny: []string{s.Approvals()}},
 		AllowResponses: true,
 	}
 }

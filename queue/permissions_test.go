@@ -107,7 +107,7 @@ func TestWorkerCannotPublishAnApproval(t *testing.T) {
 	approve := queue.ControlRequest{Op: queue.OpApprove, TaskID: "t1", CallID: "c1", Reason: "forged"}
 	ctx, cancel := context.WithTimeout(s.ctx, time.Second)
 	defer cancel()
-	if _, err := worker.Control(ctx, queue.ApprovalsSession, approve); err == nil {
+	if _, err := worker.AnswerApproval(ctx, approve); err == nil {
 		t.Fatal("a worker's approval was answered")
 	}
 	violation(t, violations, "Publish", "agentfleet.control.approvals")
@@ -115,7 +115,7 @@ func TestWorkerCannotPublishAnApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	violation(t, violations, "Subscription", "agentfleet.control.approvals")
-	if _, err := disp.Control(s.ctx, queue.ApprovalsSession, approve); err != nil {
+	if _, err := disp.AnswerApproval(s.ctx, approve); err != nil {
 		t.Fatalf("the dispatcher's own approval: %v", err)
 	}
 	if n := heard.Load(); n != 1 {
@@ -237,13 +237,13 @@ func TestRestrictedUsersRunTheQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := pull(t, puller)
-	stop, err := worker.ServeControl("t-ok", func(context.Context, queue.ControlRequest) queue.ControlReply {
+	stop, err := worker.ServeControl("team-a", "t-ok", func(context.Context, queue.ControlRequest) queue.ControlReply {
 		return queue.ControlReply{OK: true, Status: &queue.SessionStatus{SessionID: "t-ok", State: "running"}}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := disp.Control(s.ctx, "t-ok", queue.ControlRequest{Op: queue.OpStatus}); err != nil || r.Status.State != "running" {
+	if r, err := disp.Control(s.ctx, "team-a", "t-ok", queue.ControlRequest{Op: queue.OpStatus}); err != nil || r.Status.State != "running" {
 		t.Fatalf("status through control: %+v, %v", r, err)
 	}
 	_ = stop()

@@ -104,18 +104,34 @@ func (s Subjects) legacyEvent(root, task, kind string) string {
 // AllEvents is the EVENTS stream's subject filter: <prefix>.events.>.
 func (s Subjects) AllEvents() string { return s.prefix + "." + eventsToken + ".>" }
 
-// Control returns the request-reply subject of a session: <prefix>.control.<session>.
-func (s Subjects) Control(sessionID string) string {
-	return s.prefix + "." + controlToken + "." + sessionID
+// Control returns the request-reply subject of a session of tenant:
+// <prefix>.control.<tenant>.<session>. The tenant comes first so that one
+// subject filter, <prefix>.control.<tenant>.* (TenantControl), is every
+// session of a tenant, and a worker pool's NATS permission can grant
+// exactly its tenants' sessions (PermissionsFor).
+func (s Subjects) Control(tenant, sessionID string) string {
+	return s.prefix + "." + controlToken + "." + tenant + "." + sessionID
 }
 
-// AllControl matches every session's control subject and the approvals
-// subject: <prefix>.control.*.
-func (s Subjects) AllControl() string { return s.prefix + "." + controlToken + ".*" }
+// TenantControl matches every session's control subject of one tenant:
+// <prefix>.control.<tenant>.*.
+func (s Subjects) TenantControl(tenant string) string {
+	return s.prefix + "." + controlToken + "." + tenant + ".*"
+}
+
+// AllControl matches everything under the control prefix: every tenant's
+// session control subjects, the approvals subject and the subjects of
+// sessions before they carried the tenant (<prefix>.control.<session>):
+// <prefix>.control.>.
+func (s Subjects) AllControl() string { return s.prefix + "." + controlToken + ".>" }
 
 // Approvals is the subject approvals are answered on:
-// <prefix>.control.approvals (see ServeApprovals).
-func (s Subjects) Approvals() string { return s.Control(ApprovalsSession) }
+// <prefix>.control.approvals (see ServeApprovals). It has one token fewer
+// than a session's control subject, so no tenant or session name can make
+// a session subject equal it or fall under it.
+func (s Subjects) Approvals() string {
+	return s.prefix + "." + controlToken + "." + ApprovalsSession
+}
 
 // Inbox matches the reply subjects of requests and JetStream API calls made
 // by a connection with the default inbox prefix: _INBOX.>.

@@ -119,6 +119,7 @@ back to the queue, and the command exits 0.`,
 	fl.StringVar(&cfgFile, "config", "", "configuration file (YAML, JSON or TOML)")
 	cli.CommonFlags(fl)
 	fl.StringSlice("queues", nil, "shared queues to serve (queues, default default)")
+	fl.StringSlice("tenants", nil, "tenants whose tasks this worker runs, a worker pool (tenants, default every tenant)")
 	fl.Int("sessions", 0, "concurrent sessions (sessions, default 4)")
 	fl.String("worker-id", "", "worker id (worker_id, default host name and pid)")
 	fl.String("workspace-root", "", "directory of local workspaces (workspace_root)")

@@ -52,7 +52,7 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 	for k, v := range map[string]string{
 		"DATABASE_URL": "postgres://env/db", "PREFIX": "fleet2", "LISTEN": "127.0.0.1:0", "LOG_FORMAT": "text",
 		"LOG_LEVEL": "debug", "NATS_URL": "nats://n1:4222,nats://n2:4222", "NATS_USER": "worker", "NATS_PASSWORD": "pw", "NATS_ALLOW_PLAINTEXT": "true",
-		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7", "NATS_WORKER_GONE_AFTER": "10m", "WORKER_ID": "w-1", "QUEUES": "a,b",
+		"NATS_REPLICAS": "3", "NATS_ACK_WAIT": "90s", "NATS_MAX_DELIVER": "7", "NATS_WORKER_GONE_AFTER": "10m", "WORKER_ID": "w-1", "QUEUES": "a,b", "TENANTS": "team-a,team-b",
 		"SESSIONS": "8", "WORKSPACE_ROOT": "/var/ws", "DRAIN_GRACE": "1m", "KEEP_FAILED": "1h", "ALLOWED_PROFILES": "openai",
 		"KNOWN_HOSTS_FILE": "/etc/kh", "HEARTBEAT_INTERVAL": "5s", "STALE_AFTER": "20s", "MAX_LIVE_CHILDREN": "3",
 		"NO_DEAD_LETTER_WATCH": "true", "SANDBOX": "off", "SANDBOX_NETWORK": "allowlist", "SANDBOX_ALLOW_HOSTS": "github.com,*.golang.org",
@@ -87,6 +87,7 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		{"nats.worker_gone_after", q.WorkerInactiveThreshold, 10 * time.Minute},
 		{"worker_id", cfg.ID, "w-1"},
 		{"queues", strings.Join(cfg.Queues, ","), "a,b"},
+		{"tenants", strings.Join(cfg.Tenants, ","), "team-a,team-b"},
 		{"sessions", cfg.Sessions, 8},
 		{"workspace_root", cfg.WorkspaceRoot, "/var/ws"},
 		{"drain_grace", cfg.DrainGrace, time.Minute},

@@ -378,7 +378,7 @@ func TestApproveOverTheControlSubject(t *testing.T) {
 	req := queue.ControlRequest{Op: queue.OpApprove, TaskID: id.String(), CallID: pa.CallID, By: "bot"}
 	var reply queue.ControlReply
 	testenv.EventuallyErr(t, fleettest.Wait, "the dispatcher to serve approvals", func() (err error) {
-		reply, err = b.Queue.Control(ctx(t), queue.ApprovalsSession, req)
+		reply, err = b.Queue.AnswerApproval(ctx(t), req)
 		return err
 	})
 	if !reply.OK {
@@ -387,7 +387,7 @@ func TestApproveOverTheControlSubject(t *testing.T) {
 	if done := b.WaitDone(id); !strings.Contains(fleettest.Result(t, done).FinalText, "ran-control") {
 		t.Fatalf("the approved command's output is not in the answer: %q", fleettest.Result(t, done).FinalText)
 	}
-	_, err := b.Queue.Control(ctx(t), queue.ApprovalsSession, req)
+	_, err := b.Queue.AnswerApproval(ctx(t), req)
 	if !errors.Is(err, queue.ErrControlRefused) || !strings.Contains(err.Error(), "not pending") {
 		t.Fatalf("a second approve: %v", err)
 	}

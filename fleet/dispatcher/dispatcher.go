@@ -522,7 +522,7 @@ func (d *Dispatcher) Control(ctx context.Context, id uuid.UUID, req queue.Contro
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.ControlTimeout)
 	defer cancel()
-	reply, err := d.queue.Control(ctx, fleet.SessionSubject(id), req)
+	reply, err := d.queue.Control(ctx, fleet.SessionTenant(t), fleet.SessionSubject(id), req)
 	d.metrics.control.WithLabelValues(string(req.Op), controlOutcome(err)).Inc()
 	return reply, err
 }

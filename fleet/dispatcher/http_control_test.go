@@ -50,7 +50,7 @@ func runTask(t *testing.T, st store.Store, id uuid.UUID) store.Session {
 func serve(t *testing.T, q *queue.Client, session uuid.UUID, reply queue.ControlReply) <-chan queue.ControlRequest {
 	t.Helper()
 	got := make(chan queue.ControlRequest, 8)
-	stop, err := q.ServeControl(session.String(), func(_ context.Context, req queue.ControlRequest) queue.ControlReply {
+	stop, err := q.ServeControl(fleet.DefaultTenant, session.String(), func(_ context.Context, req queue.ControlRequest) queue.ControlReply {
 		got <- req
 		return reply
 	})

@@ -67,6 +67,11 @@ type Options struct {
 	// (ObserverUser), subscribed to that tenant's events only
 	// (queue.PermissionsFor, RoleObserver); ConnectAs connects as one.
 	Observers []string
+	// Pools, with Restricted, adds a NATS user per worker pool: the
+	// worker role limited to the pool's tenants (queue.PermissionsFor). A
+	// worker whose configuration names Tenants connects as the user of
+	// exactly those tenants (a test names the pool here first).
+	Pools [][]string
 }
 
 // Fleet is a running test fleet.
@@ -240,7 +245,7 @@ func (f *Fleet) StartWorker() *Worker {
 // StartWorkerWith starts a worker with cfg.
 func (f *Fleet) StartWorkerWith(cfg worker.Config) *Worker {
 	t := f.t
-	nc := f.connect(t, queue.RoleWorker)
+	nc := f.connectAs(t, poolUser(cfg.Tenants))
 	ctx, cancel := context.WithTimeout(context.Background(), Wait)
 	defer cancel()
 	q, err := queue.Open(ctx, nc, f.opts.Queue)
@@ -349,7 +354,7 @@ func (f *Fleet) Submit(spec fleet.TaskSpec) uuid.UUID {
 	ctx, cancel := context.WithTimeout(context.Background(), Wait)
 	defer cancel()
 	res, err := f.Store.CreateTask(ctx, store.CreateTaskParams{Queue: spec.Queue, Priority: spec.Priority, Spec: body,
-		IdempotencyKey: spec.IdempotencyKey, Labels: spec.Labels})
+		IdempotencyKey: spec.IdempotencyKey, Labels: spec.Labels, Tenant: spec.Tenant})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package fleettest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -23,12 +24,17 @@ func (f *Fleet) startNATS(t testing.TB) *natstest.Server {
 		return natstest.Start(t)
 	}
 	opts := natstest.Options(t.TempDir())
-	for _, role := range []queue.Role{queue.RoleDispatcher, queue.RoleWorker} {
-		p, err := queue.PermissionsFor(f.opts.Queue, role)
+	add := func(name string, role queue.Role, tenants ...string) {
+		p, err := queue.PermissionsFor(f.opts.Queue, role, tenants...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts.Users = append(opts.Users, &server.User{Username: string(role), Password: restrictedPassword, Permissions: natsauth.Server(p)})
+		opts.Users = append(opts.Users, &server.User{Username: name, Password: restrictedPassword, Permissions: natsauth.Server(p)})
+	}
+	add(string(queue.RoleDispatcher), queue.RoleDispatcher)
+	add(string(queue.RoleWorker), queue.RoleWorker)
+	for _, pool := range f.opts.Pools {
+		add(poolUser(pool), queue.RoleWorker, pool...)
 	}
 	for _, tenant := range f.opts.Observers {
 		p, err := queue.PermissionsFor(f.opts.Queue, queue.RoleObserver, tenant)
@@ -57,13 +63,27 @@ func (f *Fleet) ConnectAs(t testing.TB, user string, opts ...nats.Option) *nats.
 	return f.NATS.Connect(t, append([]nats.Option{nats.UserInfo(user, restrictedPassword)}, opts...)...)
 }
 
+// poolUser is the NATS user of a worker serving tenants: "worker" for
+// every tenant, else worker-<tenants joined by '+'>.
+func poolUser(tenants []string) string {
+	if len(tenants) == 0 {
+		return string(queue.RoleWorker)
+	}
+	return string(queue.RoleWorker) + "-" + strings.Join(tenants, "+")
+}
+
 // connect opens a connection as role's user (Restricted) or without
 // credentials, recording permission violations.
 func (f *Fleet) connect(t testing.TB, role queue.Role) *nats.Conn {
+	return f.connectAs(t, string(role))
+}
+
+// connectAs is connect as the named user.
+func (f *Fleet) connectAs(t testing.TB, user string) *nats.Conn {
 	if !f.opts.Restricted {
 		return f.NATS.Connect(t)
 	}
-	return f.NATS.Connect(t, nats.UserInfo(string(role), restrictedPassword),
+	return f.NATS.Connect(t, nats.UserInfo(user, restrictedPassword),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrPermissionViolation) {
 				f.mu.Lock()

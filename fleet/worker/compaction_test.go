@@ -54,7 +54,7 @@ func TestTaskOutlivesItsContextWindow(t *testing.T) {
 	case <-waitCtx(t).Done():
 		t.Fatal("the task never reached its last rounds")
 	}
-	if _, err := f.Queue.Control(waitCtx(t), id.String(), queue.ControlRequest{Op: queue.OpCompact}); err != nil {
+	if _, err := f.Queue.Control(waitCtx(t), fleet.DefaultTenant, id.String(), queue.ControlRequest{Op: queue.OpCompact}); err != nil {
 		t.Fatal(err)
 	}
 	f.Model.Open("asked")

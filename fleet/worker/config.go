@@ -65,6 +65,10 @@ type Config struct {
 	ID string `mapstructure:"worker_id"`
 	// Queues are the shared queues served (default ["default"]).
 	Queues []string `mapstructure:"queues"`
+	// Tenants are the tenants whose tasks this worker runs (default: every
+	// tenant). A worker pool serving some tenants runs under a NATS user
+	// that may read only their sessions' control subjects (tenants.go).
+	Tenants []string `mapstructure:"tenants"`
 	// ConcurrencyKeys are the settings of named concurrency keys, and
 	// ConcurrencyKeyDefault those of every other key (fairness.go).
 	ConcurrencyKeys       map[string]KeyLimit `mapstructure:"concurrency_keys"`
@@ -264,6 +268,7 @@ func (c Config) Validate() error {
 	for _, q := range c.Queues {
 		check(queue.CheckQueueName(q) == nil, "queues entry %q must be letters, digits, '-' or '_' and not \"worker\"", q)
 	}
+	errs = append(errs, c.checkTenants()...)
 	check(c.Sessions >= 1, "sessions must be >= 1, got %d", c.Sessions)
 	errs = append(errs, c.checkKeys()...)
 	for p, n := range c.LLMConcurrency {

@@ -15,7 +15,7 @@ import (
 )
 
 // control answers a control request for the run's session (subject
-// <prefix>.control.<task-id>). It hands the request to the session and
+// <prefix>.control.<tenant>.<task-id>). It hands the request to the session and
 // returns; abort returns before the session has stopped.
 func (r *run) control(ctx context.Context, req queue.ControlRequest) queue.ControlReply {
 	sess := r.session()

@@ -9,7 +9,9 @@
 // A Worker (New, Run) reserves a session slot, then pulls one task
 // message (its own subject <prefix>.tasks.worker.<id> first, then its
 // queues), and claims the task in the store by compare-and-set, so two
-// workers never both run a task. A running task whose heartbeat is older
+// workers never both run a task. A worker pool (Config.Tenants) fails a
+// claimed task of another tenant with tenant_not_served instead of running
+// it (tenants.go). A running task whose heartbeat is older
 // than Config.StaleAfter may be taken over (its worker died). It
 // then builds the environment (a fresh local workspace under
 // Config.WorkspaceRoot, cloned at the spec's ref within
@@ -21,7 +23,7 @@
 // internal/beneath); or SSH with the
 // key reference resolved from Config.SSHKeys), the profile and the
 // session, serves control requests (steer, follow_up, abort, configure,
-// status), stamps heartbeats (the store's, every HeartbeatInterval, which
+// status) on the task's tenant's control subject, stamps heartbeats (the store's, every HeartbeatInterval, which
 // is also how a worker notices a cancel it missed; the message's, every
 // AckWait/3), runs the session and maps the outcome:
 //

@@ -36,7 +36,7 @@ func (r *run) execute(ctx context.Context) settlement {
 		return r.prepareFailed(ctx, err)
 	}
 	defer r.closeEnv()
-	stopControl, err := w.q.ServeControl(fleet.SessionSubject(r.task.ID), r.control)
+	stopControl, err := w.q.ServeControl(fleet.SessionTenant(r.task), fleet.SessionSubject(r.task.ID), r.control)
 	if err != nil {
 		r.log.Warn("serving control", "err", err)
 		return r.giveBack(ctx, w.backoff(r.d.NumDelivered))
@@ -165,7 +165,7 @@ func (r *run) sessionConfig() agent.SessionConfig {
 // findSession returns the task's session row, or, when it has none yet,
 // the row for the recorder to create with the session's first write (see
 // turnRecorder). A task has exactly one session, whose id is the task id,
-// so control requests address <prefix>.control.<task-id>. The first claim
+// so control requests address <prefix>.control.<tenant>.<task-id>. The first claim
 // does not read: a task's session is created only by a run of the task.
 func (r *run) findSession(ctx context.Context, profileID, model string) (store.Session, *store.CreateSessionParams, error) {
 	create := &store.CreateSessionParams{ID: r.task.ID, TaskID: r.task.ID,

@@ -46,6 +46,9 @@ func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 	if err != nil {
 		return w.claimFailed(ctx, d, id, err)
 	}
+	if s, refused := w.refuseTenant(ctx, claimed); refused { // tenants.go
+		return s
+	}
 	if s, held := w.budgetAtClaim(ctx, claimed); held {
 		return s
 	}

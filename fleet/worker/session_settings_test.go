@@ -194,11 +194,11 @@ func TestSessionSettingsReachTheSession(t *testing.T) {
 	t.Run("configure command_timeout", func(t *testing.T) {
 		id := runningAtGate(t, f, "configure-timeout",
 			fleettest.Step{Gate: "configure-timeout", Calls: []fleettest.Call{fleettest.Shell("sleep 20; echo finished")}}, done)
-		reply, err := f.Queue.Control(waitCtx(t), id.String(), queue.ControlRequest{Op: queue.OpConfigure, CommandTimeout: time.Second})
+		reply, err := f.Queue.Control(waitCtx(t), fleet.DefaultTenant, id.String(), queue.ControlRequest{Op: queue.OpConfigure, CommandTimeout: time.Second})
 		if err != nil || !reply.OK || reply.Status.CommandTimeoutMs != 1000 {
 			t.Fatalf("configure: %+v, %v", reply, err)
 		}
-		reply, _ = f.Queue.Control(waitCtx(t), id.String(), queue.ControlRequest{Op: queue.OpConfigure, CommandTimeout: time.Hour})
+		reply, _ = f.Queue.Control(waitCtx(t), fleet.DefaultTenant, id.String(), queue.ControlRequest{Op: queue.OpConfigure, CommandTimeout: time.Hour})
 		if reply.OK || !strings.Contains(reply.Error, "max_command_timeout") {
 			t.Fatalf("a timeout above the session's maximum was accepted: %+v", reply)
 		}

@@ -185,7 +185,7 @@ func TestControlSteerAndAbort(t *testing.T) {
 		fleettest.Step{Gate: "steer", Calls: []fleettest.Call{fleettest.Shell("true")}},
 		fleettest.Step{Text: "last said: {{last_user}}"})
 	// The harness's own connection is not any worker's: the request crosses NATS.
-	reply, err := f.Queue.Control(ctx, id.String(), queue.ControlRequest{Op: queue.OpSteer, Message: "please also say hi"})
+	reply, err := f.Queue.Control(ctx, fleet.DefaultTenant, id.String(), queue.ControlRequest{Op: queue.OpSteer, Message: "please also say hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +199,14 @@ func TestControlSteerAndAbort(t *testing.T) {
 	}
 
 	id = runningAtGate(t, f, "abort", fleettest.Step{Gate: "abort", Text: "never"})
-	if _, err := f.Queue.Control(ctx, id.String(), queue.ControlRequest{Op: queue.OpAbort}); err != nil {
+	if _, err := f.Queue.Control(ctx, fleet.DefaultTenant, id.String(), queue.ControlRequest{Op: queue.OpAbort}); err != nil {
 		t.Fatal(err)
 	}
 	task := f.WaitDone(id)
 	if task.State != store.TaskCancelled || task.Error != fleet.ReasonAborted {
 		t.Fatalf("aborted task: state %s error %q", task.State, task.Error)
 	}
-	if _, err := f.Queue.Control(ctx, id.String(), queue.ControlRequest{Op: queue.OpStatus}); err == nil {
+	if _, err := f.Queue.Control(ctx, fleet.DefaultTenant, id.String(), queue.ControlRequest{Op: queue.OpStatus}); err == nil {
 		t.Fatal("control of an ended session answered")
 	}
 }

@@ -63,6 +63,8 @@ var probes = []Probe{
 		What: "an approver answers its task's approval with by: <another name>: escapes if that name is recorded as the approver"},
 	{Name: "worker-nats-approval", Issue: "#29", run: probeWorkerNATSApproval, Timeout: 2 * time.Minute,
 		What: "dev mode's worker NATS user sends an approve request on the approvals subject: escapes if anything answers it"},
+	{Name: "worker-nats-control", Issue: "#29", run: probeWorkerNATSControl, Timeout: 2 * time.Minute,
+		What: "tenant A's worker pool NATS user subscribes to tenant B's control subjects (one session, all of B, the whole control prefix) while the dispatcher steers B's session: escapes if A reads the steer"},
 	{Name: "host-file", Issue: "plain", run: probeHostFile,
 		What: "`cat` a canary file outside the workspace by its absolute path"},
 	{Name: "other-workspace", Issue: "plain", run: probeOtherWorkspace,

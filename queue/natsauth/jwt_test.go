@@ -39,6 +39,7 @@ var testUsers = map[string]struct {
 }{
 	"dispatcher": {queue.RoleDispatcher, nil},
 	"worker":     {queue.RoleWorker, nil},
+	"worker-a":   {queue.RoleWorker, []string{"team-a"}}, // a pool of team-a
 	"observer-a": {queue.RoleObserver, []string{"team-a"}},
 }
 
@@ -232,7 +233,7 @@ func TestDecentralizedAuthCredsFiles(t *testing.T) {
 	defer func() { _ = stop() }()
 	short, cancelShort := context.WithTimeout(ctx, time.Second)
 	defer cancelShort()
-	if _, err := worker.Control(short, queue.ApprovalsSession, queue.ControlRequest{Op: queue.OpApprove, TaskID: "t", CallID: "c"}); err == nil {
+	if _, err := worker.AnswerApproval(short, queue.ControlRequest{Op: queue.OpApprove, TaskID: "t", CallID: "c"}); err == nil {
 		t.Fatal("a worker's approval was answered")
 	}
 	waitViolation(t, workerViolations, "agentfleet.control.approvals")

@@ -45,7 +45,8 @@ func TestPermissionsForRefusesMistakes(t *testing.T) {
 	}{
 		{queue.RoleObserver, nil, "at least one tenant"},
 		{queue.RoleObserver, []string{"a.>"}, "tenant"},
-		{queue.RoleWorker, []string{"a"}, "serves every tenant"},
+		{queue.RoleDispatcher, []string{"a"}, "serves every tenant"},
+		{queue.RoleWorker, []string{"a.>"}, "tenant"},
 		{"admin", nil, "must be dispatcher, worker or observer"},
 	} {
 		if _, err := queue.PermissionsFor(queue.Config{}, c.role, c.tenants...); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -145,7 +145,7 @@ func TestTrustBoundary(t *testing.T) {
 		forged := queue.ControlRequest{Op: queue.OpApprove, TaskID: taskA.String(), CallID: callA.CallID, By: "a-approver", Reason: "forged"}
 		short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
 		defer cancelShort()
-		if reply, err := q.Control(short, queue.ApprovalsSession, forged); err == nil {
+		if reply, err := q.AnswerApproval(short, forged); err == nil {
 			t.Fatalf("a worker's approval was answered: %+v", reply)
 		}
 		violation(t, violations, "Publish", approvals)
@@ -156,7 +156,7 @@ func TestTrustBoundary(t *testing.T) {
 		violation(t, violations, "Subscription", approvals)
 		// The dispatcher's user is heard on the same subject: its request
 		// for a call that is not pending gets the dispatcher's refusal.
-		_, err = s.fleet.Queue.Control(ctx, queue.ApprovalsSession, queue.ControlRequest{Op: queue.OpApprove, TaskID: taskA.String(), CallID: "no-such-call"})
+		_, err = s.fleet.Queue.AnswerApproval(ctx, queue.ControlRequest{Op: queue.OpApprove, TaskID: taskA.String(), CallID: "no-such-call"})
 		if !errors.Is(err, queue.ErrControlRefused) {
 			t.Fatalf("the dispatcher's user on the approvals subject: %v, want the dispatcher's refusal", err)
 		}

@@ -66,14 +66,19 @@ func (c *Completer) CancelTree(ctx context.Context, id uuid.UUID, reason string)
 	return res, nil
 }
 
-// abort asks the session of task id to abort.
+// abort asks the session of task id to abort, on its tenant's control
+// subject (the task is read for it: CancelledTask does not carry it).
 func (c *Completer) abort(ctx context.Context, id uuid.UUID) error {
+	t, err := c.Store.GetTask(ctx, store.GetTaskParams{ID: id})
+	if err != nil {
+		return fmt.Errorf("reading its tenant: %w", err)
+	}
 	timeout := c.AbortTimeout
 	if timeout <= 0 {
 		timeout = queue.DefaultControlTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_, err := c.Queue.Control(ctx, fleet.SessionSubject(id), queue.ControlRequest{Op: queue.OpAbort})
+	_, err = c.Queue.Control(ctx, fleet.SessionTenant(t), fleet.SessionSubject(id), queue.ControlRequest{Op: queue.OpAbort})
 	return err
 }

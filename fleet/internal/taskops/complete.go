@@ -27,7 +27,7 @@ type Store interface {
 // message and asking a session to abort.
 type Queue interface {
 	Send(ctx context.Context, to queue.Target, msg queue.TaskMessage, msgID string) (queue.EnqueueResult, error)
-	Control(ctx context.Context, sessionID string, req queue.ControlRequest) (queue.ControlReply, error)
+	Control(ctx context.Context, tenant, sessionID string, req queue.ControlRequest) (queue.ControlReply, error)
 }
 
 // Completer is the one way a task ends: every terminal transition of the

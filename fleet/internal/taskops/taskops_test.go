@@ -168,7 +168,7 @@ func TestCancelTreeAbortsEveryRunningTask(t *testing.T) {
 // before answering an abort.
 func serve(t *testing.T, q *queue.Client, id uuid.UUID, onAbort func()) {
 	t.Helper()
-	stop, err := q.ServeControl(fleet.SessionSubject(id), func(_ context.Context, req queue.ControlRequest) queue.ControlReply {
+	stop, err := q.ServeControl(fleet.DefaultTenant, fleet.SessionSubject(id), func(_ context.Context, req queue.ControlRequest) queue.ControlReply {
 		if req.Op == queue.OpAbort {
 			onAbort()
 		}

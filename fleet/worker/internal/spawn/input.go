@@ -42,7 +42,7 @@ func (s *Spawner) SendInput(ctx context.Context, agentID, message string) error 
 		}
 	}
 	if t.State == store.TaskRunning {
-		_, err := s.f.Queue.Control(ctx, fleet.SessionSubject(t.ID), queue.ControlRequest{Op: queue.OpSteer, Message: message})
+		_, err := s.f.Queue.Control(ctx, fleet.SessionTenant(t), fleet.SessionSubject(t.ID), queue.ControlRequest{Op: queue.OpSteer, Message: message})
 		if err == nil {
 			return nil
 		}
