@@ -13,10 +13,14 @@ import (
 const (
 	BulkRetry  = "retry"
 	BulkCancel = "cancel"
+	// BulkPause holds the queued root tasks the filter selects, now and
+	// later, until a BulkResume with the same filter.
+	BulkPause  = "pause"
+	BulkResume = "resume"
 )
 
 // BulkActions lists the actions POST /v1/tasks/bulk accepts.
-var BulkActions = []string{BulkRetry, BulkCancel}
+var BulkActions = []string{BulkRetry, BulkCancel, BulkPause, BulkResume}
 
 // BulkFilter selects the tasks of a bulk action. Zero fields do not
 // filter; at least one field must be set (an action on every task is
@@ -79,13 +83,19 @@ type BulkJob struct {
 	// the tasks a cancel ended (a subtree counts each), Skipped those
 	// that needed nothing (finished meanwhile), Failed those whose action
 	// failed (Errors holds the first few messages).
-	Matched   int       `json:"matched"`
-	Done      int       `json:"done"`
-	Created   int       `json:"created"`
-	Existing  int       `json:"existing"`
-	Cancelled int       `json:"cancelled"`
-	Skipped   int       `json:"skipped"`
-	Failed    int       `json:"failed"`
+	Matched   int `json:"matched"`
+	Done      int `json:"done"`
+	Created   int `json:"created"`
+	Existing  int `json:"existing"`
+	Cancelled int `json:"cancelled"`
+	Skipped   int `json:"skipped"`
+	Failed    int `json:"failed"`
+	// Paused counts the queued tasks a pause held when it was made (it
+	// holds later ones too), Resumed those a resume lets start; PauseID
+	// names the pause (GET /v1/pauses).
+	Paused    int       `json:"paused,omitempty"`
+	Resumed   int       `json:"resumed,omitempty"`
+	PauseID   string    `json:"pause_id,omitempty"`
 	Errors    []string  `json:"errors,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`
@@ -110,4 +120,29 @@ type RetentionView struct {
 	Interval fleet.Duration             `json:"interval"`
 	Events   string                     `json:"events"`
 	Deleted  map[string]int64           `json:"deleted"`
+}
+
+// PauseView is one pause in force (GET /v1/pauses): a whole queue
+// (Queue), or the tasks a filter selects within some tenants (Filter,
+// Tenants; none: every tenant).
+type PauseView struct {
+	ID      string      `json:"id"`
+	Queue   string      `json:"queue,omitempty"`
+	Filter  *BulkFilter `json:"filter,omitempty"`
+	Tenants []string    `json:"tenants,omitempty"`
+	By      string      `json:"by"`
+	At      time.Time   `json:"at"`
+	Reason  string      `json:"reason,omitempty"`
+}
+
+// PausesView answers GET /v1/pauses: the pauses in force and how many
+// tasks workers hold for them.
+type PausesView struct {
+	Pauses []PauseView `json:"pauses"`
+	Held   int         `json:"held"`
+}
+
+// PauseQueueRequest is the optional body of POST /v1/queues/{queue}/pause.
+type PauseQueueRequest struct {
+	Reason string `json:"reason,omitempty"`
 }

@@ -31,6 +31,9 @@ import (
 //     subtree, through Cancel (the completer). A principal that is
 //     submitter but not approver in a tenant cancels only the tasks it
 //     submitted there, as with the single cancel.
+//   - pause and resume put a filter in force as a standing pause and end
+//     it (pause.go; the design is in fleet/internal/holds). Their counts
+//     are the queued root tasks the filter selects.
 //
 // The tasks are read a page at a time, newest first; a page is acted on
 // before the next is read, and the new attempts (newer than any page
@@ -158,6 +161,12 @@ func (d *Dispatcher) BulkJob(id uuid.UUID) (api.BulkJob, []string, <-chan struct
 func (d *Dispatcher) WaitBulk() { d.bulk.wg.Wait() }
 
 func (d *Dispatcher) runBulk(ctx context.Context, j *bulkJob, action, reason string, f api.BulkFilter, sc bulkScope) error {
+	switch action {
+	case api.BulkPause:
+		return d.bulkPause(ctx, j, reason, f, sc) // pause.go
+	case api.BulkResume:
+		return d.bulkResume(ctx, j, f, sc)
+	}
 	return d.eachBulkPage(ctx, action, f, sc, func(ts []store.Task) error {
 		d.bulk.update(j, func(v *api.BulkJob) { v.Matched += len(ts) })
 		if action == api.BulkRetry {
@@ -178,6 +187,9 @@ func (d *Dispatcher) runBulk(ctx context.Context, j *bulkJob, action, reason str
 func (d *Dispatcher) eachBulkPage(ctx context.Context, action string, f api.BulkFilter, sc bulkScope, fn func([]store.Task) error) error {
 	p := store.ListTasksParams{States: f.States, Queue: f.Queue, RootID: f.RootID, Labels: f.Labels,
 		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, Tenants: sc.Tenants, Limit: bulkPage}
+	if action == api.BulkPause || action == api.BulkResume {
+		p.States = []store.TaskState{store.TaskQueued}
+	}
 	for {
 		page, err := d.store.ListTasks(ctx, p)
 		if err != nil {
@@ -207,8 +219,11 @@ func bulkApplies(action string, f api.BulkFilter, sc bulkScope, t store.Task) bo
 	if f.Error != "" && !strings.Contains(t.Error, f.Error) {
 		return false
 	}
-	if action == api.BulkRetry {
+	switch action {
+	case api.BulkRetry:
 		return t.State.Terminal() && t.ParentID == uuid.Nil
+	case api.BulkPause, api.BulkResume:
+		return t.State == store.TaskQueued && t.ParentID == uuid.Nil
 	}
 	return !t.State.Terminal() && (sc.MayCancel == nil || sc.MayCancel(t))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
+	"github.com/agentfleet/agentfleet/fleet/internal/holds"
 	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/internal/tracing"
@@ -186,8 +188,9 @@ type Dispatcher struct {
 	// health logs the store going away and coming back, once each; Run
 	// pings it while it is away.
 	health *storegate.Health
-	bulk   *bulkJobs // progress of bulk actions (bulk.go)
-	sweep  *sweeper  // retention (retention.go)
+	bulk   *bulkJobs                 // progress of bulk actions (bulk.go)
+	sweep  *sweeper                  // retention (retention.go)
+	holds  atomic.Pointer[holds.Set] // the fleet's pauses while Run runs (pause.go)
 }
 
 // New returns a Dispatcher over st and q.
@@ -238,6 +241,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	} else {
 		defer func() { _ = stopLeaders() }()
 	}
+	stopHolds, err := d.runHolds(ctx) // pause.go
+	if err != nil {
+		return err
+	}
+	defer stopHolds()
 	stopApprovals, err := d.serveApprovals()
 	if err != nil {
 		return fmt.Errorf("dispatcher: %w", err)

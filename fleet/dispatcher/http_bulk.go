@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/internal/holds"
 	"github.com/agentfleet/agentfleet/internal/identity"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -20,6 +21,10 @@ type bulker interface {
 	BulkPreview(ctx context.Context, action string, f api.BulkFilter, sc bulkScope) (api.BulkPreview, error)
 	StartBulk(ctx context.Context, action, reason string, f api.BulkFilter, sc bulkScope) api.BulkJob
 	BulkJob(id uuid.UUID) (api.BulkJob, []string, <-chan struct{}, bool)
+	// pause.go
+	PauseQueue(ctx context.Context, q, reason string) (api.PauseView, error)
+	ResumeQueue(ctx context.Context, q string) error
+	Pauses(tenants []string) (api.PausesView, error)
 }
 
 // retentionViewer shows the retention policy (retention.go).
@@ -38,12 +43,18 @@ func (a *handlers) bulkTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !slices.Contains(api.BulkActions, req.Action) {
-		badRequestf(w, "action", "%q is not a bulk action (want one of %v; pause, resume and set_priority are not there yet)", req.Action, api.BulkActions)
+		badRequestf(w, "action", "%q is not a bulk action (want one of %v)", req.Action, api.BulkActions)
 		return
 	}
 	if field, reason := checkBulkFilter(req.Filter); field != "" {
 		badRequestf(w, "filter."+field, "%s", reason)
 		return
+	}
+	if req.Action == api.BulkPause || req.Action == api.BulkResume {
+		if field, reason := holds.CheckFilter(req.Filter); field != "" {
+			badRequestf(w, "filter."+field, "%s", reason)
+			return
+		}
 	}
 	p := principal(r)
 	if t := req.Filter.Tenant; t != "" && !p.Can(t, identity.Submitter) {

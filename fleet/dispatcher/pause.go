@@ -1,0 +1,243 @@
+package dispatcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/internal/holds"
+	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
+	"github.com/agentfleet/agentfleet/store"
+)
+
+// Pauses (fleet/internal/holds has the design):
+//
+//   - a bulk pause puts its filter in force as a standing rule, within the
+//     tenants the caller submits to: every root task the filter selects
+//     that has not started is held, those queued now and those submitted
+//     later, until a resume with the same filter (and scope) ends the rule;
+//   - a queue pause (PauseQueue, admin only) stops every worker pulling
+//     the queue;
+//   - every dispatcher watches the pauses and starts again, through the
+//     router, each held task no rule holds any more, in the order of its
+//     original message. A release cut short by a restart is finished by
+//     the next dispatcher to start (the records stay until released), and
+//     dispatchers releasing together publish each start once (its message
+//     id carries the hold record's revision).
+
+// errNoHolds answers pause calls before Run has opened the pauses.
+var errNoHolds = errors.New("dispatcher: pauses are not open yet (the dispatcher is starting); try again")
+
+// ErrNoPause is a resume naming no pause in force.
+var ErrNoPause = errors.New("no pause in force matches")
+
+// holdRetry is how long the release loop waits after a failure (the
+// store or NATS away) before it tries again.
+const holdRetry = time.Second
+
+// pauses returns the open pauses or errNoHolds.
+func (d *Dispatcher) pauses() (*holds.Set, error) {
+	s := d.holds.Load()
+	if s == nil {
+		return nil, errNoHolds
+	}
+	return s, nil
+}
+
+// runHolds opens the pauses and releases held tasks until ctx ends; the
+// returned stop waits for the loop and closes them.
+func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
+	s, err := holds.Open(ctx, d.queue)
+	if err != nil {
+		return nil, fmt.Errorf("dispatcher: opening the pauses: %w", err)
+	}
+	d.holds.Store(s)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			changed := s.Changed()
+			wait := changed
+			if err := d.releaseHeld(ctx, s); err != nil && ctx.Err() == nil {
+				d.log.Warn("releasing paused tasks", "err", err)
+				t := time.NewTimer(holdRetry)
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+				t.Stop()
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-wait:
+			}
+		}
+	}()
+	return func() { <-done; d.holds.Store(nil); s.Close() }, nil
+}
+
+// releaseHeld starts again, in order, every held task no rule holds, and
+// drops the records of held tasks that are no longer queued (cancelled
+// meanwhile, say).
+func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set) error {
+	for _, h := range s.Held() {
+		if ctx.Err() != nil {
+			return nil
+		}
+		t, err := d.store.GetTask(ctx, store.GetTaskParams{ID: h.TaskID})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if err := s.Released(ctx, h); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("reading held task %s: %w", h.TaskID, err)
+		}
+		if _, held := s.Holding(t); held {
+			continue
+		}
+		if t.State == store.TaskQueued {
+			o := taskops.HoldReleaseMessage(t, h.Revision, time.Now())
+			if _, err := d.queue.Send(ctx, o.To, o.Msg, o.MsgID); err != nil {
+				return fmt.Errorf("starting held task %s: %w", t.ID, err)
+			}
+			d.log.Debug("held task released", "task_id", t.ID)
+		}
+		if err := s.Released(ctx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PauseQueue stops every worker pulling queue q until ResumeQueue; the
+// tasks queued there keep their place.
+func (d *Dispatcher) PauseQueue(ctx context.Context, q, reason string) (api.PauseView, error) {
+	s, err := d.pauses()
+	if err != nil {
+		return api.PauseView{}, err
+	}
+	r := holds.QueueRule(q, submitter(ctx), reason)
+	if err := s.Pause(ctx, r); err != nil {
+		return api.PauseView{}, err
+	}
+	return pauseView(r.Key(), r), nil
+}
+
+// ResumeQueue ends the pause of queue q; ErrNoPause when it was not
+// paused.
+func (d *Dispatcher) ResumeQueue(ctx context.Context, q string) error {
+	s, err := d.pauses()
+	if err != nil {
+		return err
+	}
+	ok, err := s.Unpause(ctx, holds.QueueRule(q, "", "").Key())
+	if err == nil && !ok {
+		err = fmt.Errorf("queue %q: %w (it is not paused)", q, ErrNoPause)
+	}
+	return err
+}
+
+// Pauses lists the pauses in force within tenants (nil: every one): the
+// queue pauses, and the filter pauses whose scope lies within tenants;
+// Held counts the held tasks of those tenants.
+func (d *Dispatcher) Pauses(tenants []string) (api.PausesView, error) {
+	s, err := d.pauses()
+	if err != nil {
+		return api.PausesView{}, err
+	}
+	out := api.PausesView{Pauses: []api.PauseView{}}
+	for key, r := range s.Rules() {
+		if r.Queue == "" && !within(r.Tenants, tenants) {
+			continue
+		}
+		out.Pauses = append(out.Pauses, pauseView(key, r))
+	}
+	for _, h := range s.Held() {
+		if tenants == nil || containsStr(tenants, h.Tenant) {
+			out.Held++
+		}
+	}
+	return out, nil
+}
+
+func pauseView(key string, r holds.Rule) api.PauseView {
+	v := api.PauseView{ID: key, Queue: r.Queue, Tenants: r.Tenants, By: r.By, At: r.At, Reason: r.Reason}
+	if r.Queue == "" {
+		f := r.Filter
+		v.Filter = &f
+	}
+	return v
+}
+
+// within reports whether scope (nil: every tenant) lies within tenants
+// (nil: every tenant).
+func within(scope, tenants []string) bool {
+	if tenants == nil {
+		return true
+	}
+	if scope == nil {
+		return false
+	}
+	for _, t := range scope {
+		if !containsStr(tenants, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// bulkPause puts f in force as a pause within sc's tenants; the job
+// counts the queued tasks it holds now (later ones are held too).
+func (d *Dispatcher) bulkPause(ctx context.Context, j *bulkJob, reason string, f api.BulkFilter, sc bulkScope) error {
+	s, err := d.pauses()
+	if err != nil {
+		return err
+	}
+	r := holds.Rule{Filter: f, Tenants: sc.Tenants, By: j.view.Principal, At: time.Now().UTC(), Reason: reason}
+	if err := s.Pause(ctx, r); err != nil {
+		return err
+	}
+	d.bulk.update(j, func(v *api.BulkJob) { v.PauseID = r.Key() })
+	return d.eachBulkPage(ctx, api.BulkPause, f, sc, func(ts []store.Task) error {
+		d.bulk.update(j, func(v *api.BulkJob) { v.Matched += len(ts); v.Done += len(ts); v.Paused += len(ts) })
+		return nil
+	})
+}
+
+// bulkResume ends the pause of f within sc's tenants; the job counts the
+// queued tasks it selects, which start again (the held ones through the
+// release loop).
+func (d *Dispatcher) bulkResume(ctx context.Context, j *bulkJob, f api.BulkFilter, sc bulkScope) error {
+	s, err := d.pauses()
+	if err != nil {
+		return err
+	}
+	key := holds.Rule{Filter: f, Tenants: sc.Tenants}.Key()
+	ok, err := s.Unpause(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w this filter within your tenants (GET /v1/pauses lists them; resume with the filter the pause was made with)", ErrNoPause)
+	}
+	d.bulk.update(j, func(v *api.BulkJob) { v.PauseID = key })
+	return d.eachBulkPage(ctx, api.BulkResume, f, sc, func(ts []store.Task) error {
+		d.bulk.update(j, func(v *api.BulkJob) { v.Matched += len(ts); v.Done += len(ts); v.Resumed += len(ts) })
+		return nil
+	})
+}
