@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -188,9 +188,12 @@ type Dispatcher struct {
 	// health logs the store going away and coming back, once each; Run
 	// pings it while it is away.
 	health *storegate.Health
-	bulk   *bulkJobs                 // progress of bulk actions (bulk.go)
-	sweep  *sweeper                  // retention (retention.go)
-	holds  atomic.Pointer[holds.Set] // the fleet's pauses while Run runs (pause.go)
+	bulk   *bulkJobs // progress of bulk actions (bulk.go)
+	sweep  *sweeper  // retention (retention.go)
+	// holds are the fleet's pauses, opened by the first to need them
+	// (pause.go).
+	holdsMu sync.Mutex
+	holds   *holds.Set
 }
 
 // New returns a Dispatcher over st and q.

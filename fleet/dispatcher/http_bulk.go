@@ -24,7 +24,7 @@ type bulker interface {
 	// pause.go
 	PauseQueue(ctx context.Context, q, reason string) (api.PauseView, error)
 	ResumeQueue(ctx context.Context, q string) error
-	Pauses(tenants []string) (api.PausesView, error)
+	Pauses(ctx context.Context, tenants []string) (api.PausesView, error)
 }
 
 // retentionViewer shows the retention policy (retention.go).

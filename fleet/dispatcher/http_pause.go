@@ -50,7 +50,7 @@ func (a *handlers) resumeQueue(w http.ResponseWriter, r *http.Request) {
 // pauses serves GET /v1/pauses: the queue pauses, the filter pauses
 // within the tenants the caller views, and how many tasks are held.
 func (a *handlers) pauses(w http.ResponseWriter, r *http.Request) {
-	v, err := a.bulk.Pauses(tenantFilter(principal(r), identity.Viewer, ""))
+	v, err := a.bulk.Pauses(r.Context(), tenantFilter(principal(r), identity.Viewer, ""))
 	if err != nil {
 		a.failPause(w, r, err)
 		return
@@ -58,8 +58,8 @@ func (a *handlers) pauses(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-// failPause answers a pause error: none in force is a 404, pauses not
-// open yet a 503.
+// failPause answers a pause error: none in force is a 404, pauses that
+// cannot be opened (NATS away) a 503.
 func (a *handlers) failPause(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, ErrNoPause):

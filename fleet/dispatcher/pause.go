@@ -27,8 +27,8 @@ import (
 //     dispatchers releasing together publish each start once (its message
 //     id carries the hold record's revision).
 
-// errNoHolds answers pause calls before Run has opened the pauses.
-var errNoHolds = errors.New("dispatcher: pauses are not open yet (the dispatcher is starting); try again")
+// errNoHolds answers pause calls when the pauses cannot be opened.
+var errNoHolds = errors.New("dispatcher: the pauses (NATS bucket holds) cannot be opened")
 
 // ErrNoPause is a resume naming no pause in force.
 var ErrNoPause = errors.New("no pause in force matches")
@@ -37,23 +37,29 @@ var ErrNoPause = errors.New("no pause in force matches")
 // store or NATS away) before it tries again.
 const holdRetry = time.Second
 
-// pauses returns the open pauses or errNoHolds.
-func (d *Dispatcher) pauses() (*holds.Set, error) {
-	s := d.holds.Load()
-	if s == nil {
-		return nil, errNoHolds
+// pauses returns the pauses, opening them the first time (Run or the
+// first API call, whichever comes first).
+func (d *Dispatcher) pauses(ctx context.Context) (*holds.Set, error) {
+	d.holdsMu.Lock()
+	defer d.holdsMu.Unlock()
+	if d.holds != nil {
+		return d.holds, nil
 	}
+	s, err := holds.Open(ctx, d.queue)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errNoHolds, err)
+	}
+	d.holds = s
 	return s, nil
 }
 
 // runHolds opens the pauses and releases held tasks until ctx ends; the
 // returned stop waits for the loop and closes them.
 func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
-	s, err := holds.Open(ctx, d.queue)
+	s, err := d.pauses(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("dispatcher: opening the pauses: %w", err)
+		return nil, err
 	}
-	d.holds.Store(s)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -77,7 +83,13 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 			}
 		}
 	}()
-	return func() { <-done; d.holds.Store(nil); s.Close() }, nil
+	return func() {
+		<-done
+		d.holdsMu.Lock()
+		d.holds = nil
+		d.holdsMu.Unlock()
+		s.Close()
+	}, nil
 }
 
 // releaseHeld starts again, in order, every held task no rule holds, and
@@ -118,7 +130,7 @@ func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set) error {
 // PauseQueue stops every worker pulling queue q until ResumeQueue; the
 // tasks queued there keep their place.
 func (d *Dispatcher) PauseQueue(ctx context.Context, q, reason string) (api.PauseView, error) {
-	s, err := d.pauses()
+	s, err := d.pauses(ctx)
 	if err != nil {
 		return api.PauseView{}, err
 	}
@@ -132,7 +144,7 @@ func (d *Dispatcher) PauseQueue(ctx context.Context, q, reason string) (api.Paus
 // ResumeQueue ends the pause of queue q; ErrNoPause when it was not
 // paused.
 func (d *Dispatcher) ResumeQueue(ctx context.Context, q string) error {
-	s, err := d.pauses()
+	s, err := d.pauses(ctx)
 	if err != nil {
 		return err
 	}
@@ -146,8 +158,8 @@ func (d *Dispatcher) ResumeQueue(ctx context.Context, q string) error {
 // Pauses lists the pauses in force within tenants (nil: every one): the
 // queue pauses, and the filter pauses whose scope lies within tenants;
 // Held counts the held tasks of those tenants.
-func (d *Dispatcher) Pauses(tenants []string) (api.PausesView, error) {
-	s, err := d.pauses()
+func (d *Dispatcher) Pauses(ctx context.Context, tenants []string) (api.PausesView, error) {
+	s, err := d.pauses(ctx)
 	if err != nil {
 		return api.PausesView{}, err
 	}
@@ -204,7 +216,7 @@ func containsStr(xs []string, x string) bool {
 // bulkPause puts f in force as a pause within sc's tenants; the job
 // counts the queued tasks it holds now (later ones are held too).
 func (d *Dispatcher) bulkPause(ctx context.Context, j *bulkJob, reason string, f api.BulkFilter, sc bulkScope) error {
-	s, err := d.pauses()
+	s, err := d.pauses(ctx)
 	if err != nil {
 		return err
 	}
@@ -223,7 +235,7 @@ func (d *Dispatcher) bulkPause(ctx context.Context, j *bulkJob, reason string, f
 // queued tasks it selects, which start again (the held ones through the
 // release loop).
 func (d *Dispatcher) bulkResume(ctx context.Context, j *bulkJob, f api.BulkFilter, sc bulkScope) error {
-	s, err := d.pauses()
+	s, err := d.pauses(ctx)
 	if err != nil {
 		return err
 	}
