@@ -25,10 +25,12 @@ func init() {
 func newTasksCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tasks",
-		Short: "Act on every task a filter selects: retry, cancel (docs/api.md, bulk actions)",
+		Short: "Act on every task a filter selects: retry, cancel, pause, resume (docs/api.md, bulk actions)",
 	}
 	cmd.AddCommand(newBulkCmd(api.BulkRetry, "Retry every ended root task the filter selects (a new attempt each; running it again makes no duplicate)"),
-		newBulkCmd(api.BulkCancel, "Cancel every task the filter selects that has not ended, with its subtree"))
+		newBulkCmd(api.BulkCancel, "Cancel every task the filter selects that has not ended, with its subtree"),
+		newBulkCmd(api.BulkPause, "Hold every queued root task the filter selects, and those submitted later, until resumed (running tasks keep running)"),
+		newBulkCmd(api.BulkResume, "End the pause made with the same filter: its held tasks start again, in their order"))
 	return cmd
 }
 
@@ -128,10 +130,15 @@ func newBulkCmd(action, short string) *cobra.Command {
 				return nil
 			}
 			printPreview(out, prev)
-			if bf.dryRun || prev.Matched == 0 {
+			standing := action == api.BulkPause || action == api.BulkResume // acts on later tasks too
+			if bf.dryRun || prev.Matched == 0 && !standing {
 				return nil
 			}
-			if !bf.yes && !confirm(c.InOrStdin(), out, fmt.Sprintf("%s %s? [y/N] ", action, tasks(int64(prev.Matched)))) {
+			question := fmt.Sprintf("%s %s? [y/N] ", action, tasks(int64(prev.Matched)))
+			if action == api.BulkPause {
+				question = fmt.Sprintf("pause %s queued now, and every task of the filter submitted until resumed? [y/N] ", tasks(int64(prev.Matched)))
+			}
+			if !bf.yes && !confirm(c.InOrStdin(), out, question) {
 				return failf("nothing done (answer y, or pass --yes)")
 			}
 			return followBulk(c, cl, req, bf.asJSON)
@@ -139,8 +146,11 @@ func newBulkCmd(action, short string) *cobra.Command {
 	}
 	cf.register(cmd)
 	bf.register(cmd)
-	if action == api.BulkCancel {
+	switch action {
+	case api.BulkCancel:
 		cmd.Flags().StringVar(&bf.reason, "reason", "", "reason stored with the tasks (default \"cancelled\")")
+	case api.BulkPause:
+		cmd.Flags().StringVar(&bf.reason, "reason", "", "why, shown with the pause (dispatcher queues list)")
 	}
 	return cmd
 }
@@ -191,6 +201,10 @@ func printBulkJob(w io.Writer, j api.BulkJob) {
 		fmt.Fprintf(w, ", %d new attempts, %d already retried", j.Created, j.Existing)
 	case api.BulkCancel:
 		fmt.Fprintf(w, ", %d cancelled", j.Cancelled)
+	case api.BulkPause:
+		fmt.Fprintf(w, ", %d held (pause %s; later tasks of the filter are held too)", j.Paused, j.PauseID)
+	case api.BulkResume:
+		fmt.Fprintf(w, ", %d start again (pause %s ended)", j.Resumed, j.PauseID)
 	}
 	fmt.Fprintf(w, ", %d skipped, %d failed\n", j.Skipped, j.Failed)
 	for _, e := range j.Errors {
