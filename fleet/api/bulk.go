@@ -17,10 +17,13 @@ const (
 	// later, until a BulkResume with the same filter.
 	BulkPause  = "pause"
 	BulkResume = "resume"
+	// BulkSetPriority sets BulkRequest.Priority on the queued root tasks
+	// the filter selects, moving each to its new band's place.
+	BulkSetPriority = "set_priority"
 )
 
 // BulkActions lists the actions POST /v1/tasks/bulk accepts.
-var BulkActions = []string{BulkRetry, BulkCancel, BulkPause, BulkResume}
+var BulkActions = []string{BulkRetry, BulkCancel, BulkPause, BulkResume, BulkSetPriority}
 
 // BulkFilter selects the tasks of a bulk action. Zero fields do not
 // filter; at least one field must be set (an action on every task is
@@ -51,8 +54,12 @@ type BulkRequest struct {
 	// DryRun answers the count and a sample (BulkPreview) and does
 	// nothing.
 	DryRun bool `json:"dry_run,omitempty"`
-	// Reason is the cancellation reason (default "cancelled").
+	// Reason is the cancellation reason (default "cancelled"), or a
+	// pause's.
 	Reason string `json:"reason,omitempty"`
+	// Priority is set_priority's new priority (required there, refused
+	// elsewhere), in the range of fleet.TaskSpec.Priority.
+	Priority *int `json:"priority,omitempty"`
 }
 
 // BulkPreview answers a dry run: how many tasks the action would act
@@ -96,6 +103,9 @@ type BulkJob struct {
 	Paused    int       `json:"paused,omitempty"`
 	Resumed   int       `json:"resumed,omitempty"`
 	PauseID   string    `json:"pause_id,omitempty"`
+	// Moved counts the tasks set_priority moved to another band (a new
+	// start message there); the others changed priority in place.
+	Moved int `json:"moved,omitempty"`
 	Errors    []string  `json:"errors,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`

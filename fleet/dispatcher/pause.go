@@ -33,6 +33,10 @@ var errNoHolds = errors.New("dispatcher: the pauses (NATS bucket holds) cannot b
 // ErrNoPause is a resume naming no pause in force.
 var ErrNoPause = errors.New("no pause in force matches")
 
+// moveSweep is how often the release loop also forgets the priority moves
+// of tasks that are no longer queued (priority_bulk.go).
+const moveSweep = 30 * time.Second
+
 // holdRetry is how long the release loop waits after a failure (the
 // store or NATS away) before it tries again.
 const holdRetry = time.Second
@@ -61,8 +65,10 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 		return nil, err
 	}
 	done := make(chan struct{})
+	sweep := time.NewTicker(moveSweep)
 	go func() {
 		defer close(done)
+		defer sweep.Stop()
 		for {
 			changed := s.Changed()
 			wait := changed
@@ -80,6 +86,7 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 			case <-ctx.Done():
 				return
 			case <-wait:
+			case <-sweep.C: // moves of tasks that have started since
 			}
 		}
 	}()
@@ -96,6 +103,9 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 // drops the records of held tasks that are no longer queued (cancelled
 // meanwhile, say).
 func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set) error {
+	if err := d.forgetMoves(ctx, s); err != nil {
+		return err
+	}
 	for _, h := range s.Held() {
 		if ctx.Err() != nil {
 			return nil
@@ -121,6 +131,23 @@ func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set) error {
 			d.log.Debug("held task released", "task_id", t.ID)
 		}
 		if err := s.Released(ctx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// forgetMoves drops the move records of tasks no longer queued.
+func (d *Dispatcher) forgetMoves(ctx context.Context, s *holds.Set) error {
+	for _, m := range s.Moves() {
+		t, err := d.store.GetTask(ctx, store.GetTaskParams{ID: m.TaskID})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("reading moved task %s: %w", m.TaskID, err)
+		}
+		if err == nil && t.State == store.TaskQueued {
+			continue
+		}
+		if err := s.DropMove(ctx, m); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,8 @@ import (
 // waits on the Set, PullerConfig.QueueGate), and the start message of a
 // task a pause holds is recorded as held and acked instead of claimed, so
 // the task neither starts nor counts an attempt, and its message spends no
-// redelivery. A dispatcher starts it again once no pause holds it.
+// redelivery. A dispatcher starts it again once no pause holds it. A start
+// message a priority change replaced (holds/moves.go) is acked unclaimed.
 
 // openHolds opens the fleet's pauses for Run; the returned stop closes them.
 func (w *Worker) openHolds(ctx context.Context) (func(), error) {
@@ -38,7 +39,13 @@ func (w *Worker) queueGate(ctx context.Context, q string) error {
 // it: it reads the task (only while some pause is in force), records it
 // held and acks. A failure to record it retries the message later.
 func (w *Worker) holdAtDelivery(ctx context.Context, d *queue.Delivery, id uuid.UUID) (settlement, bool) {
-	if w.holds == nil || d.Message.Type != queue.MsgStart || !w.holds.Any() {
+	if w.holds == nil || d.Message.Type != queue.MsgStart {
+		return settlement{}, false
+	}
+	if w.holds.StaleStart(id, d.StreamSeq) {
+		return ack(), true // moved to another band: its new message starts it
+	}
+	if !w.holds.Any() {
 		return settlement{}, false
 	}
 	t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})

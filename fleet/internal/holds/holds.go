@@ -26,7 +26,8 @@
 // is held as a filter's would be, so a paused queue claims nothing new.
 // A pause holds tasks that have not started: running tasks keep running,
 // and the children and wake-ups of a tree that has started are not held
-// (a parent would wait for ever on a held child).
+// (a parent would wait for ever on a held child). moves.go keeps the
+// moves of queued tasks between priority bands in the same bucket.
 //
 // A pause takes effect on a worker when its watch delivers the change,
 // normally within milliseconds of Pause returning; a task claimed before
@@ -171,7 +172,8 @@ type Set struct {
 	mu      sync.Mutex
 	rules   map[string]Rule
 	held    map[string]Held
-	changed chan struct{} // closed and replaced at every change
+	moves   map[string]Move // moves.go
+	changed chan struct{}   // closed and replaced at every change
 }
 
 // Open opens (or creates) the bucket and returns a Set whose mirror is
@@ -188,7 +190,7 @@ func Open(ctx context.Context, q *queue.Client) (*Set, error) {
 		return nil, fmt.Errorf("holds: watching bucket %s: %w", Bucket, err)
 	}
 	s := &Set{kv: kv, w: w, cancel: cancel, done: make(chan struct{}),
-		rules: map[string]Rule{}, held: map[string]Held{}, changed: make(chan struct{})}
+		rules: map[string]Rule{}, held: map[string]Held{}, moves: map[string]Move{}, changed: make(chan struct{})}
 	ready := make(chan struct{})
 	go s.watch(ready)
 	select {
@@ -227,6 +229,14 @@ func (s *Set) apply(e jetstream.KeyValueEntry) {
 	defer s.mu.Unlock()
 	key, del := e.Key(), e.Operation() != jetstream.KeyValuePut
 	switch {
+	case strings.HasPrefix(key, movedPrefix):
+		var m Move
+		if del || json.Unmarshal(e.Value(), &m) != nil {
+			delete(s.moves, key)
+		} else {
+			m.Revision = e.Revision()
+			s.moves[key] = m
+		}
 	case strings.HasPrefix(key, heldPrefix):
 		var h Held
 		if del || json.Unmarshal(e.Value(), &h) != nil {
@@ -235,7 +245,7 @@ func (s *Set) apply(e jetstream.KeyValueEntry) {
 			h.Revision = e.Revision()
 			s.held[key] = h
 		}
-	default:
+	case strings.HasPrefix(key, queuePrefix), strings.HasPrefix(key, rulePrefix):
 		var r Rule
 		if del || json.Unmarshal(e.Value(), &r) != nil {
 			delete(s.rules, key)
@@ -365,9 +375,14 @@ func (s *Set) Hold(ctx context.Context, t store.Task, seq uint64, worker string)
 // Released drops h's record, unless it was written again since (a later
 // hold of the same task, which stays).
 func (s *Set) Released(ctx context.Context, h Held) error {
-	err := s.kv.Delete(ctx, heldPrefix+h.TaskID.String(), jetstream.LastRevision(h.Revision))
+	return s.drop(ctx, heldPrefix+h.TaskID.String(), h.Revision)
+}
+
+// drop deletes key if its revision is still rev.
+func (s *Set) drop(ctx context.Context, key string, rev uint64) error {
+	err := s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
-		return fmt.Errorf("holds: dropping held task %s: %w", h.TaskID, err)
+		return fmt.Errorf("holds: dropping %s: %w", key, err)
 	}
 	return nil
 }

@@ -18,3 +18,12 @@ func HoldReleaseMessage(t store.Task, holdRevision uint64, enqueuedAt time.Time)
 	o.MsgID = fmt.Sprintf("hold-release:%s:%d", t.ID, holdRevision)
 	return o
 }
+
+// PriorityMessage starts a queued root task whose priority was changed
+// (bulk set_priority) from the band of its new priority, as StartMessage.
+// Its id carries the task's update time, so each change publishes once.
+func PriorityMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {
+	o := StartMessage(t, enqueuedAt)
+	o.MsgID = fmt.Sprintf("priority:%s:%d", t.ID, t.UpdatedAt.UnixNano())
+	return o
+}
