@@ -246,6 +246,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	stopHolds, err := d.runHolds(ctx) // pause.go
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	defer stopHolds()
