@@ -47,4 +47,11 @@ func TestTasksPauseAndQueues(t *testing.T) {
 	if code, out := run(t, "tasks", "resume", "--label", "run=nightly", "--yes"); code == 0 || !strings.Contains(out, "no pause") {
 		t.Fatalf("a second resume: %d %s", code, out)
 	}
+	if code, out := run(t, "tasks", "set-priority", "--label", "run=nightly", "--yes"); code != 2 || !strings.Contains(out, "--priority") {
+		t.Fatalf("set-priority without --priority: %d %s", code, out)
+	}
+	code, out = run(t, "tasks", "set-priority", "--label", "run=nightly", "--priority", "100", "--yes")
+	if code != 0 || !strings.Contains(out, "1 moved to another band") {
+		t.Fatalf("set-priority: %d %s", code, out)
+	}
 }
