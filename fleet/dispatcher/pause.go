@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/internal/holds"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
@@ -66,13 +68,14 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 	}
 	done := make(chan struct{})
 	sweep := time.NewTicker(moveSweep)
+	still := &stillHeld{}
 	go func() {
 		defer close(done)
 		defer sweep.Stop()
 		for {
 			changed := s.Changed()
 			wait := changed
-			if err := d.releaseHeld(ctx, s); err != nil && ctx.Err() == nil {
+			if err := d.releaseHeld(ctx, s, still); err != nil && ctx.Err() == nil {
 				d.log.Warn("releasing paused tasks", "err", err)
 				t := time.NewTimer(holdRetry)
 				select {
@@ -99,16 +102,35 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 	}, nil
 }
 
+// stillHeld remembers the hold records found still held under one version
+// of the rules, so that each pass reads only the records that are new
+// since (a pass per record a worker writes would read every held task
+// again). A change of the rules forgets them all.
+type stillHeld struct {
+	version uint64
+	revs    map[uuid.UUID]uint64
+}
+
+func (sh *stillHeld) reset(version uint64) {
+	if sh.revs == nil || sh.version != version {
+		sh.version, sh.revs = version, map[uuid.UUID]uint64{}
+	}
+}
+
 // releaseHeld starts again, in order, every held task no rule holds, and
 // drops the records of held tasks that are no longer queued (cancelled
 // meanwhile, say).
-func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set) error {
+func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set, still *stillHeld) error {
 	if err := d.forgetMoves(ctx, s); err != nil {
 		return err
 	}
+	still.reset(s.RulesVersion())
 	for _, h := range s.Held() {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if still.revs[h.TaskID] == h.Revision {
+			continue
 		}
 		t, err := d.store.GetTask(ctx, store.GetTaskParams{ID: h.TaskID})
 		switch {
@@ -121,6 +143,7 @@ func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set) error {
 			return fmt.Errorf("reading held task %s: %w", h.TaskID, err)
 		}
 		if _, held := s.Holding(t); held {
+			still.revs[t.ID] = h.Revision
 			continue
 		}
 		if t.State == store.TaskQueued {

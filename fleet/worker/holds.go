@@ -45,7 +45,7 @@ func (w *Worker) holdAtDelivery(ctx context.Context, d *queue.Delivery, id uuid.
 	if w.holds.StaleStart(id, d.StreamSeq) {
 		return ack(), true // moved to another band: its new message starts it
 	}
-	if !w.holds.Any() {
+	if !w.holds.MayHold(d.Source) { // Source: the queue, or "worker"
 		return settlement{}, false
 	}
 	t, err := w.st.GetTask(ctx, store.GetTaskParams{ID: id})

@@ -173,6 +173,7 @@ type Set struct {
 	rules   map[string]Rule
 	held    map[string]Held
 	moves   map[string]Move // moves.go
+	version uint64          // counts the changes of rules
 	changed chan struct{}   // closed and replaced at every change
 }
 
@@ -246,6 +247,7 @@ func (s *Set) apply(e jetstream.KeyValueEntry) {
 			s.held[key] = h
 		}
 	case strings.HasPrefix(key, queuePrefix), strings.HasPrefix(key, rulePrefix):
+		s.version++
 		var r Rule
 		if del || json.Unmarshal(e.Value(), &r) != nil {
 			delete(s.rules, key)
@@ -292,6 +294,29 @@ func (s *Set) Any() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.rules) > 0
+}
+
+// MayHold reports whether a task of queue q may be held: q is paused or
+// some filter rule is in force (a worker then reads the task).
+func (s *Set) MayHold(q string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.rules[queuePrefix+q]; ok {
+		return true
+	}
+	for key := range s.rules {
+		if strings.HasPrefix(key, rulePrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// RulesVersion changes whenever a rule is put in force or ended.
+func (s *Set) RulesVersion() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
 }
 
 // Holding returns the first rule that holds t.
