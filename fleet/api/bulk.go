@@ -100,12 +100,12 @@ type BulkJob struct {
 	// Paused counts the queued tasks a pause held when it was made (it
 	// holds later ones too), Resumed those a resume lets start; PauseID
 	// names the pause (GET /v1/pauses).
-	Paused    int       `json:"paused,omitempty"`
-	Resumed   int       `json:"resumed,omitempty"`
-	PauseID   string    `json:"pause_id,omitempty"`
+	Paused  int    `json:"paused,omitempty"`
+	Resumed int    `json:"resumed,omitempty"`
+	PauseID string `json:"pause_id,omitempty"`
 	// Moved counts the tasks set_priority moved to another band (a new
 	// start message there); the others changed priority in place.
-	Moved int `json:"moved,omitempty"`
+	Moved     int       `json:"moved,omitempty"`
 	Errors    []string  `json:"errors,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,9 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
+	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/fleet/internal/holds"
 	"github.com/agentfleet/agentfleet/fleet/worker"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
@@ -226,4 +230,61 @@ func wantCode(t *testing.T, what string, err error, code int) {
 	if !errors.As(err, &ae) || ae.Status != code {
 		t.Fatalf("%s: %v, want a %d", what, err, code)
 	}
+}
+
+// TestHeldTasksSurviveADispatcherRestart: a pause ended while no
+// dispatcher runs (its dispatcher died between the resume and the
+// release) is finished by the next dispatcher to start: the held tasks
+// run, each once.
+func TestHeldTasksSurviveADispatcherRestart(t *testing.T) {
+	f := fleettest.Start(t, fleettest.Options{Workers: 1, Slots: 4, SQLite: true})
+	ctx := context.Background()
+	start := func() (*client.Client, func()) {
+		d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, stop := context.WithCancel(ctx)
+		ran := make(chan struct{})
+		go func() { defer close(ran); _ = d.Run(rctx) }()
+		srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{Token: "t0k"}))
+		c, err := client.New(srv.URL, "t0k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, func() { srv.CloseClientConnections(); srv.Close(); stop(); <-ran }
+	}
+	c, stop := start()
+	held := map[string]string{"batch": "restart"}
+	bulkDone(t, c, api.BulkRequest{Action: api.BulkPause, Filter: api.BulkFilter{Labels: held}})
+	ids := submitLabelled(t, c, 8, held)
+	testenv.EventuallyErr(t, fleettest.Wait, "every task held", func() error {
+		v, err := c.Pauses(ctx)
+		if err == nil && v.Held != len(ids) {
+			err = fmt.Errorf("%d held", v.Held)
+		}
+		return err
+	})
+	stop()
+
+	s, err := holds.Open(ctx, f.Queue) // the resume of a dispatcher that died before releasing
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key := range s.Rules() {
+		if _, err := s.Unpause(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	for _, id := range ids {
+		if task := f.Task(id); task.State != store.TaskQueued || task.Attempts != 0 {
+			t.Fatalf("with no dispatcher, held task %s is %s after %d claims", id, task.State, task.Attempts)
+		}
+	}
+
+	c, stop = start()
+	defer stop()
+	waitFinished(t, c, held, int64(len(ids)))
+	ranOnce(t, f, ids)
 }
