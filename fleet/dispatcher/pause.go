@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -73,8 +74,7 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 		defer close(done)
 		defer sweep.Stop()
 		for {
-			changed := s.Changed()
-			wait := changed
+			wait := s.Changed() // before the pass: a change during it runs another
 			if err := d.releaseHeld(ctx, s, still); err != nil && ctx.Err() == nil {
 				d.log.Warn("releasing paused tasks", "err", err)
 				t := time.NewTimer(holdRetry)
@@ -127,7 +127,7 @@ func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set, still *still
 	still.reset(s.RulesVersion())
 	for _, h := range s.Held() {
 		if ctx.Err() != nil {
-			return nil
+			return ctx.Err() // the loop ends with ctx
 		}
 		if still.revs[h.TaskID] == h.Revision {
 			continue
@@ -221,7 +221,7 @@ func (d *Dispatcher) Pauses(ctx context.Context, tenants []string) (api.PausesVi
 		out.Pauses = append(out.Pauses, pauseView(key, r))
 	}
 	for _, h := range s.Held() {
-		if tenants == nil || containsStr(tenants, h.Tenant) {
+		if tenants == nil || slices.Contains(tenants, h.Tenant) {
 			out.Held++
 		}
 	}
@@ -247,20 +247,11 @@ func within(scope, tenants []string) bool {
 		return false
 	}
 	for _, t := range scope {
-		if !containsStr(tenants, t) {
+		if !slices.Contains(tenants, t) {
 			return false
 		}
 	}
 	return true
-}
-
-func containsStr(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // bulkPause puts f in force as a pause within sc's tenants; the job
