@@ -25,10 +25,10 @@ const (
 )
 
 // Buckets are the key-value buckets (KeyValue) the fleet's components
-// open: budgets (fleet/budget) and rate limits (llm/ratelimit via the
-// worker). Permissions grants the dispatcher and the workers these and no
+// open: budgets (fleet/budget), rate limits (llm/ratelimit via the
+// worker) and pauses (fleet/internal/holds). Permissions grants the dispatcher and the workers these and no
 // other bucket; a component that opens another needs it added here.
-var Buckets = []string{"budgets", "ratelimits"}
+var Buckets = []string{"budgets", "ratelimits", "holds"}
 
 // SubjectRules are the subjects a user may (Allow) and may not (Deny)
 // publish or subscribe to. NATS lets a deny win over an allow; an empty

@@ -29,6 +29,9 @@ type PullerConfig struct {
 	// nil, so a worker can stop taking work it could not start (its store is away, say). It
 	// must return ctx's error once ctx ends.
 	Gate func(ctx context.Context) error
+	// QueueGate, when set, is asked before every pull of a shared queue's loop, as Gate is, and
+	// holds that loop only: a paused queue (fleet/internal/holds) is not pulled.
+	QueueGate func(ctx context.Context, queue string) error
 }
 
 // source is one consumer a Puller pulls from.
@@ -45,8 +48,9 @@ type source struct {
 type Puller struct {
 	c       *Client
 	gate    func(ctx context.Context) error // nil: always open
-	sources []*source                       // the worker source first, then each queue's bands, highest first
-	groups  [][]*source                     // the worker source alone, then each queue's bands, highest first
+	qgate   func(ctx context.Context, queue string) error
+	sources []*source   // the worker source first, then each queue's bands, highest first
+	groups  [][]*source // the worker source alone, then each queue's bands, highest first
 	next    atomic.Uint64
 
 	keys       map[string]KeyLimit
@@ -73,7 +77,7 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 	if len(pc.Queues) == 0 && pc.WorkerID == "" {
 		return nil, errors.New("queue: PullerConfig needs at least one of Queues or WorkerID")
 	}
-	p := &Puller{c: c, gate: pc.Gate, keys: pc.Keys, defaultKey: pc.DefaultKey}
+	p := &Puller{c: c, gate: pc.Gate, qgate: pc.QueueGate, keys: pc.Keys, defaultKey: pc.DefaultKey}
 	for key, l := range pc.Keys {
 		if err := CheckConcurrencyKey(key); err != nil {
 			return nil, err

@@ -50,6 +50,9 @@ func (p *Puller) serveGroup(ctx context.Context, g *bandLoop, slots *Slots, hand
 		if p.gate != nil && p.gate(ctx) != nil {
 			return
 		}
+		if g.queue != "" && p.qgate != nil && p.qgate(ctx, g.queue) != nil {
+			return
+		}
 		r, err := slots.reserve(ctx, maxFetchBatch)
 		if err != nil {
 			return

@@ -25,10 +25,13 @@ func init() {
 func newTasksCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tasks",
-		Short: "Act on every task a filter selects: retry, cancel (docs/api.md, bulk actions)",
+		Short: "Act on every task a filter selects: retry, cancel, pause, resume (docs/api.md, bulk actions)",
 	}
 	cmd.AddCommand(newBulkCmd(api.BulkRetry, "Retry every ended root task the filter selects (a new attempt each; running it again makes no duplicate)"),
-		newBulkCmd(api.BulkCancel, "Cancel every task the filter selects that has not ended, with its subtree"))
+		newBulkCmd(api.BulkCancel, "Cancel every task the filter selects that has not ended, with its subtree"),
+		newBulkCmd(api.BulkPause, "Hold every queued root task the filter selects, and those submitted later, until resumed (running tasks keep running)"),
+		newBulkCmd(api.BulkResume, "End the pause made with the same filter: its held tasks start again, in their order"),
+		newBulkCmd(api.BulkSetPriority, "Set the priority of every queued root task the filter selects, moving it to its new band (running tasks keep theirs)"))
 	return cmd
 }
 
@@ -37,6 +40,7 @@ type bulkFlags struct {
 	tenant, queue, root, errorText, after, before, reason string
 	labels, states                                        []string
 	dryRun, yes, asJSON                                   bool
+	priority                                              int
 }
 
 func (f *bulkFlags) register(cmd *cobra.Command) {
@@ -102,11 +106,16 @@ func (f *bulkFlags) filter() (api.BulkFilter, error) {
 func newBulkCmd(action, short string) *cobra.Command {
 	var cf clientFlags
 	var bf bulkFlags
+	name := strings.ReplaceAll(action, "_", "-")
+	example := "dispatcher tasks " + name + " --label run=nightly --state failed"
+	if action == api.BulkSetPriority {
+		example = "dispatcher tasks set-priority --label team=infra --priority 100"
+	}
 	cmd := &cobra.Command{
-		Use:   action + " [filters]",
+		Use:   name + " [filters]",
 		Short: short,
 		Long: short + ".\n\nIt first shows how many tasks match and asks to go on (--yes does not ask, --dry-run stops there), " +
-			"then follows the job's progress to its end.\n\nExample: dispatcher tasks " + action + " --label run=nightly --state failed",
+			"then follows the job's progress to its end.\n\nExample: " + example,
 		Args: exactArgs(0, "no argument (the filter is given by flags)"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			filter, err := bf.filter()
@@ -118,6 +127,12 @@ func newBulkCmd(action, short string) *cobra.Command {
 				return err
 			}
 			req := api.BulkRequest{Action: action, Filter: filter, Reason: bf.reason}
+			if action == api.BulkSetPriority {
+				if !c.Flags().Changed("priority") {
+					return usageErrorf("set-priority needs --priority N (-1000 to 1000; above 0 is the high band, below 0 the low)")
+				}
+				req.Priority = &bf.priority
+			}
 			out := c.OutOrStdout()
 			prev, err := cl.BulkPreview(c.Context(), req)
 			if err != nil {
@@ -128,10 +143,15 @@ func newBulkCmd(action, short string) *cobra.Command {
 				return nil
 			}
 			printPreview(out, prev)
-			if bf.dryRun || prev.Matched == 0 {
+			standing := action == api.BulkPause || action == api.BulkResume // acts on later tasks too
+			if bf.dryRun || prev.Matched == 0 && !standing {
 				return nil
 			}
-			if !bf.yes && !confirm(c.InOrStdin(), out, fmt.Sprintf("%s %s? [y/N] ", action, tasks(int64(prev.Matched)))) {
+			question := fmt.Sprintf("%s %s? [y/N] ", action, tasks(int64(prev.Matched)))
+			if action == api.BulkPause {
+				question = fmt.Sprintf("pause %s queued now, and every task of the filter submitted until resumed? [y/N] ", tasks(int64(prev.Matched)))
+			}
+			if !bf.yes && !confirm(c.InOrStdin(), out, question) {
 				return failf("nothing done (answer y, or pass --yes)")
 			}
 			return followBulk(c, cl, req, bf.asJSON)
@@ -139,8 +159,13 @@ func newBulkCmd(action, short string) *cobra.Command {
 	}
 	cf.register(cmd)
 	bf.register(cmd)
-	if action == api.BulkCancel {
+	switch action {
+	case api.BulkCancel:
 		cmd.Flags().StringVar(&bf.reason, "reason", "", "reason stored with the tasks (default \"cancelled\")")
+	case api.BulkPause:
+		cmd.Flags().StringVar(&bf.reason, "reason", "", "why, shown with the pause (dispatcher queues list)")
+	case api.BulkSetPriority:
+		cmd.Flags().IntVar(&bf.priority, "priority", 0, "the new priority (required)")
 	}
 	return cmd
 }
@@ -191,6 +216,12 @@ func printBulkJob(w io.Writer, j api.BulkJob) {
 		fmt.Fprintf(w, ", %d new attempts, %d already retried", j.Created, j.Existing)
 	case api.BulkCancel:
 		fmt.Fprintf(w, ", %d cancelled", j.Cancelled)
+	case api.BulkPause:
+		fmt.Fprintf(w, ", %d held (pause %s; later tasks of the filter are held too)", j.Paused, j.PauseID)
+	case api.BulkResume:
+		fmt.Fprintf(w, ", %d start again (pause %s ended)", j.Resumed, j.PauseID)
+	case api.BulkSetPriority:
+		fmt.Fprintf(w, ", %d moved to another band", j.Moved)
 	}
 	fmt.Fprintf(w, ", %d skipped, %d failed\n", j.Skipped, j.Failed)
 	for _, e := range j.Errors {

@@ -59,6 +59,11 @@ func startDispatcherWrapped(t *testing.T, wrap func(http.Handler) http.Handler) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Run owns the pauses' watch (and closes it), among others.
+	runCtx, stop := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = d.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-ran })
 	// A finished task's stream sends its stored events before the idle wait counts.
 	h := d.Handler(dispatcher.APIOptions{Token: "tk", SSEDrainIdle: 100 * time.Millisecond, SSEDonePoll: 20 * time.Millisecond})
 	if wrap != nil {

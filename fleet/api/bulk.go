@@ -13,10 +13,17 @@ import (
 const (
 	BulkRetry  = "retry"
 	BulkCancel = "cancel"
+	// BulkPause holds the queued root tasks the filter selects, now and
+	// later, until a BulkResume with the same filter.
+	BulkPause  = "pause"
+	BulkResume = "resume"
+	// BulkSetPriority sets BulkRequest.Priority on the queued root tasks
+	// the filter selects, moving each to its new band's place.
+	BulkSetPriority = "set_priority"
 )
 
 // BulkActions lists the actions POST /v1/tasks/bulk accepts.
-var BulkActions = []string{BulkRetry, BulkCancel}
+var BulkActions = []string{BulkRetry, BulkCancel, BulkPause, BulkResume, BulkSetPriority}
 
 // BulkFilter selects the tasks of a bulk action. Zero fields do not
 // filter; at least one field must be set (an action on every task is
@@ -47,8 +54,12 @@ type BulkRequest struct {
 	// DryRun answers the count and a sample (BulkPreview) and does
 	// nothing.
 	DryRun bool `json:"dry_run,omitempty"`
-	// Reason is the cancellation reason (default "cancelled").
+	// Reason is the cancellation reason (default "cancelled"), or a
+	// pause's.
 	Reason string `json:"reason,omitempty"`
+	// Priority is set_priority's new priority (required there, refused
+	// elsewhere), in the range of fleet.TaskSpec.Priority.
+	Priority *int `json:"priority,omitempty"`
 }
 
 // BulkPreview answers a dry run: how many tasks the action would act
@@ -79,13 +90,22 @@ type BulkJob struct {
 	// the tasks a cancel ended (a subtree counts each), Skipped those
 	// that needed nothing (finished meanwhile), Failed those whose action
 	// failed (Errors holds the first few messages).
-	Matched   int       `json:"matched"`
-	Done      int       `json:"done"`
-	Created   int       `json:"created"`
-	Existing  int       `json:"existing"`
-	Cancelled int       `json:"cancelled"`
-	Skipped   int       `json:"skipped"`
-	Failed    int       `json:"failed"`
+	Matched   int `json:"matched"`
+	Done      int `json:"done"`
+	Created   int `json:"created"`
+	Existing  int `json:"existing"`
+	Cancelled int `json:"cancelled"`
+	Skipped   int `json:"skipped"`
+	Failed    int `json:"failed"`
+	// Paused counts the queued tasks a pause held when it was made (it
+	// holds later ones too), Resumed those a resume lets start; PauseID
+	// names the pause (GET /v1/pauses).
+	Paused  int    `json:"paused,omitempty"`
+	Resumed int    `json:"resumed,omitempty"`
+	PauseID string `json:"pause_id,omitempty"`
+	// Moved counts the tasks set_priority moved to another band (a new
+	// start message there); the others changed priority in place.
+	Moved     int       `json:"moved,omitempty"`
 	Errors    []string  `json:"errors,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`
@@ -110,4 +130,29 @@ type RetentionView struct {
 	Interval fleet.Duration             `json:"interval"`
 	Events   string                     `json:"events"`
 	Deleted  map[string]int64           `json:"deleted"`
+}
+
+// PauseView is one pause in force (GET /v1/pauses): a whole queue
+// (Queue), or the tasks a filter selects within some tenants (Filter,
+// Tenants; none: every tenant).
+type PauseView struct {
+	ID      string      `json:"id"`
+	Queue   string      `json:"queue,omitempty"`
+	Filter  *BulkFilter `json:"filter,omitempty"`
+	Tenants []string    `json:"tenants,omitempty"`
+	By      string      `json:"by"`
+	At      time.Time   `json:"at"`
+	Reason  string      `json:"reason,omitempty"`
+}
+
+// PausesView answers GET /v1/pauses: the pauses in force and how many
+// tasks workers hold for them.
+type PausesView struct {
+	Pauses []PauseView `json:"pauses"`
+	Held   int         `json:"held"`
+}
+
+// PauseQueueRequest is the optional body of POST /v1/queues/{queue}/pause.
+type PauseQueueRequest struct {
+	Reason string `json:"reason,omitempty"`
 }

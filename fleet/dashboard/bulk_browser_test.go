@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -72,5 +73,82 @@ func TestDashboardBulkCancel(t *testing.T) {
 	counts, err = fl.Store().CountTasks(context.Background(), store.CountTasksParams{Labels: map[string]string{"run": "browser-bulk"}})
 	if err != nil || counts[store.TaskCancelled] != 3 {
 		t.Fatalf("after the cancel: %v %v, want 3 cancelled", counts, err)
+	}
+}
+
+// TestDashboardBulkPauseAndPriority: the bulk box pauses a label (the
+// confirm button names the count and the later tasks), sets the priority
+// of its queued tasks and resumes it.
+func TestDashboardBulkPauseAndPriority(t *testing.T) {
+	bin := chromium(t)
+	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
+		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fl.Close() })
+	c, err := fl.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a queue no worker serves: they stay queued
+		if _, err := c.Submit(context.Background(), fleet.TaskSpec{Prompt: "browser-pause", Queue: "parked", Labels: map[string]string{"run": "browser-pause"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-dev-shm-usage", true))
+	defer cancelAlloc()
+	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	defer cancelBrowser()
+	ctx, cancel := context.WithTimeout(ctx, browserWait)
+	defer cancel()
+	until := func(predicate string) chromedp.Action[chromedp.Void] {
+		return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
+	}
+	act := func(action, button, outcome string) chromedp.Action[chromedp.Void] {
+		steps := []chromedp.Action[chromedp.Void]{
+			chromedp.SetValue(css(`#bulk-action`), action),
+			chromedp.Click(css(`#bulk-preview`)),
+			until(`document.querySelector('#bulk-confirm').textContent === ` + strconv.Quote(button)),
+			chromedp.Click(css(`#bulk-confirm`)),
+			until(`document.querySelector('#bulk-status').dataset.state === "done"`),
+			until(`document.querySelector('#bulk-status').textContent.includes(` + strconv.Quote(outcome) + `)`),
+		}
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			for _, s := range steps {
+				if _, err := s(ctx, tg); err != nil {
+					return chromedp.Void{}, err
+				}
+			}
+			return chromedp.Void{}, nil
+		}
+	}
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(fl.DashboardURL()),
+		chromedp.WaitVisible(css(`#conn[data-live="true"]`)),
+		chromedp.Click(css(`#bulk-box summary`)),
+		chromedp.WaitVisible(css(`#bulk-labels`)),
+		chromedp.SetValue(css(`#bulk-labels`), "run=browser-pause"),
+		act("pause", "pause 2 tasks and later ones", "2 held"),
+	); err != nil {
+		t.Fatalf("pause: %v", err)
+	}
+	if v, err := c.Pauses(context.Background()); err != nil || len(v.Pauses) != 1 {
+		t.Fatalf("pauses after the dashboard's pause: %+v, %v", v, err)
+	}
+	if err := chromedp.Do(ctx,
+		act("set_priority", "set priority 100 on 2 tasks", "2 moved"),
+		act("resume", "resume 2 tasks", "2 start again"),
+	); err != nil {
+		t.Fatalf("set priority and resume: %v", err)
+	}
+	page, err := fl.Store().ListTasks(context.Background(), store.ListTasksParams{Labels: map[string]string{"run": "browser-pause"}})
+	if err != nil || len(page.Tasks) != 2 || page.Tasks[0].Priority != 100 {
+		t.Fatalf("after set priority: %+v, %v", page.Tasks, err)
+	}
+	if v, err := c.Pauses(context.Background()); err != nil || len(v.Pauses) != 0 {
+		t.Fatalf("pauses after the dashboard's resume: %+v, %v", v, err)
 	}
 }

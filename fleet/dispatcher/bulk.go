@@ -31,6 +31,12 @@ import (
 //     subtree, through Cancel (the completer). A principal that is
 //     submitter but not approver in a tenant cancels only the tasks it
 //     submitted there, as with the single cancel.
+//   - pause and resume put a filter in force as a standing pause and end
+//     it (pause.go; the design is in fleet/internal/holds). Their counts
+//     are the queued root tasks the filter selects.
+//   - set_priority sets the priority of each queued root task the filter
+//     selects and moves it to its new band (priority_bulk.go). Running
+//     and parked tasks keep their priority (their children inherit it).
 //
 // The tasks are read a page at a time, newest first; a page is acted on
 // before the next is read, and the new attempts (newer than any page
@@ -127,7 +133,7 @@ func (d *Dispatcher) BulkPreview(ctx context.Context, action string, f api.BulkF
 // StartBulk starts action on the tasks f selects and returns its job at
 // once; the action goes on in the background, under ctx's principal but
 // not its cancellation, until it is done. Bulk waits for it.
-func (d *Dispatcher) StartBulk(ctx context.Context, action, reason string, f api.BulkFilter, sc bulkScope) api.BulkJob {
+func (d *Dispatcher) StartBulk(ctx context.Context, action, reason string, prio int, f api.BulkFilter, sc bulkScope) api.BulkJob {
 	j := &bulkJob{tenants: sc.Tenants, changed: make(chan struct{}), view: api.BulkJob{
 		ID: uuid.Must(uuid.NewV7()), Action: action, Filter: f, State: api.BulkRunning,
 		Principal: submitter(ctx), StartedAt: time.Now().UTC(),
@@ -135,7 +141,7 @@ func (d *Dispatcher) StartBulk(ctx context.Context, action, reason string, f api
 	d.bulk.add(j)
 	v := j.view
 	d.bulk.wg.Go(func() {
-		err := d.runBulk(context.WithoutCancel(ctx), j, action, reason, f, sc)
+		err := d.runBulk(context.WithoutCancel(ctx), j, action, reason, prio, f, sc)
 		d.bulk.update(j, func(v *api.BulkJob) {
 			v.State, v.EndedAt = api.BulkDone, time.Now().UTC()
 			if err != nil {
@@ -157,7 +163,15 @@ func (d *Dispatcher) BulkJob(id uuid.UUID) (api.BulkJob, []string, <-chan struct
 // shutdown).
 func (d *Dispatcher) WaitBulk() { d.bulk.wg.Wait() }
 
-func (d *Dispatcher) runBulk(ctx context.Context, j *bulkJob, action, reason string, f api.BulkFilter, sc bulkScope) error {
+func (d *Dispatcher) runBulk(ctx context.Context, j *bulkJob, action, reason string, prio int, f api.BulkFilter, sc bulkScope) error {
+	switch action {
+	case api.BulkPause:
+		return d.bulkPause(ctx, j, reason, f, sc) // pause.go
+	case api.BulkResume:
+		return d.bulkResume(ctx, j, f, sc)
+	case api.BulkSetPriority:
+		return d.bulkSetPriority(ctx, j, prio, f, sc) // priority_bulk.go
+	}
 	return d.eachBulkPage(ctx, action, f, sc, func(ts []store.Task) error {
 		d.bulk.update(j, func(v *api.BulkJob) { v.Matched += len(ts) })
 		if action == api.BulkRetry {
@@ -178,6 +192,9 @@ func (d *Dispatcher) runBulk(ctx context.Context, j *bulkJob, action, reason str
 func (d *Dispatcher) eachBulkPage(ctx context.Context, action string, f api.BulkFilter, sc bulkScope, fn func([]store.Task) error) error {
 	p := store.ListTasksParams{States: f.States, Queue: f.Queue, RootID: f.RootID, Labels: f.Labels,
 		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, Tenants: sc.Tenants, Limit: bulkPage}
+	if action == api.BulkPause || action == api.BulkResume || action == api.BulkSetPriority {
+		p.States = []store.TaskState{store.TaskQueued}
+	}
 	for {
 		page, err := d.store.ListTasks(ctx, p)
 		if err != nil {
@@ -207,8 +224,11 @@ func bulkApplies(action string, f api.BulkFilter, sc bulkScope, t store.Task) bo
 	if f.Error != "" && !strings.Contains(t.Error, f.Error) {
 		return false
 	}
-	if action == api.BulkRetry {
+	switch action {
+	case api.BulkRetry:
 		return t.State.Terminal() && t.ParentID == uuid.Nil
+	case api.BulkPause, api.BulkResume, api.BulkSetPriority:
+		return t.State == store.TaskQueued && t.ParentID == uuid.Nil
 	}
 	return !t.State.Terminal() && (sc.MayCancel == nil || sc.MayCancel(t))
 }

@@ -215,7 +215,7 @@ func TestBulkCancelByLabel(t *testing.T) {
 	wantStatus(t, "team-b's submitter naming team-a", err, http.StatusForbidden)
 	_, err = f.clients["viewer"].BulkPreview(ctx, api.BulkRequest{Action: api.BulkCancel, Filter: filter})
 	wantStatus(t, "a viewer", err, http.StatusForbidden)
-	_, err = f.clients["submitter"].BulkPreview(ctx, api.BulkRequest{Action: "pause", Filter: filter})
+	_, err = f.clients["submitter"].BulkPreview(ctx, api.BulkRequest{Action: "archive", Filter: filter})
 	wantStatus(t, "an unknown action", err, http.StatusBadRequest)
 	_, err = f.clients["submitter"].BulkPreview(ctx, api.BulkRequest{Action: api.BulkCancel})
 	wantStatus(t, "an empty filter", err, http.StatusBadRequest)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
+	"github.com/agentfleet/agentfleet/fleet/internal/holds"
 	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/internal/tracing"
@@ -188,6 +190,10 @@ type Dispatcher struct {
 	health *storegate.Health
 	bulk   *bulkJobs // progress of bulk actions (bulk.go)
 	sweep  *sweeper  // retention (retention.go)
+	// holds are the fleet's pauses, opened by the first to need them
+	// (pause.go).
+	holdsMu sync.Mutex
+	holds   *holds.Set
 }
 
 // New returns a Dispatcher over st and q.
@@ -238,6 +244,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	} else {
 		defer func() { _ = stopLeaders() }()
 	}
+	stopHolds, err := d.runHolds(ctx) // pause.go
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer stopHolds()
 	stopApprovals, err := d.serveApprovals()
 	if err != nil {
 		return fmt.Errorf("dispatcher: %w", err)

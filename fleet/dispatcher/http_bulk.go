@@ -10,7 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/internal/holds"
 	"github.com/agentfleet/agentfleet/internal/identity"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -18,8 +20,12 @@ import (
 // bulker is what the bulk routes ask of the dispatcher (bulk.go).
 type bulker interface {
 	BulkPreview(ctx context.Context, action string, f api.BulkFilter, sc bulkScope) (api.BulkPreview, error)
-	StartBulk(ctx context.Context, action, reason string, f api.BulkFilter, sc bulkScope) api.BulkJob
+	StartBulk(ctx context.Context, action, reason string, prio int, f api.BulkFilter, sc bulkScope) api.BulkJob
 	BulkJob(id uuid.UUID) (api.BulkJob, []string, <-chan struct{}, bool)
+	// pause.go
+	PauseQueue(ctx context.Context, q, reason string) (api.PauseView, error)
+	ResumeQueue(ctx context.Context, q string) error
+	Pauses(ctx context.Context, tenants []string) (api.PausesView, error)
 }
 
 // retentionViewer shows the retention policy (retention.go).
@@ -38,11 +44,22 @@ func (a *handlers) bulkTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !slices.Contains(api.BulkActions, req.Action) {
-		badRequestf(w, "action", "%q is not a bulk action (want one of %v; pause, resume and set_priority are not there yet)", req.Action, api.BulkActions)
+		badRequestf(w, "action", "%q is not a bulk action (want one of %v)", req.Action, api.BulkActions)
 		return
 	}
 	if field, reason := checkBulkFilter(req.Filter); field != "" {
 		badRequestf(w, "filter."+field, "%s", reason)
+		return
+	}
+	if req.Action == api.BulkPause || req.Action == api.BulkResume || req.Action == api.BulkSetPriority {
+		if field, reason := holds.CheckFilter(req.Filter); field != "" {
+			badRequestf(w, "filter."+field, "%s", reason)
+			return
+		}
+	}
+	prio, field, reason := bulkPriority(req)
+	if field != "" {
+		badRequestf(w, field, "%s", reason)
 		return
 	}
 	p := principal(r)
@@ -68,10 +85,26 @@ func (a *handlers) bulkTasks(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, prev)
 		return
 	}
-	job := a.bulk.StartBulk(r.Context(), req.Action, req.Reason, req.Filter, sc)
+	job := a.bulk.StartBulk(r.Context(), req.Action, req.Reason, prio, req.Filter, sc)
 	noteAction(r, "task.bulk_"+req.Action, "bulk/"+job.ID.String())
 	w.Header().Set("Location", "/v1/bulk/"+job.ID.String())
 	writeJSON(w, http.StatusAccepted, job)
+}
+
+// bulkPriority is set_priority's priority: required and in range there,
+// refused with any other action.
+func bulkPriority(req api.BulkRequest) (prio int, field, reason string) {
+	switch {
+	case req.Action != api.BulkSetPriority && req.Priority != nil:
+		return 0, "priority", "only set_priority takes a priority"
+	case req.Action != api.BulkSetPriority:
+		return 0, "", ""
+	case req.Priority == nil:
+		return 0, "priority", fmt.Sprintf("set_priority needs the new priority (%d to %d)", -fleet.MaxPriority, fleet.MaxPriority)
+	case *req.Priority < -fleet.MaxPriority || *req.Priority > fleet.MaxPriority:
+		return 0, "priority", fmt.Sprintf("must be between %d and %d, got %d", -fleet.MaxPriority, fleet.MaxPriority, *req.Priority)
+	}
+	return *req.Priority, "", ""
 }
 
 // checkBulkFilter refuses a filter that selects every task, or names a

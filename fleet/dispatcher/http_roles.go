@@ -96,6 +96,9 @@ var routeAccess = map[string]access{
 	"POST /v1/tasks/bulk":                          {identity.Submitter, scopeSome, "task.bulk"},
 	"GET /v1/bulk/{id}":                            {identity.Viewer, scopeSome, ""},
 	"GET /v1/retention":                            {identity.Viewer, scopeSome, ""},
+	"POST /v1/queues/{queue}/pause":                {identity.Admin, scopeAll, "queue.pause"},
+	"POST /v1/queues/{queue}/resume":               {identity.Admin, scopeAll, "queue.resume"},
+	"GET /v1/pauses":                               {identity.Viewer, scopeSome, ""},
 	"/v1/":                                         {"", scopeNone, ""},
 }
 

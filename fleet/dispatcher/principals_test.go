@@ -504,6 +504,7 @@ func TestRouteRoleTable(t *testing.T) {
 		"GET /v1/webhooks/deliveries": "admin in *", "POST /v1/tokens": "admin", "GET /v1/tokens": "admin",
 		"DELETE /v1/tokens/{id}": "admin", "GET /v1/audit": "admin",
 		"POST /v1/tasks/bulk": "submitter", "GET /v1/bulk/{id}": "viewer", "GET /v1/retention": "viewer",
+		"POST /v1/queues/{queue}/pause": "admin in *", "POST /v1/queues/{queue}/resume": "admin in *", "GET /v1/pauses": "viewer",
 		"GET /v1/reports": "viewer", "GET /v1/reports/export": "viewer",
 		"POST /v1/schedules": "submitter", "GET /v1/schedules": "viewer", "GET /v1/schedules/{id}": "viewer",
 		"DELETE /v1/schedules/{id}": "submitter", "POST /v1/schedules/{id}/pause": "submitter",

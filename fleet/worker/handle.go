@@ -37,6 +37,9 @@ func (w *Worker) process(ctx context.Context, d *queue.Delivery) settlement {
 	if err != nil {
 		return w.failCorrupt(ctx, d)
 	}
+	if s, held := w.holdAtDelivery(ctx, d, id); held { // holds.go
+		return s
+	}
 	from := []store.TaskState{store.TaskQueued}
 	if d.Message.Type != queue.MsgStart {
 		from = append(from, store.TaskWaiting)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/fleet/budget"
+	"github.com/agentfleet/agentfleet/fleet/internal/holds"
 	"github.com/agentfleet/agentfleet/fleet/internal/storegate"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
@@ -55,6 +56,7 @@ type Worker struct {
 	models   *models.Pool
 	prices   *pricing.Book
 	limits   ratelimit.Lazy                 // the fleet-wide rate limits, once Run opens them
+	holds    *holds.Set                     // the fleet's pauses, once Run opens them (holds.go)
 	budgets  atomic.Pointer[budget.Watcher] // nil until Run watches them
 	metrics  *metrics
 	ends     *taskops.Completer  // every end of a task this worker writes
@@ -167,8 +169,13 @@ func (w *Worker) Running() []uuid.UUID {
 func (w *Worker) Run(ctx context.Context) error {
 	defer close(w.stopped)
 	keys, defaultKey := w.cfg.pullerKeys()
+	closeHolds, err := w.openHolds(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeHolds()
 	puller, err := w.q.NewPuller(ctx, queue.PullerConfig{Queues: w.cfg.Queues, WorkerID: w.cfg.ID,
-		Gate: w.health.Wait, Keys: keys, DefaultKey: defaultKey})
+		Gate: w.health.Wait, QueueGate: w.queueGate, Keys: keys, DefaultKey: defaultKey})
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ func scenarios(cfg Config) []scenario {
 			f.workers[0].kill()
 			return "worker-1 SIGKILL, not restarted", nil
 		}},
+		{name: "label-paused-worker-sigkill", inject: func(ctx context.Context, f *fleetProcs) (string, error) {
+			return pausedLabelWorkerKill(ctx, f, "label-paused-worker-sigkill") // pause.go
+		}},
 		{name: "worker-drain", inject: func(ctx context.Context, f *fleetProcs) (string, error) {
 			return drain(ctx, f, 0)
 		}},
@@ -113,7 +116,7 @@ func killNATS(ctx context.Context, f *fleetProcs, leader bool) (string, error) {
 // info but not list every stream of the account.
 func streamLeaders(ctx context.Context, f *fleetProcs) (map[string][]string, error) {
 	led := map[string][]string{}
-	for _, name := range []string{"TASKS", "EVENTS", "TASKS_DEADLETTER", "KV_agentfleet_budgets", "KV_agentfleet_ratelimits"} {
+	for _, name := range []string{"TASKS", "EVENTS", "TASKS_DEADLETTER", "KV_agentfleet_budgets", "KV_agentfleet_ratelimits", "KV_agentfleet_holds"} {
 		s, err := f.js.Stream(ctx, name)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			continue // a bucket nothing has made yet
