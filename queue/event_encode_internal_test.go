@@ -24,7 +24,7 @@ func TestEncodeEventMatchesMarshal(t *testing.T) {
 		"zone":           func(e *Event) { e.Time = e.Time.In(time.FixedZone("x", 3600)) },
 		"zero time":      func(e *Event) { e.Time = time.Time{} },
 		"string data":    func(e *Event) { e.Data = json.RawMessage(`"just a string"`) },
-		"big numbers":    func(e *Event) { e.V, e.Seq = -7, 1<<63 + 5 },
+		"big numbers":    func(e *Event) { e.V, e.Seq = -7, 1<<63+5 },
 		"unicode data":   func(e *Event) { e.Data = json.RawMessage(`{"t":"héllo \ud83d\ude00 ü"}`) },
 		"long data text": func(e *Event) { e.Data = json.RawMessage(`{"t":"` + strings.Repeat("x", 5000) + `"}`) },
 	}
