@@ -55,10 +55,10 @@ type Pump struct {
 	seen   func(agent.Event)
 	// head is every run's envelope but ID, Kind, Seq and Data: the
 	// task's ids as strings, made once rather than per event.
-	head   queue.Event
-	mu     sync.Mutex // guards seq
-	seq    uint64
-	done   chan struct{}
+	head queue.Event
+	mu   sync.Mutex // guards seq
+	seq  uint64
+	done chan struct{}
 }
 
 // Start starts the pump of a run of task t, reading sub until it closes
