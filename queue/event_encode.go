@@ -56,7 +56,7 @@ func appendField(b []byte, name, value string) []byte {
 // Ids and kinds are plain ASCII and are copied; anything else is left to
 // json.Marshal (HTML escapes, invalid UTF-8).
 func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
+	for i := range len(s) {
 		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			q, _ := json.Marshal(s) // a string always encodes
 			return append(b, q...)
