@@ -140,14 +140,17 @@ func (p *EventPublisher) item(ev Event) (*pubItem, error) {
 	if err := ev.validate(); err != nil {
 		return nil, err
 	}
+	if len(ev.Data) > p.c.cfg.EventPayloadLimit && !json.Valid(ev.Data) { // small Data is checked as it is encoded
+		return nil, fmt.Errorf("queue: Event.Data of event %s (%s) is not valid JSON", ev.ID, ev.Kind)
+	}
 	var large bool
 	ev.Data, large = shrink(&ev, p.c.cfg.EventPayloadLimit, p.c.cfg.EventPreviewBytes)
 	if large {
 		p.c.metrics.EventsLarge.Add(1)
 	}
-	body, err := json.Marshal(ev)
+	body, err := encodeEvent(&ev)
 	if err != nil {
-		return nil, fmt.Errorf("queue: encode event %s: %w", ev.ID, err)
+		return nil, err
 	}
 	msg := nats.NewMsg(p.c.subj.Event(ev.Tenant, ev.RootTaskID, ev.TaskID, ev.Kind))
 	msg.Header.Set(jetstream.MsgIDHeader, ev.ID) // the stream stores a republished event once

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,6 +95,9 @@ type ReceivedEvent struct {
 	StreamSeq uint64
 	// Subject is the subject it was published on.
 	Subject string
+	// Raw is the message's data as stored: the event's JSON, on one line
+	// when EventPublisher wrote it (compact). Set by Next and NextRaw.
+	Raw []byte
 }
 
 // EventSubscription yields events in stream order from an ordered consumer (which the server
@@ -132,24 +136,56 @@ func (c *Client) SubscribeEvents(ctx context.Context, f EventFilter, from StartP
 // ErrBadEvent (with its StreamSeq set); the subscription goes on. After Stop, Next returns
 // ErrClosed.
 func (s *EventSubscription) Next(ctx context.Context) (ReceivedEvent, error) {
-	msg, err := s.it.Next(jetstream.NextContext(ctx))
+	msg, err := s.next(ctx)
 	if err != nil {
-		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-			return ReceivedEvent{}, ErrClosed
-		}
-		if ctx.Err() != nil {
-			return ReceivedEvent{}, ctx.Err()
-		}
-		return ReceivedEvent{}, fmt.Errorf("queue: next event: %w", err)
+		return ReceivedEvent{}, err
 	}
-	re := ReceivedEvent{Subject: msg.Subject()}
-	if md, err := msg.Metadata(); err == nil {
-		re.StreamSeq = md.Sequence.Stream
-	}
-	if err := json.Unmarshal(msg.Data(), &re.Event); err != nil {
+	re := received(msg)
+	if err := json.Unmarshal(re.Raw, &re.Event); err != nil {
 		return re, fmt.Errorf("%w at stream seq %d: %v", ErrBadEvent, re.StreamSeq, err)
 	}
 	return re, nil
+}
+
+// NextRaw is Next for a relay that passes events on as stored (ReceivedEvent.Raw): it checks
+// that the message is a JSON object and takes Kind from the subject's last token, but decodes
+// nothing else, so only Kind of ReceivedEvent.Event is set. Decoding each event only to encode
+// it again was most of what a dispatcher's event stream cost.
+func (s *EventSubscription) NextRaw(ctx context.Context) (ReceivedEvent, error) {
+	msg, err := s.next(ctx)
+	if err != nil {
+		return ReceivedEvent{}, err
+	}
+	re := received(msg)
+	if i := strings.LastIndexByte(re.Subject, '.'); i >= 0 {
+		re.Kind = re.Subject[i+1:]
+	}
+	if t := bytes.TrimLeft(re.Raw, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(t) || re.Kind == "" {
+		return re, fmt.Errorf("%w at stream seq %d: not a JSON object on an event subject", ErrBadEvent, re.StreamSeq)
+	}
+	return re, nil
+}
+
+func (s *EventSubscription) next(ctx context.Context) (jetstream.Msg, error) {
+	msg, err := s.it.Next(jetstream.NextContext(ctx))
+	if err != nil {
+		if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			return nil, ErrClosed
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("queue: next event: %w", err)
+	}
+	return msg, nil
+}
+
+func received(msg jetstream.Msg) ReceivedEvent {
+	re := ReceivedEvent{Subject: msg.Subject(), Raw: msg.Data()}
+	if md, err := msg.Metadata(); err == nil {
+		re.StreamSeq = md.Sequence.Stream
+	}
+	return re
 }
 
 // Stop ends the subscription.

@@ -81,6 +81,7 @@ b_p50_wait_ms, b_p99_wait_ms}). Both default to 8 slots per worker, so that a ba
 				_ = os.Setenv(bench.HeapProfileEnv, heapProfile)
 			}
 			if cpuProfile != "" {
+				_ = os.Setenv(bench.CPUProfileEnv, cpuProfile) // worker processes write FILE.w<index>
 				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
 					return failf("--cpuprofile: %v", err)
@@ -136,7 +137,7 @@ b_p50_wait_ms, b_p99_wait_ms}). Both default to 8 slots per worker, so that a ba
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")
-	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof), and each worker process's to FILE.w<index>")
 	f.StringVar(&heapProfile, "heap-profile", "", "write a heap profile near the peak heap to this file, and each worker process's to FILE.w<index>")
 	return cmd
 }

@@ -176,6 +176,7 @@ func WorkerMain(ctx context.Context, args []string, open func(context.Context, s
 	defer func() { _ = st.Close() }()
 	counted := &countingStore{Store: st}
 	defer startHeapProfile(fmt.Sprintf(".w%d", a.Index))()
+	defer startCPUProfile(fmt.Sprintf(".w%d", a.Index))()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if err := runBenchWorker(ctx, a, counted, log); err != nil {
 		return err

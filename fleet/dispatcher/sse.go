@@ -1,10 +1,12 @@
 package dispatcher
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -269,7 +271,7 @@ func relay(ctx context.Context, sub *queue.EventSubscription) (events <-chan que
 		defer close(done)
 		defer close(ch)
 		for {
-			ev, err := sub.Next(ctx)
+			ev, err := sub.NextRaw(ctx) // passed on as stored: writeEvent
 			if errors.Is(err, queue.ErrBadEvent) {
 				continue // not an envelope: nothing a client could read
 			}
@@ -286,11 +288,33 @@ func relay(ctx context.Context, sub *queue.EventSubscription) (events <-chan que
 	return ch, done
 }
 
-func writeEvent(w http.ResponseWriter, ev queue.ReceivedEvent) error {
-	data, err := json.Marshal(ev.Event)
-	if err != nil {
-		return err
+// writeEvent writes ev as one SSE event whose data is the event's JSON as
+// stored (ev.Raw), compacted onto one line if it is not on one already, or
+// ev.Event encoded when there is no Raw.
+func writeEvent(w io.Writer, ev queue.ReceivedEvent) error {
+	data := ev.Raw
+	if len(data) == 0 {
+		var err error
+		if data, err = json.Marshal(ev.Event); err != nil {
+			return err
+		}
 	}
-	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.StreamSeq, ev.Kind, data)
+	b := make([]byte, 0, len(data)+len(ev.Kind)+48)
+	b = append(b, "id: "...)
+	b = strconv.AppendUint(b, ev.StreamSeq, 10)
+	b = append(b, "\nevent: "...)
+	b = append(b, ev.Kind...)
+	b = append(b, "\ndata: "...)
+	if bytes.ContainsAny(data, "\r\n") {
+		buf := bytes.NewBuffer(b)
+		if err := json.Compact(buf, data); err != nil {
+			return err
+		}
+		b = buf.Bytes()
+	} else {
+		b = append(b, data...)
+	}
+	b = append(b, "\n\n"...)
+	_, err := w.Write(b)
 	return err
 }

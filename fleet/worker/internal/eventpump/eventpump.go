@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 
 	"github.com/google/uuid"
@@ -52,9 +53,12 @@ type Pump struct {
 	log    *slog.Logger
 	sub    *agent.Subscription
 	seen   func(agent.Event)
-	mu     sync.Mutex // guards seq
-	seq    uint64
-	done   chan struct{}
+	// head is every run's envelope but ID, Kind, Seq and Data: the
+	// task's ids as strings, made once rather than per event.
+	head queue.Event
+	mu   sync.Mutex // guards seq
+	seq  uint64
+	done chan struct{}
 }
 
 // Start starts the pump of a run of task t, reading sub until it closes
@@ -65,6 +69,7 @@ type Pump struct {
 // drains the subscription without storing or publishing anything.
 func Start(ctx context.Context, sink Sink, t store.Task, sub *agent.Subscription, log *slog.Logger, seen func(agent.Event)) (*Pump, error) {
 	p := &Pump{sink: sink, task: t, tenant: Tenant(t), log: log, sub: sub, seen: seen, done: make(chan struct{})}
+	p.head = envelope(t, p.tenant, 0, "", nil)
 	if t.Attempts > 1 {
 		last, err := sink.Queue.LastSeq(ctx, t.RootID.String(), t.ID.String())
 		if err != nil {
@@ -117,7 +122,9 @@ func (p *Pump) Publish(ctx context.Context, kind string, data json.RawMessage, c
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.seq++
-	err := p.sink.publish(ctx, envelope(p.task, p.tenant, p.seq, kind, data), confirmed)
+	ev := p.head
+	ev.ID, ev.Kind, ev.Seq, ev.Data = eventID(ev.SessionID, p.seq), kind, p.seq, data
+	err := p.sink.publish(ctx, ev, confirmed)
 	if err != nil {
 		p.log.Warn("publishing an event", "kind", kind, "seq", p.seq, "err", err)
 	}
@@ -152,12 +159,18 @@ func Envelope(t store.Task, seq uint64, kind string, data json.RawMessage) queue
 }
 
 func envelope(t store.Task, tenant string, seq uint64, kind string, data json.RawMessage) queue.Event {
-	ev := queue.Event{ID: fmt.Sprintf("%s-%d", t.ID, seq), Kind: kind, Tenant: tenant, SessionID: t.ID.String(),
-		TaskID: t.ID.String(), RootTaskID: t.RootID.String(), Seq: seq, Data: data}
+	id := t.ID.String()
+	ev := queue.Event{ID: eventID(id, seq), Kind: kind, Tenant: tenant, SessionID: id,
+		TaskID: id, RootTaskID: t.RootID.String(), Seq: seq, Data: data}
 	if t.ParentID != uuid.Nil {
 		ev.ParentTaskID = t.ParentID.String()
 	}
 	return ev
+}
+
+// eventID is the id of a session's event seq: <session>-<seq>.
+func eventID(session string, seq uint64) string {
+	return session + "-" + strconv.FormatUint(seq, 10)
 }
 
 // Tenant is the tenant named by t's spec; "" (a spec stored before
