@@ -191,6 +191,8 @@ type Config struct {
 	OutboundAllowPrivate []string `mapstructure:"outbound_allow_private"`
 	// ImageCache is image_cache: environment images (image.go).
 	ImageCache ImageCacheConfig `mapstructure:"image_cache"`
+	// GitStore is the fleet git store (gitstore.go): subagents on any worker.
+	GitStore GitStoreConfig `mapstructure:"git_store"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
