@@ -33,7 +33,7 @@ type storeFleet struct {
 
 // startStoreFleet starts n workers with separate workspace roots and the
 // fleet git store; worker i serves the queues queues(i).
-func startStoreFleet(t *testing.T, n int, queues func(i int) []string) *storeFleet {
+func startStoreFleet(t *testing.T, n int, qc queue.Config, queues func(i int) []string) *storeFleet {
 	t.Helper()
 	needGit(t)
 	var h atomic.Pointer[dispatcher.GitStore]
@@ -46,7 +46,7 @@ func startStoreFleet(t *testing.T, n int, queues func(i int) []string) *storeFle
 	}))
 	t.Cleanup(srv.Close)
 	const cred = "workers-credential-for-the-test"
-	f := fleettest.Start(t, fleettest.Options{Workers: n, Slots: 2, Worker: func(i int, c *worker.Config) {
+	f := fleettest.Start(t, fleettest.Options{Workers: n, Slots: 2, Queue: qc, Worker: func(i int, c *worker.Config) {
 		c.GitStore = worker.GitStoreConfig{URL: srv.URL, Token: cred}
 		c.OutboundAllowPrivate = []string{"127.0.0.0/8"}
 		c.Queues = queues(i)
@@ -99,13 +99,22 @@ func startOn(t *testing.T, f *fleettest.Fleet, spec fleet.TaskSpec, id string) u
 	return res.Task.ID
 }
 
+// notOnA: worker 0 (A) serves a queue no task uses, so the children
+// (on the parent's queue, the default one) run on the others.
+func notOnA(i int) []string {
+	if i == 0 {
+		return []string{"only-a"}
+	}
+	return []string{fleet.DefaultQueue}
+}
+
 // fourChildren is a parent's script: an uncommitted edit, four children
 // that each read it and write a file of their own, the waits, the answer.
-func fourChildren() []fleettest.Step {
+func fourChildren(gate string) []fleettest.Step {
 	var kids [][]fleettest.Step
 	for i := range 4 {
 		kids = append(kids, []fleettest.Step{
-			{Calls: []fleettest.Call{fleettest.Shell(fmt.Sprintf("cat parent.txt && echo child-%d > c%d.txt", i, i))}},
+			{Gate: gate, Calls: []fleettest.Call{fleettest.Shell(fmt.Sprintf("cat parent.txt && echo child-%d > c%d.txt", i, i))}},
 			{Text: fmt.Sprintf("child %d saw {{results}}", i)},
 		})
 	}
@@ -126,13 +135,8 @@ var allFourCheck = fleet.Check{Name: "all-four", Command: "grep -q parent-edit p
 // parent's final diff holds all four changes; its check passes.
 func TestFanOutAcrossWorkers(t *testing.T) {
 	t.Parallel()
-	f := startStoreFleet(t, 3, func(i int) []string {
-		if i == 0 {
-			return []string{"only-a"}
-		}
-		return []string{fleet.DefaultQueue}
-	})
-	spec := fleettest.Spec("fan out across workers", fourChildren()...)
+	f := startStoreFleet(t, 3, queue.Config{}, notOnA)
+	spec := fleettest.Spec("fan out across workers", fourChildren("")...)
 	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, Repo: upstream(t)}
 	spec.Checks = []fleet.Check{allFourCheck}
 	id := startOn(t, f.Fleet, spec, "w0")
@@ -179,4 +183,44 @@ func artifact(t *testing.T, f *fleettest.Fleet, id uuid.UUID, kind string) strin
 		t.Fatalf("artifact %s of %s: %v", kind, id, err)
 	}
 	return string(a.Content)
+}
+
+// TestParentWorkerKilledWhileChildrenRun: worker A dies for good while
+// its parked task's four children run on B and C. The children push their
+// work; the parent's resume, stranded on A's subject, is moved to the
+// shared queue; the worker that takes it restores the parent's files
+// (its uncommitted edit included) from the fleet git store and merges the
+// four children's work: nothing is lost, and the check passes.
+func TestParentWorkerKilledWhileChildrenRun(t *testing.T) {
+	t.Parallel()
+	f := startStoreFleet(t, 3, queue.Config{WorkerInactiveThreshold: time.Second}, notOnA)
+	spec := fleettest.Spec("parent's worker killed", fourChildren("kids-run")...)
+	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, Repo: upstream(t)}
+	spec.Checks = []fleet.Check{allFourCheck}
+	id := startOn(t, f.Fleet, spec, "w0")
+	if err := f.Model.WaitArrivals(waitCtx(t), "kids-run", 4); err != nil {
+		t.Fatal(err)
+	}
+	if p := f.WaitState(id, store.TaskWaiting); p.WorkerID != "w0" {
+		t.Fatalf("the parent parked on %q, want w0", p.WorkerID)
+	}
+	f.Workers()[0].Kill(t)
+	f.Model.Open("kids-run")
+	parent := f.WaitDone(id)
+	res := succeeded(t, parent)
+	if parent.WorkerID == "w0" || parent.WorkerID == "" {
+		t.Fatalf("the parent finished on %q, want a survivor", parent.WorkerID)
+	}
+	if strings.Count(res.FinalText, "merged into your working tree") != 4 {
+		t.Fatalf("want four clean merges after the restore:\n%s", res.FinalText)
+	}
+	diff := artifact(t, f.Fleet, id, "diff")
+	for _, want := range []string{"+parent-edit", "+child-0", "+child-1", "+child-2", "+child-3"} {
+		if !strings.Contains(diff, want) {
+			t.Fatalf("the parent's diff lacks %q:\n%s", want, diff)
+		}
+	}
+	if res.Checks == nil || res.Checks.Verdict != fleet.VerdictPassed {
+		t.Fatalf("checks: %+v", res.Checks)
+	}
 }
