@@ -267,6 +267,9 @@ func (c Config) Validate() error {
 		check(queue.CheckQueueName(q) == nil, "queues entry %q must be letters, digits, '-' or '_' and not \"worker\"", q)
 	}
 	check(c.Sessions >= 1, "sessions must be >= 1, got %d", c.Sessions)
+	if err := c.GitStore.check(); err != nil { // gitstore.go
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.checkKeys()...)
 	for p, n := range c.LLMConcurrency {
 		check(n >= 1, "llm_concurrency.%s must be >= 1, got %d", p, n)

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -26,6 +27,22 @@ type GitStoreConfig struct {
 	// git_store.worker_token), exchanged for a token of each task tree.
 	// It is redacted from every task's outputs.
 	Token string `mapstructure:"token"`
+}
+
+// check says what is wrong with the store's settings.
+func (c GitStoreConfig) check() error {
+	switch {
+	case c.URL == "" && c.Token != "":
+		return errors.New("git_store.token is set but git_store.url is empty: name the dispatcher's URL, or drop the token")
+	case c.URL == "":
+		return nil
+	case c.Token == "":
+		return errors.New("git_store.url is set but git_store.token is empty: set the workers' credential (the dispatcher's git_store.worker_token)")
+	}
+	if _, err := outbound.ParseAllowlist("git_store.url", []string{c.URL}); err != nil {
+		return err
+	}
+	return nil
 }
 
 // gitStoreClient is the worker's store client, made on first use.
