@@ -191,10 +191,10 @@ func (g *GitStore) repo(ctx context.Context, tree uuid.UUID) (string, error) {
 }
 
 func (g *GitStore) refs(w http.ResponseWriter, r *http.Request, tree uuid.UUID) {
-	dir, err := g.repo(r.Context(), tree)
-	if err != nil {
-		g.fail(w, err)
-		return
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	dir := filepath.Join(g.cfg.Dir, tree.String()+".git")
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
+		return // nothing pushed yet: no refs, and no repository made for a look
 	}
 	out, err := git(r.Context(), dir, nil, "for-each-ref", "--format=%(objectname) %(refname)", "refs/agentfleet/")
 	if err != nil {
@@ -207,7 +207,6 @@ func (g *GitStore) refs(w http.ResponseWriter, r *http.Request, tree uuid.UUID) 
 			fmt.Fprintf(&b, "%s %s\n", id, name)
 		}
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = io.WriteString(w, b.String())
 }
 

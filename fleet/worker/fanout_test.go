@@ -224,3 +224,28 @@ func TestParentWorkerKilledWhileChildrenRun(t *testing.T) {
 		t.Fatalf("checks: %+v", res.Checks)
 	}
 }
+
+// TestChildrenLocalKeepsThemOnTheParentsWorker: with a fleet git store,
+// environment.children: local still runs the children on the parent's
+// worker, in worktrees of its tree, and pushes nothing to the store.
+func TestChildrenLocalKeepsThemOnTheParentsWorker(t *testing.T) {
+	t.Parallel()
+	f := startStoreFleet(t, 2, queue.Config{}, notOnA)
+	spec := fleettest.Spec("children local", fourChildren("")...)
+	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, Repo: upstream(t), Children: fleet.ChildrenLocal}
+	spec.Checks = []fleet.Check{allFourCheck}
+	id := startOn(t, f.Fleet, spec, "w0")
+	res := succeeded(t, f.WaitDone(id))
+	if strings.Count(res.FinalText, "merged into your working tree") != 4 {
+		t.Fatalf("want four clean merges:\n%s", res.FinalText)
+	}
+	for _, c := range children(t, f.Fleet, id) {
+		spec, err := fleet.DecodeSpec(c.Spec)
+		if err != nil || spec.Environment.StoreBase != "" || c.WorkerID != "w0" {
+			t.Fatalf("child %s ran on %s with spec %s (%v); want w0, no store_base", c.ID, c.WorkerID, c.Spec, err)
+		}
+	}
+	if entries, _ := os.ReadDir(f.dir); len(entries) != 0 {
+		t.Fatalf("the store holds %d repositories, want none", len(entries))
+	}
+}

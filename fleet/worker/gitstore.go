@@ -102,6 +102,9 @@ func (r *run) restoreFromStore(ctx context.Context) error {
 		return nil
 	}
 	base := r.spec.Environment.StoreBase
+	if base == "" && r.spec.Environment.Children == fleet.ChildrenLocal {
+		return nil // its children never travel, so it never pushed
+	}
 	if base == "" {
 		kids, err := r.w.st.Children(ctx, store.ChildrenParams{ParentID: r.task.ID})
 		if err != nil || len(kids.Children) == 0 {
