@@ -187,7 +187,8 @@ func (ws Workspace) gitDir() (*os.File, error) {
 	return f, nil
 }
 
-// readGitFile reads and removes .git/name, refusing a link.
+// readGitFile reads and removes .git/name: a plain file with one link,
+// never a symbolic link.
 func (ws Workspace) readGitFile(name string) ([]byte, error) {
 	d, err := ws.gitDir()
 	if err != nil {
@@ -200,6 +201,10 @@ func (ws Workspace) readGitFile(name string) ([]byte, error) {
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		return nil, fmt.Errorf("the bundle %s is not a plain file of its own (a link or a device): refused", name)
+	}
 	b, err := io.ReadAll(f)
 	_ = unix.Unlinkat(int(d.Fd()), name, 0)
 	return b, err
