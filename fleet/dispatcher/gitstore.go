@@ -202,7 +202,7 @@ func (g *GitStore) refs(w http.ResponseWriter, r *http.Request, tree uuid.UUID) 
 		return
 	}
 	var b strings.Builder
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
 		if id, name, ok := strings.Cut(line, " refs/agentfleet/"); ok && gitstore.CheckRef(name) == nil {
 			fmt.Fprintf(&b, "%s %s\n", id, name)
 		}
@@ -228,8 +228,7 @@ func (g *GitStore) push(w http.ResponseWriter, r *http.Request, tree uuid.UUID) 
 		g.fail(w, err)
 		return
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
+	defer func() { _ = f.Close(); _ = os.Remove(f.Name()) }()
 	n, err := io.Copy(f, io.LimitReader(r.Body, g.cfg.MaxBundleBytes+1))
 	if err != nil {
 		http.Error(w, "reading the bundle: "+err.Error(), http.StatusBadRequest)

@@ -24,8 +24,8 @@ import (
 
 // Secrets of the run's fleet git store (loopback only).
 const (
-	gitStoreKey    = "chaos-git-store-signing-key" //nolint:gosec // G101: a throwaway fleet's key, on loopback
-	gitStoreWorker = "chaos-git-store-worker"      //nolint:gosec // G101: as above
+	gitStoreKey    = "chaos-git-store-signing-key" // a throwaway fleet's key, on loopback
+	gitStoreWorker = "chaos-git-store-worker"
 )
 
 // gitStoreEnv configures the dispatcher's fleet git store.

@@ -77,8 +77,8 @@ func sign(key []byte, tree uuid.UUID, exp string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// BaseRef is the store's ref of the tree a traveling subagent of the
-// spawn with worktree key key starts from.
+// BaseRef is the store's ref of the tree a traveling subagent starts
+// from; key is its spawn's worktree key.
 func BaseRef(key string) string { return "base/" + key }
 
 // StateRef is the store's ref of task's last pushed files.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -60,10 +61,8 @@ func (ws Workspace) script(ctx context.Context, vars map[string]string, ok ...in
 	case res.ExitCode == 3:
 		return res, ErrNotTop
 	case res.ExitCode != 0:
-		for _, c := range ok {
-			if c == res.ExitCode {
-				return res, nil
-			}
+		if slices.Contains(ok, res.ExitCode) {
+			return res, nil
 		}
 		return res, fmt.Errorf("git failed (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stderr))
 	}
@@ -194,13 +193,13 @@ func (ws Workspace) readGitFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	fd, err := unix.Openat(int(d.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening the bundle %s: %w", name, err)
 	}
 	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
 		return nil, fmt.Errorf("the bundle %s is not a plain file of its own (a link or a device): refused", name)
@@ -217,7 +216,7 @@ func (ws Workspace) writeGitFile(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	_ = unix.Unlinkat(int(d.Fd()), name, 0)
 	fd, err := unix.Openat(int(d.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {

@@ -107,7 +107,7 @@ func (s *Spawner) mergeFromStore(ctx context.Context, t store.Task) string {
 	}()
 	var note string
 	if err == nil && res == "" {
-		note, err = s.runMerge(ctx, t, key, "")
+		note, err = s.runMerge(ctx, key, "")
 	}
 	s.gitMu.Unlock()
 	switch {

@@ -182,7 +182,7 @@ func (s *Spawner) mergeBack(ctx context.Context, t store.Task) string {
 	}
 	s.gitMu.Lock()
 	defer s.gitMu.Unlock()
-	note, err := s.runMerge(ctx, t, key, dir)
+	note, err := s.runMerge(ctx, key, dir)
 	if err != nil {
 		s.p.Log.Warn("merging a subagent's worktree", "agent_id", t.ID, "err", err)
 		return fmt.Sprintf("[merging this subagent's work into your working tree failed: %v. Its work is in %s or on branch %s; merge it with git, or wait on it again to retry]", err, dir, branch)
@@ -193,7 +193,7 @@ func (s *Spawner) mergeBack(ctx context.Context, t store.Task) string {
 // runMerge runs worktree.sh's merge of key (the child's worktree dir, or
 // only its branch) and returns the note for the parent. The caller holds
 // gitMu.
-func (s *Spawner) runMerge(ctx context.Context, t store.Task, key, dir string) (string, error) {
+func (s *Spawner) runMerge(ctx context.Context, key, dir string) (string, error) {
 	branch := BranchOf(key)
 	res, err := s.runWorktree(ctx, "merge", key)
 	if err == nil && res.ExitCode != 0 {
