@@ -249,3 +249,29 @@ func TestChildrenLocalKeepsThemOnTheParentsWorker(t *testing.T) {
 		t.Fatalf("the store holds %d repositories, want none", len(entries))
 	}
 }
+
+// TestTravelingChildrenConflict: two children on other workers rewrite
+// the same line of a file the parent committed; the first merge applies,
+// the second comes back as a CONFLICT naming the file and the branch that
+// keeps the child's work, which holds its edit.
+func TestTravelingChildrenConflict(t *testing.T) {
+	t.Parallel()
+	f := startStoreFleet(t, 3, queue.Config{}, notOnA)
+	var kids [][]fleettest.Step
+	for i := range 2 {
+		kids = append(kids, []fleettest.Step{
+			{Calls: []fleettest.Call{fleettest.Shell(fmt.Sprintf("sed -i 's/upstream/edit-of-child-%d/' main.txt", i))}},
+			{Text: fmt.Sprintf("child %d done", i)},
+		})
+	}
+	spec := fleettest.Spec("traveling conflict", fanOut(kids)...)
+	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, Repo: upstream(t)}
+	id := startOn(t, f.Fleet, spec, "w0")
+	res := succeeded(t, f.WaitDone(id))
+	if strings.Count(res.FinalText, "CONFLICT") != 1 || strings.Count(res.FinalText, "merged into your working tree: main.txt") != 1 {
+		t.Fatalf("want one merge and one conflict on main.txt:\n%s", res.FinalText)
+	}
+	if !strings.Contains(res.FinalText, "in: main.txt") || !strings.Contains(res.FinalText, "branch agentfleet/") {
+		t.Fatalf("the conflict does not name the file and the branch:\n%s", res.FinalText)
+	}
+}
