@@ -100,7 +100,7 @@ var routeAccess = map[string]access{
 }
 
 // selfAuthenticated are the routes outside /v1 that take no API token and
-// check a credential of their own, which a test keeps served.
+// check a credential of their own (a test checks the git store is listed).
 var selfAuthenticated = map[string]string{
 	forgeEventsRoute: "the forge's webhook signature (forges.go)",
 	gitStoreRoute:    "the workers' credential, then a tree token (gitstore.go)",

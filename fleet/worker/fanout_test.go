@@ -275,3 +275,33 @@ func TestTravelingChildrenConflict(t *testing.T) {
 		t.Fatalf("the conflict does not name the file and the branch:\n%s", res.FinalText)
 	}
 }
+
+// TestFanOutOfARepositoryTheTaskMade: a parent without environment.repo
+// makes its repository in its workspace; its two children, on other
+// workers, start from a whole bundle of it in empty workspaces, and both
+// edits come back.
+func TestFanOutOfARepositoryTheTaskMade(t *testing.T) {
+	t.Parallel()
+	f := startStoreFleet(t, 3, queue.Config{}, notOnA)
+	kids := [][]fleettest.Step{
+		{{Calls: []fleettest.Call{fleettest.Shell("cat dirty.txt && echo from-child-0 > c0.txt")}}, {Text: "child 0 saw {{results}}"}},
+		{{Calls: []fleettest.Call{fleettest.Shell("cat dirty.txt && sed -i 's/line2/edited/' shared.txt")}}, {Text: "child 1 saw {{results}}"}},
+	}
+	spec := fleettest.Spec("uncloned fan-out", append([]fleettest.Step{gitRepoStep}, fanOut(kids)...)...)
+	id := startOn(t, f.Fleet, spec, "w0")
+	res := succeeded(t, f.WaitDone(id))
+	if strings.Count(res.FinalText, "uncommitted") != 2 || strings.Count(res.FinalText, "merged into your working tree") != 2 {
+		t.Fatalf("want both children to see dirty.txt and both merged:\n%s", res.FinalText)
+	}
+	for _, c := range children(t, f.Fleet, id) {
+		if c.WorkerID == "w0" {
+			t.Fatalf("child %s ran on the parent's worker", c.ID)
+		}
+	}
+	diff := artifact(t, f.Fleet, id, "diff")
+	for _, want := range []string{"+from-child-0", "+edited", "+uncommitted"} {
+		if !strings.Contains(diff, want) {
+			t.Fatalf("the parent's diff lacks %q:\n%s", want, diff)
+		}
+	}
+}
