@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -104,7 +105,7 @@ func (c *Client) Refs(ctx context.Context, tree, task uuid.UUID) (map[string]str
 		return nil, err
 	}
 	refs := map[string]string{}
-	err = c.do(req, func(r io.Reader) error {
+	err = c.settle(tree, c.do(req, func(r io.Reader) error {
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
 			if id, name, ok := strings.Cut(sc.Text(), " "); ok {
@@ -112,7 +113,7 @@ func (c *Client) Refs(ctx context.Context, tree, task uuid.UUID) (map[string]str
 			}
 		}
 		return sc.Err()
-	})
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("listing the fleet git store's refs: %w", err)
 	}
@@ -130,7 +131,7 @@ func (c *Client) Push(ctx context.Context, tree, task uuid.UUID, ref string, bun
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-git-bundle")
-	if err := c.do(req, func(io.Reader) error { return nil }); err != nil {
+	if err := c.settle(tree, c.do(req, func(io.Reader) error { return nil })); err != nil {
 		return fmt.Errorf("pushing %s to the fleet git store: %w", ref, err)
 	}
 	return nil
@@ -148,7 +149,7 @@ func (c *Client) Fetch(ctx context.Context, tree, task uuid.UUID, want, have str
 	if err != nil {
 		return err
 	}
-	if err := c.do(req, func(r io.Reader) error { _, err := io.Copy(w, r); return err }); err != nil {
+	if err := c.settle(tree, c.do(req, func(r io.Reader) error { _, err := io.Copy(w, r); return err })); err != nil {
 		return fmt.Errorf("fetching %s from the fleet git store: %w", want, err)
 	}
 	return nil
@@ -164,7 +165,28 @@ func (c *Client) do(req *http.Request, read func(io.Reader) error) error {
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		return &statusError{code: resp.StatusCode, msg: resp.Status + ": " + strings.TrimSpace(string(msg))}
 	}
 	return read(resp.Body)
+}
+
+// statusError is a response that was not a success.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+// settle forgets tree's token when the store refused it (a dispatcher
+// with another key, an expiry sooner than said), so the next call asks
+// for a new one, and returns err.
+func (c *Client) settle(tree uuid.UUID, err error) error {
+	var se *statusError
+	if errors.As(err, &se) && se.code == http.StatusUnauthorized {
+		c.mu.Lock()
+		delete(c.tokens, tree)
+		c.mu.Unlock()
+	}
+	return err
 }
