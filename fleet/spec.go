@@ -173,7 +173,8 @@ type Environment struct {
 	// Shared marks a local working_dir as reachable from every worker (a
 	// shared volume): children and resumes may then run on any worker.
 	// Without it, a local task's children run on the worker holding its
-	// files. Set by the system for child tasks (added by the worker side).
+	// files, unless the fleet git store carries them (Children). Set by
+	// the system for child tasks (added by the worker side).
 	Shared bool `json:"shared,omitempty"`
 	// Image and ImageCredentials: see spec_image.go.
 	Image            string `json:"image,omitempty"`

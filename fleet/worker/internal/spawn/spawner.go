@@ -30,7 +30,7 @@ type Fleet struct {
 	Store     store.Store
 	Queue     *queue.Client
 	Completer *taskops.Completer // closing a child cancels its subtree through it
-	WorkerID  string             // this worker: children of a local workspace run here
+	WorkerID  string             // this worker: children that share a local workspace run here
 	Spawned   func()             // called for each child task enqueued (a metric); may be nil
 	// Git is the fleet git store (travel.go); nil: children of a local
 	// workspace run here, in worktrees.
