@@ -173,12 +173,27 @@ type Environment struct {
 	// Shared marks a local working_dir as reachable from every worker (a
 	// shared volume): children and resumes may then run on any worker.
 	// Without it, a local task's children run on the worker holding its
-	// files. Set by the system for child tasks (added by the worker side).
+	// files, unless the fleet git store carries them (Children). Set by
+	// the system for child tasks (added by the worker side).
 	Shared bool `json:"shared,omitempty"`
 	// Image and ImageCredentials: see spec_image.go.
 	Image            string `json:"image,omitempty"`
 	ImageCredentials string `json:"image_credentials,omitempty"`
+	// Children says where the subagents of a local task that is not
+	// shared run: "" on any worker, their tree carried by the fleet git
+	// store when the workers have one (else on this worker), or
+	// ChildrenLocal on the worker holding the task's files, in git
+	// worktrees of its tree (for trees that must share a disk).
+	Children string `json:"children,omitempty"`
+	// StoreBase, set by the spawner on a subagent whose tree travels, is
+	// the commit of the fleet git store its fresh workspace starts from
+	// (the parent's files when it was spawned). Submissions may not set it.
+	StoreBase string `json:"store_base,omitempty"`
 }
+
+// ChildrenLocal is Environment.Children pinning a task's subagents to
+// the worker holding its files.
+const ChildrenLocal = "local"
 
 // DefaultLimits are the limits a dispatcher gives a submitted task's zero
 // fields unless its operator configures others: generous for a real
@@ -373,6 +388,8 @@ func (s TaskSpec) ValidateSubmission(allowed ...string) error {
 		return fieldErr("root_id", "is set by the system for subagent tasks; remove it from the submission")
 	case s.Depth != 0:
 		return fieldErr("depth", "is set by the system for subagent tasks; remove it from the submission")
+	case s.Environment.StoreBase != "":
+		return fieldErr("environment.store_base", "is set by the system for subagent tasks; remove it from the submission")
 	}
 	return s.Validate(allowed...)
 }
@@ -453,6 +470,10 @@ func (e Environment) checkLocal() *FieldError {
 		return fieldErr("environment.repo", "is cloned into a fresh workspace, and environment.working_dir names an existing one; set one of them")
 	case e.Shared && e.WorkingDir == "":
 		return fieldErr("environment.shared", "needs environment.working_dir, a directory under one of the operator's shared roots")
+	case e.Children != "" && e.Children != ChildrenLocal:
+		return fieldErr("environment.children", "%q is not a placement; leave it out (children run on any worker) or set %q (on this task's worker)", e.Children, ChildrenLocal)
+	case e.StoreBase != "" && !isCommitID(e.StoreBase):
+		return fieldErr("environment.store_base", "%q is not a commit id; it is set by the spawner, leave it out", e.StoreBase)
 	}
 	return checkRepoText(e.Repo)
 }
@@ -552,4 +573,17 @@ func (s TaskSpec) checkLabels() *FieldError {
 		}
 	}
 	return nil
+}
+
+// isCommitID reports whether s is a full git object id (SHA-1 or SHA-256).
+func isCommitID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -65,6 +65,8 @@ type Config struct {
 	// Credentials lists the delivery credentials references the workers
 	// hold; a submission naming another is refused (empty: not checked).
 	Credentials fleet.KnownCredentials
+	// GitStore is the fleet git store (gitstore.go); its zero value serves none.
+	GitStore GitStoreConfig
 	// BudgetCheckInterval is how often budgets are checked against spend
 	// (default DefaultBudgetCheckInterval; see fleet/budget).
 	BudgetCheckInterval time.Duration

@@ -88,6 +88,7 @@ func (d *Dispatcher) Handler(opts APIOptions) http.Handler {
 	root.Handle("/v1/", a.guardOrigin(refuseURLToken(a.authenticate(a.audit(a.authorize(requireJSON(v1), v1), v1), v1))))
 	// Forge webhooks authenticate by their signature, not the token (forges.go).
 	root.HandleFunc(forgeEventsRoute, a.forgeEvents)
+	root.Handle(gitStoreRoute, d.gitStore()) // the fleet git store authenticates by tree tokens (gitstore.go)
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

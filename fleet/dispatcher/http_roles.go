@@ -102,6 +102,13 @@ var routeAccess = map[string]access{
 	"/v1/":                                         {"", scopeNone, ""},
 }
 
+// selfAuthenticated are the routes outside /v1 that take no API token and
+// check a credential of their own (a test checks the git store is listed).
+var selfAuthenticated = map[string]string{
+	forgeEventsRoute: "the forge's webhook signature (forges.go)",
+	gitStoreRoute:    "the workers' credential, then a tree token (gitstore.go)",
+}
+
 // authorize refuses, with a 403 naming the role, a request whose
 // principal holds the route's role nowhere (scopeSome, scopeTask,
 // scopeSession) or not in every tenant (scopeAll). A route missing from

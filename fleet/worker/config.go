@@ -195,6 +195,8 @@ type Config struct {
 	OutboundAllowPrivate []string `mapstructure:"outbound_allow_private"`
 	// ImageCache is image_cache: environment images (image.go).
 	ImageCache ImageCacheConfig `mapstructure:"image_cache"`
+	// GitStore is the fleet git store (gitstore.go): subagents on any worker.
+	GitStore GitStoreConfig `mapstructure:"git_store"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
@@ -270,6 +272,9 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.checkTenants()...)
 	check(c.Sessions >= 1, "sessions must be >= 1, got %d", c.Sessions)
+	if err := c.GitStore.check(); err != nil { // gitstore.go
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.checkKeys()...)
 	for p, n := range c.LLMConcurrency {
 		check(n >= 1, "llm_concurrency.%s must be >= 1, got %d", p, n)

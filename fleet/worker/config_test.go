@@ -37,6 +37,9 @@ func TestWorkerConfigDefaultsAndValidate(t *testing.T) {
 		{"allow private", func(c *worker.Config) { c.OutboundAllowPrivate = []string{"10.0.0.1", "git.internal"} }, "outbound_allow_private[1]"},
 		{"mcp allowlist", func(c *worker.Config) { c.MCPHTTPAllowlist = []string{"https://mcp.example@169.254.169.254/"} }, "mcp_http_allowlist[0]"},
 		{"hooks allowlist", func(c *worker.Config) { c.HooksHTTPAllowlist = []string{"ftp://hooks.example"} }, "hooks_http_allowlist[0]"},
+		{"git store without token", func(c *worker.Config) { c.GitStore.URL = "http://dispatcher:8080" }, "git_store.token"},
+		{"git store token alone", func(c *worker.Config) { c.GitStore.Token = "t" }, "git_store.url"},
+		{"git store url", func(c *worker.Config) { c.GitStore = worker.GitStoreConfig{URL: "ftp://d", Token: "t"} }, "git_store.url"},
 	} {
 		c := worker.Config{}.WithDefaults()
 		tc.mod(&c)

@@ -101,6 +101,9 @@ func (r *run) prepare(ctx context.Context) error {
 	if err := r.buildEnv(ctx); err != nil {
 		return err
 	}
+	if err := r.restoreFromStore(ctx); err != nil { // gitstore.go
+		return err
+	}
 	var create *store.CreateSessionParams
 	if r.row, create, err = r.findSession(ctx, profile.ID(), profile.Model()); err != nil {
 		return err

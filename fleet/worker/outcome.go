@@ -118,6 +118,10 @@ func assistantTurns(h []agent.Turn) int {
 func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res fleet.TaskResult) settlement {
 	w := r.w
 	r.saveRepoMemory(ctx)
+	if err := r.pushResult(ctx, to); err != nil { // gitstore.go: before the end wakes the parent
+		r.log.Warn("handing the task back", "err", err)
+		return nak(w.backoff(r.d.NumDelivered))
+	}
 	r.writeDiff(ctx)
 	e := taskops.End{ID: r.task.ID, To: to, Reason: reason, Result: res, WorkerID: w.cfg.ID,
 		NoChildren: !r.mayHaveChildren(), Reopen: r.reopenForLateInput,

@@ -77,6 +77,9 @@ func workerSecrets(cfg Config) map[string]string {
 			secrets[name] = p
 		}
 	}
+	if cfg.GitStore.Token != "" {
+		secrets["git_store.token"] = cfg.GitStore.Token
+	}
 	for name, pc := range cfg.Providers {
 		if pc.APIKey != "" {
 			secrets["providers."+name+".api_key"] = pc.APIKey

@@ -22,5 +22,6 @@ func newSpawner(r *run) *spawn.Spawner {
 
 // spawnFleet is what package spawn uses of this worker.
 func (w *Worker) spawnFleet() spawn.Fleet {
-	return spawn.Fleet{Store: w.st, Queue: w.q, Completer: w.ends, WorkerID: w.cfg.ID, Spawned: w.metrics.spawns.Inc}
+	return spawn.Fleet{Store: w.st, Queue: w.q, Completer: w.ends, WorkerID: w.cfg.ID, Spawned: w.metrics.spawns.Inc,
+		Git: w.gitStore()}
 }

@@ -68,6 +68,7 @@ type Worker struct {
 	health  *storegate.Health
 	sandbox tasksandbox.State // how local tasks' commands run
 	images  workerImages      // environment images (image.go)
+	git     gitStoreClient    // the fleet git store (gitstore.go)
 	// redacting keeps the secrets every task's outputs are redacted of
 	// (redact.go).
 	redacting redactCache

@@ -10,7 +10,8 @@
 // that sleep in the shell and answer, injects one fault once the backlog is
 // under way (a worker killed or drained, a NATS node killed, Postgres
 // restarted, down or its connections cut, the worker of parked parents
-// killed), waits for the backlog to end and verifies it from outside:
+// killed, or killed for good with its disk while local trees' children run
+// through the fleet git store: localtree.go), waits for the backlog to end and verifies it from outside:
 // every task succeeded and none is stuck; each task has exactly the turns
 // its script implies and gapless seqs; the EVENTS stream holds each
 // session's events once, without gaps, ending in SESSION_END; the model

@@ -201,6 +201,7 @@ func (f *fleetProcs) commonEnv(user string) []string {
 		"AGENTFLEET_NATS_WORKER_GONE_AFTER=" + f.cfg.WorkerGoneAfter.String(),
 		"AGENTFLEET_LOG_FORMAT=text",
 		"AGENTFLEET_POLICY_SHARED_ROOTS=" + filepath.Join(f.dir, "shared"), // treeSpec's working directories
+		"AGENTFLEET_POLICY_REPOSITORIES_ALLOW_LOCAL=" + f.dir,              // localTreeSpec's upstream
 	}
 }
 
@@ -212,6 +213,7 @@ func (f *fleetProcs) startDispatcher(ctx context.Context) error {
 	f.apiURL = "http://" + addr
 	env := append(f.commonEnv("dispatcher"), "AGENTFLEET_LISTEN="+addr, "AGENTFLEET_TOKEN="+apiToken,
 		"AGENTFLEET_PROFILES=anthropic", "AGENTFLEET_DEFAULT_PROFILE=anthropic")
+	env = append(env, f.gitStoreEnv()...)
 	f.dispatcher = f.newProc("dispatcher", "dispatcher", []string{"serve"}, env)
 	if err := f.dispatcher.start(); err != nil {
 		return err
@@ -233,13 +235,14 @@ func (f *fleetProcs) workerConfig(i int) (string, error) {
 	cfg := map[string]any{
 		"worker_id":          fmt.Sprintf("worker-%d", i+1),
 		"sessions":           f.cfg.Slots,
-		"workspace_root":     filepath.Join(f.dir, fmt.Sprintf("workspaces-%d", i+1)),
+		"workspace_root":     f.workspaceRoot(i),
 		"heartbeat_interval": f.cfg.Heartbeat.String(),
 		"stale_after":        f.cfg.StaleAfter.String(),
 		"drain_grace":        grace.String(),
 		"providers": map[string]any{"anthropic": map[string]any{
 			"api_key": "chaos-key", "base_url": f.modelURL, "default_model": "claude-chaos"}},
 	}
+	f.gitStoreWorkerConfig(cfg) // localtree.go
 	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return "", err

@@ -139,7 +139,15 @@ func deadline(cfg Config) time.Duration {
 func submitBacklog(ctx context.Context, f *fleetProcs, sc scenario) ([]uuid.UUID, error) {
 	var specs []fleet.TaskSpec
 	if sc.tree {
+		repo, err := f.upstream(ctx)
+		if err != nil {
+			return nil, err
+		}
 		for i := range f.cfg.Tasks / 3 {
+			if sc.local {
+				specs = append(specs, localTreeSpec(f, repo, sc.name, i))
+				continue
+			}
 			specs = append(specs, treeSpec(f, sc.name, i))
 		}
 	} else {

@@ -14,8 +14,9 @@ import (
 // scenario is one fault injected into a running backlog.
 type scenario struct {
 	name string
-	// tree makes the backlog parents that spawn children and park.
-	tree bool
+	// tree makes the backlog parents that spawn children and park; local
+	// puts them in local workspaces whose children travel (localtree.go).
+	tree, local bool
 	// inject runs once the backlog is under way (a quarter done, or for a
 	// tree half the parents parked) and returns when the fault is over or,
 	// for a process that stays dead, once it was injected.
@@ -68,6 +69,7 @@ func scenarios(cfg Config) []scenario {
 			f.workers[i].kill()
 			return fmt.Sprintf("worker-%d (holding parked parents) SIGKILL, restarted", i+1), f.startWorker(ctx, i)
 		}},
+		{name: "tree-local-parent-worker-gone", tree: true, local: true, inject: killParkedWorkerAndDisk},
 	}
 }
 

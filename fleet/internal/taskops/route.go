@@ -67,6 +67,11 @@ func pinned(spec fleet.TaskSpec) bool {
 	return (spec.Environment.Kind == "" || spec.Environment.Kind == fleet.EnvLocal) && !spec.Environment.Shared
 }
 
+// Travels reports whether a task's workspace starts from the fleet git
+// store (environment.store_base, set by the spawner), so that it may
+// start on any worker.
+func Travels(spec fleet.TaskSpec) bool { return spec.Environment.StoreBase != "" }
+
 // RescueTarget is where a message pinned to a worker that is gone for
 // good goes: its task's shared queue, where any worker takes it and
 // resumes the session from its recorded turns in a fresh workspace. A
@@ -88,10 +93,13 @@ func StartMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {
 
 // ChildStartMessage starts a spawned child. A pinned child works in its
 // parent's workspace, so it goes to holder, the worker running the parent;
-// any other goes to its queue.
+// any other goes to its queue: a shared one, and one whose tree travels
+// (Travels: its workspace is made from the fleet git store wherever it
+// runs). Once it ran, a traveling child is pinned to its worker like any
+// local task (target): its files are there.
 func ChildStartMessage(child store.Task, spec fleet.TaskSpec, holder string) queue.Outgoing {
 	to := queue.ToQueueAt(child.Queue, child.Priority)
-	if pinned(spec) {
+	if pinned(spec) && !Travels(spec) {
 		to = queue.ToWorker(holder)
 	}
 	return startMessage(child, to, time.Time{})

@@ -1,6 +1,7 @@
 package taskops_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,31 @@ func TestRouterSendsUnderTheConcurrencyKey(t *testing.T) {
 		if tt.got != tt.want {
 			t.Errorf("%s: to %v, want %v", tt.name, tt.got, tt.want)
 		}
+	}
+}
+
+// TestTravelingChildStartsAnywhere: a child whose workspace starts from
+// the fleet git store (environment.store_base) starts on its queue, not
+// on its parent's worker; once it ran, its messages go to the worker
+// holding its files like any local task's. environment.children: local
+// is the spawner's to honour (it sets no store_base): such a child is
+// pinned as before.
+func TestTravelingChildStartsAnywhere(t *testing.T) {
+	travels := fleet.TaskSpec{Queue: "bulk", Environment: fleet.Environment{Kind: fleet.EnvLocal, StoreBase: strings.Repeat("a", 40)}}
+	pinned := fleet.TaskSpec{Queue: "bulk", Environment: fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: "/ws/p/.agentfleet-worktrees/k", Children: fleet.ChildrenLocal}}
+	fresh := store.Task{ID: uuid.New(), Queue: "bulk", ParentID: uuid.New()}
+	ran := fresh
+	ran.WorkerID = "w2"
+	if got := taskops.ChildStartMessage(fresh, travels, "w1").To; got != queue.ToQueueAt("bulk", 0) {
+		t.Errorf("a traveling child starts at %v, want its queue", got)
+	}
+	if got := taskops.ChildStartMessage(fresh, pinned, "w1").To; got != queue.ToWorker("w1") {
+		t.Errorf("a pinned child starts at %v, want its parent's worker", got)
+	}
+	if got := taskops.ResumeMessage(ran, travels, "1", "").To; got != queue.ToWorker("w2") {
+		t.Errorf("a traveling child that ran resumes at %v, want the worker holding its files", got)
+	}
+	if !taskops.Travels(travels) || taskops.Travels(pinned) {
+		t.Error("Travels")
 	}
 }

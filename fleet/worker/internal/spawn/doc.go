@@ -5,7 +5,8 @@
 //
 //   - Every subagent is a child task in the store, which any worker may run
 //     (or the parent's worker, when it works in the parent's local
-//     workspace: the files are there). Its agent id is the child task id.
+//     workspace: the files are there; see Across machines for how its
+//     files travel instead). Its agent id is the child task id.
 //   - Spawn is idempotent per spawn_agent call id: a resumed parent that
 //     runs the call again gets the same child, and a child is enqueued only
 //     while it is queued.
@@ -99,6 +100,41 @@
 // config, the worktree's index) can be written from it, so git add and
 // commit fail there, and its edits reach the parent by the merge alone.
 // Without a sandbox the child's git works on its branch.
+//
+// # Across machines
+//
+// With a fleet git store (Fleet.Git; fleet/internal/gitstore), a child
+// that would get a worktree travels instead (travel.go), unless the
+// parent's spec says environment.children: local or the child asks for a
+// working_dir of its own (a subdirectory of the parent's tree, which
+// only a worktree has):
+//
+//   - Spawn snapshots the parent's files as a worktree spawn does, as a
+//     commit on its HEAD, and pushes it (store.sh snap, Workspace.Push)
+//     as the store's base/KEY and the parent's state/<id>; the child's
+//     spec names it (environment.store_base) with the parent's repo, ref
+//     and image, and no working_dir, so the router starts it on its queue
+//     (taskops.Travels) and any worker may run it.
+//   - The child's worker (fleet/worker gitstore.go) clones as for any
+//     task, then Restore checks the commit out on branch agentfleet/work;
+//     at its end PushResult pushes its files as one commit on that base
+//     (its own commits flattened in) as its state/<id>, before the end is
+//     written.
+//   - Wait on the ended child fetches that commit once into branch
+//     agentfleet/<child id> (refs/agentfleet/fetched/<child id> says it
+//     was) and merges it with worktree.sh's merge: the same clean merge,
+//     conflict note and kept branch as a worktree's. A clean merge, a
+//     spawn and a park on a traveling child push the parent's state, so a
+//     resume on another worker (its worker died) restores it (Restore:
+//     the workspace lacks the marker .git/agentfleet-store a push or load
+//     leaves).
+//   - A child whose work never reached the store (it ended before
+//     pushing) is reported so, and nothing is merged; a closed child is
+//     not merged.
+//
+// All git on a workspace runs in its environment (store.sh), as the
+// task's own commands; the worker only carries the bundle files between
+// the workspace's .git (opened beneath it, links refused) and the store.
 //
 // A Spawner is built per run of the parent from a Fleet (the worker's
 // store, queue and id) and a Parent (the task, its spec, its working

@@ -18,7 +18,7 @@ func TestChildInheritsTheParentsImage(t *testing.T) {
 	dir := t.TempDir()
 	s := New(Fleet{}, Parent{Task: store.Task{ID: uuid.New()}, WorkingDir: dir, Log: slog.Default(),
 		Spec: fleet.TaskSpec{Environment: fleet.Environment{Kind: fleet.EnvLocal, Image: "golang:1.22", ImageCredentials: "hub"}}})
-	spec, err := s.childSpec(agent.SpawnRequest{Task: "t"}, dir)
+	spec, err := s.childSpec(agent.SpawnRequest{Task: "t"}, dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

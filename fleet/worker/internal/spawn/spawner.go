@@ -17,6 +17,7 @@ import (
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/internal/gitstore"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/internal/beneath"
 	"github.com/agentfleet/agentfleet/internal/tracing"
@@ -29,8 +30,11 @@ type Fleet struct {
 	Store     store.Store
 	Queue     *queue.Client
 	Completer *taskops.Completer // closing a child cancels its subtree through it
-	WorkerID  string             // this worker: children of a local workspace run here
+	WorkerID  string             // this worker: children that share a local workspace run here
 	Spawned   func()             // called for each child task enqueued (a metric); may be nil
+	// Git is the fleet git store (travel.go); nil: children of a local
+	// workspace run here, in worktrees.
+	Git *gitstore.Client
 }
 
 // Parent is the task whose session spawns.
@@ -88,14 +92,14 @@ func (s *Spawner) Spawn(ctx context.Context, req agent.SpawnRequest) (agent.Suba
 	if err := s.checkLive(ctx, "spawn"); err != nil {
 		return agent.SubagentStatus{}, err
 	}
-	dir, err := s.dirFor(ctx, req) // readonly.go
+	dir, base, err := s.placeChild(ctx, req) // travel.go
 	if err != nil {
 		return agent.SubagentStatus{}, err
 	}
-	spec, err := s.childSpec(req, dir)
+	spec, err := s.childSpec(req, dir, base)
 	spec.TraceParent = tracing.TraceParent(ctx) // the spawn_agent call's span
 	if err != nil {
-		if dir != s.p.WorkingDir {
+		if base == "" && dir != s.p.WorkingDir {
 			s.dropWorktree(ctx, s.worktreeKey(req.CallID))
 		}
 		return agent.SubagentStatus{}, err
@@ -166,17 +170,23 @@ func (s *Spawner) checkLive(ctx context.Context, doing string) error {
 // bounded as its parent is). It fills no default of its own: the parent's
 // spec has them (fleet.Defaults), and max_live_children stays the
 // parent's spec's, not the cap in effect for the parent.
-func (s *Spawner) childSpec(req agent.SpawnRequest, dir string) (fleet.TaskSpec, error) {
+func (s *Spawner) childSpec(req agent.SpawnRequest, dir, base string) (fleet.TaskSpec, error) {
 	p, t := s.p.Spec, s.p.Task
 	env := p.Environment
 	local := env.Kind == fleet.EnvLocal
-	if local {
+	switch {
+	case base != "": // a fresh workspace wherever it runs, from the store's base
+		env = fleet.Environment{Kind: fleet.EnvLocal, Repo: p.Environment.Repo, Ref: p.Environment.Ref,
+			Image: p.Environment.Image, ImageCredentials: p.Environment.ImageCredentials,
+			Children: p.Environment.Children, StoreBase: base}
+	case local:
 		env = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: dir, Shared: p.Environment.Shared,
-			Image: p.Environment.Image, ImageCredentials: p.Environment.ImageCredentials} // the parent's system too
-	} else {
+			Image: p.Environment.Image, ImageCredentials: p.Environment.ImageCredentials, // the parent's system too
+			Children: p.Environment.Children}
+	default:
 		env.WorkingDir = dir
 	}
-	if req.WorkingDir != "" {
+	if req.WorkingDir != "" && base == "" {
 		dir, err := subdir(env.WorkingDir, req.WorkingDir, local)
 		if err != nil {
 			return fleet.TaskSpec{}, err

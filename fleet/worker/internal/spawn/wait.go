@@ -21,6 +21,9 @@ func (s *Spawner) Wait(ctx context.Context, agentID string) (agent.SubagentResul
 		return agent.SubagentResult{}, err
 	}
 	if !t.State.Terminal() {
+		if s.f.Git != nil && traveled(t) {
+			s.pushState(ctx) // travel.go: a resume elsewhere finds the files the parent parks with
+		}
 		s.mu.Lock()
 		s.waits = append(s.waits, t.ID)
 		s.mu.Unlock()

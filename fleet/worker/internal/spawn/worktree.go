@@ -164,10 +164,14 @@ func (s *Spawner) childKey(t store.Task) (string, bool) {
 	return parts[1], true
 }
 
-// mergeBack merges the work of ended child t, when it had a worktree,
-// into the parent's working directory and returns what the parent should
-// be told ("" for nothing). See the package doc, "Worktrees".
+// mergeBack merges the work of ended child t, when it had a worktree or
+// worked from the fleet git store (travel.go), into the parent's working
+// directory and returns what the parent should be told ("" for
+// nothing). See the package doc, "Worktrees".
 func (s *Spawner) mergeBack(ctx context.Context, t store.Task) string {
+	if s.p.Env != nil && s.f.Git != nil && traveled(t) {
+		return s.mergeFromStore(ctx, t)
+	}
 	key, ok := s.childKey(t)
 	if !ok || s.p.Env == nil {
 		return ""
@@ -178,32 +182,50 @@ func (s *Spawner) mergeBack(ctx context.Context, t store.Task) string {
 	}
 	s.gitMu.Lock()
 	defer s.gitMu.Unlock()
+	note, err := s.runMerge(ctx, key, dir)
+	if err != nil {
+		s.p.Log.Warn("merging a subagent's worktree", "agent_id", t.ID, "err", err)
+		return fmt.Sprintf("[merging this subagent's work into your working tree failed: %v. Its work is in %s or on branch %s; merge it with git, or wait on it again to retry]", err, dir, branch)
+	}
+	return note
+}
+
+// runMerge runs worktree.sh's merge of key (the child's worktree dir, or
+// only its branch) and returns the note for the parent. The caller holds
+// gitMu.
+func (s *Spawner) runMerge(ctx context.Context, key, dir string) (string, error) {
+	branch := BranchOf(key)
 	res, err := s.runWorktree(ctx, "merge", key)
 	if err == nil && res.ExitCode != 0 {
 		err = fmt.Errorf("git failed (exit %d): %s", res.ExitCode, strings.TrimSpace(res.Stderr))
 	}
 	if err != nil {
-		s.p.Log.Warn("merging a subagent's worktree", "agent_id", t.ID, "err", err)
-		return fmt.Sprintf("[merging this subagent's work into your working tree failed: %v. Its work is in %s or on branch %s; merge it with git, or wait on it again to retry]", err, dir, branch)
+		return "", err
 	}
 	lines := strings.Split(strings.TrimSpace(res.Stdout), "\n")
 	files := listed(lines[1:])
 	switch lines[0] {
 	case "merged":
 		if files == "" {
-			return ""
+			return "", nil
 		}
-		return "[its changes are merged into your working tree: " + files + "]"
+		return "[its changes are merged into your working tree: " + files + "]", nil
 	case "orphan":
-		return fmt.Sprintf("[this subagent's directory %s is no longer a git worktree, so its work was not merged; its files are there]", dir)
+		return fmt.Sprintf("[this subagent's directory %s is no longer a git worktree, so its work was not merged; its files are there]", dir), nil
 	case "conflict":
-		return fmt.Sprintf("[CONFLICT: this subagent's changes conflict with your working tree in: %s. Nothing of its work was applied; "+
-			"it is kept on branch %s (see `git diff %s^ %s`). Take what you need (for example `git checkout %s -- FILE`, or edit by hand), "+
-			"then delete the branch (`git branch -D %s`); while the branch exists, each wait on this subagent tries the merge again]",
-			files, branch, branch, branch, branch, branch)
+		return fmt.Sprintf(conflictNote, files, branch, branch, branch, branch, branch), nil
 	}
-	return "" // none: merged by an earlier wait
+	return "", nil // none: merged by an earlier wait
 }
+
+// conflictNote is the note of a merge that conflicts: the files, then the
+// branch five times.
+const conflictNote = "[CONFLICT: this subagent's changes conflict with your working tree in: %s. Nothing of its work was applied; " +
+	"it is kept on branch %s (see `git diff %s^ %s`). Take what you need (for example `git checkout %s -- FILE`, or edit by hand), " +
+	"then delete the branch (`git branch -D %s`); while the branch exists, each wait on this subagent tries the merge again]"
+
+// isConflict reports whether a merge note is a conflict's.
+func isConflict(note string) bool { return strings.HasPrefix(note, "[CONFLICT:") }
 
 // listed joins file names, at most maxListed of them.
 func listed(names []string) string {

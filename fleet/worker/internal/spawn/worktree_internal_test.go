@@ -218,7 +218,7 @@ func TestFailedSpawnDropsItsWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.childSpec(agent.SpawnRequest{CallID: "call-1", WorkingDir: "../../etc"}, wt); err == nil {
+	if _, err := s.childSpec(agent.SpawnRequest{CallID: "call-1", WorkingDir: "../../etc"}, wt, ""); err == nil {
 		t.Fatal("an escaping working_dir was accepted")
 	}
 	s.dropWorktree(ctx, s.worktreeKey("call-1"))
