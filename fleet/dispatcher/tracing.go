@@ -2,11 +2,13 @@ package dispatcher
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/internal/tracing"
 )
 
@@ -50,4 +52,22 @@ func traceSubmitted(span trace.Span, subs []Submission) {
 		return
 	}
 	span.SetAttributes(attribute.StringSlice("agentfleet.task.ids", ids))
+}
+
+// traceOf answers GET /v1/tasks/{id}/trace: the trace the task's spec
+// recorded it began in (fleet.TaskSpec.TraceParent), and its link in the
+// operator's tracing UI (APIOptions.TraceUIURL).
+func (a *handlers) traceOf(w http.ResponseWriter, r *http.Request) {
+	t, ok := a.loadTask(w, r)
+	if !ok {
+		return
+	}
+	var spec struct {
+		TraceParent string `json:"traceparent"`
+	}
+	_ = json.Unmarshal(t.Spec, &spec) // a spec the store holds is valid JSON; without the field there is no trace
+	var v api.TraceView
+	v.TraceID, v.Sampled = tracing.TraceIDOf(spec.TraceParent)
+	v.URL = tracing.UIURL(a.opts.TraceUIURL, v.TraceID)
+	writeJSON(w, http.StatusOK, v)
 }
