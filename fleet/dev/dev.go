@@ -74,7 +74,8 @@ type Config struct {
 	Getenv func(string) string
 	// Logger receives the components' logs (default: discarded, dev mode
 	// prints what matters itself).
-	Logger *slog.Logger // TraceUIURL links each task's trace in a tracing UI from the
+	Logger *slog.Logger
+	// TraceUIURL links each task's trace in a tracing UI from the
 	// dashboard's timeline (the dispatcher's tracing.ui_url, e.g.
 	// "http://127.0.0.1:16686/trace/{trace_id}"); "" for none.
 	TraceUIURL string
