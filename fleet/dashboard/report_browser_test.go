@@ -219,6 +219,29 @@ func TestReportInBrowser(t *testing.T) {
 		chromedp.Click(css(`#report-run`)),
 		void(chromedp.Poll[bool](`document.querySelectorAll('#report-details .report-filter').length === 1 && document.querySelectorAll('#report-rates g.rate').length === 1`, chromedp.WithPollingTimeout(browserWait))))
 	compareSummary(t, ctx, demoSummary)
+	// Its charts: the success rate with its interval as the Markdown
+	// states it, and a burn-down ending with the four tasks succeeded.
+	demoCharts, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({
+		rates: [...document.querySelectorAll('#report-rates g.rate')].map(g => g.dataset.rate + ' [' + g.dataset.low + ', ' + g.dataset.high + ']'),
+		last: [...document.querySelectorAll('#report-details .report-filter')].map(d => { const p = [...d.querySelectorAll('g.bd-point')].pop();
+			return p ? [p.dataset.queued, p.dataset.running, p.dataset.succeeded, p.dataset.failed].join(' / ') : ''; }),
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dc struct {
+		Rates []string `json:"rates"`
+		Last  []string `json:"last"`
+	}
+	if err := json.Unmarshal([]byte(demoCharts), &dc); err != nil {
+		t.Fatal(err)
+	}
+	if want := demoSummary["Success rate (95% Wilson interval)"]; fmt.Sprint(dc.Rates) != fmt.Sprint(want) {
+		t.Errorf("the demo backlog's success-rate chart shows %v, the CLI %v", dc.Rates, want)
+	}
+	if want := demoSummary["Queued / running / succeeded / failed"]; fmt.Sprint(dc.Last) != fmt.Sprint(want) {
+		t.Errorf("the demo backlog's burn-down ends at %v, the CLI's states are %v", dc.Last, want)
+	}
 	outcomes, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#report-details .outcomes tbody tr')].map(tr =>
 		'| ' + [...tr.querySelectorAll('td')].map(td => td.textContent).join(' | ') + ' |').join('\n')`))
 	if err != nil {
