@@ -198,13 +198,22 @@ func TestReportInBrowser(t *testing.T) {
 	saveScreenshot(t, ctx, "dashboard-timeline.png")
 	run("back to the report", chromedp.Click(css(`.tab[data-tab="events"]`)))
 
+	checkDemoReport(t, ctx, c, run)
+}
+
+// checkDemoReport: the dashboard's report of the demo backlog (label
+// demo=shop) shows the summary, outcome table and charts of the CLI's
+// Markdown.
+func checkDemoReport(t *testing.T, ctx context.Context, c *client.Client, run func(string, ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
+	bg := context.Background()
 	// The demo backlog's report: the same summary and outcome table as
 	// the CLI's.
 	demoRep, err := c.Reports(bg, client.ReportQuery{Labels: map[string]string{"demo": "shop"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	md.Reset()
+	var md bytes.Buffer
 	if err := report.Markdown(&md, demoRep); err != nil {
 		t.Fatal(err)
 	}

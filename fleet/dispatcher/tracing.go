@@ -91,11 +91,11 @@ func startTaskTraces(ctx context.Context, n int) taskTraces {
 	tt := taskTraces{spans: make([]trace.Span, n), parents: make([]string, n)}
 	link := trace.LinkFromContext(ctx)
 	for i := range n {
-		tctx, span := tracing.Tracer().Start(ctx, tracing.SpanSubmit, trace.WithNewRoot(), //nolint:spancheck // endTaskTraces ends them
+		tctx, span := tracing.Tracer().Start(ctx, tracing.SpanSubmit, trace.WithNewRoot(),
 			trace.WithSpanKind(trace.SpanKindServer), trace.WithLinks(link))
 		tt.spans[i], tt.parents[i] = span, tracing.TraceParent(tctx)
 	}
-	return tt //nolint:spancheck // endTaskTraces ends them
+	return tt
 }
 
 // parent is the traceparent task i's spec keeps.
