@@ -19,6 +19,13 @@ func newBenchWorkerCmd() *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true, // bench.WorkerMain reads the flags
 		RunE: func(c *cobra.Command, args []string) error {
+			// Traced as the bench process is (the OTEL_* environment it
+			// inherits), so that tracing on costs what it costs a fleet.
+			stopTracing, err := cli.SetupTracing(c.Context(), "agentfleet-bench-worker", "", cli.TracingConfig{}, cli.NewLogger("text", "warn", c.ErrOrStderr()))
+			if err != nil {
+				return failf("%v", err)
+			}
+			defer stopTracing()
 			if err := bench.WorkerMain(c.Context(), args, cli.OpenStore, c.OutOrStdout(), c.ErrOrStderr()); err != nil {
 				return failf("%v", err)
 			}

@@ -74,6 +74,7 @@ task succeeded, 1 otherwise.`,
 	fl.BoolVar(&f.cfg.NoAuth, "no-auth", false, "serve the API without a token (loopback only; web pages still cannot drive it)")
 	fl.BoolVar(&f.cfg.Simulated, "simulated", false, "use the simulated model even when a provider key is set")
 	fl.StringVar(&f.demo, "demo", "", "run the demo of this directory (examples/demo): sample repository, backlog, simulated-model plan")
+	fl.StringVar(&f.cfg.TraceUIURL, "trace-ui-url", "", "link each task's trace in this tracing UI from the dashboard's timeline, {trace_id} where its id goes (e.g. http://127.0.0.1:16686/trace/{trace_id})")
 	fl.BoolVar(&f.exitWhenDone, "exit-when-done", false, "with --demo: exit when the backlog is done (status 1 if a task failed)")
 	return cmd
 }

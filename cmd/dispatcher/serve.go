@@ -359,7 +359,8 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		}
 		return st.Ping(ctx)
 	}
-	opts := dispatcher.APIOptions{Token: cfg.Token, Ready: ready, ListenAddr: cfg.Listen, AllowedHosts: cfg.AllowedHosts}
+	opts := dispatcher.APIOptions{Token: cfg.Token, Ready: ready, ListenAddr: cfg.Listen, AllowedHosts: cfg.AllowedHosts,
+		TraceUIURL: cfg.Tracing.UIURL}
 	sso, err := singleSignOn(ctx, cfg, log)
 	if err != nil {
 		return err

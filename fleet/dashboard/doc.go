@@ -60,8 +60,11 @@
 // timeline.js draws the selected task's Timeline tab: a waterfall of its
 // queue wait, model calls, tool calls, checks, parked and approval time,
 // compactions and delivery, built from the events the page already
-// streams (app.js hands each to timelineEvent). A link to the operator's
-// tracing UI is not there yet (it needs the tracing configuration).
+// streams (app.js hands each to timelineEvent). Above it, a link to the
+// task's trace in the operator's tracing UI, from GET /v1/tasks/{id}/trace
+// (the dispatcher's tracing.ui_url with the trace id of the task's tree):
+// shown when the UI is configured and the trace was kept (sampled, or the
+// task failed); a trace the sampler dropped gets a note instead.
 //
 // Handler is safe for concurrent use; the assets are immutable.
 package dashboard

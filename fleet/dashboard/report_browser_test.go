@@ -198,13 +198,22 @@ func TestReportInBrowser(t *testing.T) {
 	saveScreenshot(t, ctx, "dashboard-timeline.png")
 	run("back to the report", chromedp.Click(css(`.tab[data-tab="events"]`)))
 
+	checkDemoReport(t, ctx, c, run)
+}
+
+// checkDemoReport: the dashboard's report of the demo backlog (label
+// demo=shop) shows the summary, outcome table and charts of the CLI's
+// Markdown.
+func checkDemoReport(t *testing.T, ctx context.Context, c *client.Client, run func(string, ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
+	bg := context.Background()
 	// The demo backlog's report: the same summary and outcome table as
 	// the CLI's.
 	demoRep, err := c.Reports(bg, client.ReportQuery{Labels: map[string]string{"demo": "shop"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	md.Reset()
+	var md bytes.Buffer
 	if err := report.Markdown(&md, demoRep); err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +228,29 @@ func TestReportInBrowser(t *testing.T) {
 		chromedp.Click(css(`#report-run`)),
 		void(chromedp.Poll[bool](`document.querySelectorAll('#report-details .report-filter').length === 1 && document.querySelectorAll('#report-rates g.rate').length === 1`, chromedp.WithPollingTimeout(browserWait))))
 	compareSummary(t, ctx, demoSummary)
+	// Its charts: the success rate with its interval as the Markdown
+	// states it, and a burn-down ending with the four tasks succeeded.
+	demoCharts, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({
+		rates: [...document.querySelectorAll('#report-rates g.rate')].map(g => g.dataset.rate + ' [' + g.dataset.low + ', ' + g.dataset.high + ']'),
+		last: [...document.querySelectorAll('#report-details .report-filter')].map(d => { const p = [...d.querySelectorAll('g.bd-point')].pop();
+			return p ? [p.dataset.queued, p.dataset.running, p.dataset.succeeded, p.dataset.failed].join(' / ') : ''; }),
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dc struct {
+		Rates []string `json:"rates"`
+		Last  []string `json:"last"`
+	}
+	if err := json.Unmarshal([]byte(demoCharts), &dc); err != nil {
+		t.Fatal(err)
+	}
+	if want := demoSummary["Success rate (95% Wilson interval)"]; fmt.Sprint(dc.Rates) != fmt.Sprint(want) {
+		t.Errorf("the demo backlog's success-rate chart shows %v, the CLI %v", dc.Rates, want)
+	}
+	if want := demoSummary["Queued / running / succeeded / failed"]; fmt.Sprint(dc.Last) != fmt.Sprint(want) {
+		t.Errorf("the demo backlog's burn-down ends at %v, the CLI's states are %v", dc.Last, want)
+	}
 	outcomes, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#report-details .outcomes tbody tr')].map(tr =>
 		'| ' + [...tr.querySelectorAll('td')].map(td => td.textContent).join(' | ') + ' |').join('\n')`))
 	if err != nil {

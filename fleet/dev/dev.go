@@ -23,6 +23,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/worker"
+	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/embedded"
 	"github.com/agentfleet/agentfleet/store"
@@ -73,6 +74,10 @@ type Config struct {
 	// Logger receives the components' logs (default: discarded, dev mode
 	// prints what matters itself).
 	Logger *slog.Logger
+	// TraceUIURL links each task's trace in a tracing UI from the
+	// dashboard's timeline (the dispatcher's tracing.ui_url, e.g.
+	// "http://127.0.0.1:16686/trace/{trace_id}"); "" for none.
+	TraceUIURL string
 }
 
 // WithDefaults returns c with its zero fields set to their defaults.
@@ -107,6 +112,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("dev.Config.Sessions must be >= 1, got %d", c.Sessions)
 	case c.NATSPort != embedded.RandomPort && (c.NATSPort < 1 || c.NATSPort > 65535):
 		return fmt.Errorf("dev.Config.NATSPort must be 1-65535, got %d", c.NATSPort)
+	}
+	if err := tracing.CheckUIURL(c.TraceUIURL); err != nil {
+		return err
 	}
 	return c.Plan.Validate()
 }
@@ -260,7 +268,7 @@ func (d *Fleet) startDispatcher(ctx context.Context, ln net.Listener, q *queue.C
 	reqCtx, stopHTTP := context.WithCancel(context.Background())
 	d.stopHTTP = stopHTTP
 	d.http = &http.Server{
-		Handler:           Handler(d.dispatcher, d.cfg.Token, ln.Addr().String()),
+		Handler:           Handler(d.dispatcher, dispatcher.APIOptions{Token: d.cfg.Token, ListenAddr: ln.Addr().String(), TraceUIURL: d.cfg.TraceUIURL}),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return reqCtx },
 	}

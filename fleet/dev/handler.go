@@ -8,10 +8,10 @@ import (
 )
 
 // Handler is what dev mode serves on its address: the dashboard and d's
-// API, behind token ("" with --no-auth) and the API's request guard
-// (fleet/dispatcher/http_guard.go) for a server listening on listenAddr.
-// It is exported so that a test can put dev mode's HTTP face on a fleet
-// of its own (fleet/fleettest/trust).
-func Handler(d *dispatcher.Dispatcher, token, listenAddr string) http.Handler {
-	return dashboard.With(d.Handler(dispatcher.APIOptions{Token: token, ListenAddr: listenAddr}))
+// API, behind opts.Token ("" with --no-auth) and the API's request guard
+// (fleet/dispatcher/http_guard.go) for a server listening on
+// opts.ListenAddr. It is exported so that a test can put dev mode's HTTP
+// face on a fleet of its own (fleet/fleettest/trust).
+func Handler(d *dispatcher.Dispatcher, opts dispatcher.APIOptions) http.Handler {
+	return dashboard.With(d.Handler(opts))
 }

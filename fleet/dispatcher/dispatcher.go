@@ -389,8 +389,10 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) (_ []Su
 		return nil, &BatchError{Index: -1, Err: &fleet.FieldError{Field: "tasks", Reason: fmt.Sprintf("has %d tasks, at most %d are accepted in one batch; split it", len(specs), api.MaxBatch)}}
 	}
 	params := make([]store.CreateTaskParams, len(specs))
+	traces := startTaskTraces(ctx, len(specs))
+	defer func() { endTaskTraces(traces, err) }()
 	for i, s := range specs {
-		s.TraceParent = tracing.TraceParent(ctx) // the submission's span
+		s.TraceParent = traces.parent(ctx, i) // the submission's span, or the task's own in a batch
 		p, err := d.prepare(s)
 		if err == nil {
 			err = d.checkPriced(ctx, s)
@@ -419,7 +421,8 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) (_ []Su
 		d.metrics.submitted.WithLabelValues(kind).Inc()
 	}
 	traceSubmitted(span, subs)
-	return subs, d.enqueue(ctx, subs)
+	traces.stored(subs)
+	return subs, d.enqueue(traces.enqueueContext(ctx), subs, traces)
 }
 
 // batchError is the error of spec i of a batch of n: a *BatchError for a
@@ -458,13 +461,13 @@ func checkDuplicateKeys(params []store.CreateTaskParams) error {
 // existing one still queued (its first enqueue may have failed), all
 // asynchronously and confirmed together (queue.Client.SendBatch). The
 // message id "start:<task>" makes a repeated publish a duplicate.
-func (d *Dispatcher) enqueue(ctx context.Context, subs []Submission) error {
+func (d *Dispatcher) enqueue(ctx context.Context, subs []Submission, traces taskTraces) error {
 	msgs := make([]queue.Outgoing, 0, len(subs))
-	for _, s := range subs {
+	for i, s := range subs {
 		if s.Existing && s.Task.State != store.TaskQueued {
 			continue
 		}
-		msgs = append(msgs, taskops.StartMessage(s.Task, s.Task.CreatedAt))
+		msgs = append(msgs, traces.start(i, taskops.StartMessage(s.Task, s.Task.CreatedAt)))
 	}
 	var failed []uuid.UUID
 	var firstErr error

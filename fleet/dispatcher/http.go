@@ -62,6 +62,10 @@ type APIOptions struct {
 	// stored when the task finished, before it ends (default 1 s).
 	SSEDonePoll  time.Duration
 	SSEDrainIdle time.Duration
+	// TraceUIURL links a task's trace in the operator's tracing UI: a URL
+	// with {trace_id} (tracing.ui_url; internal/tracing.CheckUIURL), served
+	// by GET /v1/tasks/{id}/trace for the dashboard's timeline. "" for none.
+	TraceUIURL string
 }
 
 // Handler returns the HTTP API of docs/api.md: /v1/... behind the bearer
@@ -119,6 +123,7 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"GET /v1/tasks/{id}/artifacts/{kind}":          a.artifact,
 		"GET /v1/tasks/{id}/events":                    a.taskEvents,
 		"GET /v1/tasks/{id}/tree/events":               a.treeEvents,
+		"GET /v1/tasks/{id}/trace":                     a.traceOf,
 		"GET /v1/events":                               a.allEvents,
 		"GET /v1/sessions/{id}/turns":                  a.turns,
 		"GET /v1/sessions/{id}/tool_outputs/{call_id}": a.toolOutput,

@@ -76,6 +76,7 @@ var routeAccess = map[string]access{
 	"GET /v1/tasks/{id}/artifacts/{kind}":          {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/events":                    {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/tree/events":               {identity.Viewer, scopeTask, ""},
+	"GET /v1/tasks/{id}/trace":                     {identity.Viewer, scopeTask, ""},
 	"GET /v1/events":                               {identity.Viewer, scopeSome, ""},
 	"GET /v1/sessions/{id}/turns":                  {identity.Viewer, scopeSession, ""},
 	"GET /v1/sessions/{id}/tool_outputs/{call_id}": {identity.Viewer, scopeSession, ""},

@@ -497,7 +497,7 @@ func TestRouteRoleTable(t *testing.T) {
 		"GET /v1/tasks/{id}/permissions": "viewer", "GET /v1/tasks/{id}/sessions": "viewer",
 		"GET /v1/tasks/{id}/artifacts": "viewer", "GET /v1/tasks/{id}/artifacts/{kind}": "viewer",
 		"GET /v1/tasks/{id}/events": "viewer", "GET /v1/tasks/{id}/tree/events": "viewer",
-		"GET /v1/events": "viewer", "GET /v1/sessions/{id}/turns": "viewer",
+		"GET /v1/tasks/{id}/trace": "viewer", "GET /v1/events": "viewer", "GET /v1/sessions/{id}/turns": "viewer",
 		"GET /v1/sessions/{id}/tool_outputs/{call_id}": "viewer", "GET /v1/counts": "viewer", "GET /v1/stats": "viewer",
 		"GET /v1/usage": "viewer", "GET /v1/budgets": "viewer", "GET /v1/budgets/{label}": "viewer",
 		"PUT /v1/budgets/{label}": "admin", "DELETE /v1/budgets/{label}": "admin",

@@ -28,5 +28,10 @@
 //     the failure (see keepFailed).
 //   - The trace of a task tree: the submission starts it (or continues
 //     the caller's traceparent), and every message of the task and its
-//     children carries it in the "Traceparent" NATS header.
+//     children carries it in the "Traceparent" NATS header. In a batch
+//     of more than one task each task starts a trace of its own, linked
+//     to the batch's span: a batch is a transport, not a unit of work.
+//   - A task's trace is linked from the operator's tracing UI when the
+//     dispatcher's tracing.ui_url (CheckUIURL) is set: GET
+//     /v1/tasks/{id}/trace and the dashboard's timeline.
 package tracing

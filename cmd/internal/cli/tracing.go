@@ -20,14 +20,20 @@ type TracingConfig struct {
 	// RecordToolIO lets tool spans carry their arguments and output,
 	// redacted of the session's secrets (default off).
 	RecordToolIO bool `mapstructure:"record_tool_io"`
+	// UIURL is the link to one trace in the operator's tracing UI, with
+	// {trace_id} where its id goes (dispatcher only; e.g.
+	// "https://jaeger.example.com/trace/{trace_id}"): the dashboard's
+	// timeline links each task's trace there. "" for no link.
+	UIURL string `mapstructure:"ui_url"`
 }
 
-// Validate reports a sample ratio out of range.
+// Validate reports a sample ratio out of range or a UI URL that is not
+// an http(s) URL with {trace_id}.
 func (c TracingConfig) Validate() error {
 	if r := c.SampleRatio; r != nil && (*r < 0 || *r > 1) {
 		return fmt.Errorf("tracing.sample_ratio is %v; give the fraction of traces to keep, from 0 to 1", *r)
 	}
-	return nil
+	return tracing.CheckUIURL(c.UIURL)
 }
 
 // SetupTracing starts tracing for the process service (instance: a

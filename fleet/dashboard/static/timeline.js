@@ -5,10 +5,13 @@
 // answer), each tool call (start to end), each check (its duration, ending
 // at its event), parked time (PARKED to the next event), approval waits,
 // compactions and the delivery (instants). Rows are in start order;
-// hovering one shows its times. Uses el and $ of app.js.
+// hovering one shows its times. Above it, when the dispatcher has a
+// tracing UI (tracing.ui_url) and the task a trace, a link to the trace
+// there (GET /v1/tasks/{id}/trace, read once per task). Uses el, $ and
+// api of app.js.
 "use strict";
 
-const tl = { task: "", events: [], timer: 0 };
+const tl = { task: "", events: [], timer: 0, trace: null, traceFor: "" };
 
 // timelineEvent records one event envelope of task (app.js calls it for
 // the selected task's stream) and redraws while the tab is shown.
@@ -64,11 +67,38 @@ function timelineRows(task, events) {
   return rows.sort((a, b) => a.start - b.start);
 }
 
+// loadTrace reads where task id's trace is, once per selected task, and
+// redraws the timeline with its link.
+async function loadTrace(id) {
+  tl.traceFor = id;
+  tl.trace = null;
+  try {
+    const tr = await api("GET", "/v1/tasks/" + encodeURIComponent(id) + "/trace");
+    if (tl.traceFor !== id) return;
+    tl.trace = tr;
+  } catch { return; } // no link: the timeline does without
+  if (ui.activeTab === "timeline") renderTimeline();
+}
+
+// traceLink is the link to the selected task's trace in the tracing UI,
+// or a note that its trace was not kept, or null (no UI, no trace). A
+// trace the sampler dropped is kept only when the task failed.
+function traceLink(task, tr) {
+  if (!tr || !tr.url || !tr.trace_id) return null;
+  if (!tr.sampled && !(task && task.state === "failed")) {
+    return el("p", { class: "muted trace-link", text: "This task's trace " + tr.trace_id + " was not sampled." });
+  }
+  return el("p", { class: "trace-link" }, el("a", { href: tr.url, target: "_blank", rel: "noopener noreferrer",
+    "data-trace-id": tr.trace_id, text: "Open the trace in the tracing UI ↗" }));
+}
+
 function renderTimeline() {
   const box = $("timeline");
+  if (ui.selected && tl.traceFor !== ui.selected) loadTrace(ui.selected);
+  const link = tl.traceFor === ui.selected ? traceLink(ui.selectedTask, tl.trace) : null;
   const rows = timelineRows(ui.selectedTask, tl.task === ui.selected ? tl.events : []);
   if (!rows.length) {
-    box.replaceChildren(el("p", { class: "muted", text: "No timed events yet." }));
+    box.replaceChildren(...[link, el("p", { class: "muted", text: "No timed events yet." })].filter(Boolean));
     return;
   }
   const t0 = Math.min(...rows.map((r) => r.start)), t1 = Math.max(...rows.map((r) => r.end), t0 + 1);
@@ -85,7 +115,7 @@ function renderTimeline() {
   });
   s.append(svg("text", { x: left, y: H - 4, class: "axis", text: "0s" }),
     svg("text", { x: W - 8, y: H - 4, "text-anchor": "end", class: "axis", text: ((t1 - t0) / 1000).toFixed(1) + "s" }));
-  box.replaceChildren(s);
+  box.replaceChildren(...[link, s].filter(Boolean));
 }
 
 document.addEventListener("DOMContentLoaded", () => {

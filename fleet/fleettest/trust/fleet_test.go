@@ -111,7 +111,7 @@ func start(t *testing.T) *suite {
 
 	devLn := listen(t)
 	s.devBase = "http://" + devLn.Addr().String()
-	s.devLog = &requestLog{next: dev.Handler(d, "", devLn.Addr().String())}
+	s.devLog = &requestLog{next: dev.Handler(d, dispatcher.APIOptions{ListenAddr: devLn.Addr().String()})}
 	serve(t, devLn, s.devLog)
 
 	admin := s.client(t, bootstrapToken)
