@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -10,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentfleet/agentfleet/agent"
+	"github.com/agentfleet/agentfleet/internal/tracing"
+	"github.com/agentfleet/agentfleet/llm"
 	"github.com/agentfleet/agentfleet/tools"
 )
 
@@ -112,5 +115,51 @@ func BenchmarkLoopRoundTraced(b *testing.B) {
 		b.StopTimer()
 		_ = s.Close()
 		b.StartTimer()
+	}
+}
+
+// TestToolSpanRecordsRedactedIO: with tracing.record_tool_io on, a tool
+// span carries its arguments and output, with the session's secrets
+// replaced before they reach the span.
+func TestToolSpanRecordsRedactedIO(t *testing.T) {
+	exp := traced(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "") // Setup only sets the flag
+	if _, err := tracing.Setup(context.Background(), tracing.Options{RecordToolIO: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = tracing.Setup(context.Background(), tracing.Options{}) })
+	const secret = "tok-9f8e7d6c5b4a"
+	client := newFakeClient(step{calls: []llm.ToolCall{call("c1", "echo", map[string]string{"text": "key " + secret})}})
+	s, err := agent.New(agent.Config{Client: client, Profile: &testProfile{reg: tools.NewRegistry(echoTool(false)), window: 1 << 20},
+		Env: dirEnv{dir: t.TempDir()}, ID: "traced-io", Redactor: agent.NewRedactor(map[string]string{"API_TOKEN": secret})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if _, err := s.Submit(context.Background(), "echo the key"); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, sp := range exp.GetSpans() {
+		if sp.Name != "execute_tool echo" {
+			continue
+		}
+		found = true
+		attrs := map[string]string{}
+		for _, a := range sp.Attributes {
+			attrs[string(a.Key)] = a.Value.Emit()
+		}
+		args, out := attrs["gen_ai.tool.call.arguments"], attrs["gen_ai.tool.call.result"]
+		if !strings.Contains(args, "[redacted:API_TOKEN]") || !strings.Contains(out, "[redacted:API_TOKEN]") {
+			t.Errorf("recorded arguments %q and output %q, want both with the secret's mark", args, out)
+		}
+		for k, v := range attrs {
+			if strings.Contains(v, secret) {
+				t.Errorf("span attribute %s carries the secret: %q", k, v)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no execute_tool span was recorded")
 	}
 }
