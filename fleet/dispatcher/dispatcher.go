@@ -164,6 +164,7 @@ func (c Config) Validate() error {
 	if err := c.Retention.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, validateForges(c.Forges)...)
 	return errors.Join(errs...)
 }
 
@@ -200,6 +201,7 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 		return nil, errors.New("dispatcher: New needs a store and a queue client")
 	}
 	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
+	warnForges(d.log, cfg.Forges)
 	d.prices, _ = pricing.Override(pricing.Builtin(), cfg.Prices) // validated above
 	d.metrics = newMetrics(d)
 	d.bulk, d.sweep = newBulkJobs(), newSweeper(d)
