@@ -154,7 +154,7 @@ func parseGitHub(cfg ForgeConfig, event string, body []byte) (inbound, error) {
 			c.Line = *ev.Comment.OriginalLine
 		}
 		in.Cause, in.Pull, in.Comments = causeReview, ev.PullRequest.Number, []forge.ReviewComment{c}
-	case (event == "pull_request_review_rejected" || event == "pull_request_review_comment") && ev.Review != nil:
+	case slices.Contains(giteaReviewEvents, event) && ev.Review != nil && ev.Review.Type != "pull_request_review_approved":
 		// Gitea: a review's type is its event; its comments are read
 		// through the API (the payload has none).
 		in.Cause, in.Pull, in.Text = causeReview, ev.Number, ev.Review.Content
@@ -176,6 +176,10 @@ func parseGitHub(cfg ForgeConfig, event string, body []byte) (inbound, error) {
 	}
 	return in, nil
 }
+
+// giteaReviewEvents are the X-Gitea-Event values of a review (a comment
+// review or one rejecting the pull) and their fine-grained names.
+var giteaReviewEvents = []string{"pull_request_rejected", "pull_request_comment", "pull_request_review_rejected", "pull_request_review_comment"}
 
 func orNumber(n, def int) int {
 	if n == 0 {
