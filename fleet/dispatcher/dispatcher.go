@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -189,6 +190,9 @@ type Dispatcher struct {
 	health *storegate.Health
 	bulk   *bulkJobs // progress of bulk actions (bulk.go)
 	sweep  *sweeper  // retention (retention.go)
+	// forgeChecks are the conflict checks in flight (forges_follow.go);
+	// Run waits for them.
+	forgeChecks sync.WaitGroup
 }
 
 // New returns a Dispatcher over st and q.
@@ -234,6 +238,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: watch dead letters: %w", err)
 	}
 	defer w.Stop()
+	defer d.forgeChecks.Wait()
 	go d.health.Watch(ctx)
 	if stopLeaders, err := d.queue.LogStreamLeaders(d.log); err != nil {
 		d.log.Warn("not logging NATS stream leader changes", "err", err)

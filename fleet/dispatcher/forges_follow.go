@@ -312,7 +312,8 @@ var (
 
 // checkConflicts starts the conflict checks of the pull requests a push
 // to in.Branch may have put in conflict; their follow-ups are audited
-// when they happen.
+// when they happen. The checks outlive the request (Run waits for them
+// when it returns); each ends within conflictWindow and a read's timeout.
 func (d *Dispatcher) checkConflicts(ctx context.Context, name string, cfg ForgeConfig, delivery string, in inbound) (string, string, int, error) {
 	f, err := d.forgeFollower(cfg)
 	if err != nil || f == nil {
@@ -324,8 +325,10 @@ func (d *Dispatcher) checkConflicts(ctx context.Context, name string, cfg ForgeC
 	}
 	bg := context.WithoutCancel(ctx) // the principal stays; the request does not
 	for _, t := range tasks {
+		d.forgeChecks.Add(1)
 		go func() {
-			ctx, cancel := context.WithTimeout(bg, conflictWindow+time.Minute)
+			defer d.forgeChecks.Done()
+			ctx, cancel := context.WithTimeout(bg, conflictWindow+30*time.Second)
 			defer cancel()
 			res, _ := fleet.DecodeResult(t.Result)
 			if !d.pullConflicts(ctx, f, in.Repo, in.Branch, res.Delivery.RequestNumber) {

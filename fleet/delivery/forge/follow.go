@@ -238,16 +238,27 @@ func (g *github) MayTrigger(ctx context.Context, repo, user string) (bool, error
 
 // Gitea: the API v1 (/api/swagger).
 
+// Pull reads a Gitea pull request; Gitea's shape is GitHub's, but
+// mergeable is always set, false while Gitea checks and for a
+// work-in-progress pull (a "WIP:" or "[WIP]" title, Gitea's default
+// prefixes), whose conflict is then not known: Conflict stays false.
 func (g *gitea) Pull(ctx context.Context, repo string, number int) (Pull, error) {
 	path, err := splitRepo(repo)
 	if err != nil {
 		return Pull{}, err
 	}
-	var p githubPullState // Gitea's shape is GitHub's; mergeable is always set
+	var p struct {
+		githubPullState
+		Title string `json:"title"`
+	}
 	if err := g.do(ctx, "GET", fmt.Sprintf("/repos/%s/pulls/%d", path, number), nil, &p); err != nil {
 		return Pull{}, err
 	}
-	return p.pull(), nil
+	out := p.pull()
+	if t := strings.ToUpper(p.Title); strings.HasPrefix(t, "WIP:") || strings.HasPrefix(t, "[WIP]") {
+		out.Conflict = false
+	}
+	return out, nil
 }
 
 func (g *gitea) ReviewComments(ctx context.Context, repo string, number int, review int64) ([]ReviewComment, error) {
