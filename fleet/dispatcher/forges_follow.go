@@ -324,14 +324,15 @@ func (d *Dispatcher) checkConflicts(ctx context.Context, name string, cfg ForgeC
 		return "", "", 0, err
 	}
 	bg := context.WithoutCancel(ctx) // the principal stays; the request does not
+	timing := conflictTiming{poll: conflictPoll, window: conflictWindow, reads: conflictReads}
 	for _, t := range tasks {
 		d.forgeChecks.Add(1)
 		go func() {
 			defer d.forgeChecks.Done()
-			ctx, cancel := context.WithTimeout(bg, conflictWindow+30*time.Second)
+			ctx, cancel := context.WithTimeout(bg, timing.window+30*time.Second)
 			defer cancel()
 			res, _ := fleet.DecodeResult(t.Result)
-			if !d.pullConflicts(ctx, f, in.Repo, in.Branch, res.Delivery.RequestNumber) {
+			if !d.pullConflicts(ctx, f, timing, in.Repo, in.Branch, res.Delivery.RequestNumber) {
 				return
 			}
 			in := in
@@ -348,13 +349,20 @@ func (d *Dispatcher) checkConflicts(ctx context.Context, name string, cfg ForgeC
 	return "forge.check_conflicts", in.Branch, http.StatusAccepted, nil
 }
 
+// conflictTiming is the timing of one conflict check.
+type conflictTiming struct {
+	poll, window time.Duration
+	reads        int
+}
+
 // pullConflicts reads pull number until it is decided: false when it is
-// not open, is on another base, or was seen without conflict after the
-// window; true when the last conflictReads reads saw it in conflict.
-func (d *Dispatcher) pullConflicts(ctx context.Context, f forge.Follower, repo, base string, number int) bool {
+// not open, is on another base, or was not seen in conflict conflictReads
+// times in a row by the window's end; true when it was, after half the
+// window at least (a forge may answer from before the push at first).
+func (d *Dispatcher) pullConflicts(ctx context.Context, f forge.Follower, c conflictTiming, repo, base string, number int) bool {
 	streak := 0
-	deadline := time.Now().Add(conflictWindow)
-	tick := time.NewTicker(conflictPoll)
+	start := time.Now()
+	tick := time.NewTicker(c.poll)
 	defer tick.Stop()
 	for {
 		p, err := f.Pull(ctx, repo, number)
@@ -369,10 +377,11 @@ func (d *Dispatcher) pullConflicts(ctx context.Context, f forge.Follower, repo, 
 		case !p.Checking:
 			streak = 0
 		}
-		if streak >= conflictReads && time.Now().After(deadline.Add(-conflictWindow/2)) {
+		elapsed := time.Since(start)
+		if streak >= c.reads && elapsed >= c.window/2 {
 			return true
 		}
-		if time.Now().After(deadline) {
+		if elapsed > c.window {
 			return false
 		}
 		select {

@@ -1,6 +1,7 @@
 package dispatcher_test
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -25,12 +28,16 @@ import (
 // brings the end of its Actions job's log; a failed status for an older
 // commit is ignored and for the delivered one acts, until max_ci_repairs
 // (2 here) are spent; a review requesting changes brings its comments
-// with file and line, read through the API; the pull request closed
-// without merging records the outcome "closed".
+// with file and line, read through the API; a push to main, which the
+// pull request now conflicts with, brings a rebase follow-up; the pull
+// request closed without merging records the outcome "closed".
 func TestGitHubFollowsPullRequest(t *testing.T) {
 	t.Setenv("TEST_FORGE_SECRET", forgeSecret)
 	t.Setenv("TEST_GITHUB_TOKEN", "ghp_test")
+	defer dispatcher.SetConflictTiming(10*time.Millisecond, 200*time.Millisecond, 3)()
 	api := newRESTServer(t, map[string]string{
+		"/repos/octo/hello/pulls/7": `{"number":7,"state":"open","merged":false,"mergeable":false,"mergeable_state":"dirty",
+			"base":{"ref":"main","sha":"da1560886d4f094c3e6c9ef40349f7d38b5d27d7"},"head":{"ref":"agentfleet/x","sha":"6dcb09b5b57875f334f61aebed695e2e4193db5e"}}`,
 		"/repos/octo/hello/actions/jobs/399444496/logs":              "2026-11-27T08:00:00Z ##[group]Run go test\n--- FAIL: TestGreeting\nexit status 1\n",
 		"/repos/octo/hello/pulls/7/reviews/80/comments?per_page=100": `[{"id":10,"pull_request_review_id":80,"path":"greet.go","line":12,"original_line":12,"side":"RIGHT","body":"Say hello, not go away."}]`,
 	})
@@ -105,6 +112,31 @@ func TestGitHubFollowsPullRequest(t *testing.T) {
 	}
 	if in := lastInput(t, f, id); !strings.Contains(in, "Please be polite.") || !strings.Contains(in, "greet.go line 12:\nSay hello, not go away.") {
 		t.Errorf("the review's follow-up %q", in)
+	}
+	endRound(t, f, id, delivered)
+
+	// main moves: the dispatcher reads the pull request until the forge
+	// decided, and one in conflict with main is followed up to rebase; a
+	// push to another branch is not about it.
+	push := func(ref string) map[string]any {
+		return map[string]any{"ref": ref, "before": "a10867b1", "after": "da1560886d4f094c3e6c9ef40349f7d38b5d27d7",
+			"repository": repo, "pusher": map[string]any{"name": "octocat"}, "sender": sender("octocat")}
+	}
+	before := len(inputs(t, f, id))
+	if code, out := postEvent(t, url, "push", "g9", push("refs/heads/develop"), forgeSecret); code != http.StatusAccepted || out["action"] != "forge.check_conflicts" {
+		t.Fatalf("a push to develop: %d %v", code, out)
+	}
+	if code, out := postEvent(t, url, "push", "g10", push("refs/heads/main"), forgeSecret); code != http.StatusAccepted || out["action"] != "forge.check_conflicts" {
+		t.Fatalf("a push to main: %d %v", code, out)
+	}
+	testenv.EventuallyErr(t, fleettest.Wait, "the conflict check to follow the task up", func() error {
+		if got := taskByID(t, f, id.String()).State; got != store.TaskQueued {
+			return fmt.Errorf("task %s", got)
+		}
+		return nil
+	})
+	if ins := inputs(t, f, id); len(ins) != before+1 || !strings.Contains(ins[before], "git rebase origin/main") {
+		t.Fatalf("inputs after main moved: %q", ins[before:])
 	}
 	endRound(t, f, id, delivered)
 

@@ -108,15 +108,17 @@ func gitlabUser(id int, username string) map[string]any {
 // Idempotency-Key; a failed Pipeline Hook brings the failed job's name
 // and the end of its trace, and one for an older commit is ignored; a
 // reviewer requesting changes brings the unresolved diff notes with
-// their file and line; a Merge Request Hook "merge" records the outcome
-// and ends the follow-ups.
+// their file and line; a merge request GitLab finds in conflict brings a
+// rebase follow-up; a Merge Request Hook "merge" records the outcome and
+// ends the follow-ups.
 func TestGitLabWebhooks(t *testing.T) {
 	t.Setenv("TEST_GITLAB_SECRET", forgeSecret)
 	t.Setenv("TEST_GITLAB_TOKEN", "glpat-test")
 	api := newRESTServer(t, map[string]string{
-		"/api/v4/projects/g%2Fp/members/all/6":  `{"id":6,"username":"dev","access_level":30}`,
-		"/api/v4/projects/g%2Fp/members/all/5":  `{"id":5,"username":"rep","access_level":20}`,
-		"/api/v4/projects/g%2Fp/jobs/380/trace": "$ go test ./...\n--- FAIL: TestGreeting (0.00s)\n    greet_test.go:9: got \"go away\"\nFAIL\n",
+		"/api/v4/projects/g%2Fp/merge_requests/12": `{"id":7,"iid":12,"state":"opened","target_branch":"main","source_branch":"agentfleet/x","sha":"abc","has_conflicts":true,"detailed_merge_status":"conflict"}`,
+		"/api/v4/projects/g%2Fp/members/all/6":     `{"id":6,"username":"dev","access_level":30}`,
+		"/api/v4/projects/g%2Fp/members/all/5":     `{"id":5,"username":"rep","access_level":20}`,
+		"/api/v4/projects/g%2Fp/jobs/380/trace":    "$ go test ./...\n--- FAIL: TestGreeting (0.00s)\n    greet_test.go:9: got \"go away\"\nFAIL\n",
 		"/api/v4/projects/g%2Fp/merge_requests/12/notes?per_page=100&sort=asc": `[
 			{"id":301,"type":"DiffNote","body":"Use a constant here.","resolvable":true,"resolved":false,
 			 "position":{"base_sha":"a","start_sha":"a","head_sha":"abc","old_path":"greet.go","new_path":"greet.go","position_type":"text","old_line":null,"new_line":18}},
@@ -210,6 +212,17 @@ func TestGitLabWebhooks(t *testing.T) {
 	}
 	if in := lastInput(t, f, id); !strings.Contains(in, "greet.go line 18:\nUse a constant here.") || strings.Contains(in, "Thanks!") {
 		t.Errorf("the review's follow-up %q", in)
+	}
+	endRound(t, f, id, `{"success":true,"delivery":{"branch":"agentfleet/x","commit":"abc","pushed":true,"request_number":12}}`)
+
+	conflict := map[string]any{"object_kind": "merge_request", "user": gitlabUser(6, "dev"), "project": gitlabProject,
+		"object_attributes": map[string]any{"iid": 12, "action": "update", "state": "opened", "source_branch": "agentfleet/x", "target_branch": "main",
+			"merge_status": "cannot_be_merged", "detailed_merge_status": "conflict"}}
+	if code, out := postGitLab(t, url, "Merge Request Hook", "k9", conflict, forgeSecret); code != http.StatusAccepted || out["action"] != "task.follow_up" {
+		t.Fatalf("a merge request in conflict: %d %v", code, out)
+	}
+	if in := lastInput(t, f, id); !strings.Contains(in, "git rebase origin/main") {
+		t.Errorf("the conflict's follow-up %q", in)
 	}
 	endRound(t, f, id, `{"success":true,"delivery":{"branch":"agentfleet/x","commit":"abc","pushed":true,"request_number":12}}`)
 
