@@ -14,7 +14,7 @@ import (
 // forgeConfigs reads the forges key of the configuration file:
 // forges.<name>.<key> with the keys of dispatcher.ForgeConfig (kind,
 // secret_file, secret_env, api_url, token_file, token_env, tenant, label,
-// mention, triggers.users, triggers.collaborators, max_ci_repairs, spec),
+// mention, prompt, triggers.users, triggers.collaborators, max_ci_repairs, spec),
 // and spec_file, a JSON task spec to use as the template instead of an
 // inline spec. The configuration loader lower-cases the keys of inline
 // maps, so a template with labels or environment variables whose case

@@ -68,6 +68,7 @@ func TestServeConfigForges(t *testing.T) {
 		"forges: {gh: {kind: github, secret_env: S, sekret: x}}":                        `unknown field "sekret"`,
 		"forges: {gh: {kind: github}}":                                                  "forges.gh needs secret_file or secret_env",
 		"forges: {gh: {kind: github, secret_env: S, triggers: {collaborators: true}}}":  "forges.gh.triggers.collaborators needs token_file",
+		"forges: {gh: {kind: github, secret_env: S, prompt: '{{.Title'}}":               "forges.gh.prompt is not a template",
 		"forges: {gh: {kind: bitbucket, secret_env: S}}":                                `forges.gh.kind "bitbucket"`,
 		"forges: {gh: {kind: github, secret_env: S, spec: {profile: x}, spec_file: y}}": "set spec or spec_file, not both",
 	} {

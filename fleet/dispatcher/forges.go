@@ -110,6 +110,11 @@ type ForgeConfig struct {
 	// starts a comment addressed to it (default "/agentfleet").
 	Label   string `json:"label,omitempty"`
 	Mention string `json:"mention,omitempty"`
+	// Prompt is the text/template of a new task's prompt (default
+	// DefaultForgePrompt) over a ForgePrompt: the issue's title, body and
+	// comments (read through the forge's API when it has a token), and
+	// the request of a comment that addressed the fleet.
+	Prompt string `json:"prompt,omitempty"`
 	// Triggers says who may start work or follow-ups.
 	Triggers ForgeTriggers `json:"triggers,omitzero"`
 	// MaxCIRepairs bounds the follow-ups a task takes for failed CI
@@ -157,6 +162,9 @@ func validateForges(forges map[string]ForgeConfig) []error {
 		}
 		if f.SecretFile == "" && f.SecretEnv == "" {
 			errs = append(errs, fmt.Errorf("forges.%s needs secret_file or secret_env: its webhooks are verified with that secret", name))
+		}
+		if _, err := f.promptTemplate(); err != nil {
+			errs = append(errs, fmt.Errorf("forges.%s.prompt is not a template: %w", name, err))
 		}
 		if f.Triggers.Collaborators && f.TokenFile == "" && f.TokenEnv == "" {
 			errs = append(errs, fmt.Errorf("forges.%s.triggers.collaborators needs token_file or token_env: the forge's API says who writes", name))
@@ -314,10 +322,10 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 	case causeLabel:
 		// One task per labelled issue, however often its labels change.
 		key := fmt.Sprintf("issue:%s#%d", in.Repo, in.Issue)
-		return d.forgeTask(ctx, name, cfg, key, in, in.Title+"\n\n"+in.Body)
+		return d.forgeTask(ctx, name, cfg, key, in)
 	case causeComment:
 		if in.Pull == 0 {
-			return d.forgeTask(ctx, name, cfg, delivery, in, in.Title+"\n\n"+in.Body+"\n\n"+in.Text)
+			return d.forgeTask(ctx, name, cfg, delivery, in)
 		}
 		return d.followPull(ctx, name, cfg, delivery, in, func(store.Task) (string, error) { return in.Text, nil })
 	case causeReview:

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/google/uuid"
@@ -86,9 +87,58 @@ func (d *Dispatcher) mayTrigger(ctx context.Context, cfg ForgeConfig, in inbound
 	return f.MayTrigger(ctx, in.Repo, user)
 }
 
-// forgeTask submits the forge's template for an issue, under the
+// DefaultForgePrompt is a forge's prompt template when it sets none.
+const DefaultForgePrompt = `{{.Title}}
+
+{{.Body}}{{range .Comments}}
+
+{{.Author}} commented:
+{{.Body}}{{end}}{{if .Request}}
+
+{{.Request}}{{end}}`
+
+// ForgePrompt is what a forge's prompt template is executed on.
+type ForgePrompt struct {
+	Repo     string // owner/name (GitLab: the project's path)
+	Number   int    // the issue's
+	Title    string
+	Body     string
+	Comments []forge.Comment // the issue's, oldest first, without those addressing the fleet
+	Request  string          // the text of the comment that addressed the fleet, if one did
+}
+
+func (f ForgeConfig) promptTemplate() (*template.Template, error) {
+	return template.New("prompt").Option("missingkey=error").Parse(orDefault(f.Prompt, DefaultForgePrompt))
+}
+
+// issuePrompt executes cfg's prompt template for in's issue.
+func (d *Dispatcher) issuePrompt(ctx context.Context, cfg ForgeConfig, in inbound) (string, error) {
+	data := ForgePrompt{Repo: in.Repo, Number: in.Issue, Title: in.Title, Body: in.Body, Request: in.Text}
+	if f, err := d.forgeFollower(cfg); err != nil || f == nil {
+		d.log.Debug("an issue's prompt without its comments: the forge has no API token", "err", err)
+	} else if cs, err := f.IssueComments(ctx, in.Repo, in.Issue); err != nil {
+		d.log.Warn("reading an issue's comments for its prompt", "repo", in.Repo, "issue", in.Issue, "err", err)
+	} else {
+		data.Comments = slices.DeleteFunc(cs, func(c forge.Comment) bool { return strings.HasPrefix(strings.TrimSpace(c.Body), cfg.mention()) })
+	}
+	tmpl, err := cfg.promptTemplate()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("the forge's prompt template: %w", err)
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// forgeTask submits the forge's template for in's issue, under the
 // idempotency key (the issue's, or the delivery's).
-func (d *Dispatcher) forgeTask(ctx context.Context, name string, cfg ForgeConfig, key string, in inbound, prompt string) (string, string, int, error) {
+func (d *Dispatcher) forgeTask(ctx context.Context, name string, cfg ForgeConfig, key string, in inbound) (string, string, int, error) {
+	prompt, err := d.issuePrompt(ctx, cfg, in)
+	if err != nil {
+		return "task.submit", "", 0, err
+	}
 	spec := cfg.Spec
 	spec.Prompt = prompt
 	spec.Tenant = cfg.tenant()

@@ -23,7 +23,8 @@ import (
 
 // TestGitHubFollowsPullRequest posts GitHub's documented payloads
 // (docs.github.com/webhooks/webhook-events-and-payloads) about a fleet
-// pull request, with GitHub's REST API a local server: a comment by a
+// pull request, with GitHub's REST API a local server: the labelled
+// issue's task has the issue's comments in its prompt; a comment by a
 // login the triggers allowlist lacks is refused; a failed check run
 // brings the end of its Actions job's log; a failed status for an older
 // commit is ignored and for the delivered one acts, until max_ci_repairs
@@ -38,6 +39,8 @@ func TestGitHubFollowsPullRequest(t *testing.T) {
 	api := newRESTServer(t, map[string]string{
 		"/repos/octo/hello/pulls/7": `{"number":7,"state":"open","merged":false,"mergeable":false,"mergeable_state":"dirty",
 			"base":{"ref":"main","sha":"da1560886d4f094c3e6c9ef40349f7d38b5d27d7"},"head":{"ref":"agentfleet/x","sha":"6dcb09b5b57875f334f61aebed695e2e4193db5e"}}`,
+		"/repos/octo/hello/issues/3/comments?per_page=100": `[{"id":1,"body":"It says it on Sundays too.","user":{"login":"alice"}},
+			{"id":2,"body":"/agentfleet please","user":{"login":"octocat"}}]`,
 		"/repos/octo/hello/actions/jobs/399444496/logs":              "2026-11-27T08:00:00Z ##[group]Run go test\n--- FAIL: TestGreeting\nexit status 1\n",
 		"/repos/octo/hello/pulls/7/reviews/80/comments?per_page=100": `[{"id":10,"pull_request_review_id":80,"path":"greet.go","line":12,"original_line":12,"side":"RIGHT","body":"Say hello, not go away."}]`,
 	})
@@ -64,6 +67,10 @@ func TestGitHubFollowsPullRequest(t *testing.T) {
 		t.Fatalf("labelled by an allowed login: %d %v", code, out)
 	}
 	id := uuid.MustParse(out["task_id"].(string))
+	spec, _ := fleet.DecodeSpec(taskByID(t, f, id.String()).Spec)
+	if want := "The greeting is rude\n\nIt says go away.\n\nalice commented:\nIt says it on Sundays too."; spec.Prompt != want {
+		t.Errorf("prompt %q, want %q (the issue with its comments, not those addressing the fleet)", spec.Prompt, want)
+	}
 	const delivered = `{"success":true,"delivery":{"branch":"agentfleet/x","commit":"6dcb09b5b57875f334f61aebed695e2e4193db5e","pushed":true,"request_number":7}}`
 	endRound(t, f, id, delivered)
 

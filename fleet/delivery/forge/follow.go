@@ -26,6 +26,9 @@ type Follower interface {
 	// when that URL is on the forge's own origin. ErrNoLog when the forge
 	// has no log for it.
 	JobLog(ctx context.Context, repo string, ref LogRef) (string, error)
+	// IssueComments lists the comments of issue number, oldest first (at
+	// most 100; GitLab: its notes that are not system notes).
+	IssueComments(ctx context.Context, repo string, number int) ([]Comment, error)
 	// MayTrigger reports whether user (GitHub and Gitea: the login;
 	// GitLab: the numeric user id) may write to repo: a collaborator
 	// with write (GitHub, Gitea) or a member with Developer access or
@@ -60,6 +63,12 @@ type ReviewComment struct {
 	Path string
 	Line int // 0 when it is on the file, or the line is gone
 	Body string
+}
+
+// Comment is a comment on an issue.
+type Comment struct {
+	Author string
+	Body   string
 }
 
 // LogRef names a CI job's log.
@@ -410,4 +419,60 @@ func (g *gitlab) MayTrigger(ctx context.Context, repo, user string) (bool, error
 		return false, nil
 	}
 	return err == nil && m.AccessLevel >= gitlabDeveloper, err
+}
+
+type ghComment struct {
+	Body string `json:"body"`
+	User struct {
+		Login string `json:"login"`
+	} `json:"user"`
+}
+
+func ghComments(cs []ghComment) []Comment {
+	out := make([]Comment, len(cs))
+	for i, c := range cs {
+		out[i] = Comment{Author: c.User.Login, Body: c.Body}
+	}
+	return out
+}
+
+func (g *github) IssueComments(ctx context.Context, repo string, number int) ([]Comment, error) {
+	path, err := splitRepo(repo)
+	if err != nil {
+		return nil, err
+	}
+	var cs []ghComment
+	err = g.do(ctx, "GET", fmt.Sprintf("/repos/%s/issues/%d/comments?per_page=100", path, number), nil, &cs)
+	return ghComments(cs), err
+}
+
+func (g *gitea) IssueComments(ctx context.Context, repo string, number int) ([]Comment, error) {
+	path, err := splitRepo(repo)
+	if err != nil {
+		return nil, err
+	}
+	var cs []ghComment
+	err = g.do(ctx, "GET", fmt.Sprintf("/repos/%s/issues/%d/comments?limit=100", path, number), nil, &cs)
+	return ghComments(cs), err
+}
+
+func (g *gitlab) IssueComments(ctx context.Context, repo string, number int) ([]Comment, error) {
+	var notes []struct {
+		Body   string `json:"body"`
+		System bool   `json:"system"`
+		Author struct {
+			Username string `json:"username"`
+		} `json:"author"`
+	}
+	q := url.Values{"sort": {"asc"}, "per_page": {"100"}}
+	if err := g.do(ctx, "GET", fmt.Sprintf("%s/issues/%d/notes?%s", projectPath(repo), number, q.Encode()), nil, &notes); err != nil {
+		return nil, err
+	}
+	var out []Comment
+	for _, n := range notes {
+		if !n.System {
+			out = append(out, Comment{Author: n.Author.Username, Body: n.Body})
+		}
+	}
+	return out, nil
 }

@@ -33,6 +33,8 @@ func TestGitHubFollows(t *testing.T) {
 			answer: `[{"id":10,"path":"greet.go","line":12,"original_line":11,"body":"say hello"},{"id":11,"path":"old.go","line":null,"original_line":3,"body":"gone"}]`},
 		exchange{method: "GET", path: "/repos/octo/hello/actions/jobs/399444496/logs", header: githubHeaders, status: 200,
 			answer: "step 1\n--- FAIL: TestGreeting\n"},
+		exchange{method: "GET", path: "/repos/octo/hello/issues/3/comments?per_page=100", header: githubHeaders, status: 200,
+			answer: `[{"id":1,"body":"It also says go away on Sundays.","user":{"login":"alice"}}]`},
 		exchange{method: "GET", path: "/repos/octo/hello/collaborators/alice/permission", header: githubHeaders, status: 200,
 			answer: `{"permission":"write","role_name":"write","user":{"login":"alice"}}`},
 		exchange{method: "GET", path: "/repos/octo/hello/collaborators/mallory/permission", header: githubHeaders, status: 404,
@@ -57,6 +59,9 @@ func TestGitHubFollows(t *testing.T) {
 	if _, err := f.JobLog(ctx, "octo/hello", forge.LogRef{URL: "https://ci.example/1"}); !errors.Is(err, forge.ErrNoLog) {
 		t.Errorf("a status's log: %v, want ErrNoLog", err)
 	}
+	if cs, err := f.IssueComments(ctx, "octo/hello", 3); err != nil || !reflect.DeepEqual(cs, []forge.Comment{{Author: "alice", Body: "It also says go away on Sundays."}}) {
+		t.Errorf("issue comments %+v, %v", cs, err)
+	}
 	if ok, err := f.MayTrigger(ctx, "octo/hello", "alice"); !ok || err != nil {
 		t.Errorf("alice may trigger: %v, %v", ok, err)
 	}
@@ -77,6 +82,8 @@ func TestGitLabFollows(t *testing.T) {
 			{"id":2,"type":"DiffNote","body":"use a constant","resolvable":true,"resolved":false,"position":{"base_sha":"a","head_sha":"b","position_type":"text","new_path":"main.go","new_line":18,"old_path":"main.go","old_line":null}},
 			{"id":3,"type":"DiffNote","body":"done already","resolvable":true,"resolved":true,"position":{"new_path":"x.go","new_line":1}}]`},
 		exchange{method: "GET", path: "/api/v4/projects/g%2Fp/jobs/8/trace", header: gitlabHeaders, status: 200, answer: "$ make test\nFAIL\n"},
+		exchange{method: "GET", path: "/api/v4/projects/g%2Fp/issues/23/notes?per_page=100&sort=asc", header: gitlabHeaders, status: 200,
+			answer: `[{"id":1,"body":"added ~1 label","system":true,"author":{"username":"dev"}},{"id":2,"body":"Sundays too.","system":false,"author":{"username":"rep"}}]`},
 		exchange{method: "GET", path: "/api/v4/projects/g%2Fp/members/all/5", header: gitlabHeaders, status: 200,
 			answer: `{"id":5,"username":"rep","access_level":20}`},
 		exchange{method: "GET", path: "/api/v4/projects/g%2Fp/members/all/6", header: gitlabHeaders, status: 200,
@@ -93,6 +100,9 @@ func TestGitLabFollows(t *testing.T) {
 	}
 	if log, err := f.JobLog(ctx, "g/p", forge.LogRef{Job: 8}); err != nil || log != "$ make test\nFAIL\n" {
 		t.Errorf("trace %q, %v", log, err)
+	}
+	if cs, err := f.IssueComments(ctx, "g/p", 23); err != nil || !reflect.DeepEqual(cs, []forge.Comment{{Author: "rep", Body: "Sundays too."}}) {
+		t.Errorf("issue notes %+v, %v", cs, err)
 	}
 	if ok, _ := f.MayTrigger(ctx, "g/p", "5"); ok {
 		t.Error("a Reporter may trigger")
