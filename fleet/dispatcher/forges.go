@@ -48,7 +48,9 @@ import (
 //     a new task as for a label;
 //   - a review with changes requested, or review comments, on such a pull
 //     request: a follow-up with the comments, each with its file and line
-//     (read through the forge's API when the payload has none);
+//     (read through the forge's API when the payload has none; GitHub
+//     sends one event per line comment besides the review's, and with an
+//     API token the review's brings them all in one follow-up);
 //   - a failed commit status, check run or pipeline on the pull request's
 //     head commit: a follow-up with the failure's name, description and
 //     the end of its log (read through the forge's API), at most
@@ -327,13 +329,16 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 		if in.Pull == 0 {
 			return d.forgeTask(ctx, name, cfg, delivery, in)
 		}
-		return d.followPull(ctx, name, cfg, delivery, in, func(store.Task) (string, error) { return in.Text, nil })
+		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return in.Text, nil })
 	case causeReview:
-		return d.followPull(ctx, name, cfg, delivery, in, func(store.Task) (string, error) { return d.reviewText(ctx, cfg, in) })
+		if in.OneComment && (cfg.TokenFile != "" || cfg.TokenEnv != "") {
+			return "", "", 0, nil // its review's event brings it with the others
+		}
+		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.reviewText(ctx, cfg, in) })
 	case causeCI:
 		return d.followCI(ctx, name, cfg, delivery, in)
 	case causeConflict:
-		return d.followPull(ctx, name, cfg, delivery, in, func(t store.Task) (string, error) { return d.rebaseText(ctx, cfg, in, t) })
+		return d.followPull(ctx, name, delivery, in, func(t store.Task) (string, error) { return d.rebaseText(ctx, cfg, in, t) })
 	case causePush:
 		return d.checkConflicts(ctx, name, cfg, delivery, in)
 	case causeClosed:

@@ -168,7 +168,7 @@ func (d *Dispatcher) forgeTask(ctx context.Context, name string, cfg ForgeConfig
 // the text text returns for it: a follow-up of its running session, or a
 // reopening when it ended (Dispatcher.Reopen). No such task, a concluded
 // one, an empty text: ignored. A delivery already acted on answers 200.
-func (d *Dispatcher) followPull(ctx context.Context, name string, _ ForgeConfig, delivery string, in inbound, text func(store.Task) (string, error)) (string, string, int, error) {
+func (d *Dispatcher) followPull(ctx context.Context, name string, delivery string, in inbound, text func(store.Task) (string, error)) (string, string, int, error) {
 	t, err := d.taskOfPull(ctx, name, in.Repo, in.Pull)
 	if err != nil || t.ID == uuid.Nil {
 		return "", "", 0, err
@@ -232,8 +232,8 @@ func (d *Dispatcher) reviewText(ctx context.Context, cfg ForgeConfig, in inbound
 			}
 		}
 	}
-	if strings.TrimSpace(in.Text) == "" && len(comments) == 0 {
-		return "", nil
+	if (strings.TrimSpace(in.Text) == "" || in.OnlyComments) && len(comments) == 0 {
+		return "", nil // nothing asked, or a comment-only review without line comments
 	}
 	var b strings.Builder
 	who := orDefault(in.Sender, "A reviewer")

@@ -41,6 +41,7 @@ func TestGitHubFollowsPullRequest(t *testing.T) {
 			"base":{"ref":"main","sha":"da1560886d4f094c3e6c9ef40349f7d38b5d27d7"},"head":{"ref":"agentfleet/x","sha":"6dcb09b5b57875f334f61aebed695e2e4193db5e"}}`,
 		"/repos/octo/hello/issues/3/comments?per_page=100": `[{"id":1,"body":"It says it on Sundays too.","user":{"login":"alice"}},
 			{"id":2,"body":"/agentfleet please","user":{"login":"octocat"}}]`,
+		"/repos/octo/hello/pulls/7/reviews/81/comments?per_page=100": `[{"id":11,"path":"greet.go","line":3,"body":"Typo."},{"id":12,"path":"README.md","line":1,"body":"Mention Sundays."}]`,
 		"/repos/octo/hello/actions/jobs/399444496/logs":              "2026-11-27T08:00:00Z ##[group]Run go test\n--- FAIL: TestGreeting\nexit status 1\n",
 		"/repos/octo/hello/pulls/7/reviews/80/comments?per_page=100": `[{"id":10,"pull_request_review_id":80,"path":"greet.go","line":12,"original_line":12,"side":"RIGHT","body":"Say hello, not go away."}]`,
 	})
@@ -119,6 +120,23 @@ func TestGitHubFollowsPullRequest(t *testing.T) {
 	}
 	if in := lastInput(t, f, id); !strings.Contains(in, "Please be polite.") || !strings.Contains(in, "greet.go line 12:\nSay hello, not go away.") {
 		t.Errorf("the review's follow-up %q", in)
+	}
+	endRound(t, f, id, delivered)
+
+	// A review that comments on two lines: GitHub sends an event per line
+	// comment and one for the review; the review's brings both at once.
+	lineComment := map[string]any{"action": "created", "comment": map[string]any{"id": 11, "pull_request_review_id": 81,
+		"path": "greet.go", "line": 3, "body": "Typo."}, "pull_request": map[string]any{"number": 7}, "repository": repo, "sender": sender("octocat")}
+	if code, out := postEvent(t, url, "pull_request_review_comment", "g11", lineComment, forgeSecret); code != http.StatusAccepted || out["ignored"] != true {
+		t.Fatalf("one line comment of a review: %d %v, want ignored (its review brings it)", code, out)
+	}
+	commented := map[string]any{"action": "submitted", "review": map[string]any{"id": 81, "state": "commented", "body": ""},
+		"pull_request": map[string]any{"number": 7}, "repository": repo, "sender": sender("octocat")}
+	if code, out := postEvent(t, url, "pull_request_review", "g12", commented, forgeSecret); code != http.StatusAccepted || out["action"] != "task.follow_up" {
+		t.Fatalf("a review with two line comments: %d %v", code, out)
+	}
+	if in := lastInput(t, f, id); !strings.Contains(in, "greet.go line 3:\nTypo.") || !strings.Contains(in, "README.md line 1:\nMention Sundays.") {
+		t.Errorf("the review's follow-up %q lacks a comment", in)
 	}
 	endRound(t, f, id, delivered)
 

@@ -43,6 +43,12 @@ type inbound struct {
 	Log      forge.LogRef
 	Branch   string // push: the branch moved
 	Merged   bool   // closed: merged rather than closed
+	// OneComment marks GitHub's event of one line comment of a review:
+	// with the forge's API, the review's own event brings all of them
+	// at once, so this one is not acted on. OnlyComments marks a review
+	// that only comments: acted on when it has line comments.
+	OneComment   bool
+	OnlyComments bool
 }
 
 // parseEvent reads the body of a forge kind's event (GitHub's and Gitea's
@@ -144,8 +150,11 @@ func parseGitHub(cfg ForgeConfig, event string, body []byte) (inbound, error) {
 			in.Pull = ev.Issue.Number
 		}
 	case event == "pull_request_review" && ev.PullRequest != nil && ev.Review != nil &&
-		strings.EqualFold(ev.Review.State, "changes_requested"):
+		(strings.EqualFold(ev.Review.State, "changes_requested") || strings.EqualFold(ev.Review.State, "commented")):
+		// Its line comments are read through the API by the review's id;
+		// a review that only comments and has none is not acted on.
 		in.Cause, in.Pull, in.Review, in.Text = causeReview, ev.PullRequest.Number, ev.Review.ID, ev.Review.Body
+		in.OnlyComments = strings.EqualFold(ev.Review.State, "commented")
 	case event == "pull_request_review_comment" && ev.Action == "created" && ev.PullRequest != nil && ev.Comment != nil:
 		c := forge.ReviewComment{Path: ev.Comment.Path, Body: ev.Comment.Body}
 		if ev.Comment.Line != nil {
@@ -154,6 +163,7 @@ func parseGitHub(cfg ForgeConfig, event string, body []byte) (inbound, error) {
 			c.Line = *ev.Comment.OriginalLine
 		}
 		in.Cause, in.Pull, in.Comments = causeReview, ev.PullRequest.Number, []forge.ReviewComment{c}
+		in.OneComment = true
 	case slices.Contains(giteaReviewEvents, event) && ev.Review != nil && ev.Review.Type != "pull_request_review_approved":
 		// Gitea: a review's type is its event; its comments are read
 		// through the API (the payload has none).
