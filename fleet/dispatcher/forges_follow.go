@@ -201,11 +201,12 @@ func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery s
 	if err != nil {
 		return "task.follow_up", t.ID.String(), 0, err
 	}
-	if delivery != "" {
-		if _, err := d.store.PutArtifact(ctx, store.PutArtifactParams{TaskID: t.ID, Kind: ForgeEventKind, Name: mark,
-			ContentType: "text/plain; charset=utf-8", Content: []byte(cause)}); err != nil {
-			d.log.Warn("remembering a forge event", "task", t.ID, "err", err)
-		}
+	if delivery == "" { // remembered all the same: CI repairs are counted by these
+		mark = cause + ":" + uuid.NewString()
+	}
+	if _, err := d.store.PutArtifact(ctx, store.PutArtifactParams{TaskID: t.ID, Kind: ForgeEventKind, Name: mark,
+		ContentType: "text/plain; charset=utf-8", Content: []byte(cause)}); err != nil {
+		d.log.Warn("remembering a forge event", "task", t.ID, "err", err)
 	}
 	return "task.follow_up", t.ID.String(), http.StatusAccepted, nil
 }
