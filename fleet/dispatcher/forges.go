@@ -338,7 +338,7 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 	case causeCI:
 		return d.followCI(ctx, name, cfg, delivery, in)
 	case causeConflict:
-		return d.followPull(ctx, name, delivery, in, func(t store.Task) (string, error) { return d.rebaseText(ctx, cfg, in, t) })
+		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.rebaseText(ctx, cfg, in), nil })
 	case causePush:
 		return d.checkConflicts(ctx, name, cfg, delivery, in)
 	case causeClosed:

@@ -165,7 +165,7 @@ func (d *Dispatcher) forgeTask(ctx context.Context, name string, cfg ForgeConfig
 }
 
 // followPull gives the task of forge name that opened in's pull request
-// the text text returns for it: a follow-up of its running session, or a
+// the message text makes for it: a follow-up of its running session, or a
 // reopening when it ended (Dispatcher.Reopen). No such task, a concluded
 // one, an empty text: ignored. A delivery already acted on answers 200.
 func (d *Dispatcher) followPull(ctx context.Context, name string, delivery string, in inbound, text func(store.Task) (string, error)) (string, string, int, error) {
@@ -331,7 +331,7 @@ func (d *Dispatcher) ciText(ctx context.Context, cfg ForgeConfig, in inbound) st
 
 // rebaseText is the follow-up of a pull request that conflicts with its
 // base.
-func (d *Dispatcher) rebaseText(ctx context.Context, cfg ForgeConfig, in inbound, t store.Task) (string, error) {
+func (d *Dispatcher) rebaseText(ctx context.Context, cfg ForgeConfig, in inbound) string {
 	base := in.Branch
 	if base == "" {
 		if f, err := d.forgeFollower(cfg); err == nil && f != nil {
@@ -340,7 +340,7 @@ func (d *Dispatcher) rebaseText(ctx context.Context, cfg ForgeConfig, in inbound
 			}
 		}
 	}
-	return conflictText(orDefault(base, "the base branch")), nil
+	return conflictText(orDefault(base, "the base branch"))
 }
 
 func conflictText(base string) string {
@@ -377,9 +377,7 @@ func (d *Dispatcher) checkConflicts(ctx context.Context, name string, cfg ForgeC
 	bg := context.WithoutCancel(ctx) // the principal stays; the request does not
 	timing := conflictTiming{poll: conflictPoll, window: conflictWindow, reads: conflictReads}
 	for _, t := range tasks {
-		d.forgeChecks.Add(1)
-		go func() {
-			defer d.forgeChecks.Done()
+		d.forgeChecks.Go(func() {
 			ctx, cancel := context.WithTimeout(bg, timing.window+30*time.Second)
 			defer cancel()
 			res, _ := fleet.DecodeResult(t.Result)
@@ -395,7 +393,7 @@ func (d *Dispatcher) checkConflicts(ctx context.Context, name string, cfg ForgeC
 				d.log.Warn("following up a pull request in conflict", "task", t.ID, "err", err)
 			}
 			d.auditForge(ctx, action, target, status, err)
-		}()
+		})
 	}
 	return "forge.check_conflicts", in.Branch, http.StatusAccepted, nil
 }
