@@ -138,6 +138,11 @@ type ServeConfig struct {
 	// oidc.mappings...; internal/oidcauth, docs/operations.md): the
 	// dashboard's login at /auth/ and the provider's tokens on the API.
 	OIDC oidcauth.Config `mapstructure:"oidc"`
+	// Forges are the forges whose webhooks POST /v1/forges/{name}/events
+	// takes (forges.<name>.kind, secret_file, api_url, token_file,
+	// triggers, max_ci_repairs, spec or spec_file...; forgeConfigs,
+	// fleet/dispatcher ForgeConfig, docs/api.md).
+	Forges map[string]map[string]any `mapstructure:"forges"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
@@ -270,7 +275,12 @@ func (c ServeConfig) Validate() error {
 	if err := c.OIDC.WithDefaults().Validate(); err != nil {
 		return err
 	}
-	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues, Prices: c.Prices, Retention: c.Retention}
+	forges, err := c.forgeConfigs()
+	if err != nil {
+		return err
+	}
+	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues, Prices: c.Prices, Retention: c.Retention,
+		Forges: forges}
 	return dc.WithDefaults().Validate() // names the keys itself
 }
 
@@ -338,6 +348,10 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		return failf("%v", err)
 	}
 	defer func() { _ = st.Close() }()
+	forges, err := cfg.forgeConfigs()
+	if err != nil {
+		return failf("%v", err)
+	}
 	d, err := dispatcher.New(st, q, dispatcher.Config{Profiles: cfg.Profiles, DefaultProfile: cfg.DefaultProfile, Queues: cfg.Queues,
 		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
@@ -346,7 +360,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		Webhooks: webhook.Config{URLs: cfg.WebhookURLs, TenantURLs: cfg.WebhookTenantURLs, Secret: cfg.WebhookSecret,
 			AllowPrivate: cfg.allowPrivate()},
 		SandboxBound: cfg.sandboxBound(), SandboxLimits: cfg.SandboxLimits, Prices: cfg.Prices, AuditRetention: cfg.AuditRetention,
-		Retention: cfg.Retention})
+		Retention: cfg.Retention, Forges: forges})
 	if err != nil {
 		return failf("%v", err)
 	}

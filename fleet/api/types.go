@@ -44,6 +44,11 @@ type TaskView struct {
 	// submitted its root ("" for tasks stored before principals).
 	Tenant      string `json:"tenant"`
 	SubmittedBy string `json:"submitted_by,omitempty"`
+	// Outcome is how the pull request of a task a forge started ended:
+	// "merged" or "closed" (its forge's webhook said so; the task stays
+	// succeeded). Empty otherwise, and in listings (GET /v1/tasks/{id}
+	// reads it).
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // NewTaskView converts a stored task.

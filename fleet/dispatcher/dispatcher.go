@@ -168,6 +168,7 @@ func (c Config) Validate() error {
 	if err := c.Retention.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, validateForges(c.Forges)...)
 	return errors.Join(errs...)
 }
 
@@ -196,6 +197,9 @@ type Dispatcher struct {
 	// (pause.go).
 	holdsMu sync.Mutex
 	holds   *holds.Set
+	// forgeChecks are the conflict checks in flight (forges_follow.go);
+	// Run waits for them.
+	forgeChecks sync.WaitGroup
 }
 
 // New returns a Dispatcher over st and q.
@@ -208,6 +212,7 @@ func New(st store.Store, q *queue.Client, cfg Config) (*Dispatcher, error) {
 		return nil, errors.New("dispatcher: New needs a store and a queue client")
 	}
 	d := &Dispatcher{store: st, queue: q, cfg: cfg, log: cfg.Logger, stats: newThroughput(cfg.StatsWindow)}
+	warnForges(d.log, cfg.Forges)
 	d.prices, _ = pricing.Override(pricing.Builtin(), cfg.Prices) // validated above
 	d.metrics = newMetrics(d)
 	d.bulk, d.sweep = newBulkJobs(), newSweeper(d)
@@ -240,6 +245,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		return fmt.Errorf("dispatcher: watch dead letters: %w", err)
 	}
 	defer w.Stop()
+	defer d.forgeChecks.Wait()
 	go d.health.Watch(ctx)
 	if stopLeaders, err := d.queue.LogStreamLeaders(d.log); err != nil {
 		d.log.Warn("not logging NATS stream leader changes", "err", err)

@@ -38,8 +38,9 @@
 // A follow-up of a task that succeeded or failed reopens it as a new
 // round (reopen.go). Cron schedules submit a task spec once per tick
 // across dispatchers (schedules.go). Forge webhooks, signed instead of
-// carrying the token, start tasks from labelled issues and follow up the
-// pull requests they opened (forges.go).
+// carrying the token, start tasks from labelled issues and follow the
+// pull requests they opened through CI failures, reviews and conflicts
+// until they merge or close (forges.go, forges_follow.go).
 //
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.

@@ -4,36 +4,38 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
-	"strconv"
+	"slices"
 	"strings"
-
-	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
+	"github.com/agentfleet/agentfleet/fleet/delivery/forge"
 	"github.com/agentfleet/agentfleet/internal/identity"
-	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
 // Forge webhooks: POST /v1/forges/{name}/events takes the webhooks of a
-// forge the operator configured (Config.Forges[name]), GitHub- or
-// Gitea-shaped. It is not behind the bearer token: each request is
-// authenticated by its HMAC-SHA256 signature (GitHub's
-// X-Hub-Signature-256 "sha256=<hex>", Gitea's X-Gitea-Signature "<hex>")
-// with the forge's secret, read at each request from the file or
-// environment variable the configuration names (never from configuration
-// text). A verified event acts as the principal "webhook:<name>", a
-// submitter of the forge's tenant only, and is recorded in the audit log.
+// forge the operator configured (Config.Forges[name]): GitHub, Gitea (and
+// Forgejo, which sends Gitea's) or GitLab. It is not behind the bearer
+// token: each request is authenticated with the forge's secret, read at
+// each request from the file or environment variable the configuration
+// names (never from configuration text): GitHub's X-Hub-Signature-256
+// "sha256=<hex>" and Gitea's X-Gitea-Signature "<hex>" are HMAC-SHA256
+// of the body, GitLab's X-Gitlab-Token is the secret itself (compared in
+// constant time). A verified event acts as the principal
+// "webhook:<name>", a submitter of the forge's tenant only, and what it
+// does is recorded in the audit log.
 //
-// The events acted on (others are answered 202 and ignored):
+// The events acted on (others are answered 202 and ignored), the same for
+// every kind of forge (forges_parse.go maps each one's names):
 //   - an issue labelled with the forge's label (default "agentfleet") is a
 //     new task: the forge's spec template with the issue's title and body
 //     as the prompt, the repository's clone URL as environment.repo, and
@@ -43,55 +45,166 @@ import (
 //   - a comment starting with the forge's mention (default "/agentfleet")
 //     on a pull request a task of this forge opened is a follow-up of that
 //     task (it reopens it when it ended, Dispatcher.Reopen); on an issue,
-//     a new task as for a label.
+//     a new task as for a label;
+//   - a review with changes requested, or review comments, on such a pull
+//     request: a follow-up with the comments, each with its file and line
+//     (read through the forge's API when the payload has none; GitHub
+//     sends one event per line comment besides the review's, and with an
+//     API token the review's brings them all in one follow-up);
+//   - a failed commit status, check run or pipeline on the pull request's
+//     head commit: a follow-up with the failure's name, description and
+//     the end of its log (read through the forge's API), at most
+//     max_ci_repairs (default 3) per task; a result for an older commit
+//     is ignored;
+//   - a push to the base branch of such a pull request: the dispatcher
+//     reads the pull request until the forge has checked it again
+//     (forges_follow.go), and one that now conflicts gets a follow-up that
+//     rebases the branch onto the base and re-runs the checks (GitLab's
+//     merge request event saying it conflicts does the same);
+//   - the pull request merged or closed: the task's outcome is recorded
+//     ("merged" or "closed", TaskView.Outcome), and it takes no more
+//     follow-ups (Reopen answers ErrTaskConcluded).
 //
-//   - a review with changes requested, a review comment (with its file and
-//     line) or a failed check run (its name, title and summary) on such a
-//     pull request is a follow-up of its task too, bounded by its
-//     limits.max_followups.
+// Each follow-up counts against the task's limits.max_followups, like one
+// through the API. A delivery id (X-GitHub-Delivery, X-Gitea-Delivery,
+// GitLab's Idempotency-Key or X-Gitlab-Event-UUID) acts once: a new task
+// is keyed by it (or by its issue), a follow-up is remembered on its task
+// (the artifact kind "forge_event", named "<cause>:<delivery>").
 //
-// Not yet mapped: commit statuses, the base branch moving, the pull
-// request merged or closed (issue 34). A pull request's task is found
-// by its result (delivery.request_number), so feedback that comes while
-// a reopened task runs again (its result cleared) is ignored.
+// Who may trigger: the forge's triggers rule applies to the events people
+// cause (a label, a comment, a review); CI results, pushes and merges are
+// facts about the pull request and always act. triggers.users allows
+// logins by name, triggers.collaborators asks the forge's API whether the
+// sender may write to the repository; with neither set, anyone who can
+// label or comment on the repository can start work, which New logs as a
+// warning. A refused sender's event is answered 202 and audited as
+// "forge.refused".
+//
+// A pull request's task is found by its result (delivery.request_number,
+// delivery.commit), so feedback that comes while a reopened task runs
+// again (its result cleared) is ignored: the forge's next event, or a
+// comment, brings it again.
 
 // forgeEventsRoute is served beside /v1/, outside the bearer token.
 const forgeEventsRoute = "POST /v1/forges/{name}/events"
 
-// ForgeConfig is one forge that may send webhooks.
+// ForgeConfig is one forge that may send webhooks. Its JSON names are the
+// keys of the dispatcher's configuration file (forges.<name>.<key>).
 type ForgeConfig struct {
-	// Kind is "github" or "gitea" (Forgejo sends Gitea's).
+	// Kind is "github", "gitea", "forgejo" or "gitlab".
 	Kind string `json:"kind"`
 	// SecretFile or SecretEnv names where the webhook secret is (a file
 	// whose first line it is, or an environment variable).
 	SecretFile string `json:"secret_file,omitempty"`
 	SecretEnv  string `json:"secret_env,omitempty"`
+	// APIURL is the forge's API root (forge.DefaultAPIURL for GitHub and
+	// GitLab); TokenFile or TokenEnv its API token, read at each use. The
+	// API reads logs, review comments, pull request states and
+	// collaborators; without a token those parts are left out (a CI
+	// follow-up without its log, a Gitea review without its comments, no
+	// conflict checks, no collaborators rule).
+	APIURL    string `json:"api_url,omitempty"`
+	TokenFile string `json:"token_file,omitempty"`
+	TokenEnv  string `json:"token_env,omitempty"`
 	// Tenant is where the forge's tasks go (default "default").
 	Tenant string `json:"tenant,omitempty"`
 	// Label marks an issue for the fleet (default "agentfleet"); Mention
 	// starts a comment addressed to it (default "/agentfleet").
 	Label   string `json:"label,omitempty"`
 	Mention string `json:"mention,omitempty"`
+	// Prompt is the text/template of a new task's prompt (default
+	// DefaultForgePrompt) over a ForgePrompt: the issue's title, body and
+	// comments (read through the forge's API when it has a token), and
+	// the request of a comment that addressed the fleet.
+	Prompt string `json:"prompt,omitempty"`
+	// Triggers says who may start work or follow-ups.
+	Triggers ForgeTriggers `json:"triggers,omitzero"`
+	// MaxCIRepairs bounds the follow-ups a task takes for failed CI
+	// (default DefaultMaxCIRepairs; negative: none).
+	MaxCIRepairs int `json:"max_ci_repairs,omitempty"`
 	// Spec is the template of the tasks it submits (profile, checks,
 	// delivery with its credentials references...); the prompt and
 	// environment.repo are the event's.
 	Spec fleet.TaskSpec `json:"spec"`
 }
 
-func (f ForgeConfig) secret() ([]byte, error) {
+// ForgeTriggers is who may trigger the fleet from a forge: either rule
+// admits a sender; neither set admits everyone.
+type ForgeTriggers struct {
+	// Users are logins allowed by name.
+	Users []string `json:"users,omitempty"`
+	// Collaborators admits whoever may write to the repository, as the
+	// forge's API says (needs the forge's API token).
+	Collaborators bool `json:"collaborators,omitempty"`
+}
+
+// DefaultMaxCIRepairs is a forge's max_ci_repairs when unset.
+const DefaultMaxCIRepairs = 3
+
+func (f ForgeConfig) label() string   { return orDefault(f.Label, "agentfleet") }
+func (f ForgeConfig) mention() string { return orDefault(f.Mention, "/agentfleet") }
+func (f ForgeConfig) tenant() string  { return orDefault(f.Tenant, fleet.DefaultTenant) }
+
+func (f ForgeConfig) maxCIRepairs() int {
+	if f.MaxCIRepairs == 0 {
+		return DefaultMaxCIRepairs
+	}
+	return max(f.MaxCIRepairs, 0)
+}
+
+// forgeKinds are the kinds a forge's webhooks may be.
+var forgeKinds = []string{forge.KindGitHub, forge.KindGitea, forge.KindForgejo, forge.KindGitLab}
+
+// validateForges checks each forge's settings, naming the key.
+func validateForges(forges map[string]ForgeConfig) []error {
+	var errs []error
+	for name, f := range forges {
+		if !slices.Contains(forgeKinds, f.Kind) {
+			errs = append(errs, fmt.Errorf("forges.%s.kind %q must be one of %s", name, f.Kind, strings.Join(forgeKinds, ", ")))
+		}
+		if f.SecretFile == "" && f.SecretEnv == "" {
+			errs = append(errs, fmt.Errorf("forges.%s needs secret_file or secret_env: its webhooks are verified with that secret", name))
+		}
+		if _, err := f.promptTemplate(); err != nil {
+			errs = append(errs, fmt.Errorf("forges.%s.prompt is not a template: %w", name, err))
+		}
+		if f.Triggers.Collaborators && f.TokenFile == "" && f.TokenEnv == "" {
+			errs = append(errs, fmt.Errorf("forges.%s.triggers.collaborators needs token_file or token_env: the forge's API says who writes", name))
+		}
+		if (f.Kind == forge.KindGitea || f.Kind == forge.KindForgejo) && f.APIURL == "" && (f.TokenFile != "" || f.TokenEnv != "") {
+			errs = append(errs, fmt.Errorf("forges.%s.api_url is required for a %s forge with a token (such as https://forge.example/api/v1)", name, f.Kind))
+		}
+	}
+	return errs
+}
+
+// warnForges logs each forge whose triggers admit anyone.
+func warnForges(log *slog.Logger, forges map[string]ForgeConfig) {
+	for name, f := range forges {
+		if len(f.Triggers.Users) == 0 && !f.Triggers.Collaborators {
+			log.Warn("anyone who can label or comment on the forge's repositories can start tasks; set triggers.users or triggers.collaborators",
+				"forge", name)
+		}
+	}
+}
+
+// readSecret reads the first line of file, or the variable env.
+func readSecret(file, env, what string) ([]byte, error) {
 	switch {
-	case f.SecretFile != "":
-		b, err := os.ReadFile(f.SecretFile)
+	case file != "":
+		b, err := os.ReadFile(file)
 		if err != nil {
 			return nil, err
 		}
 		line, _, _ := strings.Cut(string(b), "\n")
 		return []byte(strings.TrimSpace(line)), nil
-	case f.SecretEnv != "" && os.Getenv(f.SecretEnv) != "":
-		return []byte(os.Getenv(f.SecretEnv)), nil
+	case env != "" && os.Getenv(env) != "":
+		return []byte(os.Getenv(env)), nil
 	}
-	return nil, errors.New("the forge has no webhook secret: set secret_file or secret_env (a variable that is set)")
+	return nil, fmt.Errorf("the forge has no %s: set %s_file or %s_env (a variable that is set)", what, what, what)
 }
+
+func (f ForgeConfig) secret() ([]byte, error) { return readSecret(f.SecretFile, f.SecretEnv, "secret") }
 
 func orDefault(s, def string) string {
 	if s == "" {
@@ -102,50 +215,6 @@ func orDefault(s, def string) string {
 
 // maxForgeEvent bounds a webhook's body.
 const maxForgeEvent = 1 << 20
-
-// forgeEvent is the part of a GitHub- or Gitea-shaped payload read here.
-type forgeEvent struct {
-	Action string `json:"action"`
-	Label  *struct {
-		Name string `json:"name"`
-	} `json:"label"`
-	Issue *struct {
-		Number      int             `json:"number"`
-		Title       string          `json:"title"`
-		Body        string          `json:"body"`
-		PullRequest json.RawMessage `json:"pull_request"`
-		Labels      []struct {
-			Name string `json:"name"`
-		} `json:"labels"`
-	} `json:"issue"`
-	Comment *struct {
-		Body string `json:"body"`
-		Path string `json:"path"`
-		Line int    `json:"line"`
-	} `json:"comment"`
-	PullRequest *struct {
-		Number int `json:"number"`
-	} `json:"pull_request"`
-	Review *struct {
-		State string `json:"state"`
-		Body  string `json:"body"`
-	} `json:"review"`
-	CheckRun *struct {
-		Name       string `json:"name"`
-		Conclusion string `json:"conclusion"`
-		Output     struct {
-			Title   string `json:"title"`
-			Summary string `json:"summary"`
-		} `json:"output"`
-		PullRequests []struct {
-			Number int `json:"number"`
-		} `json:"pull_requests"`
-	} `json:"check_run"`
-	Repository struct {
-		FullName string `json:"full_name"`
-		CloneURL string `json:"clone_url"`
-	} `json:"repository"`
-}
 
 // forgeEvents serves POST /v1/forges/{name}/events.
 func (a *handlers) forgeEvents(w http.ResponseWriter, r *http.Request) {
@@ -166,38 +235,52 @@ func (a *handlers) forgeEvents(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusServiceUnavailable, api.ErrorDetail{Code: api.CodeUnavailable, Message: "the forge's webhook secret is not configured on the dispatcher"})
 		return
 	}
-	kind, delivery, sig := forgeHeaders(cfg.Kind, r.Header)
-	if !validSignature(secret, body, sig) {
-		writeErr(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "the webhook's signature does not match the forge's secret"})
+	event, delivery, ok := verifyForge(cfg.Kind, secret, body, r.Header)
+	if !ok {
+		writeErr(w, http.StatusUnauthorized, api.ErrorDetail{Code: api.CodeUnauthorized, Message: "the webhook's signature (or token) does not match the forge's secret"})
 		return
 	}
-	var ev forgeEvent
-	if err := json.Unmarshal(body, &ev); err != nil {
+	in, err := parseEvent(cfg, event, body)
+	if err != nil {
 		badRequestf(w, "body", "is not a JSON event: %v", err)
 		return
 	}
-	p := identity.Principal{ID: "webhook:" + name, Name: "forge " + name, DefaultTenant: orDefault(cfg.Tenant, fleet.DefaultTenant)}
+	p := identity.Principal{ID: "webhook:" + name, Name: "forge " + name, DefaultTenant: cfg.tenant()}
 	p.Grants = map[string]identity.Role{p.DefaultTenant: identity.Submitter}
 	ctx := identity.WithPrincipal(r.Context(), p)
-	action, target, status, err := a.svc.forgeAct(ctx, name, cfg, kind, delivery, ev)
+	action, target, status, err := a.svc.forgeAct(ctx, name, cfg, delivery, in)
 	a.recordForge(ctx, p, action, target, status, err)
 	switch {
 	case err != nil:
 		a.fail(w, r, err)
 	case action == "":
 		writeJSON(w, http.StatusAccepted, map[string]any{"ok": true, "ignored": true})
+	case action == actionRefused:
+		writeJSON(w, http.StatusAccepted, map[string]any{"ok": true, "ignored": true,
+			"reason": fmt.Sprintf("%s may not trigger the fleet (forges.%s.triggers)", in.Sender, name)})
 	default:
 		writeJSON(w, status, map[string]any{"ok": true, "action": action, "task_id": target})
 	}
 }
 
-// forgeHeaders reads the event kind, delivery id and signature of a kind
-// of forge.
-func forgeHeaders(kind string, h http.Header) (event, delivery, sig string) {
-	if kind == "gitea" {
-		return h.Get("X-Gitea-Event"), h.Get("X-Gitea-Delivery"), h.Get("X-Gitea-Signature")
+// verifyForge checks a request's signature or token with secret and
+// returns its event name and delivery id.
+func verifyForge(kind string, secret, body []byte, h http.Header) (event, delivery string, ok bool) {
+	switch kind {
+	case forge.KindGitLab:
+		delivery = orDefault(h.Get("Idempotency-Key"), h.Get("X-Gitlab-Event-UUID"))
+		return h.Get("X-Gitlab-Event"), delivery, equalSecret(secret, []byte(h.Get("X-Gitlab-Token")))
+	case forge.KindGitea, forge.KindForgejo:
+		return h.Get("X-Gitea-Event"), h.Get("X-Gitea-Delivery"), validSignature(secret, body, h.Get("X-Gitea-Signature"))
 	}
-	return h.Get("X-GitHub-Event"), h.Get("X-GitHub-Delivery"), strings.TrimPrefix(h.Get("X-Hub-Signature-256"), "sha256=")
+	return h.Get("X-GitHub-Event"), h.Get("X-GitHub-Delivery"), validSignature(secret, body, strings.TrimPrefix(h.Get("X-Hub-Signature-256"), "sha256="))
+}
+
+// equalSecret compares a token with the secret in constant time (of
+// their digests, so neither length shows).
+func equalSecret(secret, got []byte) bool {
+	a, b := sha256.Sum256(secret), sha256.Sum256(got)
+	return len(got) > 0 && subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
 // validSignature checks sig, the hex HMAC-SHA256 of body with secret, in
@@ -227,127 +310,41 @@ func (a *handlers) recordForge(ctx context.Context, p identity.Principal, action
 }
 
 // forgeAct maps one verified event to its action: "task.submit" (a new
-// task), "task.follow_up" (of the task that opened the pull request) or
-// "" (ignored).
-func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig, kind, delivery string, ev forgeEvent) (action, target string, status int, err error) {
-	if pr, text := pullFeedback(kind, ev); pr != 0 {
-		return d.followPull(ctx, name, ev.Repository.FullName, pr, text)
+// task), "task.follow_up" (of the task that opened the pull request),
+// "task.conclude" (its pull request merged or closed),
+// "forge.check_conflicts" (a push whose pulls are being checked),
+// actionRefused (the sender may not trigger) or "" (ignored).
+func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig, delivery string, in inbound) (action, target string, status int, err error) {
+	if allowed, err := d.mayTrigger(ctx, cfg, in); err != nil {
+		return "", "", 0, fmt.Errorf("asking forge %s whether %s may trigger the fleet: %w", name, in.Sender, err)
+	} else if !allowed {
+		return actionRefused, in.Sender, http.StatusForbidden, nil
 	}
-	if ev.Issue == nil {
-		return "", "", 0, nil
-	}
-	issue := ev.Issue
-	switch {
-	case labelled(kind, ev, orDefault(cfg.Label, "agentfleet")):
+	switch in.Cause {
+	case causeLabel:
 		// One task per labelled issue, however often its labels change.
-		key := fmt.Sprintf("issue:%s#%d", ev.Repository.FullName, issue.Number)
-		return d.forgeTask(ctx, name, cfg, key, ev, issue.Title+"\n\n"+issue.Body)
-	case kind == "issue_comment" && ev.Action == "created" && ev.Comment != nil:
-		text, ok := strings.CutPrefix(strings.TrimSpace(ev.Comment.Body), orDefault(cfg.Mention, "/agentfleet"))
-		if !ok || strings.TrimSpace(text) == "" {
-			return "", "", 0, nil
+		key := fmt.Sprintf("issue:%s#%d", in.Repo, in.Issue)
+		return d.forgeTask(ctx, name, cfg, key, in)
+	case causeComment:
+		if in.Pull == 0 {
+			return d.forgeTask(ctx, name, cfg, delivery, in)
 		}
-		if len(issue.PullRequest) == 0 || string(issue.PullRequest) == "null" {
-			return d.forgeTask(ctx, name, cfg, delivery, ev, issue.Title+"\n\n"+issue.Body+"\n\n"+strings.TrimSpace(text))
+		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return in.Text, nil })
+	case causeReview:
+		if in.OneComment && (cfg.TokenFile != "" || cfg.TokenEnv != "") {
+			return "", "", 0, nil // its review's event brings it with the others
 		}
-		return d.followPull(ctx, name, ev.Repository.FullName, issue.Number, strings.TrimSpace(text))
+		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.reviewText(ctx, cfg, in) })
+	case causeCI:
+		return d.followCI(ctx, name, cfg, delivery, in)
+	case causeConflict:
+		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.rebaseText(ctx, cfg, in), nil })
+	case causePush:
+		return d.checkConflicts(ctx, name, cfg, delivery, in)
+	case causeClosed:
+		return d.concludePull(ctx, name, in)
 	}
 	return "", "", 0, nil
-}
-
-// labelled reports whether ev labels an issue with label: GitHub's
-// issues "labeled" with its label, Gitea's "label_updated" (sent as an
-// issues event) with the issue's labels.
-func labelled(kind string, ev forgeEvent, label string) bool {
-	switch {
-	case kind == "issues" && ev.Action == "labeled":
-		return ev.Label != nil && ev.Label.Name == label
-	case (kind == "issues" || kind == "issue_label") && ev.Action == "label_updated":
-		for _, l := range ev.Issue.Labels {
-			if l.Name == label {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// pullFeedback is the pull request number and the follow-up text of a
-// review with changes requested, a review comment (with its file and
-// line) or a failed check run; 0 for any other event.
-func pullFeedback(kind string, ev forgeEvent) (int, string) {
-	switch {
-	case kind == "pull_request_review" && ev.PullRequest != nil && ev.Review != nil &&
-		strings.EqualFold(ev.Review.State, "changes_requested"):
-		return ev.PullRequest.Number, "A reviewer requested changes to your pull request:\n\n" + ev.Review.Body
-	case kind == "pull_request_review_comment" && ev.Action == "created" && ev.PullRequest != nil && ev.Comment != nil:
-		return ev.PullRequest.Number, fmt.Sprintf("A reviewer commented on %s line %d of your pull request:\n\n%s", ev.Comment.Path, ev.Comment.Line, ev.Comment.Body)
-	case kind == "check_run" && ev.Action == "completed" && ev.CheckRun != nil && len(ev.CheckRun.PullRequests) > 0 &&
-		(ev.CheckRun.Conclusion == "failure" || ev.CheckRun.Conclusion == "timed_out"):
-		c := ev.CheckRun
-		return c.PullRequests[0].Number, fmt.Sprintf("The check %q failed on your pull request (%s): %s\n\n%s\n\nFix it and make the checks pass.", c.Name, c.Conclusion, c.Output.Title, c.Output.Summary)
-	}
-	return 0, ""
-}
-
-// followPull gives text to the task of forge name that opened pull
-// request number of repo: a follow-up of its running session, or a
-// reopening when it ended (Dispatcher.Reopen). No such task: ignored.
-func (d *Dispatcher) followPull(ctx context.Context, name, repo string, number int, text string) (string, string, int, error) {
-	t, err := d.taskOfPull(ctx, name, repo, number)
-	if err != nil || t.ID == uuid.Nil {
-		return "", "", 0, err
-	}
-	if t.State == store.TaskSucceeded || t.State == store.TaskFailed {
-		_, err = d.Reopen(ctx, t, text)
-	} else {
-		_, err = d.Control(ctx, t.ID, queue.ControlRequest{Op: queue.OpFollowUp, Message: text})
-	}
-	return "task.follow_up", t.ID.String(), http.StatusAccepted, err
-}
-
-// forgeTask submits the forge's template for an issue, under the
-// delivery's idempotency key.
-func (d *Dispatcher) forgeTask(ctx context.Context, name string, cfg ForgeConfig, delivery string, ev forgeEvent, prompt string) (string, string, int, error) {
-	spec := cfg.Spec
-	spec.Prompt = prompt
-	spec.Tenant = orDefault(cfg.Tenant, fleet.DefaultTenant)
-	spec.Environment.Repo = orDefault(spec.Environment.Repo, ev.Repository.CloneURL)
-	if delivery != "" {
-		spec.IdempotencyKey = "forge:" + name + ":" + delivery
-	}
-	spec.Labels = map[string]string{"forge": name, "forge_repo": ev.Repository.FullName, "forge_issue": strconv.Itoa(ev.Issue.Number)}
-	if spec.Delivery != nil && spec.Delivery.PullRequest != nil {
-		d2, pr := *spec.Delivery, *spec.Delivery.PullRequest
-		pr.Body = strings.TrimSpace(pr.Body + fmt.Sprintf("\n\nFixes #%d", ev.Issue.Number))
-		d2.PullRequest = &pr
-		spec.Delivery = &d2
-	}
-	subs, err := d.Submit(ctx, []fleet.TaskSpec{spec})
-	if err != nil {
-		return "task.submit", "", 0, err
-	}
-	status := http.StatusCreated
-	if subs[0].Existing {
-		status = http.StatusOK
-	}
-	return "task.submit", subs[0].Task.ID.String(), status, nil
-}
-
-// taskOfPull finds the task of forge name that opened pull request number
-// of repo (its result's delivery); a zero task when none did.
-func (d *Dispatcher) taskOfPull(ctx context.Context, name, repo string, number int) (store.Task, error) {
-	page, err := d.store.ListTasks(ctx, store.ListTasksParams{Labels: map[string]string{"forge": name, "forge_repo": repo}, Limit: 1000})
-	if err != nil {
-		return store.Task{}, err
-	}
-	for _, t := range page.Tasks {
-		var res fleet.TaskResult
-		if json.Unmarshal(t.Result, &res) == nil && res.Delivery != nil && res.Delivery.RequestNumber == number {
-			return t, nil
-		}
-	}
-	return store.Task{}, nil
 }
 
 // forge returns the configuration of forge name.
@@ -355,3 +352,19 @@ func (d *Dispatcher) forge(name string) (ForgeConfig, bool) {
 	f, ok := d.cfg.Forges[name]
 	return f, ok
 }
+
+// forgeFollower is forge cfg's API client, nil when it has no token.
+func (d *Dispatcher) forgeFollower(cfg ForgeConfig) (forge.Follower, error) {
+	if cfg.TokenFile == "" && cfg.TokenEnv == "" {
+		return nil, nil
+	}
+	token, err := readSecret(cfg.TokenFile, cfg.TokenEnv, "token")
+	if err != nil {
+		return nil, err
+	}
+	kind := cfg.Kind
+	return forge.NewFollower(kind, cfg.APIURL, string(token), forge.Client(d.cfg.Webhooks.AllowPrivate))
+}
+
+// errNoForgeAPI: a part of a forge's flow needs its API token.
+var errNoForgeAPI = errors.New("the forge has no API token (token_file or token_env)")

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
@@ -90,9 +92,8 @@ func TestForgeWebhooks(t *testing.T) {
 	if got := taskByID(t, f, id); got.State != store.TaskQueued {
 		t.Fatalf("the followed-up task is %s, want queued", got.State)
 	}
-	arts, err := f.Store.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: task.ID})
-	if err != nil || len(arts) != 1 || arts[0].Kind != "input" {
-		t.Fatalf("stored inputs %+v, %v", arts, err)
+	if ins := inputs(t, f, task.ID); len(ins) != 1 || ins[0] != "also greet the moon" {
+		t.Fatalf("stored inputs %q", ins)
 	}
 
 	// Round 2 ended; the forge's CI fails on the pull request.
@@ -110,15 +111,36 @@ func TestForgeWebhooks(t *testing.T) {
 	if code != http.StatusAccepted || out["action"] != "task.follow_up" || taskByID(t, f, id).State != store.TaskQueued {
 		t.Fatalf("a failed check run: %d %v", code, out)
 	}
-	arts, _ = f.Store.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: task.ID})
-	last, err := f.Store.GetArtifact(ctx, store.GetArtifactParams{TaskID: task.ID, Kind: "input", Name: arts[len(arts)-1].Name})
-	if err != nil || !strings.Contains(string(last.Content), `"unit tests" failed`) || !strings.Contains(string(last.Content), "TestGreeting: got hello") {
-		t.Fatalf("the check's follow-up %q, %v", last.Content, err)
+	ins := inputs(t, f, task.ID)
+	if last := ins[len(ins)-1]; !strings.Contains(last, `"unit tests" failed`) || !strings.Contains(last, "TestGreeting: got hello") {
+		t.Fatalf("the check's follow-up %q", last)
 	}
 	page, err := f.Store.ListAudit(ctx, store.ListAuditParams{Principal: "webhook:gh"})
 	if err != nil || len(page.Entries) != 4 { // two submissions (one existing) and two follow-ups
 		t.Fatalf("audit %+v, %v", page.Entries, err)
 	}
+}
+
+// inputs returns the contents of a task's stored inputs, oldest first.
+func inputs(t *testing.T, f *fleettest.Fleet, id uuid.UUID) []string {
+	t.Helper()
+	ctx := context.Background()
+	arts, err := f.Store.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, a := range arts {
+		if a.Kind != "input" {
+			continue
+		}
+		full, err := f.Store.GetArtifact(ctx, store.GetArtifactParams{TaskID: id, Kind: a.Kind, Name: a.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(full.Content))
+	}
+	return out
 }
 
 func taskByID(t *testing.T, f *fleettest.Fleet, id string) store.Task {

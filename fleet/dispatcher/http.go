@@ -173,7 +173,7 @@ type service interface {
 	PauseSchedule(ctx context.Context, s store.Schedule, paused bool) (store.Schedule, error)
 	schedules() store.Schedules
 	forge(name string) (ForgeConfig, bool)
-	forgeAct(ctx context.Context, name string, cfg ForgeConfig, kind, delivery string, ev forgeEvent) (string, string, int, error)
+	forgeAct(ctx context.Context, name string, cfg ForgeConfig, delivery string, in inbound) (string, string, int, error)
 }
 
 // reads are the store queries the API serves as they are.

@@ -127,7 +127,7 @@ func (a *handlers) get(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, api.NewTaskView(t))
+	writeJSON(w, http.StatusOK, withOutcome(r.Context(), a.reads, api.NewTaskView(t)))
 }
 
 func (a *handlers) list(w http.ResponseWriter, r *http.Request) {

@@ -33,9 +33,12 @@ func (d *Dispatcher) Reopen(ctx context.Context, t store.Task, message string) (
 	if err != nil {
 		return 0, fmt.Errorf("task %s: %w", t.ID, err)
 	}
-	done, err := d.rounds(ctx, t)
+	done, ended, err := d.rounds(ctx, t)
 	if err != nil {
 		return 0, err
+	}
+	if ended {
+		return 0, fmt.Errorf("%w: task %s; submit a new task to go on", ErrTaskConcluded, t.ID)
 	}
 	if limit := spec.Limits.Followups(); done-1 >= limit {
 		return 0, fmt.Errorf("%w: task %s was followed up %d times, its limits.max_followups; submit a new task to go on", ErrFollowupLimit, t.ID, limit)
@@ -54,17 +57,18 @@ func (d *Dispatcher) Reopen(ctx context.Context, t store.Task, message string) (
 }
 
 // rounds counts the rounds t has had: its first run and one per stored
-// input.
-func (d *Dispatcher) rounds(ctx context.Context, t store.Task) (int, error) {
+// input; concluded reports that its pull request was merged or closed
+// (forges_follow.go).
+func (d *Dispatcher) rounds(ctx context.Context, t store.Task) (n int, concludedPull bool, err error) {
 	arts, err := d.store.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: t.ID})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	n := 1
+	n = 1
 	for _, a := range arts {
 		if a.Kind == taskops.InputKind {
 			n++
 		}
 	}
-	return n, nil
+	return n, concluded(arts), nil
 }

@@ -13,6 +13,12 @@
 // labels by id (resolved from their names) and a draft as a "WIP: "
 // title.
 //
+// After a request is open, Follower (NewFollower, the same adapters)
+// reads what the forge says about it for the dispatcher that follows it:
+// its state and conflict, a review's line comments, a failed job's log
+// (GitHub Actions, GitLab jobs, a Gitea status whose target URL is on the
+// forge) and whether a user may write to the repository.
+//
 // Errors are *Error values carrying the HTTP status and the forge's own
 // message, so a 401 (the token is refused) or a 422 (the request is
 // invalid, such as a base branch that does not exist) reads as what the
