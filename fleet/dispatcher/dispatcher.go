@@ -389,6 +389,10 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) (_ []Su
 	if err := checkDuplicateKeys(params); err != nil {
 		return nil, err
 	}
+	delayed, err := d.delayStarts(ctx, specs, params) // run_at.go
+	if err != nil {
+		return nil, err
+	}
 	res, err := d.store.CreateTasks(ctx, store.CreateTasksParams{Tasks: params})
 	if err != nil {
 		return nil, fmt.Errorf("dispatcher: store %d task(s): %w", len(params), err)
@@ -403,7 +407,7 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) (_ []Su
 		d.metrics.submitted.WithLabelValues(kind).Inc()
 	}
 	traceSubmitted(span, subs)
-	return subs, d.enqueue(ctx, subs)
+	return subs, d.enqueue(ctx, startingNow(subs, delayed))
 }
 
 // batchError is the error of spec i of a batch of n: a *BatchError for a
