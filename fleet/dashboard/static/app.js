@@ -389,11 +389,12 @@ function renderDetail(t) {
   }
   renderApprovals(t);
   showOutcome(t.id, result);
+  if (typeof showRounds === "function") showRounds(t); // rounds.js
   const terminal = TERMINAL.has(t.state);
   $("cancel-button").disabled = terminal;
   $("abort-button").disabled = t.state !== "running";
   $("steer-button").disabled = t.state !== "running";
-  $("followup-button").disabled = terminal;
+  $("followup-button").disabled = t.state === "cancelled"; // an ended task reopens as a new round
   applyTaskRole(t); // who.js
 }
 
