@@ -18,7 +18,7 @@ import (
 // ended takes a follow-up from the dashboard, which reopens it; its
 // detail then lists two rounds (submitted, followed up through the API)
 // and its pull request's state as its forge recorded it (merged); the
-// schedules box lists a schedule, pauses it and deletes it.
+// schedules box lists a schedule, pauses, resumes and deletes it.
 func TestDashboardRoundsAndSchedules(t *testing.T) {
 	bin := chromium(t)
 	plan := dev.SimPlan{Tasks: []dev.SimTask{{Match: "browser-rounds", Steps: []dev.SimStep{
@@ -75,6 +75,7 @@ func TestDashboardRoundsAndSchedules(t *testing.T) {
 	run("follow it up from the dashboard",
 		chromedp.SetValue(css(`#control-message`), "one more thing"),
 		chromedp.Click(css(`#followup-button`)),
+		until(`document.querySelector('#toast').textContent.includes("round 2")`),
 		until(`document.querySelectorAll('#rounds-list li').length === 2`),
 		until(`document.querySelector('#rounds-list li[data-round="2"]').dataset.trigger === "api"`),
 		until(`document.querySelector('#rounds-list li[data-round="2"]').textContent.includes("follow-up")`),
@@ -93,6 +94,12 @@ func TestDashboardRoundsAndSchedules(t *testing.T) {
 		chromedp.WaitVisible(css(row+`[data-paused="true"]`)))
 	if s, err := fl.Store().GetSchedule(bg, sched.ID); err != nil || !s.Paused {
 		t.Fatalf("after pause: %+v, %v", s, err)
+	}
+	run("resume the schedule",
+		chromedp.Click(css(row+` button[data-act="resume"]`)),
+		chromedp.WaitVisible(css(row+`[data-paused="false"]`)))
+	if s, err := fl.Store().GetSchedule(bg, sched.ID); err != nil || s.Paused {
+		t.Fatalf("after resume: %+v, %v", s, err)
 	}
 	run("delete the schedule",
 		chromedp.Click(css(row+` button[data-act="delete"]`)),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -170,7 +171,10 @@ func pullRequestState(ctx context.Context, st roundReads, t store.Task) (*api.Pu
 		Outcome     string `json:"outcome"`
 		PullRequest int    `json:"pull_request"`
 	}
-	if json.Unmarshal(a.Content, &o) != nil || o.Outcome == "" {
+	if err := json.Unmarshal(a.Content, &o); err != nil {
+		return nil, fmt.Errorf("task %s: its pull request's outcome does not decode: %w", t.ID, err)
+	}
+	if o.Outcome == "" {
 		return pr, nil
 	}
 	if pr == nil { // reopened since it delivered: the result is gone, the record stays
