@@ -125,6 +125,10 @@ type TaskSpec struct {
 	ConcurrencyKey string            `json:"concurrency_key,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	// RunAt, on a submitted root task, delays its start: it is stored
+	// queued at once and offered to workers at RunAt, not before
+	// (fleet/dispatcher run_at.go). Nil starts it now.
+	RunAt *time.Time `json:"run_at,omitempty"`
 
 	// Verification lists the checks the task must pass (spec_checks.go);
 	// embedded, so its fields sit at the spec's top level.

@@ -114,6 +114,9 @@ type Store interface { //nolint:interfacebloat // the one seam of the two driver
 
 	// Schedules holds cron schedules (schedules.go).
 	Schedules
+	// DelayedStarts holds the start times of tasks submitted with run_at
+	// (delayed.go).
+	DelayedStarts
 
 	// Ping checks that the backend answers (for readiness probes).
 	Ping(ctx context.Context) error

@@ -89,6 +89,10 @@ type ServeConfig struct {
 	// .worker_token; fleet/dispatcher gitstore.go): subagents of local
 	// tasks then run on any worker.
 	GitStore dispatcher.GitStoreConfig `mapstructure:"git_store"`
+	// ScheduleInterval is how often due cron schedules and delayed starts
+	// (run_at) are looked for (default 1 s; negative: this dispatcher
+	// fires none, another replica does).
+	ScheduleInterval time.Duration `mapstructure:"schedule_interval"`
 	// WebhookURLs receive each task's end, signed with WebhookSecret
 	// (AGENTFLEET_WEBHOOK_SECRET); see fleet/dispatcher/webhook.
 	WebhookURLs []string `mapstructure:"webhook_urls"`
@@ -356,7 +360,7 @@ func serve(ctx context.Context, cfg ServeConfig, logOut io.Writer) error {
 		DefaultLimits: cfg.defaultLimits(), NoDefaultLimits: cfg.NoDefaultLimits, Policy: cfg.Policy, Logger: log,
 		Permissions: cfg.Permissions, ApprovalSweep: cfg.ApprovalSweep,
 		Credentials:         cfg.knownCredentials(),
-		BudgetCheckInterval: cfg.BudgetCheckInterval, GitStore: cfg.GitStore,
+		BudgetCheckInterval: cfg.BudgetCheckInterval, GitStore: cfg.GitStore, ScheduleInterval: cfg.ScheduleInterval,
 		Webhooks: webhook.Config{URLs: cfg.WebhookURLs, TenantURLs: cfg.WebhookTenantURLs, Secret: cfg.WebhookSecret,
 			AllowPrivate: cfg.allowPrivate()},
 		SandboxBound: cfg.sandboxBound(), SandboxLimits: cfg.SandboxLimits, Prices: cfg.Prices, AuditRetention: cfg.AuditRetention,

@@ -29,6 +29,7 @@ const BacklogLabel = "backlog"
 
 type submitFlags struct {
 	clientFlags
+	runAt       string // --run-at: a time or a duration from now (rounds_cmds.go)
 	file        string
 	skipInvalid bool
 	batch       int
@@ -87,6 +88,7 @@ once) and prints a summary. Exit status 1 when a task failed or was cancelled.`,
 	fl.StringVar(&f.spec.Queue, "queue", "", "queue (default \"default\")")
 	fl.IntVar(&f.spec.Priority, "priority", 0, "priority, higher first")
 	fl.StringVar(&f.spec.IdempotencyKey, "key", "", "idempotency key: a repeated submit returns the first task")
+	fl.StringVar(&f.runAt, "run-at", "", "start at this time (RFC 3339) or after this duration (2h), not before; implies --no-wait")
 	fl.StringArrayVar(&f.labels, "label", nil, "label key=value (repeatable)")
 	fl.IntVar(&f.spec.Limits.MaxTurns, "max-turns", 0, "turn limit (0: none)")
 	fl.IntVar(&f.spec.Limits.MaxToolRounds, "max-tool-rounds", 0, "tool rounds per input (0: the session default)")
@@ -100,6 +102,13 @@ once) and prints a summary. Exit status 1 when a task failed or was cancelled.`,
 
 func submitOne(c *cobra.Command, f *submitFlags) error {
 	f.spec.Limits.WallTime = fleet.Duration(f.wallTime)
+	if f.runAt != "" {
+		at, err := parseRunAt(f.runAt, time.Now())
+		if err != nil {
+			return err
+		}
+		f.spec.RunAt, f.noWait = &at, true
+	}
 	for _, l := range f.labels {
 		k, v, ok := strings.Cut(l, "=")
 		if !ok || k == "" {

@@ -306,6 +306,12 @@ func (c *Client) Artifacts(ctx context.Context, id uuid.UUID) (api.ArtifactList,
 	return out, c.do(ctx, http.MethodGet, "/v1/tasks/"+id.String()+"/artifacts", nil, nil, &out)
 }
 
+// Rounds returns a task's rounds and its pull request's state.
+func (c *Client) Rounds(ctx context.Context, id uuid.UUID) (api.RoundList, error) {
+	var out api.RoundList
+	return out, c.do(ctx, http.MethodGet, "/v1/tasks/"+id.String()+"/rounds", nil, nil, &out)
+}
+
 // Artifact returns the content of an artifact and its content type.
 func (c *Client) Artifact(ctx context.Context, id uuid.UUID, kind, name string) ([]byte, string, error) {
 	q := url.Values{}

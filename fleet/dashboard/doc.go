@@ -66,5 +66,16 @@
 // shown when the UI is configured and the trace was kept (sampled, or the
 // task failed); a trace the sampler dropped gets a note instead.
 //
+// # Rounds and schedules
+//
+// rounds.js shows, under the selected task's outcome, its rounds (GET
+// /v1/tasks/{id}/rounds: the first run and each follow-up with what
+// triggered it, the API, a schedule or a forge event such as a CI repair)
+// and its pull request's state (open, merged, closed); it refetches when
+// the task's state or end time changes. Follow up is enabled on a task
+// that ended (succeeded or failed): it reopens it as the next round.
+// schedules.js lists the cron schedules in the Schedules box when it is
+// opened, with pause, resume and delete.
+//
 // Handler is safe for concurrent use; the assets are immutable.
 package dashboard

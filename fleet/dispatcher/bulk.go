@@ -263,13 +263,14 @@ func ParseRetryKey(key string) (uuid.UUID, int, bool) {
 	return orig, attempt, true
 }
 
-// retrySpec is t's spec with the key of its next attempt.
+// retrySpec is t's spec with the key of its next attempt; a retry starts
+// now, whatever run_at the original had.
 func retrySpec(t store.Task) (fleet.TaskSpec, error) {
 	var s fleet.TaskSpec
 	if err := json.Unmarshal(t.Spec, &s); err != nil {
 		return s, fmt.Errorf("task %s: its stored spec does not decode: %w", t.ID, err)
 	}
-	s.IdempotencyKey, s.Tenant = RetryKey(t), t.Tenant
+	s.IdempotencyKey, s.Tenant, s.RunAt = RetryKey(t), t.Tenant, nil
 	return s, nil
 }
 

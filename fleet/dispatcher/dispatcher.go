@@ -413,6 +413,10 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) (_ []Su
 	if err := checkDuplicateKeys(params); err != nil {
 		return nil, err
 	}
+	delayed, err := d.delayStarts(ctx, specs, params) // run_at.go
+	if err != nil {
+		return nil, err
+	}
 	res, err := d.store.CreateTasks(ctx, store.CreateTasksParams{Tasks: params})
 	if err != nil {
 		return nil, fmt.Errorf("dispatcher: store %d task(s): %w", len(params), err)
@@ -428,7 +432,7 @@ func (d *Dispatcher) Submit(ctx context.Context, specs []fleet.TaskSpec) (_ []Su
 	}
 	traceSubmitted(span, subs)
 	traces.stored(subs)
-	return subs, d.enqueue(traces.enqueueContext(ctx), subs, traces)
+	return subs, d.enqueue(traces.enqueueContext(ctx), subs, traces, waitingStarts(subs, delayed))
 }
 
 // batchError is the error of spec i of a batch of n: a *BatchError for a
@@ -464,13 +468,14 @@ func checkDuplicateKeys(params []store.CreateTaskParams) error {
 }
 
 // enqueue publishes a start message for every new task and for every
-// existing one still queued (its first enqueue may have failed), all
-// asynchronously and confirmed together (queue.Client.SendBatch). The
-// message id "start:<task>" makes a repeated publish a duplicate.
-func (d *Dispatcher) enqueue(ctx context.Context, subs []Submission, traces taskTraces) error {
+// existing one still queued (its first enqueue may have failed), but
+// those whose start waits for its run_at (run_at.go), all asynchronously
+// and confirmed together (queue.Client.SendBatch). The message id
+// "start:<task>" makes a repeated publish a duplicate.
+func (d *Dispatcher) enqueue(ctx context.Context, subs []Submission, traces taskTraces, waiting map[uuid.UUID]bool) error {
 	msgs := make([]queue.Outgoing, 0, len(subs))
 	for i, s := range subs {
-		if s.Existing && s.Task.State != store.TaskQueued {
+		if (s.Existing && s.Task.State != store.TaskQueued) || waiting[s.Task.ID] {
 			continue
 		}
 		msgs = append(msgs, traces.start(i, taskops.StartMessage(s.Task, s.Task.CreatedAt)))

@@ -36,8 +36,11 @@
 // ended trees past their tenant's window in bounded batches.
 //
 // A follow-up of a task that succeeded or failed reopens it as a new
-// round (reopen.go). Cron schedules submit a task spec once per tick
-// across dispatchers (schedules.go). Forge webhooks, signed instead of
+// round (reopen.go); GET /v1/tasks/{id}/rounds says what triggered each
+// round and what became of its pull request (rounds.go). Cron schedules
+// submit a task spec once per tick across dispatchers (schedules.go); a
+// task with run_at is stored at once and started at its time by whichever
+// dispatcher looks first (run_at.go). Forge webhooks, signed instead of
 // carrying the token, start tasks from labelled issues and follow the
 // pull requests they opened through CI failures, reviews and conflicts
 // until they merge or close (forges.go, forges_follow.go).

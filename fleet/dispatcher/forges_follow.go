@@ -194,7 +194,8 @@ func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery s
 		return "", "", 0, err
 	}
 	if t.State == store.TaskSucceeded || t.State == store.TaskFailed {
-		_, err = d.Reopen(ctx, t, msg)
+		round := WithRoundTrigger(ctx, RoundTrigger{Trigger: api.TriggerForge, Cause: cause, Detail: delivery})
+		_, err = d.Reopen(round, t, msg)
 	} else {
 		_, err = d.Control(ctx, t.ID, queue.ControlRequest{Op: queue.OpFollowUp, Message: msg})
 	}

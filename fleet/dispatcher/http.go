@@ -120,6 +120,7 @@ func (a *handlers) routes() map[string]http.HandlerFunc {
 		"POST /v1/tasks/{id}/compact":                  a.compact,
 		"GET /v1/tasks/{id}/sessions":                  a.sessions,
 		"GET /v1/tasks/{id}/artifacts":                 a.artifacts,
+		"GET /v1/tasks/{id}/rounds":                    a.rounds,
 		"GET /v1/tasks/{id}/artifacts/{kind}":          a.artifact,
 		"GET /v1/tasks/{id}/events":                    a.taskEvents,
 		"GET /v1/tasks/{id}/tree/events":               a.treeEvents,

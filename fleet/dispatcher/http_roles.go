@@ -73,6 +73,7 @@ var routeAccess = map[string]access{
 	"GET /v1/tasks/{id}/permissions":               {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/sessions":                  {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/artifacts":                 {identity.Viewer, scopeTask, ""},
+	"GET /v1/tasks/{id}/rounds":                    {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/artifacts/{kind}":          {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/events":                    {identity.Viewer, scopeTask, ""},
 	"GET /v1/tasks/{id}/tree/events":               {identity.Viewer, scopeTask, ""},

@@ -495,7 +495,7 @@ func TestRouteRoleTable(t *testing.T) {
 		"POST /v1/tasks/{id}/follow_up": "submitter", "POST /v1/tasks/{id}/configure": "submitter",
 		"POST /v1/tasks/{id}/compact": "submitter", "POST /v1/tasks/{id}/approvals/{call_id}": "approver",
 		"GET /v1/tasks/{id}/permissions": "viewer", "GET /v1/tasks/{id}/sessions": "viewer",
-		"GET /v1/tasks/{id}/artifacts": "viewer", "GET /v1/tasks/{id}/artifacts/{kind}": "viewer",
+		"GET /v1/tasks/{id}/artifacts": "viewer", "GET /v1/tasks/{id}/rounds": "viewer", "GET /v1/tasks/{id}/artifacts/{kind}": "viewer",
 		"GET /v1/tasks/{id}/events": "viewer", "GET /v1/tasks/{id}/tree/events": "viewer",
 		"GET /v1/tasks/{id}/trace": "viewer", "GET /v1/events": "viewer", "GET /v1/sessions/{id}/turns": "viewer",
 		"GET /v1/sessions/{id}/tool_outputs/{call_id}": "viewer", "GET /v1/counts": "viewer", "GET /v1/stats": "viewer",

@@ -53,6 +53,7 @@ func (d *Dispatcher) Reopen(ctx context.Context, t store.Task, message string) (
 		}
 		return 0, err
 	}
+	d.recordRound(ctx, t, name) // rounds.go
 	return done + 1, nil
 }
 

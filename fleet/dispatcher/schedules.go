@@ -64,6 +64,9 @@ func (d *Dispatcher) CreateSchedule(ctx context.Context, name, expr string, spec
 	if err != nil {
 		return store.Schedule{}, err
 	}
+	if spec.RunAt != nil {
+		return store.Schedule{}, &fleet.FieldError{Field: "spec.run_at", Reason: "must be empty: a schedule's tasks start at its ticks"}
+	}
 	if spec.IdempotencyKey != "" {
 		return store.Schedule{}, &fleet.FieldError{Field: "spec.idempotency_key", Reason: "must be empty: each tick of a schedule has its own key"}
 	}
@@ -111,7 +114,9 @@ func (d *Dispatcher) runSchedules(ctx context.Context) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		d.fireDue(ctx, time.Now().UTC())
+		now := time.Now().UTC()
+		d.fireDue(ctx, now)
+		d.startDue(ctx, now) // run_at.go
 		select {
 		case <-ctx.Done():
 			return

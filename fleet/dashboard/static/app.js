@@ -389,11 +389,12 @@ function renderDetail(t) {
   }
   renderApprovals(t);
   showOutcome(t.id, result);
+  if (typeof showRounds === "function") showRounds(t); // rounds.js
   const terminal = TERMINAL.has(t.state);
   $("cancel-button").disabled = terminal;
   $("abort-button").disabled = t.state !== "running";
   $("steer-button").disabled = t.state !== "running";
-  $("followup-button").disabled = terminal;
+  $("followup-button").disabled = t.state === "cancelled"; // an ended task reopens as a new round
   applyTaskRole(t); // who.js
 }
 
@@ -829,9 +830,10 @@ async function control(e) {
   const message = $("control-message").value.trim();
   if (!message) { toast("write the message first", true); return; }
   try {
-    await api("POST", `/v1/tasks/${ui.selected}/${op}`, { message });
+    const res = await api("POST", `/v1/tasks/${ui.selected}/${op}`, { message });
     $("control-message").value = "";
-    toast(op === "steer" ? "steering sent: the session reads it before its next model call" : "follow-up queued");
+    toast(op === "steer" ? "steering sent: the session reads it before its next model call"
+      : res && res.reopened ? "the task is reopened: round " + res.round : "follow-up queued");
   } catch (err) {
     toast(op + ": " + err.message, true);
   }

@@ -1,0 +1,13 @@
+-- +goose Up
+-- Delayed starts (issue 34): a task submitted with run_at is stored
+-- queued at once, and its start message is published by a dispatcher
+-- once run_at has come (fleet/dispatcher run_at.go). Times are Unix
+-- microseconds, as in the other tables.
+CREATE TABLE delayed_starts (
+    task_id TEXT PRIMARY KEY,
+    run_at  INTEGER NOT NULL
+) STRICT;
+CREATE INDEX delayed_starts_due_idx ON delayed_starts (run_at);
+
+-- +goose Down
+DROP TABLE delayed_starts;
