@@ -325,7 +325,15 @@ func newBrowser(t *testing.T, bin string) context.Context {
 	t.Cleanup(cancelAlloc)
 	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
 	t.Cleanup(cancelBrowser)
-	ctx, cancel := context.WithTimeout(ctx, browserWait)
+	// Each step waits at most browserWait (chromedp.WithPollingTimeout);
+	// the browser as a whole lives until shortly before the test binary's
+	// deadline, so that a test of many steps on a loaded machine is not cut
+	// short by one budget for all of them.
+	deadline := time.Now().Add(3 * browserWait)
+	if d, ok := t.Deadline(); ok {
+		deadline = d.Add(-30 * time.Second)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	t.Cleanup(cancel)
 	return ctx
 }
