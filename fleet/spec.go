@@ -178,6 +178,8 @@ type Environment struct {
 	// Image and ImageCredentials: see spec_image.go.
 	Image            string `json:"image,omitempty"`
 	ImageCredentials string `json:"image_credentials,omitempty"`
+	// Setup: see spec_setup.go.
+	Setup string `json:"setup,omitempty"`
 }
 
 // DefaultLimits are the limits a dispatcher gives a submitted task's zero
@@ -343,6 +345,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.Limits.check,
 		s.Environment.check,
 		s.Environment.checkImage,
+		s.Environment.checkSetup,
 		s.checkContext,
 		s.Sandbox.check,
 		s.checkTree,

@@ -191,6 +191,9 @@ type Config struct {
 	OutboundAllowPrivate []string `mapstructure:"outbound_allow_private"`
 	// ImageCache is image_cache: environment images (image.go).
 	ImageCache ImageCacheConfig `mapstructure:"image_cache"`
+	// RepoCache is repo_cache: repository mirrors and setup snapshots
+	// (mirror.go, setup.go).
+	RepoCache RepoCacheConfig `mapstructure:"repo_cache"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
@@ -321,7 +324,7 @@ func (c Config) Validate() error {
 	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, c.SandboxIsolation.validate(), c.sandboxOperator().Validate(), c.ImageCache.Validate())
+	errs = append(errs, c.SandboxIsolation.validate(), c.sandboxOperator().Validate(), c.ImageCache.Validate(), c.RepoCache.Validate(c.WorkspaceRoot))
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

@@ -66,6 +66,7 @@ type Worker struct {
 	health  *storegate.Health
 	sandbox tasksandbox.State // how local tasks' commands run
 	images  workerImages      // environment images (image.go)
+	repos   workerRepos       // repository mirrors and setup snapshots (mirror.go)
 	// redacting keeps the secrets every task's outputs are redacted of
 	// (redact.go).
 	redacting redactCache
