@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -50,8 +51,9 @@ import (
 // the mirror runs in the task's sandbox as the tree's uid (no network,
 // the mirror read-only), so the task's files are its own.
 //
-// One fetch per mirror at a time (a mutex per mirror); readers (the
-// clones) need no lock, as git updates refs atomically and only adds
+// One fetch per mirror at a time (a mutex per mirror), and a task whose
+// fetch waited behind one that began after it asked takes that one's
+// result; readers (the clones) need no lock, as git updates refs atomically and only adds
 // objects. The mirror never drops an object (gc.auto=0, no prune of
 // objects), so a clone or a setup snapshot borrowing them stays whole;
 // a branch deleted at the source is pruned as a ref only. The cache
@@ -75,6 +77,11 @@ type RepoCacheConfig struct {
 	// The mirrors are not counted: they hold each repository's history
 	// once.
 	MaxSize string `mapstructure:"max_size"`
+	// Disabled clones every task's repository from its source, as
+	// before mirrors: no mirror, no snapshot; environment.setup runs for
+	// every task. For a worker without disk to spare, and as the cold
+	// baseline of BenchmarkRepoStart.
+	Disabled bool `mapstructure:"disabled"`
 }
 
 // repoCacheDir is repo_cache.dir, or its default.
@@ -124,7 +131,7 @@ type workerRepos struct {
 	snaps *snapcache.Cache // repo_cache.dir/setups
 
 	mu      sync.Mutex
-	fetches map[string]*sync.Mutex // mirror name -> one fetch at a time
+	fetches map[string]*mirrorFetch // mirror name -> its fetches
 
 	setupRuns atomic.Int64 // setups run (setup.go), for tests and benchmarks
 }
@@ -146,18 +153,27 @@ func (w *Worker) repoCache() (*workerRepos, error) {
 		if err == nil {
 			rc.snaps, err = snapcache.New(snapcache.Config{Dir: filepath.Join(dir, "setups"), MaxBytes: max})
 		}
-		rc.err, rc.fetches = err, map[string]*sync.Mutex{}
+		rc.err, rc.fetches = err, map[string]*mirrorFetch{}
 	})
 	return rc, rc.err
 }
 
-// fetchLock is the mutex of the mirror name.
-func (rc *workerRepos) fetchLock(name string) *sync.Mutex {
+// mirrorFetch serialises the fetches of one mirror and remembers when
+// the last good one started, so that a task whose fetch waited behind
+// one that started after it asked uses that one's result instead of
+// fetching again (coalesced: what it would fetch is no newer).
+type mirrorFetch struct {
+	mu        sync.Mutex
+	lastStart time.Time // of the last fetch that succeeded; under mu
+}
+
+// fetchState is the mirror name's.
+func (rc *workerRepos) fetchState(name string) *mirrorFetch {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	m := rc.fetches[name]
 	if m == nil {
-		m = &sync.Mutex{}
+		m = &mirrorFetch{}
 		rc.fetches[name] = m
 	}
 	return m
@@ -181,7 +197,9 @@ func mirrorName(src gitsource.Source) string {
 }
 
 // fetchMirror checks repo against the policy, makes its mirror when
-// there is none, and fetches into it.
+// there is none, and fetches into it, unless a fetch that started after
+// this call did so meanwhile. The mirror's HEAD follows the source's
+// default branch, asked at each fetch.
 func (w *Worker) fetchMirror(ctx context.Context, repo string) (mirror, error) {
 	c, err := w.checkSource(ctx, repo)
 	if err != nil {
@@ -192,19 +210,25 @@ func (w *Worker) fetchMirror(ctx context.Context, repo string) (mirror, error) {
 		return mirror{}, fmt.Errorf("%w: the repository cache: %v", errBadEnvironment, err)
 	}
 	m := mirror{src: c.src, root: filepath.Join(w.cfg.repoCacheDir(), "mirrors"), name: mirrorName(c.src)}
-	mu := rc.fetchLock(m.name)
-	mu.Lock()
-	defer mu.Unlock()
+	asked := time.Now()
+	mf := rc.fetchState(m.name)
+	mf.mu.Lock()
+	defer mf.mu.Unlock()
+	if mf.lastStart.After(asked) {
+		return m, nil
+	}
 	if _, err := os.Stat(filepath.Join(m.dir(), "HEAD")); err != nil {
 		if err := newMirror(ctx, m.dir()); err != nil {
 			return mirror{}, err
 		}
 	}
+	start := time.Now()
 	if err := git(ctx, m.dir(), gitsource.FetchArgs(c.src, c.from, c.addrs)...); err != nil {
 		return mirror{}, fmt.Errorf("fetching %s into its mirror: %w", repo, err)
 	}
-	if head := remoteHead(ctx, m.dir(), c); head != "" {
-		_ = git(ctx, m.dir(), "symbolic-ref", "HEAD", head)
+	mf.lastStart = start
+	if ref := remoteHead(ctx, m.dir(), c); ref != "" {
+		_ = git(ctx, m.dir(), "symbolic-ref", "HEAD", ref)
 	}
 	return m, nil
 }

@@ -63,14 +63,20 @@ import (
 // is shorter (a setup is slower than a command).
 const setupTimeoutFloor = 30 * time.Minute
 
-// setupWork is a workspace's environment.setup: restored warm, or to run.
+// setupWork is how a fresh clone's workspace was made (checkoutRepo),
+// and its environment.setup: restored warm, or to run. Nil for a
+// workspace this run did not clone (resumed, lazy, a working_dir).
 type setupWork struct {
 	key    string // "" when no commit could be named: the setup runs, nothing is kept
+	none   bool   // the spec has no setup
 	warm   bool
 	note   string // the WORKSPACE event's text
 	unlock func() // the key's lock, held from the clone until the snapshot is kept
 	once   sync.Once
 }
+
+// fresh reports whether this run made the workspace (checkoutRepo).
+func (s *setupWork) fresh() bool { return s != nil }
 
 // release gives the key's lock back; safe on nil and twice.
 func (s *setupWork) release() {
@@ -101,6 +107,13 @@ func (r *run) imageDigest() string {
 // from the mirror (cold), and records which mirror it borrows from.
 func (w *Worker) checkoutRepo(ctx context.Context, ws *workspace, spec fleet.TaskSpec, refs []string, image, tree, root, name string) error {
 	env := spec.Environment
+	if w.cfg.RepoCache.Disabled {
+		ws.setup = &setupWork{note: "cold: cloned from the source (repo_cache.disabled)", none: env.Setup == ""}
+		if !ws.setup.none {
+			ws.setup.note += "; setup ran"
+		}
+		return w.cloneAt(ctx, env.Repo, refs, tree, root, name)
+	}
 	m, err := w.fetchMirror(ctx, env.Repo)
 	if err != nil {
 		return err
@@ -110,7 +123,7 @@ func (w *Worker) checkoutRepo(ctx context.Context, ws *workspace, spec fleet.Tas
 		return fmt.Errorf("recording the workspace's mirror: %w", err)
 	}
 	if env.Setup == "" {
-		ws.setup = nil
+		ws.setup = &setupWork{note: "cold: cloned from the mirror", none: true}
 		return w.cloneMirror(ctx, m, refs, tree, root, name)
 	}
 	ws.setup = &setupWork{note: "cold: cloned from the mirror; setup ran"}
@@ -173,7 +186,7 @@ func (w *Worker) restoreSnapshot(ctx context.Context, snap *snapcache.Snapshot, 
 // runSetup runs the workspace's setup when it is cold, in the task's
 // environment, and keeps the snapshot; a warm workspace runs nothing.
 func (r *run) runSetup(ctx context.Context) error {
-	if r.ws == nil || r.ws.setup == nil || r.ws.setup.warm {
+	if r.ws == nil || r.ws.setup == nil || r.ws.setup.warm || r.ws.setup.none {
 		return nil
 	}
 	s := r.ws.setup
@@ -242,13 +255,10 @@ func (r *run) setupCommand() (string, error) {
 // notifyWorkspace reports how the task's workspace was made (a WORKSPACE
 // event), for a task on a repository in a workspace of its own.
 func (r *run) notifyWorkspace() {
-	if r.ws == nil || !r.ws.owned || r.ws.mirror == nil {
+	if r.ws == nil || !r.ws.setup.fresh() {
 		return
 	}
-	note := "cold: cloned from the mirror"
-	if r.ws.setup != nil {
-		note = r.ws.setup.note
-	}
+	note := r.ws.setup.note
 	r.log.Info("workspace", "start", note)
 	r.notify(agent.EventWorkspace, note)
 }
