@@ -166,7 +166,7 @@ func (w *Worker) restoreSnapshot(ctx context.Context, snap *snapcache.Snapshot, 
 	}
 	defer func() { _ = sf.Close() }()
 	ro := []sandbox.OpenedDir{{File: sf, At: snap.Dir}}
-	copyIn := "exec cp -R --preserve=mode,timestamps,links --reflink=auto -- '" + snap.Dir + "'/. ."
+	copyIn := "exec cp -R --preserve=mode,timestamps,links --reflink=auto -- '" + strings.ReplaceAll(snap.Dir, "'", `'\''`) + "'/. ."
 	done, err := w.inTreeSandbox(ctx, "restoring a setup snapshot", ro, tree, root, name, func(env execenv.Environment) error {
 		res, err := env.Exec(ctx, execenv.ExecRequest{Command: copyIn})
 		switch {
