@@ -97,7 +97,7 @@ func TestSecondTaskOnAnImageStartsWarm(t *testing.T) {
 	if note := workspaceNote(t, f, first); !strings.HasPrefix(note, "cold") || !strings.Contains(note, "setup ran") {
 		t.Errorf("the first task's WORKSPACE event is %q, want cold with the setup run", note)
 	}
-	blobs, runs := reg.BlobGETs(), worker.SetupRuns(w)
+	blobs, requests, runs := reg.BlobGETs(), reg.Requests(), worker.SetupRuns(w)
 	if blobs == 0 || runs != 1 {
 		t.Fatalf("after the first task: %d blobs fetched, %d setups run; want some, and 1", blobs, runs)
 	}
@@ -114,6 +114,9 @@ func TestSecondTaskOnAnImageStartsWarm(t *testing.T) {
 	}
 	if got := reg.BlobGETs(); got != blobs {
 		t.Errorf("the second task fetched %d more blobs from the registry, want none", got-blobs)
+	}
+	if got := reg.Requests(); got != requests {
+		t.Errorf("the second task on the image by digest made %d registry requests, want none", got-requests)
 	}
 	if got := worker.SetupRuns(w); got != 1 {
 		t.Errorf("%d setups ran for two tasks on one key, want 1", got)
@@ -169,6 +172,18 @@ func TestConcurrentTasksSetUpOnce(t *testing.T) {
 	}
 	if warm != 2 {
 		t.Errorf("%d of 3 tasks started warm, want 2: %q", warm, notes)
+	}
+
+	// A new commit on the branch is a new key: cold, and set up again.
+	must(t, os.WriteFile(filepath.Join(repo, "README"), []byte("second\n"), 0o644))
+	gitIn(t, repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "-am", "second")
+	id := f.Submit(spec)
+	succeeded(t, f.WaitDone(id))
+	if note := workspaceNote(t, f, id); !strings.HasPrefix(note, "cold") {
+		t.Errorf("a task on a new commit started %q, want cold", note)
+	}
+	if got := worker.SetupRuns(f.Workers()[0].Worker); got != 2 {
+		t.Errorf("%d setups after a task on a new commit, want 2", got)
 	}
 }
 
