@@ -95,7 +95,7 @@ func runRepoStart(b *testing.B, mode, url string, tasks, setup int, sent *atomic
 	var waits []time.Duration
 	var wsKB int
 	for _, id := range ids {
-		task := f.WaitDone(id)
+		task := waitLong(b, f, id)
 		if task.State != store.TaskSucceeded {
 			b.Fatalf("task %s: %s %s", id, task.State, task.Error)
 		}
@@ -118,6 +118,23 @@ func runRepoStart(b *testing.B, mode, url string, tasks, setup int, sent *atomic
 	b.Logf("%s: %d tasks in %s; claim to first tool call p50 %s, p90 %s; fetched %.1f MB in all; workspace %.1f MB; cache %.1f MB; setups run %d",
 		mode, tasks, total.Round(time.Second), p50.Round(time.Millisecond), p90.Round(time.Millisecond), float64(sent.Load())/1e6,
 		float64(wsKB)/1024, float64(cache)/1e6, worker.SetupRuns(f.Workers()[0].Worker))
+}
+
+// waitLong waits for task id to end, for up to 30 minutes: a loaded
+// machine runs N cold tasks slower than fleettest.Wait allows.
+func waitLong(b *testing.B, f *fleettest.Fleet, id uuid.UUID) store.Task {
+	var last store.Task
+	testenv.EventuallyErr(b, 30*time.Minute, "task "+id.String()+" final", func() error {
+		t, err := f.Store.GetTask(context.Background(), store.GetTaskParams{ID: id})
+		if err != nil {
+			return err
+		}
+		if last = t; !t.State.Terminal() {
+			return fmt.Errorf("state %s", t.State)
+		}
+		return nil
+	})
+	return last
 }
 
 // firstToolCall is the time of task id's first TOOL_CALL_START event.

@@ -137,23 +137,39 @@ func (w *Worker) checkoutRepo(ctx context.Context, ws *workspace, spec fleet.Tas
 	}
 	rc, _ := w.repoCache() // fetchMirror opened it
 	key := setupKey(m.src.Raw, commit, image, env.Setup)
-	unlock, err := rc.snaps.Lock(ctx, key)
-	if err != nil {
+	ws.setup.key = key
+	if w.startWarm(ctx, rc.snaps, ws.setup, commit, tree, root, name) {
+		return nil
+	}
+	// No snapshot: take the key, so that a task on it arriving now waits
+	// for this one's setup, and look again (one may have been kept since).
+	if ws.setup.unlock, err = rc.snaps.Lock(ctx, key); err != nil {
 		return err
 	}
-	ws.setup.key, ws.setup.unlock = key, unlock
-	if snap, ok := rc.snaps.Get(key); ok {
-		err := w.restoreSnapshot(ctx, snap, tree, root, name)
-		snap.Release()
-		if err == nil {
-			ws.setup.warm, ws.setup.note = true, fmt.Sprintf("warm: from the setup snapshot %s of commit %s", key[:12], commit[:min(12, len(commit))])
-			ws.setup.release()
-			return nil
-		}
-		w.log.Warn("the setup snapshot could not be copied; the task starts cold", "key", key[:12], "err", err)
-		_ = os.RemoveAll(filepath.Join(root, name))
+	if w.startWarm(ctx, rc.snaps, ws.setup, commit, tree, root, name) {
+		ws.setup.release()
+		return nil
 	}
 	return w.cloneMirror(ctx, m, refs, tree, root, name)
+}
+
+// startWarm copies the snapshot of s.key, if there is one, into name
+// beneath root, and reports whether it did; a copy that fails is logged
+// and undone, and the task starts cold.
+func (w *Worker) startWarm(ctx context.Context, snaps *snapcache.Cache, s *setupWork, commit, tree, root, name string) bool {
+	snap, ok := snaps.Get(s.key)
+	if !ok {
+		return false
+	}
+	err := w.restoreSnapshot(ctx, snap, tree, root, name)
+	snap.Release()
+	if err != nil {
+		w.log.Warn("the setup snapshot could not be copied; the task starts cold", "key", s.key[:12], "err", err)
+		_ = os.RemoveAll(filepath.Join(root, name))
+		return false
+	}
+	s.warm, s.note = true, fmt.Sprintf("warm: from the setup snapshot %s of commit %s", s.key[:12], commit[:min(12, len(commit))])
+	return true
 }
 
 // restoreSnapshot copies snap into name beneath root: in a sandbox of
