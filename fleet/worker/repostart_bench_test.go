@@ -93,13 +93,14 @@ func runRepoStart(b *testing.B, mode, url string, tasks, setup int, sent *atomic
 		ids[i] = f.Submit(s)
 	}
 	var waits []time.Duration
-	var wsKB int
+	var wsKB, retries int
 	for _, id := range ids {
 		task := waitLong(b, f, id)
 		if task.State != store.TaskSucceeded {
 			b.Fatalf("task %s: %s %s", id, task.State, task.Error)
 		}
 		res := fleettest.Result(b, task)
+		retries += task.Attempts - 1
 		first := firstToolCall(b, f, id)
 		waits = append(waits, first.Sub(task.StartedAt))
 		if n, err := strconv.Atoi(lastNumber(res.FinalText)); err == nil {
@@ -115,9 +116,9 @@ func runRepoStart(b *testing.B, mode, url string, tasks, setup int, sent *atomic
 	b.ReportMetric(float64(sent.Load())/float64(tasks)/1e6, "MB-fetched/task")
 	b.ReportMetric(float64(wsKB)/1024, "MB-workspace")
 	b.ReportMetric(float64(cache)/1e6, "MB-cache")
-	b.Logf("%s: %d tasks in %s; claim to first tool call p50 %s, p90 %s; fetched %.1f MB in all; workspace %.1f MB; cache %.1f MB; setups run %d",
+	b.Logf("%s: %d tasks in %s; claim to first tool call p50 %s, p90 %s; fetched %.1f MB in all; workspace %.1f MB; cache %.1f MB; setups run %d; claims beyond the first %d",
 		mode, tasks, total.Round(time.Second), p50.Round(time.Millisecond), p90.Round(time.Millisecond), float64(sent.Load())/1e6,
-		float64(wsKB)/1024, float64(cache)/1e6, worker.SetupRuns(f.Workers()[0].Worker))
+		float64(wsKB)/1024, float64(cache)/1e6, worker.SetupRuns(f.Workers()[0].Worker), retries)
 }
 
 // waitLong waits for task id to end, for up to 30 minutes: a loaded
