@@ -258,3 +258,22 @@ func TestGitWorksInChildOfAMirroredClone(t *testing.T) {
 		}
 	}
 }
+
+func TestRepoCacheConfigErrorsNameTheKey(t *testing.T) {
+	for _, c := range []struct {
+		cfg  worker.RepoCacheConfig
+		want string
+	}{
+		{worker.RepoCacheConfig{Dir: "relative"}, "repo_cache.dir must be an absolute path"},
+		{worker.RepoCacheConfig{Dir: "/var/ws/cache"}, "must not lie under workspace_root"},
+		{worker.RepoCacheConfig{MaxSize: "lots"}, "repo_cache.max_size"},
+		{worker.RepoCacheConfig{MaxSize: "0"}, "repo_cache.max_size"},
+	} {
+		if err := c.cfg.Validate("/var/ws"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %q", c.cfg, err, c.want)
+		}
+	}
+	if err := (worker.RepoCacheConfig{Dir: "/var/ws-repos", MaxSize: "5GiB"}).Validate("/var/ws"); err != nil {
+		t.Errorf("a valid repo_cache: %v", err)
+	}
+}
