@@ -74,12 +74,15 @@ func BenchmarkRepoStart(b *testing.B) {
 
 func runRepoStart(b *testing.B, mode, url string, tasks, setup int, sent *atomic.Int64) {
 	cacheDir := filepath.Join(testenv.SearchableTempDir(b), "repos")
-	f := fleettest.Start(b, fleettest.Options{Workers: 1, Slots: 4, SQLite: true, Worker: func(_ int, c *worker.Config) {
+	opts := fleettest.Options{Workers: 1, Slots: 4, SQLite: true}
+	opts.Queue.AckWait = time.Minute // a cold clone on a loaded machine outlasts fleettest's 2 s between heartbeats
+	opts.Worker = func(_ int, c *worker.Config) {
 		c.Sandbox = worker.SandboxOn
 		c.Sessions = 4
 		c.Policy.Repositories = fleet.Repositories{Allow: []string{strings.TrimSuffix(url, "/repo.git")}, AllowPrivate: []string{"127.0.0.1"}}
 		c.RepoCache = worker.RepoCacheConfig{Dir: cacheDir, Disabled: mode == "cold"}
-	}})
+	}
+	f := fleettest.Start(b, opts)
 	ids := make([]uuid.UUID, tasks)
 	start := time.Now()
 	for i := range ids {

@@ -277,3 +277,28 @@ func TestRepoCacheConfigErrorsNameTheKey(t *testing.T) {
 		t.Errorf("a valid repo_cache: %v", err)
 	}
 }
+
+// TestLongSetupKeepsItsHeartbeat: a setup longer than stale_after (1 s
+// in fleettest), on a fleet of two workers, runs once, on the task's
+// first claim. (The task's heartbeat runs during buildEnv so that a
+// redelivery meanwhile finds it fresh; this test cannot force one.)
+func TestLongSetupKeepsItsHeartbeat(t *testing.T) {
+	t.Parallel()
+	repo := gitRepo(t)
+	f := fleettest.Start(t, fleettest.Options{Workers: 2})
+	spec := fleettest.Spec("slow setup", fleettest.Step{Calls: []fleettest.Call{fleettest.Shell(`cat .slow`)}},
+		fleettest.Step{Text: "report: {{results}}"})
+	spec.Environment = fleet.Environment{Repo: repo, Setup: "sleep 4 && echo slow-setup-done > .slow"}
+	task := f.WaitDone(f.Submit(spec))
+	res := succeeded(t, task)
+	if !strings.Contains(res.FinalText, "slow-setup-done") {
+		t.Errorf("the setup's file is missing:\n%s", res.FinalText)
+	}
+	runs := int64(0)
+	for _, w := range f.Workers() {
+		runs += worker.SetupRuns(w.Worker)
+	}
+	if task.Attempts != 1 || runs != 1 {
+		t.Errorf("a 4 s setup: %d claims, %d setups; want 1 and 1 (its heartbeat ran during the setup)", task.Attempts, runs)
+	}
+}

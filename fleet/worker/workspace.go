@@ -73,6 +73,9 @@ func (r *run) buildEnv(ctx context.Context) error {
 			return fmt.Errorf("%w: %v", errBadEnvironment, err)
 		}
 	default:
+		// A fetch, a clone or a setup can outlast stale_after: the task's
+		// heartbeat runs meanwhile, so that it is not taken for orphaned.
+		defer r.heartbeat(ctx)()
 		// The tree's uid is held from the clone to the environment, so
 		// that both run as the same one (clone.go).
 		if err := r.acquireImage(ctx); err != nil {
