@@ -10,6 +10,10 @@ const (
 	// EventModelFallback: the provider was overloaded and the request went
 	// to the profile's fallback model; Text names both models.
 	EventModelFallback EventKind = "MODEL_FALLBACK"
+	// EventWorkspace: how the task's workspace was made before its
+	// session started; Text begins "warm" (from a setup snapshot) or
+	// "cold" (cloned, its setup run if it has one).
+	EventWorkspace EventKind = "WORKSPACE"
 )
 
 // Notify emits a host event of kind with text. It is safe to call from

@@ -193,6 +193,8 @@ type Environment struct {
 	// the commit of the fleet git store its fresh workspace starts from
 	// (the parent's files when it was spawned). Submissions may not set it.
 	StoreBase string `json:"store_base,omitempty"`
+	// Setup: see spec_setup.go.
+	Setup string `json:"setup,omitempty"`
 }
 
 // ChildrenLocal is Environment.Children pinning a task's subagents to
@@ -362,6 +364,7 @@ func (s TaskSpec) Validate(allowed ...string) error {
 		s.Limits.check,
 		s.Environment.check,
 		s.Environment.checkImage,
+		s.Environment.checkSetup,
 		s.checkContext,
 		s.Sandbox.check,
 		s.checkTree,

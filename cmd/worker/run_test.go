@@ -61,6 +61,7 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		"POLICY_REPOSITORIES_ALLOW_PRIVATE": "10.1.0.0/16",
 		"POLICY_IMAGES_ALLOW":               "golang,ghcr.io/acme", "POLICY_IMAGES_DEFAULT": "golang:1.22",
 		"IMAGE_CACHE_DIR": "/var/images", "IMAGE_CACHE_MAX_SIZE": "5GiB",
+		"REPO_CACHE_DIR": "/var/repos", "REPO_CACHE_MAX_SIZE": "3GiB", "REPO_CACHE_DISABLED": "true",
 	} {
 		t.Setenv("AGENTFLEET_"+k, v)
 	}
@@ -110,6 +111,9 @@ func TestRunConfigEveryKeyFromEnv(t *testing.T) {
 		{"policy.images.default", cfg.Policy.Images.Default, "golang:1.22"},
 		{"image_cache.dir", cfg.ImageCache.Dir, "/var/images"},
 		{"image_cache.max_size", cfg.ImageCache.MaxSize, "5GiB"},
+		{"repo_cache.dir", cfg.RepoCache.Dir, "/var/repos"},
+		{"repo_cache.max_size", cfg.RepoCache.MaxSize, "3GiB"},
+		{"repo_cache.disabled", cfg.RepoCache.Disabled, true},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.key, c.got, c.want)

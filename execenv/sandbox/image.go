@@ -37,6 +37,9 @@ var imageReserved = []string{"proc", "dev", "tmp", "home"}
 func (p Policy) imageArgs() []string {
 	keep := append([]string{p.Workspace, egress.InnerForwarder, egress.InnerSocket}, p.ReadOnly...)
 	keep = append(keep, p.Writable...)
+	for _, b := range p.ReadOnlyFDs { // opened directories (a repository mirror) are mount points too
+		keep = append(keep, b.At)
+	}
 	return imageDirArgs(p.Image, p.source(p.Image), "/", keep)
 }
 

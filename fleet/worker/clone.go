@@ -52,29 +52,11 @@ func (w *Worker) clone(ctx context.Context, repo, ref, tree, root, name string) 
 // task tries its delivered branch, then its ref (reopen.go). "" stays at
 // the remote's default branch; an error is the last ref's.
 func (w *Worker) cloneAt(ctx context.Context, repo string, refs []string, tree, root, name string) error {
-	rules, err := w.cfg.Policy.Repositories.Rules()
-	if err != nil { // Config.Validate refused it already
-		return fmt.Errorf("%w: policy.%v", errNotAllowed, err)
-	}
-	src, err := gitsource.Parse(repo)
-	if err == nil {
-		err = rules.Check(src)
-	}
-	from := repo
-	var addrs []netip.Addr
-	switch {
-	case err != nil:
-	case src.Local:
-		from, err = rules.CheckLocal(src)
-	default:
-		addrs, err = rules.CheckAddresses(ctx, nil, src)
-	}
-	if errors.Is(err, gitsource.ErrRefused) {
-		return fmt.Errorf("%w: environment.repo: %v", errNotAllowed, err)
-	}
+	c, err := w.checkSource(ctx, repo)
 	if err != nil {
-		return fmt.Errorf("cloning %s: %w", repo, err) // a name that does not resolve now may later
+		return err
 	}
+	src, from, addrs, rules := c.src, c.from, c.addrs, c.rules
 	if src.Scheme != "ssh" {
 		done, err := w.cloneInSandbox(ctx, src, from, refs, tree, root, name, rules)
 		if done || err != nil {
@@ -88,6 +70,45 @@ func (w *Worker) cloneAt(ctx context.Context, repo string, refs []string, tree, 
 	return checkoutFirst(refs, src.Raw, func(ref string) error {
 		return git(ctx, dir, "-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref)
 	})
+}
+
+// checkedSource is a repository the worker's policy admits: from is
+// what git is given (a local source's real path), addrs the addresses an
+// http(s) host was checked at.
+type checkedSource struct {
+	src   gitsource.Source
+	from  string
+	addrs []netip.Addr
+	rules gitsource.Rules
+}
+
+// checkSource parses repo and checks it against policy.repositories (see
+// clone): a refusal is errNotAllowed; a name that does not resolve now is
+// a plain error, as it may later.
+func (w *Worker) checkSource(ctx context.Context, repo string) (checkedSource, error) {
+	rules, err := w.cfg.Policy.Repositories.Rules()
+	if err != nil { // Config.Validate refused it already
+		return checkedSource{}, fmt.Errorf("%w: policy.%v", errNotAllowed, err)
+	}
+	src, err := gitsource.Parse(repo)
+	if err == nil {
+		err = rules.Check(src)
+	}
+	c := checkedSource{src: src, from: repo, rules: rules}
+	switch {
+	case err != nil:
+	case src.Local:
+		c.from, err = rules.CheckLocal(src)
+	default:
+		c.addrs, err = rules.CheckAddresses(ctx, nil, src)
+	}
+	if errors.Is(err, gitsource.ErrRefused) {
+		return c, fmt.Errorf("%w: environment.repo: %v", errNotAllowed, err)
+	}
+	if err != nil {
+		return c, fmt.Errorf("cloning %s: %w", repo, err)
+	}
+	return c, nil
 }
 
 // checkoutFirst checks out the first of refs that checkout accepts; ""

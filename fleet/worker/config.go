@@ -197,6 +197,9 @@ type Config struct {
 	ImageCache ImageCacheConfig `mapstructure:"image_cache"`
 	// GitStore is the fleet git store (gitstore.go): subagents on any worker.
 	GitStore GitStoreConfig `mapstructure:"git_store"`
+	// RepoCache is repo_cache: repository mirrors and setup snapshots
+	// (mirror.go, setup.go).
+	RepoCache RepoCacheConfig `mapstructure:"repo_cache"`
 }
 
 // allowPrivate is OutboundAllowPrivate parsed (Validate reports errors).
@@ -331,7 +334,7 @@ func (c Config) Validate() error {
 	if _, err := outbound.ParsePrefixes("outbound_allow_private", c.OutboundAllowPrivate); err != nil {
 		errs = append(errs, err)
 	}
-	errs = append(errs, c.SandboxIsolation.validate(), c.sandboxOperator().Validate(), c.ImageCache.Validate())
+	errs = append(errs, c.SandboxIsolation.validate(), c.sandboxOperator().Validate(), c.ImageCache.Validate(), c.RepoCache.Validate(c.WorkspaceRoot))
 	if err := c.Retry.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("retry: %w", err))
 	}

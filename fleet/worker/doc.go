@@ -15,9 +15,11 @@
 // than Config.StaleAfter may be taken over (its worker died). It
 // then builds the environment (a fresh local workspace under
 // Config.WorkspaceRoot, cloned at the spec's ref within
-// policy.repositories (clone.go, internal/gitsource), an https, http or
-// local clone inside a sandbox of the task's, as its uid, reaching only
-// the repository; a working_dir under
+// policy.repositories (clone.go, internal/gitsource) from the worker's
+// mirror of the repository, fetched per task, the clone borrowing its
+// objects (mirror.go), inside a sandbox of the task's, as its uid, or
+// copied from the snapshot of an earlier task's environment.setup on the
+// same repository, commit and image (setup.go); a working_dir under
 // one of policy.shared_roots, or a subagent's in its parent's workspace,
 // opened beneath its root with links refused (workspace.go,
 // internal/beneath); or SSH with the

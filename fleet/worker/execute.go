@@ -142,6 +142,7 @@ func (r *run) prepare(ctx context.Context) error {
 	r.sess = sess
 	stop := r.stop
 	r.mu.Unlock()
+	r.notifyWorkspace()
 	if stop != "" {
 		r.abort(stop)
 	}

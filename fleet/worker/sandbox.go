@@ -39,7 +39,7 @@ func (w *Worker) sandboxOperator() tasksandbox.Operator {
 // and records which sandbox it is; a refusal fails the task as not
 // allowed, with the reason.
 func (r *run) localEnv(cfg execenv.LocalConfig) (execenv.Environment, error) {
-	env, label, err := r.sandboxState().EnvReading(cfg, r.spec.Sandbox, r.tree().String(), r.log, r.worktreeGit())
+	env, label, err := r.sandboxState().EnvReading(cfg, r.spec.Sandbox, r.tree().String(), r.log, append(r.worktreeGit(), r.mirrorDirs()...))
 	var refused *tasksandbox.RefusedError
 	switch {
 	case errors.As(err, &refused):

@@ -69,6 +69,7 @@ type Worker struct {
 	sandbox tasksandbox.State // how local tasks' commands run
 	images  workerImages      // environment images (image.go)
 	git     gitStoreClient    // the fleet git store (gitstore.go)
+	repos   workerRepos       // repository mirrors and setup snapshots (mirror.go)
 	// redacting keeps the secrets every task's outputs are redacted of
 	// (redact.go).
 	redacting redactCache

@@ -36,6 +36,9 @@ type workspace struct {
 	owned bool
 	lazy  bool       // not created yet: the environment creates it on first use
 	extra []*os.File // directories its sandbox binds as well (worktree_git.go)
+
+	mirror *mirror    // the mirror its clone borrows objects from (mirror.go)
+	setup  *setupWork // its environment.setup, warm or still to run (setup.go)
 }
 
 // close closes the opened directory; it is safe twice and on nil.
@@ -46,11 +49,17 @@ func (ws *workspace) close() {
 	}
 	if ws != nil {
 		ws.closeExtra()
+		ws.setup.release()
 	}
 }
 
 // buildEnv builds and initializes the task's execution environment.
 func (r *run) buildEnv(ctx context.Context) error {
+	defer func() { // a setup the build did not get to is another task's to run
+		if r.ws != nil {
+			r.ws.setup.release()
+		}
+	}()
 	env := r.spec.Environment
 	policy, maxTimeout := r.envSettings()
 	defTimeout := min(execenv.DefaultTimeout, maxTimeout) // the shell names its timeout; this is a floor for other callers
@@ -64,6 +73,9 @@ func (r *run) buildEnv(ctx context.Context) error {
 			return fmt.Errorf("%w: %v", errBadEnvironment, err)
 		}
 	default:
+		// A fetch, a clone or a setup can outlast stale_after: the task's
+		// heartbeat runs meanwhile, so that it is not taken for orphaned.
+		defer r.heartbeat(ctx)()
 		// The tree's uid is held from the clone to the environment, so
 		// that both run as the same one (clone.go).
 		if err := r.acquireImage(ctx); err != nil {
@@ -73,7 +85,7 @@ func (r *run) buildEnv(ctx context.Context) error {
 		if herr != nil {
 			return fmt.Errorf("%w: %v", errBadEnvironment, herr)
 		}
-		r.ws, err = r.w.prepareWorkspace(ctx, r.task.ID, r.tree(), r.spec, r.restoreBranch())
+		r.ws, err = r.w.prepareWorkspace(ctx, r.task.ID, r.tree(), r.spec, r.restoreBranch(), r.imageDigest())
 		if err == nil {
 			r.env, err = r.localEnv(execenv.LocalConfig{WorkingDir: r.ws.dir, WorkingDirFile: r.ws.file, Shared: env.Shared, CreateOnFirstUse: r.ws.lazy,
 				EnvPolicy: policy, DefaultTimeout: defTimeout, MaxTimeout: maxTimeout})
@@ -83,7 +95,10 @@ func (r *run) buildEnv(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.env.Initialize(ctx)
+	if err := r.env.Initialize(ctx); err != nil {
+		return err
+	}
+	return r.runSetup(ctx)
 }
 
 // resolver resolves the key references of SSH environments from the
@@ -103,10 +118,12 @@ func (w *Worker) resolver() execenv.Resolver {
 }
 
 // prepareWorkspace returns the directory a local task works in: the
-// spec's working_dir, or a fresh <root>/<task-id>, cloned from the spec's
-// repository at its ref (clone.go; inside a sandbox as tree's uid, tree
-// being the root task's id). A resumed task finds its directory as
-// it left it.
+// spec's working_dir, or a fresh <root>/<task-id>, cloned from the
+// worker's mirror of the spec's repository at its ref (mirror.go; inside
+// a sandbox as tree's uid, tree being the root task's id), or copied from
+// the snapshot its environment.setup left for the same repository,
+// commit and image (setup.go; image is the image's digest). A resumed
+// task finds its directory as it left it.
 //
 // A working_dir is trusted only once resolved: it must lie under one of
 // the worker's shared roots (policy.shared_roots) or, for a subagent
@@ -125,7 +142,7 @@ func (w *Worker) resolver() execenv.Resolver {
 // restore, when not "", is a branch of the repository to check out rather
 // than the spec's ref when the remote has it: the delivered branch of a
 // task that runs again (reopen.go).
-func (w *Worker) prepareWorkspace(ctx context.Context, id, tree uuid.UUID, spec fleet.TaskSpec, restore string) (*workspace, error) {
+func (w *Worker) prepareWorkspace(ctx context.Context, id, tree uuid.UUID, spec fleet.TaskSpec, restore, image string) (*workspace, error) {
 	env := spec.Environment
 	if env.WorkingDir != "" {
 		root, rel, err := w.workingDirRoot(env, spec.ParentID != uuid.Nil)
@@ -161,7 +178,8 @@ func (w *Worker) prepareWorkspace(ctx context.Context, id, tree uuid.UUID, spec 
 	if restore != "" {
 		refs = []string{"refs/remotes/origin/" + restore, env.Ref}
 	}
-	if err := w.cloneAt(ctx, env.Repo, refs, tree.String(), root, filepath.Base(tmp)); err != nil {
+	if err := w.checkoutRepo(ctx, ws, spec, refs, image, tree.String(), root, filepath.Base(tmp)); err != nil {
+		ws.setup.release()
 		_ = os.RemoveAll(tmp)
 		return nil, err
 	}
@@ -236,6 +254,7 @@ func (r *run) cleanupWorkspace(succeeded bool) {
 		if err := os.RemoveAll(r.ws.dir); err != nil {
 			r.log.Warn("removing the workspace", "dir", r.ws.dir, "err", err)
 		}
+		r.w.forgetMirror(filepath.Base(r.ws.dir))
 	}
 }
 
@@ -269,5 +288,6 @@ func (w *Worker) sweepOnce(ctx context.Context) {
 			continue
 		}
 		_ = os.RemoveAll(filepath.Join(w.cfg.WorkspaceRoot, e.Name()))
+		w.forgetMirror(e.Name())
 	}
 }

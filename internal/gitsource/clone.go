@@ -18,6 +18,38 @@ import (
 // (http.curloptResolve), so a name that resolves elsewhere by the time
 // git asks (DNS rebinding) does not move it; ssh resolves on its own.
 func CloneArgs(s Source, from, target string, addrs []netip.Addr) []string {
+	return append(transportArgs(s, addrs), "clone", "--no-local", "--quiet", "--", from, target)
+}
+
+// MirrorRefspecs are what a mirror fetches: every branch and tag, as the
+// source names them.
+var MirrorRefspecs = []string{"+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"}
+
+// FetchArgs returns git's arguments to fetch every branch and tag of s
+// into the bare repository git runs in (a worker's mirror), with
+// CloneArgs's protections: the URL is given on the command line, never
+// written to the mirror's configuration; branches gone from s are pruned
+// (their objects stay: gc.auto=0, so clones borrowing the mirror's
+// objects never lose one); no hooks, no submodules.
+func FetchArgs(s Source, from string, addrs []netip.Addr) []string {
+	args := transportArgs(s, addrs)
+	for _, d := range SafeDirectories(s, from) { // a local source of another owner; protected config, as -c is
+		args = append(args, "-c", "safe.directory="+d)
+	}
+	args = append(args, "-c", "gc.auto=0", "-c", "fetch.writeCommitGraph=false",
+		"fetch", "--quiet", "--prune", "--no-write-fetch-head", "--", from)
+	return append(args, MirrorRefspecs...)
+}
+
+// LsRemoteHeadArgs returns git's arguments to ask s which branch its HEAD
+// names (`ls-remote --symref`), with FetchArgs's protections.
+func LsRemoteHeadArgs(s Source, from string, addrs []netip.Addr) []string {
+	return append(transportArgs(s, addrs), "ls-remote", "--symref", "--", from, "HEAD")
+}
+
+// transportArgs are the -c options every git command that reaches a
+// source runs with (see CloneArgs).
+func transportArgs(s Source, addrs []netip.Addr) []string {
 	file, http := "never", "never"
 	if s.Local {
 		file = "always"
@@ -49,7 +81,6 @@ func CloneArgs(s Source, from, target string, addrs []netip.Addr) []string {
 		"-c", "http.followRedirects=false",
 		"-c", "submodule.recurse=false",
 		"-c", "core.hooksPath=/dev/null",
-		"clone", "--no-local", "--quiet", "--", from, target,
 	)
 }
 
