@@ -46,6 +46,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"Principals", principalTests},
 		{"Retention", retentionTests},
 		{"Schedules", scheduleTests},
+		{"Search", searchTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
