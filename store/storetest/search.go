@@ -29,7 +29,9 @@ var searchTests = map[string]func(*testing.T, *bundle){
 	// phrases, "or" and -exclusion, combined with the other filters; a
 	// tenant filter keeps another tenant's tasks out of every match.
 	"TextSearch": func(t *testing.T, b *bundle) {
-		prompt := func(s string) json.RawMessage { return json.RawMessage(`{"prompt":` + string(must(json.Marshal(s))) + `}`) }
+		prompt := func(s string) json.RawMessage {
+			return json.RawMessage(`{"prompt":` + string(must(json.Marshal(s))) + `}`)
+		}
 		lint := b.task(t, store.CreateTaskParams{Tenant: "a", Spec: prompt("Fix the failing linter in pkg/router"), Labels: map[string]string{"team": "x"}})
 		answered := b.running(t, store.CreateTaskParams{Tenant: "a", Spec: prompt("summarise the week")}, "w1")
 		if _, err := b.s.TransitionTask(b.ctx, store.TransitionTaskParams{ID: answered.ID, From: store.TaskRunning, To: store.TaskSucceeded,
