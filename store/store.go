@@ -251,9 +251,19 @@ type ListTasksParams struct {
 	// Tenants, when not nil, keeps the tasks of these tenants only (an
 	// empty non-nil slice matches nothing).
 	Tenants []string
-	Limit   int    // default 100, at most 1000
-	Cursor  string // from TaskPage.NextCursor; "" for the first page
+	// Query, when not blank, keeps the tasks whose prompt, final answer or
+	// failure reason match it as a text search (at most MaxQueryLen
+	// bytes): words are all required, "a phrase" is matched as one, -word
+	// excludes and "or" between words takes either. Postgres uses its
+	// full-text search (english), SQLite FTS5 (porter): both stem words.
+	// Matches keep the list's order (newest first), so cursors page them.
+	Query  string
+	Limit  int    // default 100, at most 1000
+	Cursor string // from TaskPage.NextCursor; "" for the first page
 }
+
+// MaxQueryLen bounds ListTasksParams.Query.
+const MaxQueryLen = 500
 
 // TaskPage is one page of ListTasks.
 type TaskPage struct {

@@ -159,6 +159,7 @@ type TaskFilter struct {
 	ListTasksParams
 	AfterCreated time.Time // keyset position from the cursor; zero on the first page
 	AfterID      uuid.UUID
+	Search       SearchQuery // parsed Query; empty when Query is blank
 }
 
 // PrepareList checks list params and decodes the cursor.
@@ -167,6 +168,16 @@ func PrepareList(p ListTasksParams) (TaskFilter, error) {
 	for _, s := range p.States {
 		if !s.Valid() {
 			return f, invalidf("States", "unknown task state %q (one of %v)", s, TaskStates)
+		}
+	}
+	f.Query = strings.TrimSpace(f.Query)
+	if len(f.Query) > MaxQueryLen {
+		return f, invalidf("Query", "is %d bytes, longer than %d: search with fewer words", len(f.Query), MaxQueryLen)
+	}
+	if f.Query != "" {
+		var err error
+		if f.Search, err = ParseQuery(f.Query); err != nil {
+			return f, err
 		}
 	}
 	switch {

@@ -196,8 +196,11 @@ type ListFilter struct {
 	Labels        map[string]string
 	CreatedAfter  time.Time
 	CreatedBefore time.Time
-	Limit         int
-	Cursor        string
+	// Query is a text search over prompts, final answers and failure
+	// reasons (GET /v1/tasks?q=, docs/api.md).
+	Query  string
+	Limit  int
+	Cursor string
 }
 
 func (f ListFilter) query() url.Values {
@@ -231,6 +234,9 @@ func (f ListFilter) query() url.Values {
 	}
 	if f.Cursor != "" {
 		q.Set("cursor", f.Cursor)
+	}
+	if f.Query != "" {
+		q.Set("q", f.Query)
 	}
 	return q
 }

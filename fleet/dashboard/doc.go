@@ -5,7 +5,9 @@
 // # What it shows
 //
 // Live counts of tasks by state (click one to filter), queue lag and
-// throughput from GET /v1/stats; the task list; for the selected task its
+// throughput from GET /v1/stats; the task list, with a search box that asks
+// the server for the tasks whose prompt, final answer or failure reason
+// match (GET /v1/tasks?q=, search.js); for the selected task its
 // tree of parents and children, its events streamed live from the
 // Server-Sent Events endpoint (replayed from the start on reload, so a page
 // reload loses nothing the EVENTS stream still holds), the turns stored for

@@ -192,6 +192,14 @@ func listParams(r *http.Request) (p store.ListTasksParams, field, reason string)
 		p.Limit = n
 	}
 	p.Cursor = q.Get("cursor")
+	if p.Query = strings.TrimSpace(q.Get("q")); p.Query != "" {
+		if len(p.Query) > store.MaxQueryLen {
+			return p, "q", fmt.Sprintf("is %d bytes, longer than %d: search with fewer words", len(p.Query), store.MaxQueryLen)
+		}
+		if _, err := store.ParseQuery(p.Query); err != nil {
+			return p, "q", fmt.Sprintf("%q names nothing to find: give a word or a \"phrase\" (-word only excludes)", p.Query)
+		}
+	}
 	return p, "", ""
 }
 

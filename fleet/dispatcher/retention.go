@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,11 +37,15 @@ import (
 //   - Sessions (usage and cost), tasks, results and the audit log are not
 //     history and are never swept; neither is the newest artifact of a
 //     kind and name (a repository's notes, see store.SweepParams).
-//   - Events are in the EVENTS stream, whose max age (queue config) is
-//     their fleet-wide retention. A per-tenant window shorter than it
-//     would be a purge by subject (<prefix>.events.<tenant>.>) up to the
-//     first sequence past the cutoff, which JetStream supports; it is not
-//     done yet: the stream's max age applies to every tenant.
+//   - Events are in the EVENTS stream, whose max age (queue config) stays
+//     their fleet-wide bound. A tenant's Events window goes further: once
+//     a tree's root ended that long ago and no task of the tree is live,
+//     the tree's events are purged by subject
+//     (<prefix>.events.<tenant>.<root>.>), all at once, so a replay
+//     never shows half a tree (retention_events.go). A purge by subject
+//     rather than a stream per tenant: one stream keeps one set of
+//     consumers, permissions and limits, and JetStream has no per-subject
+//     max age.
 //
 // A follow-up on a task whose turns were swept starts a session without
 // the swept history.
@@ -55,6 +60,9 @@ type RetentionPolicy struct {
 	Turns       time.Duration `mapstructure:"turns"`
 	ToolOutputs time.Duration `mapstructure:"tool_outputs"`
 	Artifacts   time.Duration `mapstructure:"artifacts"`
+	// Events is how long a tree's events stay in EVENTS after its root
+	// ended (retention_events.go); the stream's max age bounds it.
+	Events time.Duration `mapstructure:"events"`
 }
 
 func (p RetentionPolicy) window(k store.RetentionKind) time.Duration {
@@ -73,7 +81,7 @@ func (p RetentionPolicy) over(def RetentionPolicy) RetentionPolicy {
 		dst *time.Duration
 		src time.Duration
 	}{
-		{&p.Turns, def.Turns}, {&p.ToolOutputs, def.ToolOutputs}, {&p.Artifacts, def.Artifacts},
+		{&p.Turns, def.Turns}, {&p.ToolOutputs, def.ToolOutputs}, {&p.Artifacts, def.Artifacts}, {&p.Events, def.Events},
 	} {
 		if *f.dst == 0 {
 			*f.dst = f.src
@@ -117,6 +125,9 @@ func (r Retention) Validate() error {
 				errs = append(errs, fmt.Errorf("%s.%s is %s, shorter than retention.floor (%s): raise it or lower the floor", key, k, w, r.Floor))
 			}
 		}
+		if w := p.Events; w > 0 && w < r.Floor {
+			errs = append(errs, fmt.Errorf("%s.events is %s, shorter than retention.floor (%s): raise it or lower the floor", key, w, r.Floor))
+		}
 	}
 	check("retention.default", r.Default)
 	for _, t := range slices.Sorted(maps.Keys(r.Tenants)) {
@@ -136,24 +147,32 @@ type sweeper struct {
 	cfg     Retention
 	store   store.Sweeper // nil when the store cannot sweep
 	deleted *prometheus.CounterVec
+	events  eventTrees // nil without a queue
+	tasks   store.Store
+	mu      sync.Mutex // held by an events sweep
+	cursor  string     // the last tree the events sweep looked at: tenant/root
 }
 
 func newSweeper(d *Dispatcher) *sweeper {
 	s := &sweeper{cfg: d.cfg.Retention, deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentfleet_retention_rows_deleted_total",
-		Help: "Rows of ended tasks' history deleted by retention, by kind: turns, tool_outputs, artifacts.",
-	}, []string{"kind"})}
+		Help: "Rows of ended tasks' history deleted by retention, by kind: turns, tool_outputs, artifacts, events (messages purged from EVENTS).",
+	}, []string{"kind"}), tasks: d.store}
 	s.store, _ = d.store.(store.Sweeper)
+	if d.queue != nil {
+		s.events = d.queue
+	}
 	for _, k := range store.RetentionKinds {
 		s.deleted.WithLabelValues(string(k))
 	}
+	s.deleted.WithLabelValues(string(eventsKind))
 	d.metrics.Registry.MustRegister(s.deleted)
 	return s
 }
 
 // run sweeps every interval until ctx ends.
 func (s *sweeper) run(ctx context.Context, log func(msg string, args ...any)) {
-	if s.store == nil || !s.enabled() {
+	if s.store == nil && s.events == nil || !s.enabled() {
 		return
 	}
 	t := time.NewTicker(s.cfg.Interval)
@@ -177,6 +196,9 @@ func (s *sweeper) enabled() bool {
 				return true
 			}
 		}
+		if p.Events > 0 {
+			return true
+		}
 	}
 	return false
 }
@@ -184,7 +206,10 @@ func (s *sweeper) enabled() bool {
 // sweep deletes, as of now, what every policy lets go, and returns the
 // first error (the other sweeps still run).
 func (s *sweeper) sweep(ctx context.Context, now time.Time) error {
-	var errs []error
+	errs := []error{s.sweepEvents(ctx, now)}
+	if s.store == nil {
+		return errors.Join(errs...)
+	}
 	own := slices.Sorted(maps.Keys(s.cfg.Tenants))
 	for _, k := range store.RetentionKinds {
 		for _, t := range own {
@@ -221,13 +246,13 @@ func (s *sweeper) view(tenants []string) api.RetentionView {
 	}
 	v := api.RetentionView{Default: conv(s.cfg.Default), Tenants: map[string]api.RetentionPolicy{},
 		Floor: fleet.Duration(s.cfg.Floor), Interval: fleet.Duration(s.cfg.Interval), Deleted: map[string]int64{},
-		Events: "kept for the EVENTS stream's max age (the queue configuration), for every tenant"}
+		Events: s.eventsView(tenants)}
 	for t, p := range s.cfg.Tenants {
 		if tenants == nil || slices.Contains(tenants, t) {
 			v.Tenants[t] = conv(p.over(s.cfg.Default))
 		}
 	}
-	for _, k := range store.RetentionKinds {
+	for _, k := range append(slices.Clone(store.RetentionKinds), eventsKind) {
 		var m dto.Metric
 		if s.deleted.WithLabelValues(string(k)).Write(&m) == nil {
 			v.Deleted[string(k)] = int64(m.GetCounter().GetValue())

@@ -81,6 +81,9 @@ func (s *Store) ListTasks(ctx context.Context, p store.ListTasksParams) (store.T
 	if f.AfterID != uuid.Nil {
 		w.add("(created_at, id) < (?, ?)", f.AfterCreated, f.AfterID)
 	}
+	if f.Query != "" {
+		w.add("search @@ websearch_to_tsquery('english', ?)", f.Query)
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+taskCols+` FROM tasks`+w.sql()+
 		fmt.Sprintf(" ORDER BY created_at DESC, id DESC LIMIT %d", f.Limit+1), w.args...)
 	if err != nil {

@@ -92,6 +92,9 @@ func (s *Store) ListTasks(ctx context.Context, p store.ListTasksParams) (store.T
 	if f.AfterID != uuid.Nil {
 		w.add("(created_at, id) < (?, ?)", f.AfterCreated.UnixMicro(), f.AfterID.String())
 	}
+	if f.Query != "" {
+		w.add("id IN (SELECT id FROM tasks_fts WHERE tasks_fts MATCH ?)", ftsMatch(f.Search))
+	}
 	tasks, err := scanTasks(s.r.QueryContext(ctx, `SELECT `+taskCols+` FROM tasks`+w.sql()+
 		fmt.Sprintf(" ORDER BY created_at DESC, id DESC LIMIT %d", f.Limit+1), w.args...))
 	if err != nil {

@@ -47,6 +47,7 @@ func Exercise(t *testing.T, newStore NewStore) {
 		{"Retention", retentionTests},
 		{"Schedules", scheduleTests},
 		{"DelayedStarts", delayedTests},
+		{"Search", searchTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

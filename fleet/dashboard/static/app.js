@@ -1,7 +1,7 @@
 // agentfleet dashboard: plain JavaScript over the dispatcher's HTTP API
 // (docs/api.md). No build step. Everything the page shows comes from:
 //   GET  /v1/stats                   counts by state, queue lag, throughput
-//   GET  /v1/tasks                   the task list (filtered by state)
+//   GET  /v1/tasks                   the task list (filtered by state, searched with q=: search.js)
 //   GET  /v1/events?from=new         fleet-wide events: refresh hints
 //   GET  /v1/tasks/{id}/events       one task's events, replayed from the start
 //   GET  /v1/tasks/{id}/tree         parents and children
@@ -216,11 +216,13 @@ async function refresh() {
   try {
     const q = new URLSearchParams({ limit: String(LIST_LIMIT) });
     if (ui.filterStates.size) q.set("state", [...ui.filterStates].join(","));
+    searchParams(q); // search.js
     const [stats, list] = await Promise.all([api("GET", "/v1/stats"), api("GET", "/v1/tasks?" + q)]);
     renderStats(stats);
     refreshUsage();
     ui.tasks = list.tasks || [];
     renderList();
+    searchShown(q.get("q") || "");
     if (ui.selected) {
       const t = ui.tasks.find((x) => x.id === ui.selected);
       if (t && (!ui.selectedTask || t.updated_at !== ui.selectedTask.updated_at)) loadTask(ui.selected, false);
