@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/store"
@@ -286,9 +287,15 @@ func printRetention(w io.Writer, v api.RetentionView) {
 		}
 		return s
 	}
+	events := func(x fleet.Duration) string {
+		if x <= 0 {
+			return "stream max age"
+		}
+		return d(x)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TENANT\tTURNS\tTOOL OUTPUTS\tARTIFACTS")
-	fmt.Fprintf(tw, "(default)\t%s\t%s\t%s\n", d(v.Default.Turns), d(v.Default.ToolOutputs), d(v.Default.Artifacts))
+	fmt.Fprintln(tw, "TENANT\tTURNS\tTOOL OUTPUTS\tARTIFACTS\tEVENTS")
+	fmt.Fprintf(tw, "(default)\t%s\t%s\t%s\t%s\n", d(v.Default.Turns), d(v.Default.ToolOutputs), d(v.Default.Artifacts), events(v.Default.Events))
 	tenants := make([]string, 0, len(v.Tenants))
 	for t := range v.Tenants {
 		tenants = append(tenants, t)
@@ -296,7 +303,7 @@ func printRetention(w io.Writer, v api.RetentionView) {
 	slices.Sort(tenants)
 	for _, t := range tenants {
 		p := v.Tenants[t]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t, d(p.Turns), d(p.ToolOutputs), d(p.Artifacts))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t, d(p.Turns), d(p.ToolOutputs), d(p.Artifacts), events(p.Events))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "kept after a task ends; a tree with a live task keeps everything; shortest window %s; swept every %s\n", d(v.Floor), d(v.Interval))

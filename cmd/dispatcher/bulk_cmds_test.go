@@ -63,7 +63,8 @@ func TestTasksRetryAndCancel(t *testing.T) {
 	if err != nil || counts[store.TaskCancelled] != 3 || counts[store.TaskFailed] != 3 {
 		t.Fatalf("after the cancel: %v %v, want 3 cancelled and 3 failed", counts, err)
 	}
-	if code, out := run(t, "retention", "show"); code != 0 || !strings.Contains(out, "(default)") || !strings.Contains(out, "for ever") {
+	if code, out := run(t, "retention", "show"); code != 0 || !strings.Contains(out, "(default)") || !strings.Contains(out, "for ever") ||
+		!strings.Contains(out, "EVENTS") || !strings.Contains(out, "stream max age") {
 		t.Fatalf("retention show: %d %s", code, out)
 	}
 }

@@ -118,6 +118,9 @@ type RetentionPolicy struct {
 	Turns       fleet.Duration `json:"turns"`
 	ToolOutputs fleet.Duration `json:"tool_outputs"`
 	Artifacts   fleet.Duration `json:"artifacts"`
+	// Events is how long a tree's events stay after its root ended; zero
+	// or less: the EVENTS stream's max age.
+	Events fleet.Duration `json:"events"`
 }
 
 // RetentionView answers GET /v1/retention: the default policy, the

@@ -242,7 +242,8 @@ func (s *sweeper) drain(ctx context.Context, p store.SweepParams) error {
 // sees tenants (nil: every tenant).
 func (s *sweeper) view(tenants []string) api.RetentionView {
 	conv := func(p RetentionPolicy) api.RetentionPolicy {
-		return api.RetentionPolicy{Turns: fleet.Duration(p.Turns), ToolOutputs: fleet.Duration(p.ToolOutputs), Artifacts: fleet.Duration(p.Artifacts)}
+		return api.RetentionPolicy{Turns: fleet.Duration(p.Turns), ToolOutputs: fleet.Duration(p.ToolOutputs),
+			Artifacts: fleet.Duration(p.Artifacts), Events: fleet.Duration(p.Events)}
 	}
 	v := api.RetentionView{Default: conv(s.cfg.Default), Tenants: map[string]api.RetentionPolicy{},
 		Floor: fleet.Duration(s.cfg.Floor), Interval: fleet.Duration(s.cfg.Interval), Deleted: map[string]int64{},
