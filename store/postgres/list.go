@@ -49,7 +49,7 @@ func (w *where) common(queue string, root uuid.UUID, labels map[string]string, a
 		w.add("root_id = ?", root)
 	}
 	if len(labels) > 0 {
-		w.add("labels @> ?::jsonb", labelsArg(labels))
+		w.add("labels <> '{}'::jsonb AND labels @> ?::jsonb", labelsArg(labels)) // the predicate of the partial tasks_labels_idx
 	}
 	if !after.IsZero() {
 		w.add("created_at >= ?", after)
