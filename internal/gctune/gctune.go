@@ -31,12 +31,12 @@ func Apply() Setting {
 
 // apply is Apply with its environment and effects passed in, for tests.
 func apply(getenv func(string) string, limit func() int64, setPercent func(int) int, setLimit func(int64) int64) Setting {
-	if _, set := lookup(getenv, "GOGC"); set {
+	if isSet(getenv, "GOGC") {
 		return Setting{}
 	}
 	s := Setting{GCPercent: GCPercent}
 	setPercent(GCPercent)
-	if _, set := lookup(getenv, "GOMEMLIMIT"); !set {
+	if !isSet(getenv, "GOMEMLIMIT") {
 		if total := limit(); total > 0 {
 			s.MemoryLimit = int64(float64(total) * LimitFraction)
 			setLimit(s.MemoryLimit)
@@ -45,9 +45,9 @@ func apply(getenv func(string) string, limit func() int64, setPercent func(int) 
 	return s
 }
 
-func lookup(getenv func(string) string, key string) (string, bool) {
-	v := strings.TrimSpace(getenv(key))
-	return v, v != ""
+// isSet reports whether the environment variable key has a value.
+func isSet(getenv func(string) string, key string) bool {
+	return strings.TrimSpace(getenv(key)) != ""
 }
 
 // memoryLimit is the process's memory bound in bytes: the cgroup v2 or v1
