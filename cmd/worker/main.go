@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentfleet/agentfleet/cmd/internal/cli"
+	"github.com/agentfleet/agentfleet/internal/gctune"
 )
 
 // program is the worker's root; files add their subcommands in init.
@@ -44,4 +45,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	return program.Execute(ctx, args, stdin, stdout, stderr)
 }
 
-func main() { program.Main() }
+func main() {
+	gctune.Apply() // a server's GC target; see internal/gctune
+	program.Main()
+}

@@ -276,7 +276,7 @@ func (chatCompatDialect) Constraints(body []byte) (Constraints, error) {
 func (anthropicDialect) Constraints(body []byte) (Constraints, error) {
 	f := topFields(body, "tools", "tool_choice", "thinking")
 	var c Constraints
-	anthropicProviderTools(f["tools"], &c)
+	anthropicToolMemo.apply(f["tools"], &c)
 	if raw := f["thinking"]; len(raw) > 0 {
 		var th struct {
 			Type string `json:"type"`
@@ -329,7 +329,7 @@ var geminiModes = map[string]llm.ToolChoiceMode{"AUTO": llm.ToolChoiceAuto, "NON
 func (geminiDialect) Constraints(body []byte) (Constraints, error) {
 	f := topFields(body, "tools", "toolConfig", "generationConfig")
 	var c Constraints
-	geminiProviderTools(f["tools"], &c)
+	geminiToolMemo.apply(f["tools"], &c)
 	if raw := f["toolConfig"]; len(raw) > 0 {
 		var tc struct {
 			FunctionCallingConfig struct {

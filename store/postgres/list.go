@@ -46,10 +46,10 @@ func (w *where) common(queue string, root uuid.UUID, labels map[string]string, a
 		w.add("queue = ?", queue)
 	}
 	if root != uuid.Nil {
-		w.add("root_id = ?", root)
+		w.add(inTree, root, root)
 	}
 	if len(labels) > 0 {
-		w.add("labels @> ?::jsonb", labelsArg(labels))
+		w.add("labels <> '{}'::jsonb AND labels @> ?::jsonb", labelsArg(labels)) // the predicate of the partial tasks_labels_idx
 	}
 	if !after.IsZero() {
 		w.add("created_at >= ?", after)
@@ -103,7 +103,7 @@ func (s *Store) TaskTree(ctx context.Context, p store.TaskTreeParams) ([]store.T
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+taskCols+` FROM tasks WHERE root_id = $1
+	rows, err := s.pool.Query(ctx, `SELECT `+taskCols+` FROM tasks WHERE `+treeOf("$1")+`
 ORDER BY depth, created_at, id LIMIT $2`, p.RootID, p.Limit)
 	if err != nil {
 		return nil, translate(op, err)
@@ -159,4 +159,15 @@ func (s *Store) CountTasks(ctx context.Context, p store.CountTasksParams) (map[s
 		out[st] = n
 	}
 	return out, translate(op, rows.Err())
+}
+
+// inTree matches the tasks of the tree whose root is the two placeholders'
+// value (pass the root twice). tasks_root_idx holds only children
+// (parent_id IS NOT NULL: a root task's row is found by its id), so a claim
+// or an end of a root task, most tasks, writes one index entry fewer.
+const inTree = "((parent_id IS NULL AND id = ?) OR (parent_id IS NOT NULL AND root_id = ?))"
+
+// treeOf is inTree with a numbered parameter used twice.
+func treeOf(param string) string {
+	return "((parent_id IS NULL AND id = " + param + ") OR (parent_id IS NOT NULL AND root_id = " + param + "))"
 }

@@ -38,7 +38,8 @@ func (s *Store) ReportTasks(ctx context.Context, p store.ReportTasksParams) (sto
 		sum(s.input_tokens)::bigint, sum(s.output_tokens)::bigint, sum(s.reasoning_tokens)::bigint,
 		sum(s.cache_read_tokens)::bigint, sum(s.cache_write_tokens)::bigint, sum(s.cost_usd)
 		FROM sessions s JOIN tasks t ON t.id = s.task_id
-		WHERE t.root_id = ANY($1::uuid[]) GROUP BY t.root_id`, ids)
+		WHERE (t.parent_id IS NULL AND t.id = ANY($1::uuid[])) OR (t.parent_id IS NOT NULL AND t.root_id = ANY($1::uuid[]))
+		GROUP BY t.root_id -- tasks_root_idx holds children only`, ids)
 	if err != nil {
 		return store.ReportTasksResult{}, translate(op, err)
 	}

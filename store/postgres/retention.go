@@ -22,7 +22,10 @@ func (s *Store) Sweep(ctx context.Context, p store.SweepParams) (int64, error) {
 	if len(p.ExceptTenants) > 0 {
 		w.add("NOT (tenant = ANY(?::text[]))", p.ExceptTenants)
 	}
-	w.add("NOT EXISTS (SELECT 1 FROM tasks l WHERE l.root_id = tasks.root_id AND l.state IN ('queued', 'running', 'waiting'))")
+	// Nothing of the tree is active: neither its root nor, through the
+	// partial tasks_root_idx, any of its descendants.
+	w.add("NOT EXISTS (SELECT 1 FROM tasks l WHERE l.id = tasks.root_id AND l.state IN ('queued', 'running', 'waiting'))")
+	w.add("NOT EXISTS (SELECT 1 FROM tasks l WHERE l.parent_id IS NOT NULL AND l.root_id = tasks.root_id AND l.state IN ('queued', 'running', 'waiting'))")
 	ended := "SELECT id FROM tasks" + w.sql()
 	w.args = append(w.args, p.SweepLimit())
 	limit := fmt.Sprintf("$%d", len(w.args))

@@ -25,7 +25,7 @@ SELECT $1::uuid, p.id, coalesce(p.root_id, $1::uuid), coalesce(p.depth + 1, 0), 
 	coalesce(p.tenant, $9::text), coalesce(p.submitted_by, $10::text)
 FROM (SELECT 1) AS one LEFT JOIN tasks p ON p.id = $2::uuid
 WHERE $2::uuid IS NULL OR p.id IS NOT NULL
-ON CONFLICT (idempotency_key) DO NOTHING
+ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING ` + taskCols
 
 func insertTaskArgs(p store.CreateTaskParams, now any) []any {

@@ -27,7 +27,7 @@ FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[], $5::text[], $6::text[
 LEFT JOIN tasks p ON p.id = nullif(u.parent_id, '00000000-0000-0000-0000-000000000000'::uuid)
 WHERE u.parent_id = '00000000-0000-0000-0000-000000000000'::uuid OR p.id IS NOT NULL
 ORDER BY u.ord
-ON CONFLICT (idempotency_key) DO NOTHING
+ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING ` + taskCols
 
 // insertBatch inserts tasks with insertTasks, one round trip for the whole

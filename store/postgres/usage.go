@@ -27,7 +27,7 @@ func (s *Store) Usage(ctx context.Context, p store.UsageParams) ([]store.UsageRo
 	}
 	w.tenants("t.tenant", p.Tenants)
 	if len(p.Labels) > 0 {
-		w.add("t.labels @> ?::jsonb", labelsArg(p.Labels))
+		w.add("t.labels <> '{}'::jsonb AND t.labels @> ?::jsonb", labelsArg(p.Labels)) // see tasks_labels_idx
 	}
 	if !p.Since.IsZero() {
 		w.add("s.created_at >= ?", p.Since)
