@@ -174,6 +174,7 @@ type Set struct {
 	held    map[string]Held
 	moves   map[string]Move // moves.go
 	version uint64          // counts the changes of rules
+	applied uint64          // the highest revision the mirror has applied
 	changed chan struct{}   // closed and replaced at every change
 }
 
@@ -229,6 +230,7 @@ func (s *Set) apply(e jetstream.KeyValueEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key, del := e.Key(), e.Operation() != jetstream.KeyValuePut
+	s.applied = max(s.applied, e.Revision())
 	switch {
 	case strings.HasPrefix(key, movedPrefix):
 		var m Move
@@ -368,10 +370,30 @@ func (s *Set) Pause(ctx context.Context, r Rule) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.kv.Put(ctx, r.Key(), b); err != nil {
+	rev, err := s.kv.Put(ctx, r.Key(), b)
+	if err != nil {
 		return fmt.Errorf("holds: writing pause %s: %w", r.Key(), err)
 	}
-	return nil
+	return s.waitUntil(ctx, func() bool { return s.applied >= rev })
+}
+
+// waitUntil returns nil once done (called with s.mu held) holds of the
+// mirror, or ctx's error: so that whoever changed a rule reads its own
+// change from this Set at once.
+func (s *Set) waitUntil(ctx context.Context, done func() bool) error {
+	for {
+		s.mu.Lock()
+		ok, changed := done(), s.changed
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("holds: waiting for the pauses' mirror: %w", ctx.Err())
+		}
+	}
 }
 
 // Unpause ends the rule of key; it reports false when there was none.
@@ -384,8 +406,19 @@ func (s *Set) Unpause(ctx context.Context, key string) (bool, error) {
 	if err := s.kv.Delete(ctx, key); err != nil {
 		return false, fmt.Errorf("holds: removing pause %s: %w", key, err)
 	}
+	// Bounded: a pause of the same key put back meanwhile would keep the
+	// rule in the mirror; the delete is written all the same.
+	wctx, cancel := context.WithTimeout(ctx, settleWait)
+	defer cancel()
+	if err := s.waitUntil(wctx, func() bool { _, in := s.rules[key]; return !in }); err != nil && ctx.Err() != nil {
+		return true, err
+	}
 	return true, nil
 }
+
+// settleWait bounds how long Unpause waits to see its delete in the
+// mirror.
+const settleWait = 5 * time.Second
 
 // Hold records t as held by worker, its start message being the stream's
 // message seq. The caller acks the message only after Hold returned nil.
