@@ -286,10 +286,13 @@ func (d *Fleet) startWorker(ctx context.Context, i int, q *queue.Client) error {
 		ID:            id,
 		Sessions:      d.cfg.Sessions,
 		WorkspaceRoot: filepath.Join(d.cfg.DataDir, "workspaces"),
-		Providers:     d.model.providers,
-		DrainGrace:    5 * time.Second,
-		Sandbox:       worker.SandboxAuto, // see Sandbox
-		Policy:        devPolicy,
+		// Each worker keeps its own mirrors and setup snapshots (a cache
+		// directory is one worker's alone; fleet/worker mirror.go).
+		RepoCache:  worker.RepoCacheConfig{Dir: filepath.Join(d.cfg.DataDir, fmt.Sprintf("repos-%d", i))},
+		Providers:  d.model.providers,
+		DrainGrace: 5 * time.Second,
+		Sandbox:    worker.SandboxAuto, // see Sandbox
+		Policy:     devPolicy,
 		// Go caches (see goCaches), so go test in a sandbox is quick after the first.
 		SandboxWritable: d.goCaches.writable, SandboxReadOnly: d.goCaches.readOnly, SandboxEnv: d.goCaches.env,
 		// One watcher of dead letters is enough in one process.
