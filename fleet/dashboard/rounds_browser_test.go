@@ -44,11 +44,6 @@ func TestDashboardRoundsAndSchedules(t *testing.T) {
 		v, err := c.Get(bg, id)
 		return err == nil && v.State == store.TaskSucceeded
 	})
-	// What the forge route records when the pull request is merged.
-	if _, err := fl.Store().PutArtifact(bg, store.PutArtifactParams{TaskID: id, Kind: "outcome", Name: "pull_request",
-		ContentType: "application/json", Content: []byte(`{"outcome":"merged","pull_request":7}`)}); err != nil {
-		t.Fatal(err)
-	}
 	sched, err := c.CreateSchedule(bg, api.ScheduleRequest{Name: "nightly-lint", Cron: "0 3 * * *", Spec: fleet.TaskSpec{Prompt: "fix every lint finding"}})
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +65,7 @@ func TestDashboardRoundsAndSchedules(t *testing.T) {
 		chromedp.WaitVisible(css(`#conn[data-live="true"]`)),
 		chromedp.Click(css(`#task-list [data-id="`+id.String()+`"]`)),
 		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)),
-		until(`document.querySelectorAll('#rounds-list li').length === 1`),
-		until(`document.querySelector('#rounds-pr') && document.querySelector('#rounds-pr').dataset.state === "merged"`))
+		until(`document.querySelectorAll('#rounds-list li').length === 1`))
 	run("follow it up from the dashboard",
 		chromedp.SetValue(css(`#control-message`), "one more thing"),
 		chromedp.Click(css(`#followup-button`)),
@@ -80,6 +74,18 @@ func TestDashboardRoundsAndSchedules(t *testing.T) {
 		until(`document.querySelector('#rounds-list li[data-round="2"]').dataset.trigger === "api"`),
 		until(`document.querySelector('#rounds-list li[data-round="2"]').textContent.includes("follow-up")`),
 		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)))
+	// What the forge route records when the pull request is merged (a
+	// merged task takes no more follow-ups, so this comes last).
+	if _, err := fl.Store().PutArtifact(bg, store.PutArtifactParams{TaskID: id, Kind: "outcome", Name: "pull_request",
+		ContentType: "application/json", Content: []byte(`{"outcome":"merged","pull_request":7}`)}); err != nil {
+		t.Fatal(err)
+	}
+	run("see the pull request merged",
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(`#conn[data-live="true"]`)),
+		chromedp.Click(css(`#task-list [data-id="`+id.String()+`"]`)),
+		until(`document.querySelectorAll('#rounds-list li').length === 2`),
+		until(`document.querySelector('#rounds-pr') && document.querySelector('#rounds-pr').dataset.state === "merged"`))
 	saveScreenshot(t, ctx, "dashboard-rounds.png")
 	rounds, err := c.Rounds(bg, id)
 	if err != nil || len(rounds.Rounds) != 2 || rounds.Rounds[1].Trigger != api.TriggerAPI || rounds.PullRequest == nil || rounds.PullRequest.State != "merged" {
