@@ -147,7 +147,7 @@ func TestToolSpanRecordsRedactedIO(t *testing.T) {
 		found = true
 		attrs := map[string]string{}
 		for _, a := range sp.Attributes {
-			attrs[string(a.Key)] = a.Value.Emit()
+			attrs[string(a.Key)] = a.Value.AsString()
 		}
 		args, out := attrs["gen_ai.tool.call.arguments"], attrs["gen_ai.tool.call.result"]
 		if !strings.Contains(args, "[redacted:API_TOKEN]") || !strings.Contains(out, "[redacted:API_TOKEN]") {

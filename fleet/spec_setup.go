@@ -14,7 +14,7 @@ const MaxSetupBytes = 16 << 10
 // network) once per (repository, base commit, image, setup text), keeps
 // the workspace as it left it as a snapshot, and starts later tasks on
 // the same key from that snapshot instead of running it again
-// (fleet/worker, setup.go). A setup that fails fails the task (reason
+// (fleet/worker, setup.go). A failing setup fails the task (reason
 // environment) with the end of its output.
 //
 // Setup is either a shell command ("go mod download && go build ./...")

@@ -83,9 +83,9 @@ func (s *sweeper) sweepEvents(ctx context.Context, now time.Time) error {
 // treeGone reports whether the tree of root, in tenant, ended before
 // cutoff with no live task left.
 func (s *sweeper) treeGone(ctx context.Context, tenant, root string, cutoff time.Time) (bool, error) {
-	id, err := uuid.Parse(root)
-	if err != nil {
-		return false, nil // not a task id: the stream's max age ends it
+	id, perr := uuid.Parse(root)
+	if perr != nil {
+		return false, nil //nolint:nilerr // not a task id: the stream's max age ends it
 	}
 	r, err := s.tasks.GetTask(ctx, store.GetTaskParams{ID: id})
 	if errors.Is(err, store.ErrNotFound) {

@@ -85,7 +85,7 @@ type RepoCacheConfig struct {
 }
 
 // repoCacheDir is repo_cache.dir, or its default.
-func (c *Config) repoCacheDir() string {
+func (c Config) repoCacheDir() string {
 	if c.RepoCache.Dir == "" {
 		return filepath.Clean(c.WorkspaceRoot) + "-repos"
 	}
@@ -259,7 +259,7 @@ func remoteHead(ctx context.Context, dir string, c checkedSource) string {
 	if err != nil {
 		return ""
 	}
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		if rest, ok := strings.CutPrefix(line, "ref: "); ok {
 			if ref, _, ok := strings.Cut(rest, "\t"); ok && strings.HasPrefix(ref, "refs/heads/") {
 				return ref

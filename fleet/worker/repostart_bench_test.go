@@ -156,7 +156,9 @@ func firstToolCall(b *testing.B, f *fleettest.Fleet, id uuid.UUID) time.Time {
 			b.Fatalf("events of %s: %v", id, err)
 		}
 		if ev.Kind == string(agent.EventToolCallStart) {
-			var data struct{ Time time.Time }
+			var data struct {
+				Time time.Time `json:"time"`
+			}
 			if err := json.Unmarshal(ev.Data, &data); err != nil {
 				b.Fatal(err)
 			}
@@ -227,10 +229,9 @@ func envInt(name string, def int) int {
 
 // lastNumber is the last line of s that is a number.
 func lastNumber(s string) string {
-	lines := strings.Fields(s)
-	for i := len(lines) - 1; i >= 0; i-- {
-		if _, err := strconv.Atoi(lines[i]); err == nil {
-			return lines[i]
+	for _, f := range slices.Backward(strings.Fields(s)) {
+		if _, err := strconv.Atoi(f); err == nil {
+			return f
 		}
 	}
 	return ""

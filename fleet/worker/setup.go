@@ -41,7 +41,7 @@ import (
 // system) and the setup's text. A new commit, another image or another
 // setup is a new key, so a snapshot is never used for a tree it was not
 // made from. One task per key sets up at a time: a second task on the key
-// waits for the first and then starts warm; a setup that fails fails its
+// waits for the first and then starts warm; a failing setup fails its
 // task (reason environment, the end of its output in the error) and the
 // next task on the key tries again. A task reopened on its delivered
 // branch clones cold and runs the setup without keeping a snapshot.

@@ -40,7 +40,9 @@ func workspaceNote(t *testing.T, f *fleettest.Fleet, id uuid.UUID) string {
 			t.Fatalf("reading the events of %s: %v", id, err)
 		}
 		if ev.Kind == string(agent.EventWorkspace) {
-			var data struct{ Text string }
+			var data struct {
+				Text string `json:"text"`
+			}
 			if err := json.Unmarshal(ev.Data, &data); err != nil {
 				t.Fatalf("a WORKSPACE event %s: %v", ev.Data, err)
 			}
@@ -157,8 +159,7 @@ func TestConcurrentTasksSetUpOnce(t *testing.T) {
 		if !strings.Contains(res.FinalText, filepath.Join(worker.RepoCacheDir(f.Workers()[0].Worker), "mirrors")) {
 			t.Errorf("task %d's clone does not borrow the mirror's objects (objects/info/alternates):\n%s", i, res.FinalText)
 		}
-		wg.Add(1)
-		go func() { defer wg.Done(); notes[i] = workspaceNote(t, f, id) }()
+		wg.Go(func() { notes[i] = workspaceNote(t, f, id) })
 	}
 	wg.Wait()
 	if got := worker.SetupRuns(f.Workers()[0].Worker); got != 1 {
@@ -188,7 +189,7 @@ func TestConcurrentTasksSetUpOnce(t *testing.T) {
 }
 
 // TestSetupFileAndFailures: a setup naming a file of the repository runs
-// it; a link there is refused; a setup that fails fails its task with
+// it; a link there is refused; a failing setup fails its task with
 // reason environment and the end of its output, and the next task on the
 // key tries again.
 func TestSetupFileAndFailures(t *testing.T) {

@@ -19,9 +19,10 @@ func ftsMatch(q store.SearchQuery) string {
 		}
 		alts[i] = strings.Join(ph, " AND ")
 	}
-	expr := "(" + strings.Join(alts, " OR ") + ")"
+	var expr strings.Builder
+	expr.WriteString("(" + strings.Join(alts, " OR ") + ")")
 	for _, n := range q.None {
-		expr += " NOT " + quote(n)
+		expr.WriteString(" NOT " + quote(n))
 	}
-	return expr
+	return expr.String()
 }

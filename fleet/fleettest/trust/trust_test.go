@@ -431,25 +431,6 @@ func status(t *testing.T, method, url, body string, hdr map[string]string) int {
 	return resp.StatusCode
 }
 
-// getJSON sends GET url with bearer and decodes the answer into out.
-func getJSON(t *testing.T, url, bearer string, out any) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+bearer)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		t.Fatalf("GET %s: %v", url, err)
-	}
-	return resp.StatusCode
-}
-
 // fetchStatus makes the request from the page, with its session cookie.
 func fetchStatus(t *testing.T, b *browser, method, path, body string) int {
 	t.Helper()
