@@ -127,55 +127,6 @@ func fourChildren(gate string) []fleettest.Step {
 var allFourCheck = fleet.Check{Name: "all-four", Command: "grep -q parent-edit parent.txt && " +
 	"for i in 0 1 2 3; do grep -qx child-$i c$i.txt || exit 1; done"}
 
-// TestFanOutAcrossWorkers: a task on worker A (w0, which serves a queue
-// the children do not use) spawns four children that edit different
-// files; they run on B and C (w1, w2: separate workspace roots, no shared
-// volume; the upstream repository is only cloned), each starting from the
-// parent's uncommitted files carried by the fleet git store, and the
-// parent's final diff holds all four changes; its check passes.
-func TestFanOutAcrossWorkers(t *testing.T) {
-	t.Parallel()
-	f := startStoreFleet(t, 3, queue.Config{}, notOnA)
-	spec := fleettest.Spec("fan out across workers", fourChildren("")...)
-	spec.Environment = fleet.Environment{Kind: fleet.EnvLocal, Repo: upstream(t)}
-	spec.Checks = []fleet.Check{allFourCheck}
-	id := startOn(t, f.Fleet, spec, "w0")
-	parent := f.WaitDone(id)
-	res := succeeded(t, parent)
-	if parent.WorkerID != "w0" {
-		t.Fatalf("the parent ran on %q, want w0", parent.WorkerID)
-	}
-	if n := strings.Count(res.FinalText, "parent-edit"); n != 4 {
-		t.Fatalf("want every child to see the parent's uncommitted edit, got %d:\n%s", n, res.FinalText)
-	}
-	if strings.Contains(res.FinalText, "CONFLICT") || strings.Count(res.FinalText, "merged into your working tree") != 4 {
-		t.Fatalf("want four clean merges:\n%s", res.FinalText)
-	}
-	ran := map[string]int{}
-	for _, c := range children(t, f.Fleet, id) {
-		spec, err := fleet.DecodeSpec(c.Spec)
-		if err != nil || spec.Environment.StoreBase == "" || spec.Environment.WorkingDir != "" {
-			t.Fatalf("child %s does not travel: %s (%v)", c.ID, c.Spec, err)
-		}
-		if c.State != store.TaskSucceeded {
-			t.Fatalf("child %s: %s %s", c.ID, c.State, c.Error)
-		}
-		ran[c.WorkerID]++
-	}
-	if ran["w0"] != 0 || ran["w1"]+ran["w2"] != 4 {
-		t.Fatalf("children ran on %v; want all four on w1 and w2", ran)
-	}
-	diff := artifact(t, f.Fleet, id, "diff")
-	for _, want := range []string{"+parent-edit", "+child-0", "+child-1", "+child-2", "+child-3"} {
-		if !strings.Contains(diff, want) {
-			t.Fatalf("the parent's diff lacks %q:\n%s", want, diff)
-		}
-	}
-	if res.Checks == nil || res.Checks.Verdict != fleet.VerdictPassed {
-		t.Fatalf("checks: %+v", res.Checks)
-	}
-}
-
 func artifact(t *testing.T, f *fleettest.Fleet, id uuid.UUID, kind string) string {
 	t.Helper()
 	a, err := f.Store.GetArtifact(context.Background(), store.GetArtifactParams{TaskID: id, Kind: kind})

@@ -101,9 +101,11 @@ func (w *Worker) claimFailed(ctx context.Context, d *queue.Delivery, id uuid.UUI
 	case (now.State == store.TaskQueued || now.State == store.TaskWaiting) && w.parentCancelled(ctx, now):
 		return w.cancelOrphan(ctx, d, now.ID)
 	}
-	// Running: here (a redelivery of a message this worker works on, kept
-	// alive), or elsewhere with a fresh heartbeat (look again once it
-	// would be stale).
+	if s, here := w.deliveryWhileRunningHere(d, id); here { // running_here.go
+		return s
+	}
+	// Running elsewhere with a fresh heartbeat (look again once it would
+	// be stale).
 	return nak(w.cfg.StaleAfter)
 }
 
