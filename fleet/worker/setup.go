@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentfleet/agentfleet/agent"
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
@@ -255,9 +253,9 @@ func (r *run) setupCommand() (string, error) {
 	dir, base := filepath.Split(file)
 	d, err := beneath.OpenDir(r.ws.dir, filepath.Clean("./"+dir))
 	if err == nil {
-		var st unix.Stat_t
-		err = unix.Fstatat(int(d.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+		var mode os.FileMode
+		mode, err = beneath.Lstat(d, base)
+		if err == nil && !mode.IsRegular() {
 			err = errors.New("not a regular file (a link or a directory)")
 		}
 		_ = d.Close()

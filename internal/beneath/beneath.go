@@ -109,3 +109,12 @@ func describe(err error, root, rel string) error {
 	}
 	return fmt.Errorf("beneath: %q under %s: %w", rel, root, err)
 }
+
+// Lstat describes name, one component, in the directory dir (opened with
+// OpenDir), without following it if it is a link.
+func Lstat(dir *os.File, name string) (os.FileMode, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
+		return 0, fmt.Errorf("beneath: %q is not one name in a directory", name)
+	}
+	return lstat(dir, name)
+}

@@ -137,3 +137,37 @@ func TestRel(t *testing.T) {
 		}
 	}
 }
+
+// TestLstat: a file, a directory and a link in an opened directory are
+// told apart without following the link; a path is not one name.
+func TestLstat(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "f"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("f", filepath.Join(root, "l")); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := beneath.OpenDir(root, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = dir.Close() }()
+	for name, want := range map[string]func(os.FileMode) bool{
+		"f": os.FileMode.IsRegular,
+		"d": os.FileMode.IsDir,
+		"l": func(m os.FileMode) bool { return m&os.ModeSymlink != 0 },
+	} {
+		if m, err := beneath.Lstat(dir, name); err != nil || !want(m) {
+			t.Errorf("Lstat %s: %v %v", name, m, err)
+		}
+	}
+	for _, bad := range []string{"", "..", "d/f", "missing"} {
+		if _, err := beneath.Lstat(dir, bad); err == nil {
+			t.Errorf("Lstat %q: no error", bad)
+		}
+	}
+}
