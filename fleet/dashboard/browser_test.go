@@ -83,12 +83,7 @@ func browserPlan() dev.SimPlan {
 //nolint:maintidx // one browser session walked step by step; each step depends on the page the last left
 func TestDashboardInBrowser(t *testing.T) {
 	bin := chromium(t)
-	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fl.Close() })
+	fl := startDev(t, dev.Config{Plan: browserPlan()})
 
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin),
@@ -358,4 +353,19 @@ func submitDelivery(t *testing.T, fl *dev.Fleet) string {
 		t.Fatalf("the delivered task %s (%s): %s", last.State, last.Error, last.Result)
 	}
 	return res.Task.ID.String()
+}
+
+// startDev starts dev mode for a browser test from cfg, on free ports in
+// a temporary directory and with no provider key from the environment
+// (so the simulated model answers); the test's cleanup closes it.
+func startDev(t *testing.T, cfg dev.Config) *dev.Fleet {
+	t.Helper()
+	cfg.Addr, cfg.NATSPort, cfg.DataDir = "127.0.0.1:0", embedded.RandomPort, t.TempDir()
+	cfg.Getenv = func(string) string { return "" }
+	fl, err := dev.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fl.Close() })
+	return fl
 }

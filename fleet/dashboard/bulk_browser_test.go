@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dev"
-	"github.com/agentfleet/agentfleet/queue/embedded"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -18,12 +17,7 @@ import (
 // them and shows the outcome.
 func TestDashboardBulkCancel(t *testing.T) {
 	bin := chromium(t)
-	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fl.Close() })
+	fl := startDev(t, dev.Config{Plan: browserPlan()})
 	c, err := fl.Client()
 	if err != nil {
 		t.Fatal(err)
@@ -81,12 +75,7 @@ func TestDashboardBulkCancel(t *testing.T) {
 // of its queued tasks and resumes it.
 func TestDashboardBulkPauseAndPriority(t *testing.T) {
 	bin := chromium(t)
-	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fl.Close() })
+	fl := startDev(t, dev.Config{Plan: browserPlan()})
 	c, err := fl.Client()
 	if err != nil {
 		t.Fatal(err)

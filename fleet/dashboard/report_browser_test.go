@@ -18,7 +18,6 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/fleet/report"
 	"github.com/agentfleet/agentfleet/internal/testenv"
-	"github.com/agentfleet/agentfleet/queue/embedded"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -79,12 +78,7 @@ func simBacklog() []fleet.TaskSpec {
 // carry the same counts and rates.
 func TestReportInBrowser(t *testing.T) {
 	bin := chromium(t)
-	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: reportPlan(t), Sessions: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fl.Close() })
+	fl := startDev(t, dev.Config{Plan: reportPlan(t), Sessions: 8})
 	c, err := fl.Client()
 	if err != nil {
 		t.Fatal(err)

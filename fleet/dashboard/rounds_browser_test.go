@@ -10,7 +10,6 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/internal/testenv"
-	"github.com/agentfleet/agentfleet/queue/embedded"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -24,12 +23,7 @@ func TestDashboardRoundsAndSchedules(t *testing.T) {
 	plan := dev.SimPlan{Tasks: []dev.SimTask{{Match: "browser-rounds", Steps: []dev.SimStep{
 		{Text: "First round done."}, {Text: "Second round done."},
 	}}}}
-	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: plan})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fl.Close() })
+	fl := startDev(t, dev.Config{Plan: plan})
 	c, err := fl.Client()
 	if err != nil {
 		t.Fatal(err)

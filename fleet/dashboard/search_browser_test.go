@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dev"
-	"github.com/agentfleet/agentfleet/queue/embedded"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -19,12 +18,7 @@ import (
 // state filter, and an empty search shows every task again.
 func TestDashboardSearch(t *testing.T) {
 	bin := chromium(t)
-	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fl.Close() })
+	fl := startDev(t, dev.Config{Plan: browserPlan()})
 	c, err := fl.Client()
 	if err != nil {
 		t.Fatal(err)

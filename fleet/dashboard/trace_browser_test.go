@@ -15,7 +15,6 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/internal/tracing"
-	"github.com/agentfleet/agentfleet/queue/embedded"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -35,12 +34,7 @@ func TestTimelineLinksTheTrace(t *testing.T) {
 	})
 
 	const ui = "https://tracing.example/trace/{trace_id}?from=agentfleet"
-	fl, err := dev.Start(context.Background(), dev.Config{Addr: "127.0.0.1:0", NATSPort: embedded.RandomPort,
-		DataDir: t.TempDir(), Getenv: func(string) string { return "" }, Plan: browserPlan(), TraceUIURL: ui})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fl.Close() })
+	fl := startDev(t, dev.Config{Plan: browserPlan(), TraceUIURL: ui})
 	c, err := fl.Client()
 	if err != nil {
 		t.Fatal(err)
