@@ -274,23 +274,35 @@ func (d *Dispatcher) bulkPause(ctx context.Context, j *bulkJob, reason string, f
 
 // bulkResume ends the pause of f within sc's tenants; the job counts the
 // queued tasks it selects, which start again (the held ones through the
-// release loop).
+// release loop). They are counted before the pause ends: once it has,
+// the release loop starts them and they leave the queued state.
 func (d *Dispatcher) bulkResume(ctx context.Context, j *bulkJob, f api.BulkFilter, sc bulkScope) error {
 	s, err := d.pauses(ctx)
 	if err != nil {
 		return err
 	}
 	key := holds.Rule{Filter: f, Tenants: sc.Tenants}.Key()
+	if _, in := s.Rules()[key]; !in {
+		return noPause()
+	}
+	d.bulk.update(j, func(v *api.BulkJob) { v.PauseID = key })
+	if err := d.eachBulkPage(ctx, api.BulkResume, f, sc, func(ts []store.Task) error {
+		d.bulk.update(j, func(v *api.BulkJob) { v.Matched += len(ts); v.Done += len(ts); v.Resumed += len(ts) })
+		return nil
+	}); err != nil {
+		return err
+	}
 	ok, err := s.Unpause(ctx, key)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("%w this filter within your tenants (GET /v1/pauses lists them; resume with the filter the pause was made with)", ErrNoPause)
+		return noPause()
 	}
-	d.bulk.update(j, func(v *api.BulkJob) { v.PauseID = key })
-	return d.eachBulkPage(ctx, api.BulkResume, f, sc, func(ts []store.Task) error {
-		d.bulk.update(j, func(v *api.BulkJob) { v.Matched += len(ts); v.Done += len(ts); v.Resumed += len(ts) })
-		return nil
-	})
+	return nil
+}
+
+// noPause is the error of a resume whose filter no pause has.
+func noPause() error {
+	return fmt.Errorf("%w this filter within your tenants (GET /v1/pauses lists them; resume with the filter the pause was made with)", ErrNoPause)
 }
