@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,9 +28,9 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/dashboard"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/internal/browsertest"
 	"github.com/agentfleet/agentfleet/internal/giteatest"
 	"github.com/agentfleet/agentfleet/internal/oidcauth"
-	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 	"github.com/agentfleet/agentfleet/store"
@@ -39,10 +38,6 @@ import (
 
 // wait bounds the whole test's waits; each is on a condition.
 const wait = 3 * time.Minute
-
-// stepWait bounds one step in the browser, so that a stuck step leaves
-// time to say where the page is.
-const stepWait = time.Minute
 
 const sharedToken = "shared-token-for-the-sso-test"
 
@@ -77,54 +72,54 @@ type ssoFleet struct {
 // one, an expired one and ones from another issuer are refused; a forged
 // session cookie is refused and logging out ends the session.
 func TestGiteaSingleSignOn(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t, "the single sign-on browser test")
 	f := startSSO(t)
 	taskID := f.submit(t, "acme")
 	parked := f.parkForApproval(t, f.submit(t, "acme"))
 
 	// Ada logs in through Gitea's own pages and lands on the dashboard.
 	ada := f.browser(t, bin)
-	ada.login(t, "ada")
-	if got := ada.text(t, "#whoami-name"); got != "Ada Lovelace" {
+	ada.LoginWithGitea(t, "ada", password)
+	if got := ada.Text(t, "#whoami-name"); got != "Ada Lovelace" {
 		t.Fatalf("the dashboard names %q, want Ada Lovelace", got)
 	}
-	if tenant, role := ada.text(t, "#whoami-tenant"), ada.text(t, "#whoami-role"); tenant != "acme" || role != "approver" {
+	if tenant, role := ada.Text(t, "#whoami-tenant"), ada.Text(t, "#whoami-role"); tenant != "acme" || role != "approver" {
 		t.Fatalf("the dashboard shows tenant %q role %q, want acme approver", tenant, role)
 	}
 	// Budgets are read-only on the page; a viewer of a tenant reads its
 	// tenant's (setting one is the CLI's, as an admin).
-	ada.run(t, "ada sees acme's task and may cancel it and read budgets",
+	ada.Run(t, "ada sees acme's task and may cancel it and read budgets",
 		chromedp.Navigate(f.base+"/#task="+taskID),
 		chromedp.WaitVisible(chromedp.CSS(`#detail[data-state="queued"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#cancel-button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#submit-box`)),
 		chromedp.WaitVisible(chromedp.CSS(`#budget-section`)))
-	ada.run(t, "ada, an approver, may answer the pending call",
+	ada.Run(t, "ada, an approver, may answer the pending call",
 		chromedp.Navigate(f.base+"/#task="+parked),
 		chromedp.WaitVisible(chromedp.CSS(`#detail[data-state="waiting"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-approvals .approval button.approve`)))
 
 	// Bob, a reader, sees the task but none of the controls.
 	bob := f.browser(t, bin)
-	bob.login(t, "bob")
-	if got, role := bob.text(t, "#whoami-name"), bob.text(t, "#whoami-role"); got != "Bob Reader" || role != "viewer" {
+	bob.LoginWithGitea(t, "bob", password)
+	if got, role := bob.Text(t, "#whoami-name"), bob.Text(t, "#whoami-role"); got != "Bob Reader" || role != "viewer" {
 		t.Fatalf("bob's dashboard shows %q as %q", got, role)
 	}
-	bob.run(t, "bob sees the task without controls",
+	bob.Run(t, "bob sees the task without controls",
 		chromedp.Navigate(f.base+"/#task="+taskID),
 		chromedp.WaitVisible(chromedp.CSS(`#detail[data-state="queued"]`)),
 		chromedp.WaitNotVisible(chromedp.CSS(`#cancel-button`)),
 		chromedp.WaitNotVisible(chromedp.CSS(`#steer-button`)),
 		chromedp.WaitNotVisible(chromedp.CSS(`#submit-box`)),
 		chromedp.WaitNotVisible(chromedp.CSS(`#bulk-box`)))
-	bob.run(t, "bob sees the pending call but no buttons to answer it",
+	bob.Run(t, "bob sees the pending call but no buttons to answer it",
 		chromedp.Navigate(f.base+"/#task="+parked),
 		chromedp.WaitVisible(chromedp.CSS(`#detail[data-state="waiting"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#detail-approvals .approval .not-yours`)))
-	if n, err := chromedp.Run(bob.ctx, chromedp.Evaluate[int](`document.querySelectorAll('#detail-approvals button').length`)); err != nil || n != 0 {
+	if n, err := chromedp.Run(bob.Ctx, chromedp.Evaluate[int](`document.querySelectorAll('#detail-approvals button').length`)); err != nil || n != 0 {
 		t.Fatalf("bob's page shows %d approval buttons (%v), want none", n, err)
 	}
-	bob.run(t, "bob logs out",
+	bob.Run(t, "bob logs out",
 		chromedp.Click(chromedp.CSS(`#logout-button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#token-banner`)),
 		chromedp.WaitVisible(chromedp.CSS(`#sso-login`)),
@@ -132,7 +127,7 @@ func TestGiteaSingleSignOn(t *testing.T) {
 
 	// Ada's browser, still signed in at Gitea, gets tokens for the test's
 	// own client of the same application: a real ID token and access token.
-	tok := ada.tokens(t, f)
+	tok := tokens(t, ada, f)
 	idToken, _ := tok.Extra("id_token").(string)
 	if idToken == "" || tok.AccessToken == "" {
 		t.Fatalf("gitea returned no ID token or access token: %+v", tok)
@@ -341,94 +336,25 @@ func (f *ssoFleet) whoami(t *testing.T, bearer string) (int, whoami) {
 	return resp.StatusCode, w
 }
 
-// chromium finds Debian's chromium, or skips (fails under
-// AGENTFLEET_REQUIRE_INTEGRATION=1).
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	testenv.SkipOrFatal(t, "chromium is not installed (apt-get install -y chromium); skipping the single sign-on browser test")
-	return ""
-}
-
-// browser is one headless Chromium with a profile of its own.
-type browser struct {
-	ctx  context.Context
-	base string // the dashboard's URL
-}
-
-func (f *ssoFleet) browser(t *testing.T, bin string) *browser {
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), // CI runs as root
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	t.Cleanup(func() { cancel(); cancelBrowser(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil { // start it on ctx, not on a step's
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return &browser{ctx: ctx, base: f.base}
-}
-
-func (b *browser) run(t *testing.T, step string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, stepWait)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		where, _ := chromedp.Run(b.ctx, chromedp.Location())
-		page, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText.slice(0, 2000) : ""`))
-		t.Fatalf("%s: %v\nthe page at %s reads:\n%s", step, err, where, page)
-	}
-}
-
-func (b *browser) text(t *testing.T, sel string) string {
-	t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.TextContent(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("reading %s: %v", sel, err)
-	}
-	return strings.TrimSpace(s)
-}
-
-// login opens the dashboard, follows its single sign-on link to Gitea,
-// signs in there, authorizes the application and waits for the
-// dashboard to name the user.
-func (b *browser) login(t *testing.T, user string) {
-	t.Helper()
-	b.run(t, user+" opens the dashboard, not logged in",
-		chromedp.Navigate(b.base+"/"),
-		chromedp.WaitVisible(chromedp.CSS(`#sso-login`)))
-	b.run(t, user+" follows the single sign-on link to gitea",
-		chromedp.Click(chromedp.CSS(`#sso-login`)),
-		chromedp.WaitVisible(chromedp.CSS(`#user_name`)),
-		chromedp.SetValue(chromedp.CSS(`#user_name`), user),
-		chromedp.SetValue(chromedp.CSS(`#password`), password),
-		chromedp.Submit(chromedp.CSS(`#password`)),
-		chromedp.WaitVisible(chromedp.CSS(`#authorize-app`)),
-		chromedp.Click(chromedp.CSS(`#authorize-app`)),
-		chromedp.WaitVisible(chromedp.CSS(`#whoami`)))
+// browser starts a headless Chromium on the fleet's dashboard.
+func (f *ssoFleet) browser(t *testing.T, bin string) *browsertest.Browser {
+	return browsertest.New(t, bin, f.base, wait)
 }
 
 // tokens runs the code flow with PKCE for the test's own redirect URI
 // in the browser (signed in at Gitea, the application authorized, so
 // Gitea redirects at once) and redeems the code.
-func (b *browser) tokens(t *testing.T, f *ssoFleet) *oauth2.Token {
+func tokens(t *testing.T, b *browsertest.Browser, f *ssoFleet) *oauth2.Token {
 	t.Helper()
 	conf := oauth2.Config{ClientID: f.clientID, ClientSecret: f.clientSecret, RedirectURL: f.catcher,
 		Scopes:   []string{"openid", "profile", "email", "groups"},
 		Endpoint: oauth2.Endpoint{AuthURL: f.gitea.URL + "/login/oauth/authorize", TokenURL: f.gitea.URL + "/login/oauth/access_token"}}
 	verifier := oauth2.GenerateVerifier()
-	b.run(t, "authorize the test's client", chromedp.Navigate(conf.AuthCodeURL("state-1", oauth2.S256ChallengeOption(verifier))))
+	b.Run(t, "authorize the test's client", chromedp.Navigate(conf.AuthCodeURL("state-1", oauth2.S256ChallengeOption(verifier))))
 	var code string
 	select {
 	case code = <-f.codes:
-	case <-b.ctx.Done():
+	case <-b.Ctx.Done():
 		t.Fatal("gitea never redirected to the test's client")
 	}
 	tok, err := conf.Exchange(context.Background(), code, oauth2.VerifierOption(verifier))

@@ -20,6 +20,7 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
+	"github.com/agentfleet/agentfleet/internal/browsertest"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
@@ -38,7 +39,7 @@ const approvalRequested = string(agent.EventApprovalRequested)
 //
 //nolint:maintidx // one scenario in order over one fleet; split, each part would rebuild it
 func TestTrustBoundary(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t, "the trust boundary suite, whose dashboard part needs it")
 	s := start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
@@ -235,18 +236,18 @@ func TestTrustBoundary(t *testing.T) {
 	})
 
 	t.Run("the dashboard shows who is logged in and hides what the role may not do", func(t *testing.T) {
-		vera := newBrowser(t, bin, s.base)
-		vera.login(t, "vera")
-		if name, tenant, role := vera.text(t, "#whoami-name"), vera.text(t, "#whoami-tenant"), vera.text(t, "#whoami-role"); name != "Vera Viewer" || tenant != tenantA || role != "viewer" {
+		vera := browsertest.New(t, bin, s.base, wait)
+		vera.LoginWithGitea(t, "vera", password)
+		if name, tenant, role := vera.Text(t, "#whoami-name"), vera.Text(t, "#whoami-tenant"), vera.Text(t, "#whoami-role"); name != "Vera Viewer" || tenant != tenantA || role != "viewer" {
 			t.Fatalf("vera's dashboard shows %q in %q as %q, want Vera Viewer in %s as viewer", name, tenant, role, tenantA)
 		}
-		vera.run(t, "vera's task list holds A's tasks",
+		vera.Run(t, "vera's task list holds A's tasks",
 			chromedp.WaitVisible(chromedp.CSS(`#task-list .task[data-id="`+taskA.String()+`"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#task-list .task[data-id="`+taskA2.String()+`"]`)))
 		if n := eval[int](t, vera, "counting B's task in vera's list", `document.querySelectorAll('#task-list .task[data-id="`+taskB.String()+`"]').length`); n != 0 {
 			t.Fatalf("vera's task list shows B's task %d times", n)
 		}
-		vera.run(t, "vera sees A's pending call without the buttons to answer it",
+		vera.Run(t, "vera sees A's pending call without the buttons to answer it",
 			chromedp.Navigate(s.base+"/#task="+taskA2.String()),
 			chromedp.WaitVisible(chromedp.CSS(`#detail[data-state="waiting"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#detail-approvals .approval .not-yours`)),
@@ -265,9 +266,9 @@ func TestTrustBoundary(t *testing.T) {
 		}
 		stillPending(t, s, taskA2, callA2)
 
-		ada := newBrowser(t, bin, s.base)
-		ada.login(t, "ada")
-		if name, role := ada.text(t, "#whoami-name"), ada.text(t, "#whoami-role"); name != "Ada Approver" || role != "approver" {
+		ada := browsertest.New(t, bin, s.base, wait)
+		ada.LoginWithGitea(t, "ada", password)
+		if name, role := ada.Text(t, "#whoami-name"), ada.Text(t, "#whoami-role"); name != "Ada Approver" || role != "approver" {
 			t.Fatalf("ada's dashboard shows %q as %q, want Ada Approver as approver", name, role)
 		}
 		adaID := eval[string](t, ada, "ada's principal", `fetch("/v1/whoami").then(r => r.json()).then(w => w.id)`)
@@ -277,7 +278,7 @@ func TestTrustBoundary(t *testing.T) {
 		if code := fetchStatus(t, ada, "GET", "/v1/tasks/"+taskB.String(), ""); code != http.StatusNotFound {
 			t.Fatalf("ada's session reads B's task: %d, want 404", code)
 		}
-		ada.run(t, "ada approves A's pending call with the dashboard's button",
+		ada.Run(t, "ada approves A's pending call with the dashboard's button",
 			chromedp.Navigate(s.base+"/#task="+taskA2.String()),
 			chromedp.WaitVisible(chromedp.CSS(`#detail[data-state="waiting"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#detail-approvals .approval button.approve`)),
@@ -315,8 +316,8 @@ fetch(%q, {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plai
 </script></body>`, s.devBase+"/v1/tasks", body)
 		}))
 		defer page.Close()
-		b := newBrowser(t, bin, page.URL)
-		b.run(t, "a page of another origin posts to dev mode", chromedp.Navigate(page.URL), chromedp.WaitVisible(chromedp.CSS(`body[data-sent="1"]`)))
+		b := browsertest.New(t, bin, page.URL, wait)
+		b.Run(t, "a page of another origin posts to dev mode", chromedp.Navigate(page.URL), chromedp.WaitVisible(chromedp.CSS(`body[data-sent="1"]`)))
 		var fromPage seenRequest
 		testenv.Eventually(t, wait, "dev mode to see the page's POST", func() bool {
 			for _, r := range s.devLog.requests() {
@@ -432,7 +433,7 @@ func status(t *testing.T, method, url, body string, hdr map[string]string) int {
 }
 
 // fetchStatus makes the request from the page, with its session cookie.
-func fetchStatus(t *testing.T, b *browser, method, path, body string) int {
+func fetchStatus(t *testing.T, b *browsertest.Browser, method, path, body string) int {
 	t.Helper()
 	init := fmt.Sprintf(`{method: %q}`, method)
 	if body != "" {
