@@ -36,13 +36,6 @@ import (
 // RoundKind is the artifact kind of the trigger records of rounds.
 const RoundKind = "round"
 
-// Artifact kinds the forge routes write (forges*.go), read here.
-const (
-	roundForgeEventKind = "forge_event"
-	roundOutcomeKind    = "outcome"
-	roundOutcomeName    = "pull_request"
-)
-
 type roundTriggerKey struct{}
 
 // RoundTrigger says what triggered a reopening.
@@ -110,7 +103,7 @@ func taskRounds(ctx context.Context, st roundReads, t store.Task) (api.RoundList
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return api.RoundList{}, err
 		} else if ev, ok := forgeEventAfter(arts, in, inputs[i+1:]); ok {
-			cause, err := st.GetArtifact(ctx, store.GetArtifactParams{TaskID: t.ID, Kind: roundForgeEventKind, Name: ev.Name})
+			cause, err := st.GetArtifact(ctx, store.GetArtifactParams{TaskID: t.ID, Kind: ForgeEventKind, Name: ev.Name})
 			if err != nil {
 				return api.RoundList{}, err
 			}
@@ -142,7 +135,7 @@ func firstRound(t store.Task) api.Round {
 // input in and before the next input (later).
 func forgeEventAfter(arts []store.Artifact, in store.Artifact, later []store.Artifact) (store.Artifact, bool) {
 	for _, a := range arts {
-		if a.Kind != roundForgeEventKind || a.CreatedAt.Before(in.CreatedAt) {
+		if a.Kind != ForgeEventKind || a.CreatedAt.Before(in.CreatedAt) {
 			continue
 		}
 		if len(later) > 0 && !a.CreatedAt.Before(later[0].CreatedAt) {
@@ -160,19 +153,9 @@ func pullRequestState(ctx context.Context, st roundReads, t store.Task) (*api.Pu
 	if res, ok := fleet.DecodeResult(t.Result); ok && res.Delivery != nil && res.Delivery.RequestURL != "" {
 		pr = &api.PullRequestState{URL: res.Delivery.RequestURL, Number: res.Delivery.RequestNumber, State: "open"}
 	}
-	a, err := st.GetArtifact(ctx, store.GetArtifactParams{TaskID: t.ID, Kind: roundOutcomeKind, Name: roundOutcomeName})
-	if errors.Is(err, store.ErrNotFound) {
-		return pr, nil
-	}
+	o, err := taskOutcome(ctx, st, t.ID)
 	if err != nil {
-		return nil, err
-	}
-	var o struct {
-		Outcome     string `json:"outcome"`
-		PullRequest int    `json:"pull_request"`
-	}
-	if err := json.Unmarshal(a.Content, &o); err != nil {
-		return nil, fmt.Errorf("task %s: its pull request's outcome does not decode: %w", t.ID, err)
+		return nil, fmt.Errorf("task %s: its pull request's outcome: %w", t.ID, err)
 	}
 	if o.Outcome == "" {
 		return pr, nil
