@@ -34,5 +34,10 @@ as_user() {
 		env -i HOME="$home" USER="$user" TMPDIR="$tmp" PATH="$PATH" LANG=C.UTF-8 \
 		AGENTFLEET_REQUIRE_INTEGRATION=1 "$@"
 }
-as_user "$dir/gotmp" "$dir/sandbox.test" -test.count=1 -test.v -test.run '^TestSubordinateUIDsSeparateTasks$'
+# The test skips when it runs as root: make sure it ran, and passed, here.
+as_user "$dir/gotmp" "$dir/sandbox.test" -test.count=1 -test.v -test.run '^TestSubordinateUIDsSeparateTasks$' | tee "$dir/subuid.out"
+grep -q -- '--- PASS: TestSubordinateUIDsSeparateTasks' "$dir/subuid.out" || {
+	echo "redteam-user: TestSubordinateUIDsSeparateTasks did not pass as $user (skipped?)" >&2
+	exit 1
+}
 as_user "$dir/tmp" "$dir/redteam" "$@"
