@@ -2,6 +2,8 @@ package gctune
 
 import (
 	"testing"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 type effects struct {
@@ -54,7 +56,7 @@ func TestUnknownMemorySetsNoLimit(t *testing.T) {
 
 func TestMemoryLimitReadsThisMachine(t *testing.T) {
 	if hostMemory() <= 0 {
-		t.Skip("no /proc/meminfo on this system")
+		testenv.SkipOrFatal(t, "no /proc/meminfo on this system: the host's memory is unknown")
 	}
 	if n := memoryLimit(); n <= 0 || n > hostMemory() {
 		t.Fatalf("memoryLimit() = %d, want in (0, host %d]", n, hostMemory())
