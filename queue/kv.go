@@ -13,8 +13,21 @@ import (
 // does not exist. The fleet's shared state that is not work or events
 // lives in such buckets: budgets (fleet/budget) and rate limits
 // (llm/ratelimit). Every process that calls it with the same name shares
-// the bucket.
+// the bucket. Like Open, it retries while a JetStream cluster is still
+// forming (a bucket created by several processes at once in a cluster
+// under load answered no request within the API timeout).
 func (c *Client) KeyValue(ctx context.Context, name, description string) (jetstream.KeyValue, error) {
+	var kv jetstream.KeyValue
+	err := retryWhileForming(ctx, func(ctx context.Context) error {
+		var err error
+		kv, err = c.openKeyValue(ctx, name, description)
+		return err
+	})
+	return kv, err
+}
+
+// openKeyValue is one attempt of KeyValue.
+func (c *Client) openKeyValue(ctx context.Context, name, description string) (jetstream.KeyValue, error) {
 	bucket := c.cfg.Prefix + "_" + name
 	kv, err := c.js.KeyValue(ctx, bucket)
 	if err == nil {
