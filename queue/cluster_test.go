@@ -149,33 +149,50 @@ func killStreamLeader(t *testing.T, ctx context.Context, cl *natstest.Cluster, j
 	t.Fatalf("no node is named %q, the leader of %s", info.Cluster.Leader, stream)
 }
 
-// readSeqs counts how many times each event seq is stored in stream.
+// readSeqs counts how many times each event seq is stored in stream,
+// reading up to the stream's last message: right after a leader change a
+// new consumer's first fetches may come back empty, so an empty batch
+// does not mean the end.
 func readSeqs(t *testing.T, ctx context.Context, js jetstream.JetStream, stream string) map[uint64]int {
 	t.Helper()
+	var last uint64
 	var cons jetstream.Consumer
-	testenv.EventuallyErr(t, waitTimeout, "an ordered consumer on "+stream, func() (err error) {
+	testenv.EventuallyErr(t, waitTimeout, "an ordered consumer on "+stream, func() error {
+		s, err := js.Stream(ctx, stream)
+		if err != nil {
+			return err
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			return err
+		}
+		last = info.State.LastSeq
 		cons, err = js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
 		return err
 	})
 	seen := map[uint64]int{}
-	for {
-		batch, err := cons.FetchNoWait(500)
+	for read := uint64(0); read < last; {
+		if ctx.Err() != nil {
+			t.Fatalf("reading %s: %d of %d messages read: %v", stream, read, last, ctx.Err())
+		}
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := 0
 		for m := range batch.Messages() {
-			n++
 			var ev queue.Event
 			if err := json.Unmarshal(m.Data(), &ev); err != nil {
 				t.Fatal(err)
 			}
 			seen[ev.Seq]++
-		}
-		if n == 0 {
-			return seen
+			md, err := m.Metadata()
+			if err != nil {
+				t.Fatal(err)
+			}
+			read = md.Sequence.Stream
 		}
 	}
+	return seen
 }
 
 // Open on a cluster that has not formed yet (here: two of three nodes
