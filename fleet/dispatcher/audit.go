@@ -198,7 +198,7 @@ func (d *Dispatcher) pruneAudit(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		n, err := d.store.DeleteAuditBefore(ctx, time.Now().Add(-d.cfg.AuditRetention))
+		n, err := d.store.DeleteAudit(ctx, store.DeleteAuditParams{Before: time.Now().Add(-d.cfg.AuditRetention)})
 		switch {
 		case err != nil && ctx.Err() == nil:
 			d.log.Warn("pruning the audit log", "err", err)
