@@ -28,9 +28,9 @@ type Principals interface {
 	AppendAudit(ctx context.Context, e AuditEntry) (AuditEntry, error)
 	// ListAudit returns one page of entries, newest first.
 	ListAudit(ctx context.Context, p ListAuditParams) (AuditPage, error)
-	// DeleteAuditBefore deletes the entries older than before and says how
-	// many.
-	DeleteAuditBefore(ctx context.Context, before time.Time) (int64, error)
+	// DeleteAudit deletes the entries older than p.Before in the tenants p
+	// selects and says how many.
+	DeleteAudit(ctx context.Context, p DeleteAuditParams) (int64, error)
 }
 
 // Token is an API token: who it is (ID, Name), what it may do (Grants,
@@ -111,6 +111,26 @@ type ListAuditParams struct {
 	Until     time.Time // exclusive
 	Limit     int       // default 100, at most 1000
 	Cursor    string    // from AuditPage.NextCursor
+}
+
+// DeleteAuditParams selects the audit entries DeleteAudit deletes: those
+// older than Before (required) whose tenant is in Tenants (nil: any; an
+// empty non-nil slice: none) and not in ExceptTenants. Entries without a
+// tenant ("") are selected by a nil Tenants unless ExceptTenants names
+// "": a retention default sweeps them with everything but the tenants
+// that have windows of their own.
+type DeleteAuditParams struct {
+	Before        time.Time
+	Tenants       []string
+	ExceptTenants []string
+}
+
+// Validate names the first wrong field.
+func (p DeleteAuditParams) Validate() error {
+	if p.Before.IsZero() {
+		return invalidf("Before", "is required: the entries older than it are deleted")
+	}
+	return nil
 }
 
 // AuditPage is one page of ListAudit.

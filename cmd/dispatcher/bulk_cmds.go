@@ -294,8 +294,8 @@ func printRetention(w io.Writer, v api.RetentionView) {
 		return d(x)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TENANT\tTURNS\tTOOL OUTPUTS\tARTIFACTS\tEVENTS")
-	fmt.Fprintf(tw, "(default)\t%s\t%s\t%s\t%s\n", d(v.Default.Turns), d(v.Default.ToolOutputs), d(v.Default.Artifacts), events(v.Default.Events))
+	fmt.Fprintln(tw, "TENANT\tTURNS\tTOOL OUTPUTS\tARTIFACTS\tEVENTS\tAUDIT")
+	fmt.Fprintf(tw, "(default)\t%s\t%s\t%s\t%s\t%s\n", d(v.Default.Turns), d(v.Default.ToolOutputs), d(v.Default.Artifacts), events(v.Default.Events), d(v.Default.Audit))
 	tenants := make([]string, 0, len(v.Tenants))
 	for t := range v.Tenants {
 		tenants = append(tenants, t)
@@ -303,10 +303,10 @@ func printRetention(w io.Writer, v api.RetentionView) {
 	slices.Sort(tenants)
 	for _, t := range tenants {
 		p := v.Tenants[t]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t, d(p.Turns), d(p.ToolOutputs), d(p.Artifacts), events(p.Events))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t, d(p.Turns), d(p.ToolOutputs), d(p.Artifacts), events(p.Events), d(p.Audit))
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "kept after a task ends; a tree with a live task keeps everything; shortest window %s; swept every %s\n", d(v.Floor), d(v.Interval))
+	fmt.Fprintf(w, "kept after a task ends (audit: after the call); a tree with a live task keeps everything; shortest window %s; swept every %s\n", d(v.Floor), d(v.Interval))
 	fmt.Fprintf(w, "events: %s\n", v.Events)
 	fmt.Fprintf(w, "deleted since start: %d turns, %d tool outputs, %d artifacts\n", v.Deleted["turns"], v.Deleted["tool_outputs"], v.Deleted["artifacts"])
 }

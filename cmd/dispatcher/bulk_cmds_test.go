@@ -64,7 +64,8 @@ func TestTasksRetryAndCancel(t *testing.T) {
 		t.Fatalf("after the cancel: %v %v, want 3 cancelled and 3 failed", counts, err)
 	}
 	if code, out := run(t, "retention", "show"); code != 0 || !strings.Contains(out, "(default)") || !strings.Contains(out, "for ever") ||
-		!strings.Contains(out, "EVENTS") || !strings.Contains(out, "stream max age") {
+		!strings.Contains(out, "EVENTS") || !strings.Contains(out, "stream max age") || !strings.Contains(out, "AUDIT") ||
+		!strings.Contains(out, "2160h") {
 		t.Fatalf("retention show: %d %s", code, out)
 	}
 }
@@ -73,7 +74,7 @@ func TestTasksRetryAndCancel(t *testing.T) {
 // and a window under the floor is refused naming its key.
 func TestServeConfigRetention(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "serve.yaml")
-	yaml := "database_url: x.db\ntoken: tk\nretention:\n  default: {turns: 720h}\n  tenants:\n    team-a: {artifacts: 2h, turns: -1}\n  batch: 500\n"
+	yaml := "database_url: x.db\ntoken: tk\nretention:\n  default: {turns: 720h}\n  tenants:\n    team-a: {artifacts: 2h, turns: -1, audit: 24h}\n  batch: 500\naudit_retention: 720h\n"
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,8 @@ func TestServeConfigRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := cfg.Retention
-	if r.Default.Turns != 720*time.Hour || r.Tenants["team-a"].Artifacts != 2*time.Hour || r.Tenants["team-a"].Turns != -1 || r.Batch != 500 {
+	if r.Default.Turns != 720*time.Hour || r.Tenants["team-a"].Artifacts != 2*time.Hour || r.Tenants["team-a"].Turns != -1 || r.Batch != 500 ||
+		r.Tenants["team-a"].Audit != 24*time.Hour || cfg.AuditRetention != 720*time.Hour {
 		t.Fatalf("retention read %+v", r)
 	}
 	if err := os.WriteFile(file, []byte("database_url: x.db\ntoken: tk\nretention: {default: {turns: 1m}}\n"), 0o600); err != nil {
@@ -90,5 +92,16 @@ func TestServeConfigRetention(t *testing.T) {
 	}
 	if _, err := cli.Load[ServeConfig](viper.New(), file); err == nil || !strings.Contains(err.Error(), "retention.default.turns") {
 		t.Fatalf("a window under the floor: %v", err)
+	}
+	for _, bad := range []struct{ yaml, key string }{
+		{"retention: {tenants: {team-b: {audit: 30m}}}", "retention.tenants.team-b.audit is 30m0s"},
+		{"audit_retention: 10m", "audit_retention is 10m0s"},
+	} {
+		if err := os.WriteFile(file, []byte("database_url: x.db\ntoken: tk\n"+bad.yaml+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cli.Load[ServeConfig](viper.New(), file); err == nil || !strings.Contains(err.Error(), bad.key) {
+			t.Fatalf("an audit window under the floor (%s): %v, want %q", bad.yaml, err, bad.key)
+		}
 	}
 }

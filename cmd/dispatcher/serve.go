@@ -130,10 +130,12 @@ type ServeConfig struct {
 	// unpriced sessions apart. Keep it the same as the workers'.
 	Prices map[string]pricing.Price `mapstructure:"prices"`
 	// AuditRetention is how long the audit log keeps its entries (default
-	// 90 days, 2160h; negative: for ever).
+	// 90 days, 2160h; negative: for ever) in the tenants without a window
+	// of their own (retention.tenants.<tenant>.audit); retention.default.audit,
+	// when set, takes its place.
 	AuditRetention time.Duration `mapstructure:"audit_retention"`
-	// Retention is how long ended tasks' turns, tool outputs and
-	// artifacts are kept, by default and per tenant (retention.default.turns,
+	// Retention is how long ended tasks' turns, tool outputs, artifacts,
+	// events and audit entries are kept, by default and per tenant (retention.default.turns,
 	// retention.tenants.<tenant>.artifacts, retention.floor, ...;
 	// fleet/dispatcher Retention). Unset: kept for ever.
 	Retention dispatcher.Retention `mapstructure:"retention"`
@@ -284,7 +286,7 @@ func (c ServeConfig) Validate() error {
 		return err
 	}
 	dc := dispatcher.Config{Profiles: c.Profiles, DefaultProfile: c.DefaultProfile, Queues: c.Queues, Prices: c.Prices, Retention: c.Retention,
-		Forges: forges}
+		AuditRetention: c.AuditRetention, Forges: forges}
 	return dc.WithDefaults().Validate() // names the keys itself
 }
 

@@ -121,6 +121,9 @@ type RetentionPolicy struct {
 	// Events is how long a tree's events stay after its root ended; zero
 	// or less: the EVENTS stream's max age.
 	Events fleet.Duration `json:"events"`
+	// Audit is how long the tenant's audit log entries are kept after
+	// they were written; zero or less: for ever.
+	Audit fleet.Duration `json:"audit"`
 }
 
 // RetentionView answers GET /v1/retention: the default policy, the

@@ -28,7 +28,8 @@ import (
 // of every tenant see. The entry is written after the answer, so a store
 // failure then is logged and does not change the answer.
 //
-// Entries older than Config.AuditRetention are deleted every hour by Run.
+// Entries older than their tenant's audit window are deleted every hour
+// by Run (audit_retention.go).
 
 // DefaultAuditRetention is how long audit entries are kept by default.
 const DefaultAuditRetention = 90 * 24 * time.Hour
@@ -186,29 +187,4 @@ func (a *handlers) listAudit(w http.ResponseWriter, r *http.Request) {
 			Target: e.Target, Status: e.Status, Error: e.Error}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// pruneAudit deletes the audit entries older than the retention every
-// hour (and once at start) until ctx ends; a negative retention keeps
-// them.
-func (d *Dispatcher) pruneAudit(ctx context.Context) {
-	if d.cfg.AuditRetention < 0 {
-		return
-	}
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		n, err := d.store.DeleteAuditBefore(ctx, time.Now().Add(-d.cfg.AuditRetention))
-		switch {
-		case err != nil && ctx.Err() == nil:
-			d.log.Warn("pruning the audit log", "err", err)
-		case n > 0:
-			d.log.Info("audit log pruned", "deleted", n, "retention", d.cfg.AuditRetention)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

@@ -91,7 +91,9 @@ type Config struct {
 	// has no price is refused (see prices.go).
 	Prices map[string]pricing.Price
 	// AuditRetention is how long audit log entries are kept (default
-	// DefaultAuditRetention; negative: for ever).
+	// DefaultAuditRetention; negative: for ever) unless
+	// Retention.Default.Audit says otherwise; a tenant's own window is
+	// Retention.Tenants[t].Audit (audit_retention.go).
 	AuditRetention time.Duration
 	// Retention is how long the history of ended tasks is kept, per
 	// tenant (retention.go); the zero value keeps everything.
@@ -165,6 +167,8 @@ func (c Config) Validate() error {
 	if _, err := pricing.Override(nil, c.Prices); err != nil {
 		errs = append(errs, err)
 	}
+	check(c.AuditRetention <= 0 || c.AuditRetention >= c.Retention.Floor,
+		"audit_retention is %s, shorter than retention.floor (%s): raise it or lower the floor", c.AuditRetention, c.Retention.Floor)
 	if err := c.Retention.Validate(); err != nil {
 		errs = append(errs, err)
 	}

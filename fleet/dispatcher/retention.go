@@ -34,9 +34,18 @@ import (
 //     running, waiting) keeps everything, whatever its age; and no window
 //     may be shorter than Retention.Floor (default 1 h), so a typo cannot
 //     delete what a user is still reading.
-//   - Sessions (usage and cost), tasks, results and the audit log are not
-//     history and are never swept; neither is the newest artifact of a
-//     kind and name (a repository's notes, see store.SweepParams).
+//   - Sessions (usage and cost), tasks and results are not history and
+//     are never swept; neither is the newest artifact of a kind and name
+//     (a repository's notes, see store.SweepParams).
+//   - The audit log has its own window, Audit, measured from each entry's
+//     time, not a task's end, and pruned hourly by Run rather than by this
+//     sweeper (audit_retention.go). Unlike the other windows it has a
+//     default even when nothing is set: retention.default.audit, else the
+//     fleet-wide Config.AuditRetention (audit_retention, 90 days). A
+//     tenant's zero Audit takes that default, a negative one keeps its
+//     entries for ever; entries with no tenant (fleet-wide admin calls,
+//     calls whose tenant was never learnt) follow the default. The floor
+//     applies to it as to the other windows.
 //   - Events are in the EVENTS stream, whose max age (queue config) stays
 //     their fleet-wide bound. A tenant's Events window goes further: once
 //     a tree's root ended that long ago and no task of the tree is live,
@@ -63,6 +72,10 @@ type RetentionPolicy struct {
 	// Events is how long a tree's events stay in EVENTS after its root
 	// ended (retention_events.go); the stream's max age bounds it.
 	Events time.Duration `mapstructure:"events"`
+	// Audit is how long audit log entries of the tenant are kept after
+	// they were written (audit_retention.go); 0 in the default policy
+	// takes Config.AuditRetention.
+	Audit time.Duration `mapstructure:"audit"`
 }
 
 func (p RetentionPolicy) window(k store.RetentionKind) time.Duration {
@@ -82,6 +95,7 @@ func (p RetentionPolicy) over(def RetentionPolicy) RetentionPolicy {
 		src time.Duration
 	}{
 		{&p.Turns, def.Turns}, {&p.ToolOutputs, def.ToolOutputs}, {&p.Artifacts, def.Artifacts}, {&p.Events, def.Events},
+		{&p.Audit, def.Audit},
 	} {
 		if *f.dst == 0 {
 			*f.dst = f.src
@@ -125,8 +139,13 @@ func (r Retention) Validate() error {
 				errs = append(errs, fmt.Errorf("%s.%s is %s, shorter than retention.floor (%s): raise it or lower the floor", key, k, w, r.Floor))
 			}
 		}
-		if w := p.Events; w > 0 && w < r.Floor {
-			errs = append(errs, fmt.Errorf("%s.events is %s, shorter than retention.floor (%s): raise it or lower the floor", key, w, r.Floor))
+		for _, f := range []struct {
+			name string
+			w    time.Duration
+		}{{"events", p.Events}, {"audit", p.Audit}} {
+			if f.w > 0 && f.w < r.Floor {
+				errs = append(errs, fmt.Errorf("%s.%s is %s, shorter than retention.floor (%s): raise it or lower the floor", key, f.name, f.w, r.Floor))
+			}
 		}
 	}
 	check("retention.default", r.Default)
@@ -154,7 +173,7 @@ type sweeper struct {
 }
 
 func newSweeper(d *Dispatcher) *sweeper {
-	s := &sweeper{cfg: d.cfg.Retention, deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+	s := &sweeper{cfg: d.cfg.auditRetention(), deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "agentfleet_retention_rows_deleted_total",
 		Help: "Rows of ended tasks' history deleted by retention, by kind: turns, tool_outputs, artifacts, events (messages purged from EVENTS).",
 	}, []string{"kind"}), tasks: d.store}
@@ -243,7 +262,7 @@ func (s *sweeper) drain(ctx context.Context, p store.SweepParams) error {
 func (s *sweeper) view(tenants []string) api.RetentionView {
 	conv := func(p RetentionPolicy) api.RetentionPolicy {
 		return api.RetentionPolicy{Turns: fleet.Duration(p.Turns), ToolOutputs: fleet.Duration(p.ToolOutputs),
-			Artifacts: fleet.Duration(p.Artifacts), Events: fleet.Duration(p.Events)}
+			Artifacts: fleet.Duration(p.Artifacts), Events: fleet.Duration(p.Events), Audit: fleet.Duration(p.Audit)}
 	}
 	v := api.RetentionView{Default: conv(s.cfg.Default), Tenants: map[string]api.RetentionPolicy{},
 		Floor: fleet.Duration(s.cfg.Floor), Interval: fleet.Duration(s.cfg.Interval), Deleted: map[string]int64{},

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -150,11 +149,20 @@ func (s *Store) ListAudit(ctx context.Context, p store.ListAuditParams) (store.A
 	return store.AuditPageOf(out, f.Limit), nil
 }
 
-// DeleteAuditBefore implements store.Store.
-func (s *Store) DeleteAuditBefore(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM audit_log WHERE at < $1`, before)
+// DeleteAudit implements store.Store.
+func (s *Store) DeleteAudit(ctx context.Context, p store.DeleteAuditParams) (int64, error) {
+	if err := p.Validate(); err != nil {
+		return 0, err
+	}
+	var w where
+	w.add("at < ?", p.Before)
+	w.tenants("tenant", p.Tenants)
+	if len(p.ExceptTenants) > 0 {
+		w.add("NOT (tenant = ANY(?::text[]))", p.ExceptTenants)
+	}
+	tag, err := s.pool.Exec(ctx, `DELETE FROM audit_log`+w.sql(), w.args...)
 	if err != nil {
-		return 0, translate("DeleteAuditBefore", err)
+		return 0, translate("DeleteAudit", err)
 	}
 	return tag.RowsAffected(), nil
 }

@@ -47,6 +47,20 @@ func (w *where) tenants(col string, tenants []string) {
 	w.conds = append(w.conds, col+" IN ("+strings.Join(marks, ", ")+")")
 }
 
+// except leaves out the rows whose column col is one of tenants (none:
+// no filter).
+func (w *where) except(col string, tenants []string) {
+	if len(tenants) == 0 {
+		return
+	}
+	marks := make([]string, len(tenants))
+	for i, t := range tenants {
+		marks[i] = "?"
+		w.args = append(w.args, t)
+	}
+	w.conds = append(w.conds, col+" NOT IN ("+strings.Join(marks, ", ")+")")
+}
+
 // common adds the filters ListTasks and CountTasks share.
 func (w *where) common(queue string, root uuid.UUID, labels map[string]string, after, before time.Time) {
 	if queue != "" {

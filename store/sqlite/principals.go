@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -165,11 +164,18 @@ func (s *Store) ListAudit(ctx context.Context, p store.ListAuditParams) (store.A
 	return store.AuditPageOf(out, f.Limit), nil
 }
 
-// DeleteAuditBefore implements store.Store.
-func (s *Store) DeleteAuditBefore(ctx context.Context, before time.Time) (int64, error) {
+// DeleteAudit implements store.Store.
+func (s *Store) DeleteAudit(ctx context.Context, p store.DeleteAuditParams) (int64, error) {
+	if err := p.Validate(); err != nil {
+		return 0, err
+	}
+	var w where
+	w.add("at < ?", p.Before.UnixMicro())
+	w.tenants("tenant", p.Tenants)
+	w.except("tenant", p.ExceptTenants)
 	var n int64
-	err := s.tx(ctx, "DeleteAuditBefore", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM audit_log WHERE at < ?`, before.UnixMicro())
+	err := s.tx(ctx, "DeleteAudit", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM audit_log`+w.sql(), w.args...)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"strings"
 
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -19,14 +18,7 @@ func (s *Store) Sweep(ctx context.Context, p store.SweepParams) (int64, error) {
 	w.add("state IN ('succeeded', 'failed', 'cancelled')")
 	w.add("finished_at < ?", p.EndedBefore.UnixMicro())
 	w.tenants("tenant", p.Tenants)
-	if len(p.ExceptTenants) > 0 {
-		marks := make([]string, len(p.ExceptTenants))
-		for i, t := range p.ExceptTenants {
-			marks[i] = "?"
-			w.args = append(w.args, t)
-		}
-		w.conds = append(w.conds, "tenant NOT IN ("+strings.Join(marks, ", ")+")")
-	}
+	w.except("tenant", p.ExceptTenants)
 	w.add("NOT EXISTS (SELECT 1 FROM tasks l WHERE l.root_id = tasks.root_id AND l.state IN ('queued', 'running', 'waiting'))")
 	ended := "SELECT id FROM tasks" + w.sql()
 	var q string

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -142,12 +143,63 @@ var principalTests = map[string]func(*testing.T, *bundle){
 		if got := list(store.ListAuditParams{Limit: 2, Cursor: first.NextCursor}); !slices.Equal(got, []string{"task.submit"}) {
 			t.Fatalf("second page: %v", got)
 		}
-		n, err := b.s.DeleteAuditBefore(b.ctx, time.Now().Add(-24*time.Hour))
+		n, err := b.s.DeleteAudit(b.ctx, store.DeleteAuditParams{Before: time.Now().Add(-24 * time.Hour)})
 		if err != nil || n != 1 {
-			t.Fatalf("DeleteAuditBefore deleted %d, %v; want the one old entry", n, err)
+			t.Fatalf("DeleteAudit deleted %d, %v; want the one old entry", n, err)
 		}
 		if got := list(store.ListAuditParams{}); len(got) != 2 {
 			t.Fatalf("after the delete: %v", got)
+		}
+	},
+	"AuditDeleteByTenant": func(t *testing.T, b *bundle) {
+		now := time.Now()
+		day := 24 * time.Hour
+		// An entry's Target says its tenant and age in days.
+		for _, tenant := range []string{"team-a", "team-b", ""} {
+			for _, age := range []int{10, 3, 0} {
+				e := store.AuditEntry{At: now.Add(-time.Duration(age) * day), Principal: "token:x", Tenant: tenant,
+					Action: "task.submit", Target: fmt.Sprintf("%s/%d", tenant, age), Status: 201}
+				if _, err := b.s.AppendAudit(b.ctx, e); err != nil {
+					t.Fatalf("AppendAudit %+v: %v", e, err)
+				}
+			}
+		}
+		left := func() []string {
+			t.Helper()
+			page, err := b.s.ListAudit(b.ctx, store.ListAuditParams{})
+			if err != nil {
+				t.Fatalf("ListAudit: %v", err)
+			}
+			var out []string
+			for _, e := range page.Entries {
+				out = append(out, e.Target)
+			}
+			slices.Sort(out)
+			return out
+		}
+		del := func(p store.DeleteAuditParams, want int64) {
+			t.Helper()
+			if n, err := b.s.DeleteAudit(b.ctx, p); err != nil || n != want {
+				t.Fatalf("DeleteAudit %+v deleted %d, %v; want %d", p, n, err, want)
+			}
+		}
+		_, err := b.s.DeleteAudit(b.ctx, store.DeleteAuditParams{Tenants: []string{"team-a"}})
+		wantErr(t, err, store.ErrInvalid)
+		del(store.DeleteAuditParams{Before: now, Tenants: []string{}}, 0)
+		// team-a's own window, 1 day: its 10- and 3-day-old entries go.
+		del(store.DeleteAuditParams{Before: now.Add(-day), Tenants: []string{"team-a"}}, 2)
+		// The default, 5 days, for all but team-a: team-b's and the
+		// untenanted 10-day-old entries go, team-a's newest stays.
+		del(store.DeleteAuditParams{Before: now.Add(-5 * day), ExceptTenants: []string{"team-a"}}, 2)
+		want := []string{"/0", "/3", "team-a/0", "team-b/0", "team-b/3"}
+		if got := left(); !slices.Equal(got, want) {
+			t.Fatalf("after the tenant's and the default's windows: %v, want %v", got, want)
+		}
+		// Excepting both tenants leaves only the untenanted entries.
+		del(store.DeleteAuditParams{Before: now.Add(-day), ExceptTenants: []string{"team-a", "team-b"}}, 1)
+		want = []string{"/0", "team-a/0", "team-b/0", "team-b/3"}
+		if got := left(); !slices.Equal(got, want) {
+			t.Fatalf("after a default that excepts both tenants: %v, want %v", got, want)
 		}
 	},
 }
