@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -193,28 +194,48 @@ func pause(ctx context.Context, d time.Duration) {
 
 // fetchBatch asks one consumer for up to n messages, waiting up to wait (0: not at all), and
 // calls each with every message as it arrives.
+//
+// The pull request's expiry is the server's to keep: the batch ends when the server says the
+// request expired (its status comes after every message it delivered), not when a client-side
+// deadline fires. A pull ended by a client deadline dropped the messages the server sent in its
+// last moments (nats.go asks the server for 90 % of the deadline and stops reading at the
+// deadline, so a loaded client lost some), and each came back only after AckWait.
+// A ctx deadline shortens the wait the same way; a cancelled ctx stops reading at once, and
+// what the server still delivers then is redelivered after AckWait.
 func fetchBatch(ctx context.Context, cons jetstream.Consumer, n int, wait time.Duration, each func(jetstream.Msg)) (int, error) {
 	var batch jetstream.MessageBatch
 	var err error
 	if wait == 0 {
 		batch, err = cons.FetchNoWait(n)
 	} else {
-		fctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		if dl, _ := fctx.Deadline(); time.Until(dl) < minPullWait {
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(wait, time.Until(dl))
+		}
+		if wait < minPullWait {
 			// Too little time for a pull request (the client refuses one that has expired).
-			<-fctx.Done()
+			pause(ctx, wait)
 			return 0, nil
 		}
-		batch, err = cons.Fetch(n, jetstream.FetchContext(fctx))
+		batch, err = cons.Fetch(n, jetstream.FetchMaxWait(wait))
 	}
 	if err != nil {
 		return 0, err
 	}
 	got := 0
-	for msg := range batch.Messages() {
-		got++
-		each(msg)
+	msgs, done := batch.Messages(), ctx.Done()
+	for {
+		select {
+		case msg, ok := <-msgs:
+			if !ok {
+				return got, batch.Error()
+			}
+			got++
+			each(msg)
+		case <-done:
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return got, ctx.Err()
+			}
+			done = nil // the deadline: the request expires with it; read what it brought
+		}
 	}
-	return got, batch.Error()
 }

@@ -43,3 +43,9 @@ func SkipIfShort(tb testing.TB, why string) {
 		tb.Skip(why + " (skipped under -short)")
 	}
 }
+
+// NATSPullReader names the nats.go function that reads a pull request's
+// messages, for goleak's IgnoreAnyFunction. It is not a leak: after the
+// pull's ctx is cancelled (queue's fetchBatch) it reads on until the request
+// expires on the server, at most its wait and a second later.
+const NATSPullReader = "github.com/nats-io/nats.go/jetstream.(*pullConsumer).fetch.func1"
