@@ -69,6 +69,9 @@ type GitStore struct {
 	cfg GitStoreConfig
 	st  store.Store
 	log *slog.Logger
+	// beforeLock, when set (by tests), runs between opening a
+	// repository's lock file and locking it.
+	beforeLock func(tree uuid.UUID)
 }
 
 // NewGitStore returns the store's handler; cfg.Dir must be set, and Key and

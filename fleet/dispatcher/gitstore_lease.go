@@ -128,6 +128,9 @@ func (g *GitStore) lock(tree uuid.UUID, exclusive bool) (*repoLock, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fleet git store: the lock of %s: %w", name, err)
 		}
+		if g.beforeLock != nil {
+			g.beforeLock(tree)
+		}
 		if err := lockFile(f, exclusive); err != nil {
 			_ = f.Close()
 			return nil, err
