@@ -64,7 +64,10 @@ const gitStoreTimeout = 10 * time.Minute
 //   - GET /git/{tree}/fetch?want=C[&have=H]: a bundle of C (ref
 //     refs/agentfleet/out), thin against H when the store has it.
 //
-// The last three take the tree's token as the bearer token.
+// The last three take the tree's token as the bearer token. A tree's
+// repository is made by its first push (refs and fetch never make one:
+// no refs, a 404) and removed by Release, Prune or Remove
+// (gitstore_lease.go).
 type GitStore struct {
 	cfg GitStoreConfig
 	st  store.Store
