@@ -40,7 +40,9 @@ import (
 //     delivered branch or a fresh clone of its ref, as for a task that
 //     never used the store. A reopened subagent that starts from its
 //     parent's snapshot (environment.store_base) cannot: its start fails
-//     with a message naming the store.
+//     with a message naming the store. A task that becomes live just as
+//     its tree's repository is removed (the liveness is read before the
+//     removal) is in the same case.
 //   - Races: every use of a repository (refs, push, fetch) holds a shared
 //     lock of it (flock of <tree>.git/agentfleet.lock); a removal takes
 //     the exclusive lock without waiting (a repository in use is not
