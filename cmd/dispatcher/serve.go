@@ -86,8 +86,8 @@ type ServeConfig struct {
 	// spend (default 5 s; fleet/budget).
 	BudgetCheckInterval time.Duration `mapstructure:"budget_check_interval"`
 	// GitStore serves the fleet git store (git_store.dir, .key,
-	// .worker_token; fleet/dispatcher gitstore.go): subagents of local
-	// tasks then run on any worker.
+	// .worker_token, .keep_after_end; fleet/dispatcher gitstore.go):
+	// subagents of local tasks then run on any worker.
 	GitStore dispatcher.GitStoreConfig `mapstructure:"git_store"`
 	// ScheduleInterval is how often due cron schedules and delayed starts
 	// (run_at) are looked for (default 1 s; negative: this dispatcher

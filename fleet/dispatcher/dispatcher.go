@@ -204,6 +204,7 @@ type Dispatcher struct {
 	// forgeChecks are the conflict checks in flight (forges_follow.go);
 	// Run waits for them.
 	forgeChecks sync.WaitGroup
+	git         lazyGitStore // the fleet git store (gitstore.go), made on first use
 }
 
 // New returns a Dispatcher over st and q.
@@ -280,6 +281,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	auditDone := make(chan struct{})
 	go func() { defer close(auditDone); d.pruneAudit(ctx) }()
 	defer func() { <-auditDone }()
+	gitDone := make(chan struct{})
+	go func() { defer close(gitDone); d.pruneGitStore(ctx) }() // gitstore_lease.go
+	defer func() { <-gitDone }()
 	if d.webhooks != nil {
 		stop := d.runWebhooks(ctx)
 		defer stop()

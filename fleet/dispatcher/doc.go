@@ -45,6 +45,11 @@
 // pull requests they opened through CI failures, reviews and conflicts
 // until they merge or close (forges.go, forges_follow.go).
 //
+// The fleet git store (gitstore.go) keeps a bare repository per task tree
+// for the workers' traveling subagents; a tree's repository is released
+// when its pull request concludes, or by an hourly sweep once the tree
+// has had no live task for git_store.keep_after_end (gitstore_lease.go).
+//
 // The dispatcher never imports the worker package: the rules both sides
 // apply live in fleet/internal/taskops.
 package dispatcher

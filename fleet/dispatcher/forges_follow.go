@@ -459,7 +459,8 @@ func (d *Dispatcher) auditForge(ctx context.Context, action, target string, stat
 }
 
 // concludePull records that in's pull request was merged or closed on its
-// task: the task's outcome; it takes no more follow-ups.
+// task: the task's outcome; it takes no more follow-ups, and its tree's
+// repository in the fleet git store is released (gitstore_lease.go).
 func (d *Dispatcher) concludePull(ctx context.Context, name string, in inbound) (string, string, int, error) {
 	t, err := d.taskOfPull(ctx, name, in.Repo, in.Pull)
 	if err != nil || t.ID == uuid.Nil {
@@ -474,6 +475,7 @@ func (d *Dispatcher) concludePull(ctx context.Context, name string, in inbound) 
 		ContentType: "application/json", Content: raw}); err != nil {
 		return "task.conclude", t.ID.String(), 0, err
 	}
+	d.releaseTree(ctx, t.RootID)
 	return "task.conclude", t.ID.String(), http.StatusOK, nil
 }
 

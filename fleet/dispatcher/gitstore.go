@@ -16,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,6 +45,10 @@ type GitStoreConfig struct {
 	TokenTTL time.Duration `mapstructure:"token_ttl"`
 	// MaxBundleBytes bounds one push (default 2 GiB).
 	MaxBundleBytes int64 `mapstructure:"max_bundle_bytes"`
+	// KeepAfterEnd is how long a tree's repository is kept once no task
+	// of the tree is live (gitstore_lease.go): default
+	// DefaultGitStoreKeep; negative keeps every repository for ever.
+	KeepAfterEnd time.Duration `mapstructure:"keep_after_end"`
 }
 
 // gitStoreTimeout bounds one git command of the store.
@@ -61,14 +64,17 @@ const gitStoreTimeout = 10 * time.Minute
 //   - GET /git/{tree}/fetch?want=C[&have=H]: a bundle of C (ref
 //     refs/agentfleet/out), thin against H when the store has it.
 //
-// The last three take the tree's token as the bearer token.
+// The last three take the tree's token as the bearer token. A tree's
+// repository is made by its first push (refs and fetch never make one:
+// no refs, a 404) and removed by Release, Prune or Remove
+// (gitstore_lease.go).
 type GitStore struct {
 	cfg GitStoreConfig
 	st  store.Store
 	log *slog.Logger
-
-	mu    sync.Mutex
-	inits map[uuid.UUID]bool // repositories made by this process
+	// beforeLock, when set (by tests), runs between opening a
+	// repository's lock file and locking it.
+	beforeLock func(tree uuid.UUID)
 }
 
 // NewGitStore returns the store's handler; cfg.Dir must be set, and Key and
@@ -88,13 +94,16 @@ func NewGitStore(cfg GitStoreConfig, st store.Store, log *slog.Logger) (*GitStor
 	if cfg.MaxBundleBytes <= 0 {
 		cfg.MaxBundleBytes = 2 << 30
 	}
+	if cfg.KeepAfterEnd == 0 {
+		cfg.KeepAfterEnd = DefaultGitStoreKeep
+	}
 	if log == nil {
 		log = slog.Default()
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	return &GitStore{cfg: cfg, st: st, log: log, inits: map[uuid.UUID]bool{}}, nil
+	return &GitStore{cfg: cfg, st: st, log: log}, nil
 }
 
 // gitStore is the handler of gitStoreRoute: the store, or a 404 saying
@@ -105,7 +114,7 @@ func (d *Dispatcher) gitStore() http.Handler {
 			http.Error(w, "this dispatcher serves no fleet git store (git_store.dir)", http.StatusNotFound)
 		})
 	}
-	g, err := NewGitStore(d.cfg.GitStore, d.store, d.log)
+	g, err := d.fleetGitStore()
 	if err != nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "the fleet git store is misconfigured: "+err.Error(), http.StatusServiceUnavailable)
@@ -166,37 +175,35 @@ func (g *GitStore) mint(w http.ResponseWriter, r *http.Request) {
 		ExpiresAt: now.Add(g.cfg.TokenTTL)})
 }
 
-// repo returns the tree's repository, made on first use.
-func (g *GitStore) repo(ctx context.Context, tree uuid.UUID) (string, error) {
-	dir := filepath.Join(g.cfg.Dir, tree.String()+".git")
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.inits[tree] {
-		return dir, nil
+// create makes tree's repository when it is missing: made aside, then
+// renamed into place, so no one sees half a repository.
+func (g *GitStore) create(ctx context.Context, tree uuid.UUID) error {
+	dir := filepath.Join(g.cfg.Dir, repoName(tree))
+	tmp := dir + initInfix + randHex()
+	if _, err := git(ctx, "", nil, "init", "-q", "--bare", tmp); err != nil {
+		return err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		tmp := dir + ".init-" + randHex()
-		if _, err := git(ctx, "", nil, "init", "-q", "--bare", tmp); err != nil {
-			return "", err
-		}
-		if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, os.ErrExist) {
-			_ = os.RemoveAll(tmp)
-			if _, serr := os.Stat(filepath.Join(dir, "HEAD")); serr != nil {
-				return "", err
-			}
+	if err := os.Rename(tmp, dir); err != nil {
+		_ = os.RemoveAll(tmp)
+		if _, serr := os.Lstat(dir); serr != nil { // not another's made meanwhile
+			return err
 		}
 	}
-	g.inits[tree] = true
-	return dir, nil
+	return nil
 }
 
 func (g *GitStore) refs(w http.ResponseWriter, r *http.Request, tree uuid.UUID) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	dir := filepath.Join(g.cfg.Dir, tree.String()+".git")
-	if _, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil {
-		return // nothing pushed yet: no refs, and no repository made for a look
+	l, err := g.open(r.Context(), tree, false)
+	if err != nil {
+		g.fail(w, err)
+		return
 	}
-	out, err := git(r.Context(), dir, nil, "for-each-ref", "--format=%(objectname) %(refname)", "refs/agentfleet/")
+	if l == nil {
+		return // nothing pushed yet, or released: no refs, and no repository made for a look
+	}
+	defer l.release()
+	out, err := git(r.Context(), l.dir, nil, "for-each-ref", "--format=%(objectname) %(refname)", "refs/agentfleet/")
 	if err != nil {
 		g.fail(w, err)
 		return
@@ -218,11 +225,13 @@ func (g *GitStore) push(w http.ResponseWriter, r *http.Request, tree uuid.UUID) 
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	dir, err := g.repo(r.Context(), tree)
+	l, err := g.open(r.Context(), tree, true)
 	if err != nil {
 		g.fail(w, err)
 		return
 	}
+	defer l.release()
+	dir := l.dir
 	f, err := os.CreateTemp(dir, "push-*.bundle")
 	if err != nil {
 		g.fail(w, err)
@@ -254,11 +263,18 @@ func (g *GitStore) fetch(w http.ResponseWriter, r *http.Request, tree uuid.UUID)
 		return
 	}
 	ctx := r.Context()
-	dir, err := g.repo(ctx, tree)
+	l, err := g.open(ctx, tree, false)
 	if err != nil {
 		g.fail(w, err)
 		return
 	}
+	if l == nil {
+		http.Error(w, "the fleet git store has no repository for tree "+tree.String()+
+			" (nothing pushed, or released once the tree ended): start from the task's branch or a fresh clone", http.StatusNotFound)
+		return
+	}
+	defer l.release()
+	dir := l.dir
 	if _, err := git(ctx, dir, nil, "cat-file", "-e", want+"^{commit}"); err != nil {
 		http.Error(w, "the fleet git store of this tree has no commit "+want, http.StatusNotFound)
 		return
