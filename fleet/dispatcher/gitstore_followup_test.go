@@ -14,7 +14,6 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/client"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
 	"github.com/agentfleet/agentfleet/fleet/fleettest"
-	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -40,10 +39,8 @@ func TestFollowUpAfterGitStorePruned(t *testing.T) {
 	go func() { defer close(ran); _ = d.Run(ctx) }()
 	srv := httptest.NewServer(d.Handler(dispatcher.APIOptions{Token: "t0k"}))
 	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close(); stop(); <-ran })
-	roots := map[string]string{} // worker id: workspace root
 	for i := range 2 {
 		c := f.WorkerConfig(i)
-		roots[c.ID] = c.WorkspaceRoot
 		c.GitStore.URL, c.GitStore.Token = srv.URL, storeCred
 		c.OutboundAllowPrivate = []string{"127.0.0.0/8"}
 		f.StartWorkerWith(c)
@@ -89,12 +86,6 @@ func TestFollowUpAfterGitStorePruned(t *testing.T) {
 		t.Fatalf("the sweep a week later removed %d (%v); the repository is still there: %v", n, err, exists(repo))
 	}
 
-	// The worker removes the task's workspace just after its end; a
-	// round 2 on that worker before then would lose its new workspace to
-	// that removal (a race of the worker's, not of the store's).
-	testenv.Eventually(t, fleettest.Wait, "round 1's workspace to be removed", func() bool {
-		return !exists(filepath.Join(roots[first.WorkerID], id.String()))
-	})
 	resp, err := api.FollowUp(ctx, id, "write two.txt")
 	if err != nil || !resp.Reopened {
 		t.Fatalf("follow-up: %+v, %v", resp, err)

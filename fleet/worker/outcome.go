@@ -130,6 +130,7 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 		e.Append = r.rec.pendingAppend()
 	}
 	traceEnd(ctx, to, reason, res) // tracing.go
+	defer w.endings.hold(r.task.ID)() // until the workspace is removed (ending.go)
 	ended, err := w.ends.End(ctx, e)
 	if err != nil {
 		r.log.Warn("writing the final state; handing back", "err", err)
@@ -144,6 +145,9 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 	}
 	if !ended.Task.State.Terminal() {
 		return ack()
+	}
+	if hook := w.afterEnd.Load(); hook != nil {
+		(*hook)(r.task.ID)
 	}
 	if !ended.Reopened {
 		r.cleanupWorkspace(ended.Task.State == store.TaskSucceeded)

@@ -82,10 +82,12 @@ type Worker struct {
 
 	draining     chan struct{} // closed by Shutdown: stop pulling, then drain
 	drainOnce    sync.Once
-	stopped      chan struct{}      // closed when Run returns
-	mu           sync.Mutex         // guards runs
-	runs         map[uuid.UUID]*run // sessions running now, by task id
-	handlerGroup sync.WaitGroup     // one per delivery being handled
+	stopped      chan struct{}                   // closed when Run returns
+	mu           sync.Mutex                      // guards runs
+	runs         map[uuid.UUID]*run              // sessions running now, by task id
+	endings      endings                         // tasks whose end is being written (ending.go)
+	afterEnd     atomic.Pointer[func(uuid.UUID)] // tests: called between an end and its cleanup
+	handlerGroup sync.WaitGroup                  // one per delivery being handled
 }
 
 // New checks cfg and deps and returns a worker that has not started.

@@ -155,6 +155,9 @@ func (w *Worker) prepareWorkspace(ctx context.Context, id, tree uuid.UUID, spec 
 		}
 		return &workspace{dir: filepath.Join(root, rel), file: f}, nil
 	}
+	if err := w.endings.wait(ctx, id); err != nil { // a run of it ending here removes this directory
+		return nil, err
+	}
 	root := w.cfg.WorkspaceRoot
 	ws := &workspace{dir: filepath.Join(root, id.String()), owned: true}
 	if env.Repo == "" {
