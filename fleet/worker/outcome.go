@@ -129,7 +129,7 @@ func (r *run) finish(ctx context.Context, to store.TaskState, reason string, res
 	if r.rec != nil {
 		e.Append = r.rec.pendingAppend()
 	}
-	traceEnd(ctx, to, reason, res) // tracing.go
+	traceEnd(ctx, to, reason, res)    // tracing.go
 	defer w.endings.hold(r.task.ID)() // until the workspace is removed (ending.go)
 	ended, err := w.ends.End(ctx, e)
 	if err != nil {
