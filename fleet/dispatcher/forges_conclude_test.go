@@ -2,6 +2,7 @@ package dispatcher_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -87,6 +88,10 @@ func TestForgeConcludeReleasesTree(t *testing.T) {
 	}
 
 	endTask(t, f.Store, child.Task.ID, store.TaskSucceeded, `{"success":true}`)
+	// The concluded tree's subagent takes no follow-up either.
+	if _, err := d.Reopen(ctx, f.Task(child.Task.ID), "more"); !errors.Is(err, dispatcher.ErrTaskConcluded) {
+		t.Fatalf("a follow-up of a concluded tree's subagent: %v, want ErrTaskConcluded", err)
+	}
 	if n, err := d.PruneGitStore(ctx, time.Now()); err != nil || n != 1 || exists(repo(busy)) || !exists(repo(other)) {
 		t.Fatalf("the sweep after the child ended removed %d (%v): concluded tree's repository %v, open one's %v",
 			n, err, exists(repo(busy)), exists(repo(other)))

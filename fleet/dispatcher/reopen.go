@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
 	"github.com/agentfleet/agentfleet/store"
@@ -36,6 +38,12 @@ func (d *Dispatcher) Reopen(ctx context.Context, t store.Task, message string) (
 	done, ended, err := d.rounds(ctx, t)
 	if err != nil {
 		return 0, err
+	}
+	if !ended {
+		ended, err = d.ancestorConcluded(ctx, t)
+		if err != nil {
+			return 0, err
+		}
 	}
 	if ended {
 		return 0, fmt.Errorf("%w: task %s; submit a new task to go on", ErrTaskConcluded, t.ID)
@@ -72,4 +80,27 @@ func (d *Dispatcher) rounds(ctx context.Context, t store.Task) (n int, concluded
 		}
 	}
 	return n, concluded(arts), nil
+}
+
+// ancestorConcluded reports whether a task above t (its parent, theirs, up
+// to the root) has a pull request that was merged or closed: the tree's
+// work is then done, its repository in the fleet git store is released
+// (gitstore_lease.go), and a follow-up of one of its subagents would run
+// without it and deliver nowhere.
+func (d *Dispatcher) ancestorConcluded(ctx context.Context, t store.Task) (bool, error) {
+	for id := t.ParentID; id != uuid.Nil; {
+		o, err := taskOutcome(ctx, d.store, id)
+		if err != nil {
+			return false, err
+		}
+		if o.Outcome != "" {
+			return true, nil
+		}
+		p, err := d.store.GetTask(ctx, store.GetTaskParams{ID: id})
+		if err != nil {
+			return false, fmt.Errorf("reading task %s, an ancestor of %s: %w", id, t.ID, err)
+		}
+		id = p.ParentID
+	}
+	return false, nil
 }
