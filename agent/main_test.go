@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 // envServeMCP makes the test binary a stdio MCP server (see serveMCP).
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 	}
 	_ = os.Setenv("AGENTFLEET_PROBE_API_KEY", "must-not-leak")
 	_ = os.Setenv("AGENTFLEET_PROBE_PLAIN", "visible-value")
-	goleak.VerifyTestMain(m)
+	testenv.VerifyTestMain(m)
 }
 
 type saveIn struct {

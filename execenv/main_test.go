@@ -4,9 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"go.uber.org/goleak"
-
 	"github.com/agentfleet/agentfleet/execenv/execenvtest"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -14,5 +13,5 @@ func TestMain(m *testing.M) {
 	for k, v := range execenvtest.ProbeEnv {
 		_ = os.Setenv(k, v)
 	}
-	goleak.VerifyTestMain(m)
+	testenv.VerifyTestMain(m)
 }

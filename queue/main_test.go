@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"go.uber.org/goleak"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
@@ -19,7 +18,7 @@ import (
 // on until the request expires on the server, at most a pull wait and a
 // second later (fetchBatch in serve.go).
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(testenv.NATSPullReader))
+	testenv.VerifyTestMain(m)
 }
 
 // waitTimeout bounds every wait in these tests: generous, for loaded machines.

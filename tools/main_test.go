@@ -3,9 +3,9 @@ package tools
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	testenv.VerifyTestMain(m)
 }

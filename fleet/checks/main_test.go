@@ -3,8 +3,8 @@ package checks_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 // TestMain fails the package's tests when goroutines outlive them.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.VerifyTestMain(m) }

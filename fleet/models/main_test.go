@@ -3,7 +3,7 @@ package models_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.VerifyTestMain(m) }

@@ -7,6 +7,8 @@ package testenv
 import (
 	"os"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // EnvRequire names the variable that turns skips into failures.
@@ -45,7 +47,14 @@ func SkipIfShort(tb testing.TB, why string) {
 }
 
 // NATSPullReader names the nats.go function that reads a pull request's
-// messages, for goleak's IgnoreAnyFunction. It is not a leak: after the
-// pull's ctx is cancelled (queue's fetchBatch) it reads on until the request
-// expires on the server, at most its wait and a second later.
+// messages. It is not a leak: after the pull's ctx is cancelled (queue's
+// fetchBatch) it reads on until the request expires on the server, at
+// most its wait and a second later.
 const NATSPullReader = "github.com/nats-io/nats.go/jetstream.(*pullConsumer).fetch.func1"
+
+// VerifyTestMain runs a package's tests and fails the run if a goroutine
+// outlived them (goleak), a cancelled pull's reader (NATSPullReader)
+// excepted. Call it from TestMain.
+func VerifyTestMain(m *testing.M, opts ...goleak.Option) {
+	goleak.VerifyTestMain(m, append(opts, goleak.IgnoreAnyFunction(NATSPullReader))...)
+}

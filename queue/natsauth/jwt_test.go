@@ -13,14 +13,14 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
-	"go.uber.org/goleak"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/queue/natsauth"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.VerifyTestMain(m) }
 
 const waitTimeout = 30 * time.Second
 

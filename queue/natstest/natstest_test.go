@@ -5,15 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentfleet/agentfleet/internal/testenv"
-
 	"github.com/nats-io/nats.go/jetstream"
-	"go.uber.org/goleak"
 
+	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue/natstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.VerifyTestMain(m) }
 
 func TestStartServesJetStream(t *testing.T) {
 	s := natstest.Start(t)

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
+
+	"github.com/agentfleet/agentfleet/internal/testenv"
 )
 
 // envServe makes the test binary an MCP server on stdio (see serveStdio).
@@ -18,7 +19,7 @@ func TestMain(m *testing.M) {
 		serveStdio()
 		return
 	}
-	goleak.VerifyTestMain(m)
+	testenv.VerifyTestMain(m)
 }
 
 type echoIn struct {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.uber.org/goleak"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher/webhook"
@@ -24,7 +23,7 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testenv.VerifyTestMain(m) }
 
 const secret = "whsec-test"
 
