@@ -59,7 +59,9 @@ func TestFollowUpRightAfterTheEndKeepsItsWorkspace(t *testing.T) {
 	ctx := waitCtx(t)
 	task := f.Task(id)
 	name, err := taskops.StoreInput(ctx, f.Store, id, "write two.txt")
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ends := &taskops.Completer{Store: f.Store, Queue: f.Queue}
 	if moved, err := ends.Reopen(ctx, task, name); err != nil || !moved {
 		t.Fatalf("reopen: moved %v, %v", moved, err)
