@@ -68,7 +68,7 @@ type Pump struct {
 // last one from EVENTS. Once ctx has ended (the worker halted) the pump
 // drains the subscription without storing or publishing anything.
 func Start(ctx context.Context, sink Sink, t store.Task, sub *agent.Subscription, log *slog.Logger, seen func(agent.Event)) (*Pump, error) {
-	p := &Pump{sink: sink, task: t, tenant: Tenant(t), log: log, sub: sub, seen: seen, done: make(chan struct{})}
+	p := &Pump{sink: sink, task: t, tenant: fleet.SessionTenant(t), log: log, sub: sub, seen: seen, done: make(chan struct{})}
 	p.head = envelope(t, p.tenant, 0, "", nil)
 	if t.Attempts > 1 {
 		last, err := sink.Queue.LastSeq(ctx, t.RootID.String(), t.ID.String())
@@ -155,7 +155,7 @@ func (p *Pump) PublishEnd(ctx context.Context, t store.Task, res fleet.TaskResul
 // Envelope is the queue event of a task's session, under the tenant of
 // the task's spec (queue.DefaultTenant for a spec that names none).
 func Envelope(t store.Task, seq uint64, kind string, data json.RawMessage) queue.Event {
-	return envelope(t, Tenant(t), seq, kind, data)
+	return envelope(t, fleet.SessionTenant(t), seq, kind, data)
 }
 
 func envelope(t store.Task, tenant string, seq uint64, kind string, data json.RawMessage) queue.Event {
@@ -171,18 +171,6 @@ func envelope(t store.Task, tenant string, seq uint64, kind string, data json.Ra
 // eventID is the id of a session's event seq: <session>-<seq>.
 func eventID(session string, seq uint64) string {
 	return session + "-" + strconv.FormatUint(seq, 10)
-}
-
-// Tenant is the tenant named by t's spec; "" (a spec stored before
-// tenants, or one that cannot be read) becomes fleet.DefaultTenant.
-func Tenant(t store.Task) string {
-	var spec struct {
-		Tenant string `json:"tenant"`
-	}
-	if json.Unmarshal(t.Spec, &spec) != nil || spec.Tenant == "" {
-		return fleet.DefaultTenant
-	}
-	return spec.Tenant
 }
 
 func sessionEndData(t store.Task, res fleet.TaskResult) json.RawMessage {
