@@ -40,6 +40,12 @@ func (c *Completer) CancelTree(ctx context.Context, id uuid.UUID, reason string)
 		return CancelledTree{}, err
 	}
 	res := CancelledTree{Tasks: tasks}
+	if len(tasks) == 0 {
+		return res, nil
+	}
+	// The subtree's tenant (children inherit their parent's), for the
+	// aborts' control subjects, and the task whose parent may wait.
+	t, readErr := c.Store.GetTask(ctx, store.GetTaskParams{ID: id})
 	var errs []error
 	for _, k := range tasks {
 		if c.Ended != nil {
@@ -48,7 +54,11 @@ func (c *Completer) CancelTree(ctx context.Context, id uuid.UUID, reason string)
 		if k.From != store.TaskRunning {
 			continue
 		}
-		switch err := c.abort(ctx, k.ID); {
+		if readErr != nil {
+			errs = append(errs, fmt.Errorf("aborting task %s: reading its tenant: %w", k.ID, readErr))
+			continue
+		}
+		switch err := c.abort(ctx, fleet.SessionTenant(t), k.ID); {
 		case err == nil:
 			res.Aborted++
 		case !errors.Is(err, queue.ErrNotRunning):
@@ -56,29 +66,22 @@ func (c *Completer) CancelTree(ctx context.Context, id uuid.UUID, reason string)
 		}
 	}
 	res.AbortErr = errors.Join(errs...)
-	if len(tasks) > 0 {
-		if t, err := c.Store.GetTask(ctx, store.GetTaskParams{ID: id}); err == nil {
-			if err := c.wakeParent(ctx, t); err != nil {
-				c.log().Warn("waking the parent of a cancelled task", "task_id", id, "err", err)
-			}
+	if readErr == nil {
+		if err := c.wakeParent(ctx, t); err != nil {
+			c.log().Warn("waking the parent of a cancelled task", "task_id", id, "err", err)
 		}
 	}
 	return res, nil
 }
 
-// abort asks the session of task id to abort, on its tenant's control
-// subject (the task is read for it: CancelledTask does not carry it).
-func (c *Completer) abort(ctx context.Context, id uuid.UUID) error {
-	t, err := c.Store.GetTask(ctx, store.GetTaskParams{ID: id})
-	if err != nil {
-		return fmt.Errorf("reading its tenant: %w", err)
-	}
+// abort asks the session of task id, of tenant, to abort.
+func (c *Completer) abort(ctx context.Context, tenant string, id uuid.UUID) error {
 	timeout := c.AbortTimeout
 	if timeout <= 0 {
 		timeout = queue.DefaultControlTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	_, err = c.Queue.Control(ctx, fleet.SessionTenant(t), fleet.SessionSubject(id), queue.ControlRequest{Op: queue.OpAbort})
+	_, err := c.Queue.Control(ctx, tenant, fleet.SessionSubject(id), queue.ControlRequest{Op: queue.OpAbort})
 	return err
 }
