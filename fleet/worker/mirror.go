@@ -20,7 +20,6 @@ import (
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
 	"github.com/agentfleet/agentfleet/internal/beneath"
-	"github.com/agentfleet/agentfleet/internal/bytesize"
 	"github.com/agentfleet/agentfleet/internal/dirlock"
 	"github.com/agentfleet/agentfleet/internal/gitsource"
 	"github.com/agentfleet/agentfleet/internal/snapcache"
@@ -93,18 +92,7 @@ func (c Config) repoCacheDir() string {
 }
 
 func (c RepoCacheConfig) maxBytes() (int64, error) {
-	s := c.MaxSize
-	if s == "" {
-		s = DefaultRepoCacheMaxSize
-	}
-	n, err := bytesize.Parse(s)
-	if err == nil && n <= 0 {
-		err = errors.New("must be positive")
-	}
-	if err != nil {
-		return 0, fmt.Errorf("repo_cache.max_size %q is not a size such as 20GiB: %v", c.MaxSize, err)
-	}
-	return n, nil
+	return cacheMaxBytes("repo_cache.max_size", c.MaxSize, DefaultRepoCacheMaxSize)
 }
 
 // Validate names a bad key of repo_cache; workspaceRoot is
