@@ -326,13 +326,26 @@ func (w *Worker) cloneMirror(ctx context.Context, m mirror, refs []string, tree,
 // beneath root (made here), reading ro, without network; done is false
 // when the sandbox is off (nothing was run, name is not made).
 func (w *Worker) inTreeSandbox(ctx context.Context, what string, ro []sandbox.OpenedDir, tree, root, name string, do func(execenv.Environment) error) (done bool, err error) {
+	set := sandbox.Settings{Network: sandbox.NetworkNone, ReadOnlyDirs: ro, Logger: w.log.With("work", what)}
+	return w.gitSandbox(ctx, what, set, tree, root, name, func(env execenv.Environment) error {
+		if err := do(env); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	})
+}
+
+// gitSandbox runs do in a sandbox of tree's with set (git's prompts
+// off) whose workspace is name beneath root (made here); done is false
+// when the sandbox is off (nothing was run, name is not made). what
+// prefixes the sandbox's own errors; do's are returned as they are.
+func (w *Worker) gitSandbox(ctx context.Context, what string, set sandbox.Settings, tree, root, name string, do func(execenv.Environment) error) (done bool, err error) {
 	f, err := beneath.MkdirAll(root, name, 0o755)
 	if err != nil {
 		return false, dirRefused(filepath.Join(root, name), err)
 	}
 	defer func() { _ = f.Close() }()
-	set := sandbox.Settings{Env: []string{"GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0"}, Network: sandbox.NetworkNone,
-		ReadOnlyDirs: ro, Logger: w.log.With("work", what)}
+	set.Env = []string{"GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0"}
 	cfg := execenv.LocalConfig{WorkingDir: filepath.Join(root, name), WorkingDirFile: f, DefaultTimeout: cloneTimeout, MaxTimeout: cloneTimeout}
 	env, ok, err := w.sandbox.Confine(cfg, set, tree)
 	var refused *tasksandbox.RefusedError
@@ -342,13 +355,10 @@ func (w *Worker) inTreeSandbox(ctx context.Context, what string, ro []sandbox.Op
 	case err != nil:
 		return true, fmt.Errorf("%s: %w", what, err)
 	case !ok:
-		return false, os.Remove(filepath.Join(root, name))
+		return false, os.Remove(filepath.Join(root, name)) // the worker's git makes it again
 	}
 	defer func() { _ = env.Cleanup(context.WithoutCancel(ctx)) }()
-	if err := do(env); err != nil {
-		return true, fmt.Errorf("%s: %w", what, err)
-	}
-	return true, nil
+	return true, do(env)
 }
 
 // mirrorDirs is the mirror the task's clone borrows objects from, opened
