@@ -143,7 +143,7 @@ func (c *Cache) Put(ctx context.Context, key, src string) error {
 	tmp := c.path("tmp", fmt.Sprintf("%s.%d", key, c.seq))
 	c.mu.Unlock()
 	defer func() { _ = os.RemoveAll(tmp) }()
-	if err := copyTree(ctx, src, tmp); err != nil {
+	if err := CopyTree(ctx, src, tmp); err != nil {
 		return err
 	}
 	size := dirSize(tmp)
@@ -237,9 +237,7 @@ func checkKey(k string) error {
 // CopyTree copies the directory src to dst (which must not exist) with
 // `cp -a --reflink=auto`: links stay links, modes, times and, where the
 // caller may, owners are kept; data is shared where the file system can.
-func CopyTree(ctx context.Context, src, dst string) error { return copyTree(ctx, src, dst) }
-
-func copyTree(ctx context.Context, src, dst string) error {
+func CopyTree(ctx context.Context, src, dst string) error {
 	cmd := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", "--", src, dst)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
