@@ -204,7 +204,8 @@ func (c *Cache) sizeLocked() int64 {
 // evictLocked removes the least recently used snapshots no one holds,
 // but keep, until the cache is within its bound.
 func (c *Cache) evictLocked(keep string) {
-	if c.sizeLocked() <= c.cfg.MaxBytes {
+	size := c.sizeLocked()
+	if size <= c.cfg.MaxBytes {
 		return
 	}
 	var idle []string
@@ -215,10 +216,11 @@ func (c *Cache) evictLocked(keep string) {
 	}
 	sort.Slice(idle, func(i, j int) bool { return c.entries[idle[i]].used.Before(c.entries[idle[j]].used) })
 	for _, k := range idle {
-		if c.sizeLocked() <= c.cfg.MaxBytes {
+		if size <= c.cfg.MaxBytes {
 			return
 		}
 		if err := os.RemoveAll(c.path("snap", k)); err == nil {
+			size -= c.entries[k].size
 			delete(c.entries, k)
 		}
 	}
