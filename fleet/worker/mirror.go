@@ -91,6 +91,9 @@ func (c Config) repoCacheDir() string {
 	return c.RepoCache.Dir
 }
 
+// mirrorsDir is where the mirrors are: repo_cache.dir/mirrors.
+func (c Config) mirrorsDir() string { return filepath.Join(c.repoCacheDir(), "mirrors") }
+
 func (c RepoCacheConfig) maxBytes() (int64, error) {
 	return cacheMaxBytes("repo_cache.max_size", c.MaxSize, DefaultRepoCacheMaxSize)
 }
@@ -131,10 +134,10 @@ func (w *Worker) repoCache() (*workerRepos, error) {
 		dir := w.cfg.repoCacheDir()
 		max, err := w.cfg.RepoCache.maxBytes()
 		if err == nil {
-			err = os.MkdirAll(filepath.Join(dir, "mirrors"), 0o755)
+			err = os.MkdirAll(w.cfg.mirrorsDir(), 0o755)
 		}
 		if err == nil {
-			if rc.lock, err = dirlock.Lock(filepath.Join(dir, "mirrors")); err != nil {
+			if rc.lock, err = dirlock.Lock(w.cfg.mirrorsDir()); err != nil {
 				err = fmt.Errorf("repo_cache.dir %s is in use by another worker (give each its own): %w", dir, err)
 			}
 		}
@@ -197,7 +200,7 @@ func (w *Worker) fetchMirror(ctx context.Context, repo string) (mirror, error) {
 	if err != nil {
 		return mirror{}, fmt.Errorf("%w: the repository cache: %v", errBadEnvironment, err)
 	}
-	m := mirror{src: c.src, root: filepath.Join(w.cfg.repoCacheDir(), "mirrors"), name: mirrorName(c.src)}
+	m := mirror{src: c.src, root: w.cfg.mirrorsDir(), name: mirrorName(c.src)}
 	asked := time.Now()
 	mf := rc.fetchState(m.name)
 	mf.mu.Lock()
@@ -422,5 +425,5 @@ func (w *Worker) recordedMirror(dir string) *mirror {
 	if err != nil || !strings.HasSuffix(name, ".git") || len(name) != 36 || strings.Trim(strings.TrimSuffix(name, ".git"), "0123456789abcdef") != "" {
 		return nil
 	}
-	return &mirror{root: filepath.Join(w.cfg.repoCacheDir(), "mirrors"), name: name}
+	return &mirror{root: w.cfg.mirrorsDir(), name: name}
 }
