@@ -109,15 +109,15 @@ func NewGitStore(cfg GitStoreConfig, st store.Store, log *slog.Logger) (*GitStor
 // gitStore is the handler of gitStoreRoute: the store, or a 404 saying
 // none is configured.
 func (d *Dispatcher) gitStore() http.Handler {
-	if d.cfg.GitStore.Dir == "" {
-		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			http.Error(w, "this dispatcher serves no fleet git store (git_store.dir)", http.StatusNotFound)
-		})
-	}
 	g, err := d.fleetGitStore()
-	if err != nil {
+	switch {
+	case err != nil:
 		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "the fleet git store is misconfigured: "+err.Error(), http.StatusServiceUnavailable)
+		})
+	case g == nil:
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "this dispatcher serves no fleet git store (git_store.dir)", http.StatusNotFound)
 		})
 	}
 	return g

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/agentfleet/agentfleet/execenv"
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
-	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
-	"github.com/agentfleet/agentfleet/internal/beneath"
 	"github.com/agentfleet/agentfleet/internal/gitsource"
 )
 
@@ -135,40 +132,24 @@ func checkoutFirst(refs []string, repo string, checkout func(ref string) error) 
 // git runs with NO_PROXY empty, so even a repository on a loopback
 // address goes through the proxy, where allow_private decides.
 func (w *Worker) cloneInSandbox(ctx context.Context, src gitsource.Source, from string, refs []string, tree, root, name string, rules gitsource.Rules) (done bool, err error) {
-	f, err := beneath.MkdirAll(root, name, 0o755)
-	if err != nil {
-		return false, dirRefused(filepath.Join(root, name), err)
-	}
-	defer func() { _ = f.Close() }()
-	set := sandbox.Settings{Env: []string{"GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0"},
-		Logger: w.log.With("clone", src.Raw)}
+	set := sandbox.Settings{Logger: w.log.With("clone", src.Raw)}
 	if src.Local {
 		set.Network, set.ReadOnly = sandbox.NetworkNone, []string{from}
 	} else {
 		set.Network, set.AllowHosts, set.AllowPrivate = sandbox.NetworkAllowlist, []string{gitsource.ProxyHost(src)}, rules.AllowPrivate()
 	}
-	cfg := execenv.LocalConfig{WorkingDir: filepath.Join(root, name), WorkingDirFile: f, DefaultTimeout: cloneTimeout, MaxTimeout: cloneTimeout}
-	env, ok, err := w.sandbox.Confine(cfg, set, tree)
-	var refused *tasksandbox.RefusedError
-	switch {
-	case errors.As(err, &refused):
-		return true, fmt.Errorf("%w: cloning %s: %s", errNotAllowed, src.Raw, refused.Reason)
-	case err != nil:
-		return true, fmt.Errorf("cloning %s: %w", src.Raw, err)
-	case !ok:
-		return false, os.Remove(filepath.Join(root, name)) // the worker's git makes it again
-	}
-	defer func() { _ = env.Cleanup(context.WithoutCancel(ctx)) }()
-	for _, safe := range gitsource.SafeDirectories(src, from) {
-		if err := sandboxGit(ctx, env, []string{"config", "--global", "--add", "safe.directory", safe}); err != nil {
-			return true, fmt.Errorf("cloning %s: %w", src.Raw, err)
+	return w.gitSandbox(ctx, "cloning "+src.Raw, set, tree, root, name, func(env execenv.Environment) error {
+		for _, safe := range gitsource.SafeDirectories(src, from) {
+			if err := sandboxGit(ctx, env, []string{"config", "--global", "--add", "safe.directory", safe}); err != nil {
+				return fmt.Errorf("cloning %s: %w", src.Raw, err)
+			}
 		}
-	}
-	if err := sandboxGit(ctx, env, gitsource.SandboxCloneArgs(src, from)); err != nil {
-		return true, fmt.Errorf("cloning %s: %w", src.Raw, err)
-	}
-	return true, checkoutFirst(refs, src.Raw, func(ref string) error {
-		return sandboxGit(ctx, env, []string{"-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref})
+		if err := sandboxGit(ctx, env, gitsource.SandboxCloneArgs(src, from)); err != nil {
+			return fmt.Errorf("cloning %s: %w", src.Raw, err)
+		}
+		return checkoutFirst(refs, src.Raw, func(ref string) error {
+			return sandboxGit(ctx, env, []string{"-c", "core.hooksPath=/dev/null", "checkout", "--quiet", "--detach", ref})
+		})
 	})
 }
 

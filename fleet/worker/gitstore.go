@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/google/uuid"
-
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/internal/gitstore"
 	"github.com/agentfleet/agentfleet/fleet/worker/internal/spawn"
@@ -82,11 +80,7 @@ func (r *run) storeWorkspace() (spawn.Workspace, bool) {
 	if git == nil || r.env == nil || env.Kind == fleet.EnvSSH || env.Shared || r.ws == nil {
 		return spawn.Workspace{}, false
 	}
-	tree := r.task.RootID
-	if tree == uuid.Nil {
-		tree = r.task.ID
-	}
-	return spawn.Workspace{Env: r.env, Dir: r.ws.dir, Git: git, Tree: tree, Task: r.task.ID}, true
+	return spawn.Workspace{Env: r.env, Dir: r.ws.dir, Git: git, Tree: r.tree(), Task: r.task.ID}, true
 }
 
 // restoreFromStore makes a new workspace the task's when the store has

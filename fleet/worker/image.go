@@ -71,16 +71,22 @@ func (c ImageCacheConfig) dir() string {
 }
 
 func (c ImageCacheConfig) maxBytes() (int64, error) {
-	s := c.MaxSize
+	return cacheMaxBytes("image_cache.max_size", c.MaxSize, DefaultImageCacheMaxSize)
+}
+
+// cacheMaxBytes parses a cache's max_size setting (key names it in the
+// error), def when it is empty; it must be positive.
+func cacheMaxBytes(key, size, def string) (int64, error) {
+	s := size
 	if s == "" {
-		s = DefaultImageCacheMaxSize
+		s = def
 	}
 	n, err := bytesize.Parse(s)
 	if err == nil && n <= 0 {
 		err = errors.New("must be positive")
 	}
 	if err != nil {
-		return 0, fmt.Errorf("image_cache.max_size %q is not a size such as 20GiB: %v", c.MaxSize, err)
+		return 0, fmt.Errorf("%s %q is not a size such as 20GiB: %v", key, size, err)
 	}
 	return n, nil
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/agentfleet/agentfleet/execenv/sandbox"
 	"github.com/agentfleet/agentfleet/fleet/internal/tasksandbox"
 	"github.com/agentfleet/agentfleet/internal/beneath"
-	"github.com/agentfleet/agentfleet/internal/bytesize"
 	"github.com/agentfleet/agentfleet/internal/dirlock"
 	"github.com/agentfleet/agentfleet/internal/gitsource"
 	"github.com/agentfleet/agentfleet/internal/snapcache"
@@ -92,19 +91,11 @@ func (c Config) repoCacheDir() string {
 	return c.RepoCache.Dir
 }
 
+// mirrorsDir is where the mirrors are: repo_cache.dir/mirrors.
+func (c Config) mirrorsDir() string { return filepath.Join(c.repoCacheDir(), "mirrors") }
+
 func (c RepoCacheConfig) maxBytes() (int64, error) {
-	s := c.MaxSize
-	if s == "" {
-		s = DefaultRepoCacheMaxSize
-	}
-	n, err := bytesize.Parse(s)
-	if err == nil && n <= 0 {
-		err = errors.New("must be positive")
-	}
-	if err != nil {
-		return 0, fmt.Errorf("repo_cache.max_size %q is not a size such as 20GiB: %v", c.MaxSize, err)
-	}
-	return n, nil
+	return cacheMaxBytes("repo_cache.max_size", c.MaxSize, DefaultRepoCacheMaxSize)
 }
 
 // Validate names a bad key of repo_cache; workspaceRoot is
@@ -143,10 +134,10 @@ func (w *Worker) repoCache() (*workerRepos, error) {
 		dir := w.cfg.repoCacheDir()
 		max, err := w.cfg.RepoCache.maxBytes()
 		if err == nil {
-			err = os.MkdirAll(filepath.Join(dir, "mirrors"), 0o755)
+			err = os.MkdirAll(w.cfg.mirrorsDir(), 0o755)
 		}
 		if err == nil {
-			if rc.lock, err = dirlock.Lock(filepath.Join(dir, "mirrors")); err != nil {
+			if rc.lock, err = dirlock.Lock(w.cfg.mirrorsDir()); err != nil {
 				err = fmt.Errorf("repo_cache.dir %s is in use by another worker (give each its own): %w", dir, err)
 			}
 		}
@@ -209,7 +200,7 @@ func (w *Worker) fetchMirror(ctx context.Context, repo string) (mirror, error) {
 	if err != nil {
 		return mirror{}, fmt.Errorf("%w: the repository cache: %v", errBadEnvironment, err)
 	}
-	m := mirror{src: c.src, root: filepath.Join(w.cfg.repoCacheDir(), "mirrors"), name: mirrorName(c.src)}
+	m := mirror{src: c.src, root: w.cfg.mirrorsDir(), name: mirrorName(c.src)}
 	asked := time.Now()
 	mf := rc.fetchState(m.name)
 	mf.mu.Lock()
@@ -338,13 +329,26 @@ func (w *Worker) cloneMirror(ctx context.Context, m mirror, refs []string, tree,
 // beneath root (made here), reading ro, without network; done is false
 // when the sandbox is off (nothing was run, name is not made).
 func (w *Worker) inTreeSandbox(ctx context.Context, what string, ro []sandbox.OpenedDir, tree, root, name string, do func(execenv.Environment) error) (done bool, err error) {
+	set := sandbox.Settings{Network: sandbox.NetworkNone, ReadOnlyDirs: ro, Logger: w.log.With("work", what)}
+	return w.gitSandbox(ctx, what, set, tree, root, name, func(env execenv.Environment) error {
+		if err := do(env); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	})
+}
+
+// gitSandbox runs do in a sandbox of tree's with set (git's prompts
+// off) whose workspace is name beneath root (made here); done is false
+// when the sandbox is off (nothing was run, name is not made). what
+// prefixes the sandbox's own errors; do's are returned as they are.
+func (w *Worker) gitSandbox(ctx context.Context, what string, set sandbox.Settings, tree, root, name string, do func(execenv.Environment) error) (done bool, err error) {
 	f, err := beneath.MkdirAll(root, name, 0o755)
 	if err != nil {
 		return false, dirRefused(filepath.Join(root, name), err)
 	}
 	defer func() { _ = f.Close() }()
-	set := sandbox.Settings{Env: []string{"GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0"}, Network: sandbox.NetworkNone,
-		ReadOnlyDirs: ro, Logger: w.log.With("work", what)}
+	set.Env = []string{"GIT_TERMINAL_PROMPT=0", "GIT_PROTOCOL_FROM_USER=0"}
 	cfg := execenv.LocalConfig{WorkingDir: filepath.Join(root, name), WorkingDirFile: f, DefaultTimeout: cloneTimeout, MaxTimeout: cloneTimeout}
 	env, ok, err := w.sandbox.Confine(cfg, set, tree)
 	var refused *tasksandbox.RefusedError
@@ -354,13 +358,10 @@ func (w *Worker) inTreeSandbox(ctx context.Context, what string, ro []sandbox.Op
 	case err != nil:
 		return true, fmt.Errorf("%s: %w", what, err)
 	case !ok:
-		return false, os.Remove(filepath.Join(root, name))
+		return false, os.Remove(filepath.Join(root, name)) // the worker's git makes it again
 	}
 	defer func() { _ = env.Cleanup(context.WithoutCancel(ctx)) }()
-	if err := do(env); err != nil {
-		return true, fmt.Errorf("%s: %w", what, err)
-	}
-	return true, nil
+	return true, do(env)
 }
 
 // mirrorDirs is the mirror the task's clone borrows objects from, opened
@@ -424,5 +425,5 @@ func (w *Worker) recordedMirror(dir string) *mirror {
 	if err != nil || !strings.HasSuffix(name, ".git") || len(name) != 36 || strings.Trim(strings.TrimSuffix(name, ".git"), "0123456789abcdef") != "" {
 		return nil
 	}
-	return &mirror{root: filepath.Join(w.cfg.repoCacheDir(), "mirrors"), name: name}
+	return &mirror{root: w.cfg.mirrorsDir(), name: name}
 }

@@ -143,7 +143,7 @@ func (c *Cache) Put(ctx context.Context, key, src string) error {
 	tmp := c.path("tmp", fmt.Sprintf("%s.%d", key, c.seq))
 	c.mu.Unlock()
 	defer func() { _ = os.RemoveAll(tmp) }()
-	if err := copyTree(ctx, src, tmp); err != nil {
+	if err := CopyTree(ctx, src, tmp); err != nil {
 		return err
 	}
 	size := dirSize(tmp)
@@ -204,7 +204,8 @@ func (c *Cache) sizeLocked() int64 {
 // evictLocked removes the least recently used snapshots no one holds,
 // but keep, until the cache is within its bound.
 func (c *Cache) evictLocked(keep string) {
-	if c.sizeLocked() <= c.cfg.MaxBytes {
+	size := c.sizeLocked()
+	if size <= c.cfg.MaxBytes {
 		return
 	}
 	var idle []string
@@ -215,10 +216,11 @@ func (c *Cache) evictLocked(keep string) {
 	}
 	sort.Slice(idle, func(i, j int) bool { return c.entries[idle[i]].used.Before(c.entries[idle[j]].used) })
 	for _, k := range idle {
-		if c.sizeLocked() <= c.cfg.MaxBytes {
+		if size <= c.cfg.MaxBytes {
 			return
 		}
 		if err := os.RemoveAll(c.path("snap", k)); err == nil {
+			size -= c.entries[k].size
 			delete(c.entries, k)
 		}
 	}
@@ -237,9 +239,7 @@ func checkKey(k string) error {
 // CopyTree copies the directory src to dst (which must not exist) with
 // `cp -a --reflink=auto`: links stay links, modes, times and, where the
 // caller may, owners are kept; data is shared where the file system can.
-func CopyTree(ctx context.Context, src, dst string) error { return copyTree(ctx, src, dst) }
-
-func copyTree(ctx context.Context, src, dst string) error {
+func CopyTree(ctx context.Context, src, dst string) error {
 	cmd := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", "--", src, dst)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -48,14 +48,10 @@ type Workspace struct {
 // script runs store.sh with mode and vars; a non-zero exit is an error
 // (ErrNotTop for 3) unless ok lists it.
 func (ws Workspace) script(ctx context.Context, vars map[string]string, ok ...int) (execenv.ExecResult, error) {
-	res, err := ws.Env.Exec(ctx, execenv.ExecRequest{Command: storeScript, Timeout: worktreeTimeout, Env: vars})
+	res, err := runScript(ctx, ws.Env, storeScript, vars)
 	switch {
 	case err != nil:
 		return res, err
-	case res.TimedOut:
-		return res, fmt.Errorf("git timed out after %s", worktreeTimeout)
-	case res.Canceled:
-		return res, fmt.Errorf("git: %w", context.Cause(ctx))
 	case res.ExitCode == 3:
 		return res, ErrNotTop
 	case res.ExitCode != 0:
@@ -89,20 +85,16 @@ func (ws Workspace) Push(ctx context.Context, localRef, base, what string, refs 
 		return "", fmt.Errorf("git printed %q, not a snapshot", res.Stdout)
 	}
 	commit := lines[0]
-	var bundle []byte
-	if lines[1] == "bundle" {
-		if bundle, err = ws.readGitFile(outBundle); err != nil {
-			return "", err
-		}
-	} else {
-		bundle = nil // nothing new: the store has the commit; the refs still move
+	if lines[1] != "bundle" {
+		// Nothing new: the store has the commit, under another ref, which
+		// is enough to fetch it; an empty push could not name it.
+		return commit, nil
+	}
+	bundle, err := ws.readGitFile(outBundle)
+	if err != nil {
+		return "", err
 	}
 	for _, ref := range refs {
-		if bundle == nil {
-			// An empty push cannot name the commit; the store has it, under
-			// another ref, which is enough to fetch it.
-			continue
-		}
 		if err := ws.Git.Push(ctx, ws.Tree, ws.Task, ref, bytes.NewReader(bundle)); err != nil {
 			return "", err
 		}

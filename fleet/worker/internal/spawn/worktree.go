@@ -129,8 +129,14 @@ func ReadOnly(spec fleet.TaskSpec) bool {
 
 // runWorktree runs the script in the parent's environment.
 func (s *Spawner) runWorktree(ctx context.Context, mode, key string) (execenv.ExecResult, error) {
-	res, err := s.p.Env.Exec(ctx, execenv.ExecRequest{Command: worktreeScript, Timeout: worktreeTimeout,
-		Env: map[string]string{"MODE": mode, "KEY": key}})
+	return runScript(ctx, s.p.Env, worktreeScript, map[string]string{"MODE": mode, "KEY": key})
+}
+
+// runScript runs one of the package's git scripts in env with vars; a
+// timeout or a cancel is an error, an exit status is the caller's to
+// read.
+func runScript(ctx context.Context, env execenv.Environment, script string, vars map[string]string) (execenv.ExecResult, error) {
+	res, err := env.Exec(ctx, execenv.ExecRequest{Command: script, Timeout: worktreeTimeout, Env: vars})
 	switch {
 	case err != nil:
 		return res, err
