@@ -297,15 +297,29 @@ func validSignature(secret, body []byte, sig string) bool {
 
 // recordForge writes the audit entry of an event that acted (or failed).
 func (a *handlers) recordForge(ctx context.Context, p identity.Principal, action, target string, status int, err error) {
-	if a.principals == nil || (action == "" && err == nil) {
+	if a.principals != nil {
+		appendForgeAudit(ctx, a.log, a.principals, p, action, target, status, err)
+	}
+}
+
+// auditAppender writes audit entries (store.Principals does).
+type auditAppender interface {
+	AppendAudit(ctx context.Context, e store.AuditEntry) (store.AuditEntry, error)
+}
+
+// appendForgeAudit writes the audit entry of what forge principal p's
+// event did (action on target, answered status) or the error it met;
+// nothing for an event ignored. A failure to write is logged.
+func appendForgeAudit(ctx context.Context, log *slog.Logger, st auditAppender, p identity.Principal, action, target string, status int, err error) {
+	if action == "" && err == nil {
 		return
 	}
 	e := store.AuditEntry{Principal: p.ID, Tenant: p.DefaultTenant, Action: orDefault(action, "forge.event"), Target: target, Status: status}
 	if err != nil {
 		e.Status, e.Error = http.StatusInternalServerError, err.Error()
 	}
-	if _, aerr := a.principals.AppendAudit(context.WithoutCancel(ctx), e); aerr != nil {
-		a.log.Warn("recording a forge event in the audit log", "err", aerr)
+	if _, aerr := st.AppendAudit(context.WithoutCancel(ctx), e); aerr != nil {
+		log.Warn("recording a forge event in the audit log", "err", aerr)
 	}
 }
 

@@ -445,16 +445,8 @@ func (d *Dispatcher) pullConflicts(ctx context.Context, f forge.Follower, c conf
 // auditForge records an action of the forge principal in ctx done outside
 // a request (a conflict check's follow-up).
 func (d *Dispatcher) auditForge(ctx context.Context, action, target string, status int, err error) {
-	p, ok := identity.FromContext(ctx)
-	if !ok || (action == "" && err == nil) {
-		return
-	}
-	e := store.AuditEntry{Principal: p.ID, Tenant: p.DefaultTenant, Action: orDefault(action, "forge.event"), Target: target, Status: status}
-	if err != nil {
-		e.Status, e.Error = http.StatusInternalServerError, err.Error()
-	}
-	if _, aerr := d.store.AppendAudit(context.WithoutCancel(ctx), e); aerr != nil {
-		d.log.Warn("recording a forge event in the audit log", "err", aerr)
+	if p, ok := identity.FromContext(ctx); ok {
+		appendForgeAudit(ctx, d.log, d.store, p, action, target, status, err)
 	}
 }
 
