@@ -168,10 +168,10 @@ func validateForges(forges map[string]ForgeConfig) []error {
 		if _, err := f.promptTemplate(); err != nil {
 			errs = append(errs, fmt.Errorf("forges.%s.prompt is not a template: %w", name, err))
 		}
-		if f.Triggers.Collaborators && f.TokenFile == "" && f.TokenEnv == "" {
+		if f.Triggers.Collaborators && !f.hasToken() {
 			errs = append(errs, fmt.Errorf("forges.%s.triggers.collaborators needs token_file or token_env: the forge's API says who writes", name))
 		}
-		if (f.Kind == forge.KindGitea || f.Kind == forge.KindForgejo) && f.APIURL == "" && (f.TokenFile != "" || f.TokenEnv != "") {
+		if (f.Kind == forge.KindGitea || f.Kind == forge.KindForgejo) && f.APIURL == "" && f.hasToken() {
 			errs = append(errs, fmt.Errorf("forges.%s.api_url is required for a %s forge with a token (such as https://forge.example/api/v1)", name, f.Kind))
 		}
 	}
@@ -205,6 +205,9 @@ func readSecret(file, env, what string) ([]byte, error) {
 }
 
 func (f ForgeConfig) secret() ([]byte, error) { return readSecret(f.SecretFile, f.SecretEnv, "secret") }
+
+// hasToken reports whether the forge names an API token.
+func (f ForgeConfig) hasToken() bool { return f.TokenFile != "" || f.TokenEnv != "" }
 
 func orDefault(s, def string) string {
 	if s == "" {
@@ -345,7 +348,7 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 		}
 		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return in.Text, nil })
 	case causeReview:
-		if in.OneComment && (cfg.TokenFile != "" || cfg.TokenEnv != "") {
+		if in.OneComment && cfg.hasToken() {
 			return "", "", 0, nil // its review's event brings it with the others
 		}
 		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.reviewText(ctx, cfg, in) })
@@ -369,15 +372,14 @@ func (d *Dispatcher) forge(name string) (ForgeConfig, bool) {
 
 // forgeFollower is forge cfg's API client, nil when it has no token.
 func (d *Dispatcher) forgeFollower(cfg ForgeConfig) (forge.Follower, error) {
-	if cfg.TokenFile == "" && cfg.TokenEnv == "" {
+	if !cfg.hasToken() {
 		return nil, nil
 	}
 	token, err := readSecret(cfg.TokenFile, cfg.TokenEnv, "token")
 	if err != nil {
 		return nil, err
 	}
-	kind := cfg.Kind
-	return forge.NewFollower(kind, cfg.APIURL, string(token), forge.Client(d.cfg.Webhooks.AllowPrivate))
+	return forge.NewFollower(cfg.Kind, cfg.APIURL, string(token), forge.Client(d.cfg.Webhooks.AllowPrivate))
 }
 
 // errNoForgeAPI: a part of a forge's flow needs its API token.
