@@ -528,13 +528,7 @@ func (d *Dispatcher) pullTasks(ctx context.Context, name, repo string) ([]store.
 // taskOfPull finds the task of forge name that opened pull request number
 // of repo (its result's delivery); a zero task when none did.
 func (d *Dispatcher) taskOfPull(ctx context.Context, name, repo string, number int) (store.Task, error) {
-	tasks, err := d.pullTasks(ctx, name, repo)
-	for _, t := range tasks {
-		if res, _ := fleet.DecodeResult(t.Result); res.Delivery.RequestNumber == number {
-			return t, nil
-		}
-	}
-	return store.Task{}, err
+	return d.pullTaskWhere(ctx, name, repo, func(r *fleet.DeliveryResult) bool { return r.RequestNumber == number })
 }
 
 // taskOfCommit finds the task of forge name whose last delivery pushed
@@ -543,9 +537,15 @@ func (d *Dispatcher) taskOfCommit(ctx context.Context, name, repo, sha string) (
 	if sha == "" {
 		return store.Task{}, nil
 	}
+	return d.pullTaskWhere(ctx, name, repo, func(r *fleet.DeliveryResult) bool { return r.Commit == sha })
+}
+
+// pullTaskWhere finds the first of pullTasks whose result's delivery
+// matches; a zero task when none does.
+func (d *Dispatcher) pullTaskWhere(ctx context.Context, name, repo string, match func(*fleet.DeliveryResult) bool) (store.Task, error) {
 	tasks, err := d.pullTasks(ctx, name, repo)
 	for _, t := range tasks {
-		if res, _ := fleet.DecodeResult(t.Result); res.Delivery.Commit == sha {
+		if res, _ := fleet.DecodeResult(t.Result); match(res.Delivery) {
 			return t, nil
 		}
 	}
