@@ -182,6 +182,11 @@ func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery s
 	if err != nil {
 		return "", "", 0, err
 	}
+	return d.followWith(ctx, t, arts, cause, delivery, text)
+}
+
+// followWith is follow with t's artifacts read.
+func (d *Dispatcher) followWith(ctx context.Context, t store.Task, arts []store.Artifact, cause, delivery string, text func(store.Task) (string, error)) (string, string, int, error) {
 	if concluded(arts) {
 		return "", "", 0, nil
 	}
@@ -303,7 +308,7 @@ func (d *Dispatcher) followCI(ctx context.Context, name string, cfg ForgeConfig,
 		d.log.Info("a failed CI result is not followed up: max_ci_repairs reached", "task", t.ID, "repairs", repairs, "check", in.CIName)
 		return "forge.ci_repairs_exhausted", t.ID.String(), http.StatusAccepted, nil
 	}
-	return d.follow(ctx, t, causeCI, delivery, func(store.Task) (string, error) { return d.ciText(ctx, cfg, in), nil })
+	return d.followWith(ctx, t, arts, causeCI, delivery, func(store.Task) (string, error) { return d.ciText(ctx, cfg, in), nil })
 }
 
 // ciText is the follow-up of a failed CI result.
