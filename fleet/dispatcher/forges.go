@@ -346,16 +346,16 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 		if in.Pull == 0 {
 			return d.forgeTask(ctx, name, cfg, delivery, in)
 		}
-		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return in.Text, nil })
+		return d.followPull(ctx, name, delivery, in, func() (string, error) { return in.Text, nil })
 	case causeReview:
 		if in.OneComment && cfg.hasToken() {
 			return "", "", 0, nil // its review's event brings it with the others
 		}
-		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.reviewText(ctx, cfg, in) })
+		return d.followPull(ctx, name, delivery, in, func() (string, error) { return d.reviewText(ctx, cfg, in) })
 	case causeCI:
 		return d.followCI(ctx, name, cfg, delivery, in)
 	case causeConflict:
-		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.rebaseText(ctx, cfg, in), nil })
+		return d.followPull(ctx, name, delivery, in, func() (string, error) { return d.rebaseText(ctx, cfg, in), nil })
 	case causePush:
 		return d.checkConflicts(ctx, name, cfg, delivery, in)
 	case causeClosed:

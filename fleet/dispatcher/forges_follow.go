@@ -168,7 +168,7 @@ func (d *Dispatcher) forgeTask(ctx context.Context, name string, cfg ForgeConfig
 // the message text makes for it: a follow-up of its running session, or a
 // reopening when it ended (Dispatcher.Reopen). No such task, a concluded
 // one, an empty text: ignored. A delivery already acted on answers 200.
-func (d *Dispatcher) followPull(ctx context.Context, name string, delivery string, in inbound, text func(store.Task) (string, error)) (string, string, int, error) {
+func (d *Dispatcher) followPull(ctx context.Context, name string, delivery string, in inbound, text func() (string, error)) (string, string, int, error) {
 	t, err := d.taskOfPull(ctx, name, in.Repo, in.Pull)
 	if err != nil || t.ID == uuid.Nil {
 		return "", "", 0, err
@@ -177,7 +177,7 @@ func (d *Dispatcher) followPull(ctx context.Context, name string, delivery strin
 }
 
 // follow gives task t the follow-up text returns, once per delivery.
-func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery string, text func(store.Task) (string, error)) (string, string, int, error) {
+func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery string, text func() (string, error)) (string, string, int, error) {
 	arts, err := d.store.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: t.ID})
 	if err != nil {
 		return "", "", 0, err
@@ -186,7 +186,7 @@ func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery s
 }
 
 // followWith is follow with t's artifacts read.
-func (d *Dispatcher) followWith(ctx context.Context, t store.Task, arts []store.Artifact, cause, delivery string, text func(store.Task) (string, error)) (string, string, int, error) {
+func (d *Dispatcher) followWith(ctx context.Context, t store.Task, arts []store.Artifact, cause, delivery string, text func() (string, error)) (string, string, int, error) {
 	if concluded(arts) {
 		return "", "", 0, nil
 	}
@@ -194,7 +194,7 @@ func (d *Dispatcher) followWith(ctx context.Context, t store.Task, arts []store.
 	if delivery != "" && slices.ContainsFunc(arts, func(a store.Artifact) bool { return a.Kind == ForgeEventKind && a.Name == mark }) {
 		return "task.follow_up", t.ID.String(), http.StatusOK, nil
 	}
-	msg, err := text(t)
+	msg, err := text()
 	if err != nil || strings.TrimSpace(msg) == "" {
 		return "", "", 0, err
 	}
@@ -308,7 +308,7 @@ func (d *Dispatcher) followCI(ctx context.Context, name string, cfg ForgeConfig,
 		d.log.Info("a failed CI result is not followed up: max_ci_repairs reached", "task", t.ID, "repairs", repairs, "check", in.CIName)
 		return "forge.ci_repairs_exhausted", t.ID.String(), http.StatusAccepted, nil
 	}
-	return d.followWith(ctx, t, arts, causeCI, delivery, func(store.Task) (string, error) { return d.ciText(ctx, cfg, in), nil })
+	return d.followWith(ctx, t, arts, causeCI, delivery, func() (string, error) { return d.ciText(ctx, cfg, in), nil })
 }
 
 // ciText is the follow-up of a failed CI result.
@@ -390,9 +390,7 @@ func (d *Dispatcher) checkConflicts(ctx context.Context, name string, cfg ForgeC
 			if !d.pullConflicts(ctx, f, timing, in.Repo, in.Branch, res.Delivery.RequestNumber) {
 				return
 			}
-			in := in
-			in.Cause, in.Pull = causeConflict, res.Delivery.RequestNumber
-			action, target, status, err := d.follow(ctx, t, causeConflict, delivery, func(store.Task) (string, error) {
+			action, target, status, err := d.follow(ctx, t, causeConflict, delivery, func() (string, error) {
 				return conflictText(in.Branch), nil
 			})
 			if err != nil {
