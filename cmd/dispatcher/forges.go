@@ -41,9 +41,7 @@ func (c ServeConfig) forgeConfigs() (map[string]dispatcher.ForgeConfig, error) {
 			if err != nil {
 				return nil, fmt.Errorf("forges.%s.spec_file: %v", name, err)
 			}
-			dec := json.NewDecoder(bytes.NewReader(b))
-			dec.DisallowUnknownFields()
-			if err := dec.Decode(&f.Spec); err != nil {
+			if err := decodeStrict(b, &f.Spec); err != nil {
 				return nil, fmt.Errorf("forges.%s.spec_file %s: not a task spec: %v", name, specFile, err)
 			}
 		}
@@ -59,6 +57,11 @@ func strictJSON(v any, out any) error {
 	if err != nil {
 		return err
 	}
+	return decodeStrict(b, out)
+}
+
+// decodeStrict decodes the JSON b into out, refusing keys out has not.
+func decodeStrict(b []byte, out any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	return dec.Decode(out)

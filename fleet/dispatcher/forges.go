@@ -168,10 +168,10 @@ func validateForges(forges map[string]ForgeConfig) []error {
 		if _, err := f.promptTemplate(); err != nil {
 			errs = append(errs, fmt.Errorf("forges.%s.prompt is not a template: %w", name, err))
 		}
-		if f.Triggers.Collaborators && f.TokenFile == "" && f.TokenEnv == "" {
+		if f.Triggers.Collaborators && !f.hasToken() {
 			errs = append(errs, fmt.Errorf("forges.%s.triggers.collaborators needs token_file or token_env: the forge's API says who writes", name))
 		}
-		if (f.Kind == forge.KindGitea || f.Kind == forge.KindForgejo) && f.APIURL == "" && (f.TokenFile != "" || f.TokenEnv != "") {
+		if (f.Kind == forge.KindGitea || f.Kind == forge.KindForgejo) && f.APIURL == "" && f.hasToken() {
 			errs = append(errs, fmt.Errorf("forges.%s.api_url is required for a %s forge with a token (such as https://forge.example/api/v1)", name, f.Kind))
 		}
 	}
@@ -205,6 +205,9 @@ func readSecret(file, env, what string) ([]byte, error) {
 }
 
 func (f ForgeConfig) secret() ([]byte, error) { return readSecret(f.SecretFile, f.SecretEnv, "secret") }
+
+// hasToken reports whether the forge names an API token.
+func (f ForgeConfig) hasToken() bool { return f.TokenFile != "" || f.TokenEnv != "" }
 
 func orDefault(s, def string) string {
 	if s == "" {
@@ -297,15 +300,29 @@ func validSignature(secret, body []byte, sig string) bool {
 
 // recordForge writes the audit entry of an event that acted (or failed).
 func (a *handlers) recordForge(ctx context.Context, p identity.Principal, action, target string, status int, err error) {
-	if a.principals == nil || (action == "" && err == nil) {
+	if a.principals != nil {
+		appendForgeAudit(ctx, a.log, a.principals, p, action, target, status, err)
+	}
+}
+
+// auditAppender writes audit entries (store.Principals does).
+type auditAppender interface {
+	AppendAudit(ctx context.Context, e store.AuditEntry) (store.AuditEntry, error)
+}
+
+// appendForgeAudit writes the audit entry of what forge principal p's
+// event did (action on target, answered status) or the error it met;
+// nothing for an event ignored. A failure to write is logged.
+func appendForgeAudit(ctx context.Context, log *slog.Logger, st auditAppender, p identity.Principal, action, target string, status int, err error) {
+	if action == "" && err == nil {
 		return
 	}
 	e := store.AuditEntry{Principal: p.ID, Tenant: p.DefaultTenant, Action: orDefault(action, "forge.event"), Target: target, Status: status}
 	if err != nil {
 		e.Status, e.Error = http.StatusInternalServerError, err.Error()
 	}
-	if _, aerr := a.principals.AppendAudit(context.WithoutCancel(ctx), e); aerr != nil {
-		a.log.Warn("recording a forge event in the audit log", "err", aerr)
+	if _, aerr := st.AppendAudit(context.WithoutCancel(ctx), e); aerr != nil {
+		log.Warn("recording a forge event in the audit log", "err", aerr)
 	}
 }
 
@@ -329,16 +346,16 @@ func (d *Dispatcher) forgeAct(ctx context.Context, name string, cfg ForgeConfig,
 		if in.Pull == 0 {
 			return d.forgeTask(ctx, name, cfg, delivery, in)
 		}
-		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return in.Text, nil })
+		return d.followPull(ctx, name, delivery, in, func() (string, error) { return in.Text, nil })
 	case causeReview:
-		if in.OneComment && (cfg.TokenFile != "" || cfg.TokenEnv != "") {
+		if in.OneComment && cfg.hasToken() {
 			return "", "", 0, nil // its review's event brings it with the others
 		}
-		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.reviewText(ctx, cfg, in) })
+		return d.followPull(ctx, name, delivery, in, func() (string, error) { return d.reviewText(ctx, cfg, in) })
 	case causeCI:
 		return d.followCI(ctx, name, cfg, delivery, in)
 	case causeConflict:
-		return d.followPull(ctx, name, delivery, in, func(store.Task) (string, error) { return d.rebaseText(ctx, cfg, in), nil })
+		return d.followPull(ctx, name, delivery, in, func() (string, error) { return d.rebaseText(ctx, cfg, in), nil })
 	case causePush:
 		return d.checkConflicts(ctx, name, cfg, delivery, in)
 	case causeClosed:
@@ -355,15 +372,14 @@ func (d *Dispatcher) forge(name string) (ForgeConfig, bool) {
 
 // forgeFollower is forge cfg's API client, nil when it has no token.
 func (d *Dispatcher) forgeFollower(cfg ForgeConfig) (forge.Follower, error) {
-	if cfg.TokenFile == "" && cfg.TokenEnv == "" {
+	if !cfg.hasToken() {
 		return nil, nil
 	}
 	token, err := readSecret(cfg.TokenFile, cfg.TokenEnv, "token")
 	if err != nil {
 		return nil, err
 	}
-	kind := cfg.Kind
-	return forge.NewFollower(kind, cfg.APIURL, string(token), forge.Client(d.cfg.Webhooks.AllowPrivate))
+	return forge.NewFollower(cfg.Kind, cfg.APIURL, string(token), forge.Client(d.cfg.Webhooks.AllowPrivate))
 }
 
 // errNoForgeAPI: a part of a forge's flow needs its API token.

@@ -168,7 +168,7 @@ func (d *Dispatcher) forgeTask(ctx context.Context, name string, cfg ForgeConfig
 // the message text makes for it: a follow-up of its running session, or a
 // reopening when it ended (Dispatcher.Reopen). No such task, a concluded
 // one, an empty text: ignored. A delivery already acted on answers 200.
-func (d *Dispatcher) followPull(ctx context.Context, name string, delivery string, in inbound, text func(store.Task) (string, error)) (string, string, int, error) {
+func (d *Dispatcher) followPull(ctx context.Context, name string, delivery string, in inbound, text func() (string, error)) (string, string, int, error) {
 	t, err := d.taskOfPull(ctx, name, in.Repo, in.Pull)
 	if err != nil || t.ID == uuid.Nil {
 		return "", "", 0, err
@@ -177,11 +177,16 @@ func (d *Dispatcher) followPull(ctx context.Context, name string, delivery strin
 }
 
 // follow gives task t the follow-up text returns, once per delivery.
-func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery string, text func(store.Task) (string, error)) (string, string, int, error) {
+func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery string, text func() (string, error)) (string, string, int, error) {
 	arts, err := d.store.ListArtifacts(ctx, store.ListArtifactsParams{TaskID: t.ID})
 	if err != nil {
 		return "", "", 0, err
 	}
+	return d.followWith(ctx, t, arts, cause, delivery, text)
+}
+
+// followWith is follow with t's artifacts read.
+func (d *Dispatcher) followWith(ctx context.Context, t store.Task, arts []store.Artifact, cause, delivery string, text func() (string, error)) (string, string, int, error) {
 	if concluded(arts) {
 		return "", "", 0, nil
 	}
@@ -189,7 +194,7 @@ func (d *Dispatcher) follow(ctx context.Context, t store.Task, cause, delivery s
 	if delivery != "" && slices.ContainsFunc(arts, func(a store.Artifact) bool { return a.Kind == ForgeEventKind && a.Name == mark }) {
 		return "task.follow_up", t.ID.String(), http.StatusOK, nil
 	}
-	msg, err := text(t)
+	msg, err := text()
 	if err != nil || strings.TrimSpace(msg) == "" {
 		return "", "", 0, err
 	}
@@ -303,7 +308,7 @@ func (d *Dispatcher) followCI(ctx context.Context, name string, cfg ForgeConfig,
 		d.log.Info("a failed CI result is not followed up: max_ci_repairs reached", "task", t.ID, "repairs", repairs, "check", in.CIName)
 		return "forge.ci_repairs_exhausted", t.ID.String(), http.StatusAccepted, nil
 	}
-	return d.follow(ctx, t, causeCI, delivery, func(store.Task) (string, error) { return d.ciText(ctx, cfg, in), nil })
+	return d.followWith(ctx, t, arts, causeCI, delivery, func() (string, error) { return d.ciText(ctx, cfg, in), nil })
 }
 
 // ciText is the follow-up of a failed CI result.
@@ -385,9 +390,7 @@ func (d *Dispatcher) checkConflicts(ctx context.Context, name string, cfg ForgeC
 			if !d.pullConflicts(ctx, f, timing, in.Repo, in.Branch, res.Delivery.RequestNumber) {
 				return
 			}
-			in := in
-			in.Cause, in.Pull = causeConflict, res.Delivery.RequestNumber
-			action, target, status, err := d.follow(ctx, t, causeConflict, delivery, func(store.Task) (string, error) {
+			action, target, status, err := d.follow(ctx, t, causeConflict, delivery, func() (string, error) {
 				return conflictText(in.Branch), nil
 			})
 			if err != nil {
@@ -445,16 +448,8 @@ func (d *Dispatcher) pullConflicts(ctx context.Context, f forge.Follower, c conf
 // auditForge records an action of the forge principal in ctx done outside
 // a request (a conflict check's follow-up).
 func (d *Dispatcher) auditForge(ctx context.Context, action, target string, status int, err error) {
-	p, ok := identity.FromContext(ctx)
-	if !ok || (action == "" && err == nil) {
-		return
-	}
-	e := store.AuditEntry{Principal: p.ID, Tenant: p.DefaultTenant, Action: orDefault(action, "forge.event"), Target: target, Status: status}
-	if err != nil {
-		e.Status, e.Error = http.StatusInternalServerError, err.Error()
-	}
-	if _, aerr := d.store.AppendAudit(context.WithoutCancel(ctx), e); aerr != nil {
-		d.log.Warn("recording a forge event in the audit log", "err", aerr)
+	if p, ok := identity.FromContext(ctx); ok {
+		appendForgeAudit(ctx, d.log, d.store, p, action, target, status, err)
 	}
 }
 
@@ -536,13 +531,7 @@ func (d *Dispatcher) pullTasks(ctx context.Context, name, repo string) ([]store.
 // taskOfPull finds the task of forge name that opened pull request number
 // of repo (its result's delivery); a zero task when none did.
 func (d *Dispatcher) taskOfPull(ctx context.Context, name, repo string, number int) (store.Task, error) {
-	tasks, err := d.pullTasks(ctx, name, repo)
-	for _, t := range tasks {
-		if res, _ := fleet.DecodeResult(t.Result); res.Delivery.RequestNumber == number {
-			return t, nil
-		}
-	}
-	return store.Task{}, err
+	return d.pullTaskWhere(ctx, name, repo, func(r *fleet.DeliveryResult) bool { return r.RequestNumber == number })
 }
 
 // taskOfCommit finds the task of forge name whose last delivery pushed
@@ -551,9 +540,15 @@ func (d *Dispatcher) taskOfCommit(ctx context.Context, name, repo, sha string) (
 	if sha == "" {
 		return store.Task{}, nil
 	}
+	return d.pullTaskWhere(ctx, name, repo, func(r *fleet.DeliveryResult) bool { return r.Commit == sha })
+}
+
+// pullTaskWhere finds the first of pullTasks whose result's delivery
+// matches; a zero task when none does.
+func (d *Dispatcher) pullTaskWhere(ctx context.Context, name, repo string, match func(*fleet.DeliveryResult) bool) (store.Task, error) {
 	tasks, err := d.pullTasks(ctx, name, repo)
 	for _, t := range tasks {
-		if res, _ := fleet.DecodeResult(t.Result); res.Delivery.Commit == sha {
+		if res, _ := fleet.DecodeResult(t.Result); match(res.Delivery) {
 			return t, nil
 		}
 	}

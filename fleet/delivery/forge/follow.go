@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -231,6 +232,13 @@ func (g *github) JobLog(ctx context.Context, repo string, ref LogRef) (string, e
 }
 
 func (g *github) MayTrigger(ctx context.Context, repo, user string) (bool, error) {
+	return g.collaboratorWrites(ctx, repo, user, http.StatusNotFound)
+}
+
+// collaboratorWrites asks GitHub's or Gitea's collaborator permission
+// API whether user writes to repo; an answer of one of the statuses
+// refused is a no.
+func (c *rest) collaboratorWrites(ctx context.Context, repo, user string, refused ...int) (bool, error) {
 	path, err := splitRepo(repo)
 	if err != nil {
 		return false, err
@@ -238,8 +246,8 @@ func (g *github) MayTrigger(ctx context.Context, repo, user string) (bool, error
 	var p struct {
 		Permission string `json:"permission"`
 	}
-	err = g.do(ctx, "GET", fmt.Sprintf("/repos/%s/collaborators/%s/permission", path, pathEscape(user)), nil, &p)
-	if StatusOf(err) == http.StatusNotFound {
+	err = c.do(ctx, "GET", fmt.Sprintf("/repos/%s/collaborators/%s/permission", path, pathEscape(user)), nil, &p)
+	if slices.Contains(refused, StatusOf(err)) {
 		return false, nil
 	}
 	return err == nil && permissionWrites(p.Permission), err
@@ -323,18 +331,7 @@ func (g *gitea) JobLog(ctx context.Context, repo string, ref LogRef) (string, er
 }
 
 func (g *gitea) MayTrigger(ctx context.Context, repo, user string) (bool, error) {
-	path, err := splitRepo(repo)
-	if err != nil {
-		return false, err
-	}
-	var p struct {
-		Permission string `json:"permission"`
-	}
-	err = g.do(ctx, "GET", fmt.Sprintf("/repos/%s/collaborators/%s/permission", path, pathEscape(user)), nil, &p)
-	if s := StatusOf(err); s == http.StatusNotFound || s == http.StatusForbidden {
-		return false, nil
-	}
-	return err == nil && permissionWrites(p.Permission), err
+	return g.collaboratorWrites(ctx, repo, user, http.StatusNotFound, http.StatusForbidden)
 }
 
 // GitLab: docs.gitlab.com/api/merge_requests, api/notes, api/jobs,
@@ -437,22 +434,22 @@ func ghComments(cs []ghComment) []Comment {
 }
 
 func (g *github) IssueComments(ctx context.Context, repo string, number int) ([]Comment, error) {
-	path, err := splitRepo(repo)
-	if err != nil {
-		return nil, err
-	}
-	var cs []ghComment
-	err = g.do(ctx, "GET", fmt.Sprintf("/repos/%s/issues/%d/comments?per_page=100", path, number), nil, &cs)
-	return ghComments(cs), err
+	return g.ghIssueComments(ctx, repo, number, "per_page=100")
 }
 
 func (g *gitea) IssueComments(ctx context.Context, repo string, number int) ([]Comment, error) {
+	return g.ghIssueComments(ctx, repo, number, "limit=100")
+}
+
+// ghIssueComments reads the comments of an issue of GitHub or Gitea,
+// whose shapes are the same; query names the page size.
+func (c *rest) ghIssueComments(ctx context.Context, repo string, number int, query string) ([]Comment, error) {
 	path, err := splitRepo(repo)
 	if err != nil {
 		return nil, err
 	}
 	var cs []ghComment
-	err = g.do(ctx, "GET", fmt.Sprintf("/repos/%s/issues/%d/comments?limit=100", path, number), nil, &cs)
+	err = c.do(ctx, "GET", fmt.Sprintf("/repos/%s/issues/%d/comments?%s", path, number, query), nil, &cs)
 	return ghComments(cs), err
 }
 
