@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentfleet/agentfleet/fleet/internal/gitstore"
+
 	"github.com/google/uuid"
 
 	"github.com/agentfleet/agentfleet/queue"
@@ -479,7 +481,7 @@ func (e Environment) checkLocal() *FieldError {
 		return fieldErr("environment.shared", "needs environment.working_dir, a directory under one of the operator's shared roots")
 	case e.Children != "" && e.Children != ChildrenLocal:
 		return fieldErr("environment.children", "%q is not a placement; leave it out (children run on any worker) or set %q (on this task's worker)", e.Children, ChildrenLocal)
-	case e.StoreBase != "" && !isCommitID(e.StoreBase):
+	case e.StoreBase != "" && !gitstore.IsCommitID(e.StoreBase):
 		return fieldErr("environment.store_base", "%q is not a commit id; it is set by the spawner, leave it out", e.StoreBase)
 	}
 	return checkRepoText(e.Repo)
@@ -580,17 +582,4 @@ func (s TaskSpec) checkLabels() *FieldError {
 		}
 	}
 	return nil
-}
-
-// isCommitID reports whether s is a full git object id (SHA-1 or SHA-256).
-func isCommitID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
