@@ -76,7 +76,7 @@ func TestTimelineLinksTheTrace(t *testing.T) {
 		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)),
 		chromedp.Click(css(`.tab[data-tab="timeline"]`)),
 		chromedp.WaitVisible(css(`#timeline .trace-link a`)),
-		void(chromedp.Poll[bool](`document.querySelectorAll('#timeline g.tl-row').length >= 3`, chromedp.WithPollingTimeout(browserWait))),
+		until(`document.querySelectorAll('#timeline g.tl-row').length >= 3`),
 	); err != nil {
 		t.Fatalf("open the task's timeline: %v", err)
 	}
