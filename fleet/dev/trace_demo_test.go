@@ -12,10 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
@@ -23,6 +20,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/internal/tracing/jaegertest"
+	"github.com/agentfleet/agentfleet/internal/tracing/tracingtest"
 )
 
 // TestDemoBacklogTrace runs the demo backlog (examples/demo, submitted as
@@ -42,13 +40,7 @@ func TestDemoBacklogTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := tracing.NewProvider(exp, tracing.Options{Service: "agentfleet-dev", SampleRatio: 1})
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	t.Cleanup(func() {
-		otel.SetTracerProvider(noop.NewTracerProvider()) // the other tests run with tracing off
-		_ = tp.Shutdown(context.Background())
-	})
+	tp := tracingtest.Install(t, exp, tracing.Options{Service: "agentfleet-dev", SampleRatio: 1})
 
 	dir := demoDir(t)
 	plan, err := dev.LoadDemoPlan(dir)

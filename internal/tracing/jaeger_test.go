@@ -21,10 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
@@ -32,6 +29,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/internal/tracing/jaegertest"
+	"github.com/agentfleet/agentfleet/internal/tracing/tracingtest"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -56,10 +54,7 @@ func TestJaegerTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := tracing.NewProvider(exp, tracing.Options{Service: "agentfleet-dispatcher", SampleRatio: 1})
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	defer otel.SetTracerProvider(noop.NewTracerProvider()) // the other tests run with tracing off
+	tp := tracingtest.Install(t, exp, tracing.Options{Service: "agentfleet-dispatcher", SampleRatio: 1})
 	d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Logger: slog.New(slog.DiscardHandler),
 		Policy: fleet.Policy{SharedRoots: []string{fleettest.SharedRoot()}}})
 	if err != nil {
