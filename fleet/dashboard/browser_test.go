@@ -79,8 +79,6 @@ func browserPlan() dev.SimPlan {
 // headless Chromium: load it, submit a task and watch its events arrive,
 // reload and see them replayed, read the usage panel, steer and cancel a
 // running task, and save screenshots.
-//
-//nolint:maintidx // one browser session walked step by step; each step depends on the page the last left
 func TestDashboardInBrowser(t *testing.T) {
 	bin := chromium(t)
 	fl := startDev(t, dev.Config{Plan: browserPlan()})
@@ -127,9 +125,6 @@ func TestDashboardInBrowser(t *testing.T) {
 			t.Fatalf("evaluating %s: %v", expr, err)
 		}
 		return s
-	}
-	until := func(predicate string) chromedp.Action[chromedp.Void] {
-		return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
 	}
 
 	run("load the dashboard",
@@ -303,6 +298,12 @@ func saveScreenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+// until polls predicate, a JavaScript expression, until it is true, for
+// at most browserWait.
+func until(predicate string) chromedp.Action[chromedp.Void] {
+	return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
+}
 
 // void drops an action's value.
 func void[T any](a chromedp.Action[T]) chromedp.Action[chromedp.Void] {

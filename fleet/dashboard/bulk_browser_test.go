@@ -28,17 +28,7 @@ func TestDashboardBulkCancel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-dev-shm-usage", true))
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	ctx, cancel := context.WithTimeout(ctx, browserWait)
-	defer cancel()
-	until := func(predicate string) chromedp.Action[chromedp.Void] {
-		return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
-	}
+	ctx := newBrowser(t, bin)
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(fl.DashboardURL()),
 		chromedp.WaitVisible(css(`#conn[data-live="true"]`)),
@@ -85,17 +75,7 @@ func TestDashboardBulkPauseAndPriority(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-dev-shm-usage", true))
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	ctx, cancel := context.WithTimeout(ctx, browserWait)
-	defer cancel()
-	until := func(predicate string) chromedp.Action[chromedp.Void] {
-		return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
-	}
+	ctx := newBrowser(t, bin)
 	act := func(action, button, outcome string) chromedp.Action[chromedp.Void] {
 		steps := []chromedp.Action[chromedp.Void]{
 			chromedp.SetValue(css(`#bulk-action`), action),

@@ -137,7 +137,7 @@ func TestReportInBrowser(t *testing.T) {
 		chromedp.SetValue(css(`#report-label`), "backlog=sim200, model=a"),
 		chromedp.SetValue(css(`#report-compare`), "model=b"),
 		chromedp.Click(css(`#report-run`)),
-		void(chromedp.Poll[bool](`document.querySelectorAll('#report-details .bd-point').length === 48`, chromedp.WithPollingTimeout(browserWait))))
+		until(`document.querySelectorAll('#report-details .bd-point').length === 48`))
 
 	compareSummary(t, ctx, summary)
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({
@@ -181,7 +181,7 @@ func TestReportInBrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`#detail[data-state="failed"]`)),
 		chromedp.WaitVisible(css(`#events .ev.tool[data-kind="TOOL_CALL_END"]`)),
 		chromedp.Click(css(`.tab[data-tab="timeline"]`)),
-		void(chromedp.Poll[bool](`document.querySelectorAll('#timeline g.tl-row').length >= 3`, chromedp.WithPollingTimeout(browserWait))))
+		until(`document.querySelectorAll('#timeline g.tl-row').length >= 3`))
 	kinds, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#timeline g.tl-row')].map(g => g.dataset.kind).join(' ')`))
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +220,7 @@ func checkDemoReport(t *testing.T, ctx context.Context, c *client.Client, run fu
 		chromedp.SetValue(css(`#report-label`), "demo=shop"),
 		void(chromedp.Evaluate[bool](`document.getElementById("report-compare").value = ""; true`)),
 		chromedp.Click(css(`#report-run`)),
-		void(chromedp.Poll[bool](`document.querySelectorAll('#report-details .report-filter').length === 1 && document.querySelectorAll('#report-rates g.rate').length === 1`, chromedp.WithPollingTimeout(browserWait))))
+		until(`document.querySelectorAll('#report-details .report-filter').length === 1 && document.querySelectorAll('#report-rates g.rate').length === 1`))
 	compareSummary(t, ctx, demoSummary)
 	// Its charts: the success rate with its interval as the Markdown
 	// states it, and a burn-down ending with the four tasks succeeded.

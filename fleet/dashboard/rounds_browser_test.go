@@ -44,9 +44,6 @@ func TestDashboardRoundsAndSchedules(t *testing.T) {
 	}
 
 	ctx := newBrowser(t, bin)
-	until := func(predicate string) chromedp.Action[chromedp.Void] {
-		return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
-	}
 	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, actions...); err != nil {

@@ -37,17 +37,7 @@ func TestDashboardSearch(t *testing.T) {
 		From: store.TaskQueued, To: store.TaskFailed, Error: "the flux capacitor overheated"}); err != nil {
 		t.Fatal(err)
 	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(bin), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-dev-shm-usage", true))
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	ctx, cancel := context.WithTimeout(ctx, browserWait)
-	defer cancel()
-	until := func(predicate string) chromedp.Action[chromedp.Void] {
-		return void(chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(browserWait)))
-	}
+	ctx := newBrowser(t, bin)
 	shows := func(query string, n int) chromedp.Action[chromedp.Void] {
 		return until(`document.querySelector('#task-list').dataset.query === ` + jsString(query) +
 			` && document.querySelectorAll('#task-list li').length === ` + strconv.Itoa(n))

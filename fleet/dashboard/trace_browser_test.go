@@ -6,15 +6,13 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/internal/tracing"
+	"github.com/agentfleet/agentfleet/internal/tracing/tracingtest"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -25,13 +23,7 @@ import (
 func TestTimelineLinksTheTrace(t *testing.T) {
 	bin := chromium(t)
 	exp := tracetest.NewInMemoryExporter()
-	tp := tracing.NewProvider(exp, tracing.Options{Service: "agentfleet-dev", SampleRatio: 1})
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	t.Cleanup(func() {
-		otel.SetTracerProvider(noop.NewTracerProvider()) // the other tests run with tracing off
-		_ = tp.Shutdown(context.Background())
-	})
+	tp := tracingtest.Install(t, exp, tracing.Options{Service: "agentfleet-dev", SampleRatio: 1})
 
 	const ui = "https://tracing.example/trace/{trace_id}?from=agentfleet"
 	fl := startDev(t, dev.Config{Plan: browserPlan(), TraceUIURL: ui})
@@ -76,7 +68,7 @@ func TestTimelineLinksTheTrace(t *testing.T) {
 		chromedp.WaitVisible(css(`#detail[data-state="succeeded"]`)),
 		chromedp.Click(css(`.tab[data-tab="timeline"]`)),
 		chromedp.WaitVisible(css(`#timeline .trace-link a`)),
-		void(chromedp.Poll[bool](`document.querySelectorAll('#timeline g.tl-row').length >= 3`, chromedp.WithPollingTimeout(browserWait))),
+		until(`document.querySelectorAll('#timeline g.tl-row').length >= 3`),
 	); err != nil {
 		t.Fatalf("open the task's timeline: %v", err)
 	}

@@ -12,10 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
@@ -23,6 +20,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/internal/tracing/jaegertest"
+	"github.com/agentfleet/agentfleet/internal/tracing/tracingtest"
 )
 
 // TestDemoBacklogTrace runs the demo backlog (examples/demo, submitted as
@@ -42,13 +40,7 @@ func TestDemoBacklogTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := tracing.NewProvider(exp, tracing.Options{Service: "agentfleet-dev", SampleRatio: 1})
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	t.Cleanup(func() {
-		otel.SetTracerProvider(noop.NewTracerProvider()) // the other tests run with tracing off
-		_ = tp.Shutdown(context.Background())
-	})
+	tp := tracingtest.Install(t, exp, tracing.Options{Service: "agentfleet-dev", SampleRatio: 1})
 
 	dir := demoDir(t)
 	plan, err := dev.LoadDemoPlan(dir)
@@ -174,13 +166,10 @@ func modelCalls(ctx context.Context, t *testing.T, c *client.Client, tasks []api
 // root's submission span, each task's claim and session spans, and one
 // model-call span per model call under the task's own session.
 func treeComplete(tr jaegertest.Trace, root uuid.UUID, tree []api.TaskView, calls map[uuid.UUID]int) error {
-	if n := len(spansOf(tr, tracing.SpanSubmit, root)); n != 1 {
+	if n := len(tr.SpansOf(tracing.SpanSubmit, root.String())); n != 1 {
 		return fmt.Errorf("%d submission spans of root %s, want 1", n, root)
 	}
-	byID := map[string]jaegertest.Span{}
-	for _, s := range tr.Spans {
-		byID[s.SpanID] = s
-	}
+	byID := tr.ByID()
 	chats := map[string]int{} // task id -> model-call spans under its session
 	for _, s := range tr.Spans {
 		if !strings.HasPrefix(s.OperationName, "chat ") {
@@ -192,7 +181,7 @@ func treeComplete(tr jaegertest.Trace, root uuid.UUID, tree []api.TaskView, call
 	}
 	for _, task := range tree {
 		for _, name := range []string{tracing.SpanClaim, tracing.SpanSession} {
-			if len(spansOf(tr, name, task.ID)) == 0 {
+			if len(tr.SpansOf(name, task.ID.String())) == 0 {
 				return fmt.Errorf("no %s span of task %s (%d spans)", name, task.ID, len(tr.Spans))
 			}
 		}
@@ -207,15 +196,12 @@ func treeComplete(tr jaegertest.Trace, root uuid.UUID, tree []api.TaskView, call
 // its parent's session.
 func checkSubagents(t *testing.T, tr jaegertest.Trace, tree []api.TaskView) {
 	t.Helper()
-	byID := map[string]jaegertest.Span{}
-	for _, s := range tr.Spans {
-		byID[s.SpanID] = s
-	}
+	byID := tr.ByID()
 	for _, task := range tree {
 		if task.ParentID == uuid.Nil {
 			continue
 		}
-		claim := spansOf(tr, tracing.SpanClaim, task.ID)[0]
+		claim := tr.SpansOf(tracing.SpanClaim, task.ID.String())[0]
 		spawn, ok := byID[claim.Parent()]
 		if !ok || spawn.OperationName != "execute_tool spawn_agent" {
 			t.Errorf("subagent %s's claim is under %q, want its parent's spawn_agent call", task.ID, spawn.OperationName)
@@ -240,16 +226,6 @@ func nearest(byID map[string]jaegertest.Span, s jaegertest.Span, name string) *j
 		p = a.Parent()
 	}
 	return nil
-}
-
-func spansOf(tr jaegertest.Trace, name string, task uuid.UUID) []jaegertest.Span {
-	var out []jaegertest.Span
-	for _, s := range tr.Spans {
-		if s.OperationName == name && s.Tag(tracing.AttrTaskID) == task.String() {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // lockedBuffer collects the fleet's logs from its goroutines.

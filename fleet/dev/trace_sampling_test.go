@@ -9,15 +9,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dev"
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/internal/tracing"
+	"github.com/agentfleet/agentfleet/internal/tracing/tracingtest"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -27,13 +25,7 @@ import (
 // GET /v1/tasks/{id}/trace: failed tasks are always traced.
 func TestSamplingKeepsFailedTasks(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
-	tp := tracing.NewProvider(exp, tracing.Options{Service: "agentfleet-dev", SampleRatio: 0})
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	t.Cleanup(func() {
-		otel.SetTracerProvider(noop.NewTracerProvider()) // the other tests run with tracing off
-		_ = tp.Shutdown(context.Background())
-	})
+	tracingtest.Install(t, exp, tracing.Options{Service: "agentfleet-dev", SampleRatio: 0})
 	plan := dev.SimPlan{Tasks: []dev.SimTask{
 		{Match: "sampling-pass", Steps: []dev.SimStep{{Text: "Done."}}},
 		{Match: "sampling-fail", Steps: []dev.SimStep{

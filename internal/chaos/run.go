@@ -138,19 +138,20 @@ func deadline(cfg Config) time.Duration {
 // the scenario's name, and returns their ids.
 func submitBacklog(ctx context.Context, f *fleetProcs, sc scenario) ([]uuid.UUID, error) {
 	var specs []fleet.TaskSpec
-	if sc.tree {
+	switch {
+	case sc.local:
 		repo, err := f.upstream(ctx)
 		if err != nil {
 			return nil, err
 		}
 		for i := range f.cfg.Tasks / 3 {
-			if sc.local {
-				specs = append(specs, localTreeSpec(f, repo, sc.name, i))
-				continue
-			}
+			specs = append(specs, localTreeSpec(f, repo, sc.name, i))
+		}
+	case sc.tree:
+		for i := range f.cfg.Tasks / 3 {
 			specs = append(specs, treeSpec(f, sc.name, i))
 		}
-	} else {
+	default:
 		for i := range f.cfg.Tasks {
 			specs = append(specs, leafSpec(f.cfg, sc.name, i))
 		}

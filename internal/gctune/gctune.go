@@ -53,17 +53,16 @@ func isSet(getenv func(string) string, key string) bool {
 // memoryLimit is the process's memory bound in bytes: the cgroup v2 or v1
 // limit when there is one, else the host's total memory, else 0.
 func memoryLimit() int64 {
+	host := hostMemory()
 	for _, path := range []string{
 		"/sys/fs/cgroup/memory.max",                   // cgroup v2
 		"/sys/fs/cgroup/memory/memory.limit_in_bytes", // cgroup v1
 	} {
-		if n := readLimit(path); n > 0 {
-			if host := hostMemory(); host == 0 || n < host {
-				return n
-			}
+		if n := readLimit(path); n > 0 && (host == 0 || n < host) {
+			return n
 		}
 	}
-	return hostMemory()
+	return host
 }
 
 // readLimit reads a cgroup limit file; "max" or an unreadable file is 0.

@@ -21,10 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/dispatcher"
@@ -32,6 +29,7 @@ import (
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/internal/tracing"
 	"github.com/agentfleet/agentfleet/internal/tracing/jaegertest"
+	"github.com/agentfleet/agentfleet/internal/tracing/tracingtest"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -56,10 +54,7 @@ func TestJaegerTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := tracing.NewProvider(exp, tracing.Options{Service: "agentfleet-dispatcher", SampleRatio: 1})
-	otel.SetTracerProvider(tp)
-	otel.SetTextMapPropagator(propagation.TraceContext{})
-	defer otel.SetTracerProvider(noop.NewTracerProvider()) // the other tests run with tracing off
+	tp := tracingtest.Install(t, exp, tracing.Options{Service: "agentfleet-dispatcher", SampleRatio: 1})
 	d, err := dispatcher.New(f.Store, f.Queue, dispatcher.Config{Logger: slog.New(slog.DiscardHandler),
 		Policy: fleet.Policy{SharedRoots: []string{fleettest.SharedRoot()}}})
 	if err != nil {
@@ -113,7 +108,7 @@ func TestJaegerTrace(t *testing.T) {
 func complete(tr jaegertest.Trace, parent, child uuid.UUID) error {
 	for _, id := range []uuid.UUID{parent, child} {
 		for _, name := range []string{tracing.SpanClaim, tracing.SpanSession} {
-			if len(spansOf(tr, name, id)) == 0 {
+			if len(tr.SpansOf(name, id.String())) == 0 {
 				return fmt.Errorf("no %s span of task %s yet (%d spans)", name, id, len(tr.Spans))
 			}
 		}
@@ -126,10 +121,7 @@ func complete(tr jaegertest.Trace, parent, child uuid.UUID) error {
 
 func checkTree(t *testing.T, tr jaegertest.Trace, callerSpan string, parent, child uuid.UUID) {
 	t.Helper()
-	byID := map[string]jaegertest.Span{}
-	for _, s := range tr.Spans {
-		byID[s.SpanID] = s
-	}
+	byID := tr.ByID()
 	submitSpan := spansNamed(tr, tracing.SpanSubmit)[0]
 	if submitSpan.Parent() != callerSpan {
 		t.Errorf("the submission's parent is %q, want the caller's span %s", submitSpan.Parent(), callerSpan)
@@ -137,15 +129,15 @@ func checkTree(t *testing.T, tr jaegertest.Trace, callerSpan string, parent, chi
 	if svc := tr.Processes[submitSpan.ProcessID].ServiceName; svc != "agentfleet-dispatcher" {
 		t.Errorf("the submission comes from %q, want agentfleet-dispatcher", svc)
 	}
-	pClaim := spansOf(tr, tracing.SpanClaim, parent)[0]
+	pClaim := tr.SpansOf(tracing.SpanClaim, parent.String())[0]
 	if pClaim.Parent() != submitSpan.SpanID {
 		t.Errorf("the parent's first claim is under %q, want the submission %s", pClaim.Parent(), submitSpan.SpanID)
 	}
-	if w := spansOf(tr, tracing.SpanQueueWait, parent); len(w) == 0 || w[0].Parent() != submitSpan.SpanID {
+	if w := tr.SpansOf(tracing.SpanQueueWait, parent.String()); len(w) == 0 || w[0].Parent() != submitSpan.SpanID {
 		t.Errorf("the parent's queue wait is missing or not under the submission: %+v", w)
 	}
 	spawn := spanUnder(t, tr, byID, "execute_tool spawn_agent", parent)
-	cClaim := spansOf(tr, tracing.SpanClaim, child)[0]
+	cClaim := tr.SpansOf(tracing.SpanClaim, child.String())[0]
 	if cClaim.Parent() != spawn.SpanID {
 		t.Errorf("the child's claim is under %q, want the parent's spawn_agent call %s", cClaim.Parent(), spawn.SpanID)
 	}
@@ -219,7 +211,7 @@ func render(tr jaegertest.Trace, byID map[string]jaegertest.Span) string {
 func spanUnder(t *testing.T, tr jaegertest.Trace, byID map[string]jaegertest.Span, name string, task uuid.UUID) jaegertest.Span {
 	t.Helper()
 	sessions := map[string]bool{}
-	for _, s := range spansOf(tr, tracing.SpanSession, task) {
+	for _, s := range tr.SpansOf(tracing.SpanSession, task.String()) {
 		sessions[s.SpanID] = true
 	}
 	for _, s := range spansNamed(tr, name) {
@@ -237,16 +229,6 @@ func spansNamed(tr jaegertest.Trace, name string) []jaegertest.Span {
 	var out []jaegertest.Span
 	for _, s := range tr.Spans {
 		if s.OperationName == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func spansOf(tr jaegertest.Trace, name string, task uuid.UUID) []jaegertest.Span {
-	var out []jaegertest.Span
-	for _, s := range spansNamed(tr, name) {
-		if s.Tag(tracing.AttrTaskID) == task.String() {
 			out = append(out, s)
 		}
 	}

@@ -23,18 +23,11 @@ func TestWebSearchThroughSim(t *testing.T) {
 		req := llm.Request{Model: "claude-sonnet-4-5", MaxOutputTokens: 1024, Messages: []llm.Message{llm.UserMessage("what changed in Go 1.26?")},
 			Tools: []llm.ToolDefinition{{Name: "web_search", Provider: &llm.ProviderTool{Provider: "anthropic", Type: "web_search_20250305",
 				Params: map[string]any{"max_uses": 2}}}}}
-		var resp *llm.Response
-		var err error
-		if stream {
-			var events []llm.StreamEvent
-			events, resp, err = llmtest.Collect(c.Stream(context.Background(), req))
-			for _, e := range events {
-				if e.Kind == llm.EventToolCallStart {
-					t.Fatalf("a server tool block emitted %s", e.Kind)
-				}
+		events, resp, err := llmtest.Call(context.Background(), c, req, stream)
+		for _, e := range events { // none when whole
+			if e.Kind == llm.EventToolCallStart {
+				t.Fatalf("a server tool block emitted %s", e.Kind)
 			}
-		} else {
-			resp, err = c.Complete(context.Background(), req)
 		}
 		if err != nil {
 			t.Fatal(err)

@@ -21,13 +21,7 @@ func TestComputerCallsNamed(t *testing.T) {
 			Params: map[string]any{"display_width": 800, "display_height": 600, "environment": "linux"}}}}}
 	for _, stream := range []bool{false, true} {
 		srv.Enqueue(sim.Reply{ComputerCalls: []sim.ComputerCallReply{{ID: "call_1", Action: `{"type":"screenshot"}`}}})
-		var resp *llm.Response
-		var err error
-		if stream {
-			_, resp, err = llmtest.Collect(c.Stream(context.Background(), req))
-		} else {
-			resp, err = c.Complete(context.Background(), req)
-		}
+		_, resp, err := llmtest.Call(context.Background(), c, req, stream)
 		if err != nil {
 			t.Fatal(err)
 		}

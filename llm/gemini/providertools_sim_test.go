@@ -33,13 +33,7 @@ func TestBuiltinToolsThroughSim(t *testing.T) {
 		}}, sim.Text("You are welcome."))
 		req := basicRequest()
 		req.Tools = []llm.ToolDefinition{builtin("google_search"), builtin("code_execution"), builtin("url_context")}
-		var resp *llm.Response
-		var err error
-		if stream {
-			_, resp, err = llmtest.Collect(c.Stream(testContext(t), req))
-		} else {
-			resp, err = c.Complete(testContext(t), req)
-		}
+		_, resp, err := llmtest.Call(testContext(t), c, req, stream)
 		if err != nil {
 			t.Fatal(err)
 		}

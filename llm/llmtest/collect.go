@@ -37,6 +37,16 @@ func Collect(seq iter.Seq2[llm.StreamEvent, error]) (events []llm.StreamEvent, r
 	return events, resp, err
 }
 
+// Call sends req to c whole (Complete) or, when stream, streamed
+// (Stream, drained by Collect); events is nil when whole.
+func Call(ctx context.Context, c llm.Client, req llm.Request, stream bool) (events []llm.StreamEvent, resp *llm.Response, err error) {
+	if !stream {
+		resp, err = c.Complete(ctx, req)
+		return nil, resp, err
+	}
+	return Collect(c.Stream(ctx, req))
+}
+
 // Deltas concatenates the deltas of the events of one kind.
 func Deltas(events []llm.StreamEvent, kind llm.StreamEventKind) string {
 	var s strings.Builder

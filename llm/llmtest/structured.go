@@ -11,11 +11,7 @@ import (
 
 // callWith runs req, whole or streamed.
 func (h *harness) callWith(req llm.Request, stream bool) ([]llm.StreamEvent, *llm.Response, error) {
-	if !stream {
-		resp, err := h.client.Complete(context.Background(), req)
-		return nil, resp, err
-	}
-	return Collect(h.client.Stream(context.Background(), req))
+	return Call(context.Background(), h.client, req, stream)
 }
 
 // exerciseToolChoice sends each tool choice and checks that the simulated

@@ -44,16 +44,9 @@ func TestComputerUseRoundThroughSim(t *testing.T) {
 		srv.Enqueue(sim.Reply{ComputerCalls: []sim.ComputerCallReply{{ID: "call_cu1", Action: `{"type":"click","x":10,"y":20,"button":"left"}`,
 			SafetyChecks: []sim.SafetyCheck{check}}}}, sim.Text("Done."))
 		req := computerRequest()
-		var first *llm.Response
-		var err error
-		if stream {
-			var events []llm.StreamEvent
-			events, first, err = llmtest.Collect(c.Stream(context.Background(), req))
-			if err == nil && (events[0].Kind != llm.EventToolCallStart || events[0].ToolCall.Name != "computer") {
-				t.Fatalf("first event %+v, want the computer call's start", events[0])
-			}
-		} else {
-			first, err = c.Complete(context.Background(), req)
+		events, first, err := llmtest.Call(context.Background(), c, req, stream)
+		if stream && err == nil && (events[0].Kind != llm.EventToolCallStart || events[0].ToolCall.Name != "computer") {
+			t.Fatalf("first event %+v, want the computer call's start", events[0])
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -187,13 +180,7 @@ func TestWebSearchThroughSim(t *testing.T) {
 			Sources: []sim.Source{{URL: "https://go.dev/doc/go1.26"}}}}, Text: "Go 1.26 adds new(expr)."})
 		req := request()
 		req.Tools = []llm.ToolDefinition{{Name: "web_search", Provider: &llm.ProviderTool{Provider: "openai", Type: "web_search"}}}
-		var resp *llm.Response
-		var err error
-		if stream {
-			_, resp, err = llmtest.Collect(c.Stream(context.Background(), req))
-		} else {
-			resp, err = c.Complete(context.Background(), req)
-		}
+		_, resp, err := llmtest.Call(context.Background(), c, req, stream)
 		if err != nil {
 			t.Fatal(err)
 		}

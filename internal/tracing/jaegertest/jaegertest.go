@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
+	"github.com/agentfleet/agentfleet/internal/tracing"
 )
 
 // Jaeger is a running Jaeger.
@@ -177,6 +178,27 @@ func (s Span) Tag(key string) string {
 		}
 	}
 	return ""
+}
+
+// ByID indexes the trace's spans by span id.
+func (tr Trace) ByID() map[string]Span {
+	byID := make(map[string]Span, len(tr.Spans))
+	for _, s := range tr.Spans {
+		byID[s.SpanID] = s
+	}
+	return byID
+}
+
+// SpansOf returns the trace's spans named name of task id (their
+// tracing.AttrTaskID tag), in the trace's order.
+func (tr Trace) SpansOf(name, task string) []Span {
+	var out []Span
+	for _, s := range tr.Spans {
+		if s.OperationName == name && s.Tag(tracing.AttrTaskID) == task {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Parent is the span's CHILD_OF reference's span id, "" for a root.
