@@ -216,14 +216,21 @@ func (s *sweeper) run(ctx context.Context, log func(msg string, args ...any)) {
 	}
 }
 
+// enabled reports whether some policy sets a window the sweeper sweeps.
 func (s *sweeper) enabled() bool {
-	for _, p := range append(slices.Collect(maps.Values(s.cfg.Tenants)), s.cfg.Default) {
-		for _, k := range store.RetentionKinds {
-			if p.window(k) > 0 {
-				return true
-			}
-		}
-		if p.Events > 0 {
+	return s.anyPolicy(func(p RetentionPolicy) bool {
+		return p.Events > 0 || slices.ContainsFunc(store.RetentionKinds, func(k store.RetentionKind) bool { return p.window(k) > 0 })
+	})
+}
+
+// anyPolicy reports whether f holds of the default policy or of a
+// tenant's own.
+func (s *sweeper) anyPolicy(f func(RetentionPolicy) bool) bool {
+	if f(s.cfg.Default) {
+		return true
+	}
+	for _, p := range s.cfg.Tenants {
+		if f(p) {
 			return true
 		}
 	}
