@@ -430,7 +430,7 @@ func (s *Set) Released(ctx context.Context, h Held) error {
 // drop deletes key if its revision is still rev.
 func (s *Set) drop(ctx context.Context, key string, rev uint64) error {
 	err := s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
+	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("holds: dropping %s: %w", key, err)
 	}
 	return nil
