@@ -2,8 +2,8 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/agentfleet/agentfleet/queue"
@@ -46,12 +46,7 @@ func (m TenantQueues) DefaultQueue(tenant string) string {
 // a list that is empty or names something that is not a queue, naming the
 // configuration key.
 func (m TenantQueues) Validate() error {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k != AnyTenant && queue.CheckTenant(k) != nil {
 			return fmt.Errorf("tenant_queues: key %q must be a tenant name (letters, digits, '-', '_') or %q for every other tenant", k, AnyTenant)
 		}

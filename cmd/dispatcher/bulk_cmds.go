@@ -15,7 +15,6 @@ import (
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/client"
-	"github.com/agentfleet/agentfleet/store"
 )
 
 func init() {
@@ -61,22 +60,9 @@ func (f *bulkFlags) register(cmd *cobra.Command) {
 
 func (f *bulkFlags) filter() (api.BulkFilter, error) {
 	out := api.BulkFilter{Tenant: f.tenant, Queue: f.queue, Error: f.errorText}
-	for _, l := range f.labels {
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || k == "" {
-			return out, usageErrorf("--label %q must be key=value", l)
-		}
-		if out.Labels == nil {
-			out.Labels = map[string]string{}
-		}
-		out.Labels[k] = v
-	}
-	for _, s := range f.states {
-		st := store.TaskState(strings.TrimSpace(s))
-		if !st.Valid() {
-			return out, usageErrorf("--state %q is not a task state (want one of %v)", s, store.TaskStates)
-		}
-		out.States = append(out.States, st)
+	var err error
+	if out.Labels, out.States, err = listFlags(f.labels, f.states); err != nil {
+		return out, err
 	}
 	if f.root != "" {
 		id, err := uuid.Parse(f.root)

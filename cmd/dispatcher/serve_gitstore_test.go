@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,10 +13,7 @@ import (
 // file, the environment overrides it, and unset it stays zero (the
 // store's default, dispatcher.DefaultGitStoreKeep, applies).
 func TestServeConfigGitStoreKeep(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "serve.yaml")
-	if err := os.WriteFile(file, []byte("token: t\ndatabase_url: x.db\ngit_store: {dir: /var/lib/agentfleet/gitstore, keep_after_end: 72h}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeServeFile(t, "token: t\ndatabase_url: x.db\ngit_store: {dir: /var/lib/agentfleet/gitstore, keep_after_end: 72h}\n")
 	cfg, err := cli.Load[ServeConfig](viper.New(), file)
 	if err != nil {
 		t.Fatal(err)

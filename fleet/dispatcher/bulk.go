@@ -192,7 +192,7 @@ func (d *Dispatcher) runBulk(ctx context.Context, j *bulkJob, action, reason str
 func (d *Dispatcher) eachBulkPage(ctx context.Context, action string, f api.BulkFilter, sc bulkScope, fn func([]store.Task) error) error {
 	p := store.ListTasksParams{States: f.States, Queue: f.Queue, RootID: f.RootID, Labels: f.Labels,
 		CreatedAfter: f.CreatedAfter, CreatedBefore: f.CreatedBefore, Tenants: sc.Tenants, Limit: bulkPage}
-	if action == api.BulkPause || action == api.BulkResume || action == api.BulkSetPriority {
+	if queuedRootsOnly(action) {
 		p.States = []store.TaskState{store.TaskQueued}
 	}
 	for {
@@ -224,13 +224,19 @@ func bulkApplies(action string, f api.BulkFilter, sc bulkScope, t store.Task) bo
 	if f.Error != "" && !strings.Contains(t.Error, f.Error) {
 		return false
 	}
-	switch action {
-	case api.BulkRetry:
+	switch {
+	case action == api.BulkRetry:
 		return t.State.Terminal() && t.ParentID == uuid.Nil
-	case api.BulkPause, api.BulkResume, api.BulkSetPriority:
+	case queuedRootsOnly(action):
 		return t.State == store.TaskQueued && t.ParentID == uuid.Nil
 	}
 	return !t.State.Terminal() && (sc.MayCancel == nil || sc.MayCancel(t))
+}
+
+// queuedRootsOnly reports whether action applies to queued root tasks
+// only (pause, resume and set_priority).
+func queuedRootsOnly(action string) bool {
+	return action == api.BulkPause || action == api.BulkResume || action == api.BulkSetPriority
 }
 
 // RetryKey is the idempotency key of the next attempt of t:

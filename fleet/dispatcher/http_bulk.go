@@ -51,7 +51,7 @@ func (a *handlers) bulkTasks(w http.ResponseWriter, r *http.Request) {
 		badRequestf(w, "filter."+field, "%s", reason)
 		return
 	}
-	if req.Action == api.BulkPause || req.Action == api.BulkResume || req.Action == api.BulkSetPriority {
+	if queuedRootsOnly(req.Action) {
 		if field, reason := holds.CheckFilter(req.Filter); field != "" {
 			badRequestf(w, "filter."+field, "%s", reason)
 			return

@@ -88,6 +88,22 @@ func (p RetentionPolicy) window(k store.RetentionKind) time.Duration {
 	return p.Artifacts
 }
 
+// namedWindow is one window of a policy and its configuration key.
+type namedWindow struct {
+	name string
+	w    time.Duration
+}
+
+// named lists p's windows by their configuration keys: the store's
+// kinds, then events and audit.
+func (p RetentionPolicy) named() []namedWindow {
+	out := make([]namedWindow, 0, len(store.RetentionKinds)+2)
+	for _, k := range store.RetentionKinds {
+		out = append(out, namedWindow{string(k), p.window(k)})
+	}
+	return append(out, namedWindow{"events", p.Events}, namedWindow{"audit", p.Audit})
+}
+
 // over returns p with its zero fields taken from def.
 func (p RetentionPolicy) over(def RetentionPolicy) RetentionPolicy {
 	for _, f := range []struct {
@@ -134,15 +150,7 @@ func (r Retention) WithDefaults() Retention {
 func (r Retention) Validate() error {
 	var errs []error
 	check := func(key string, p RetentionPolicy) {
-		for _, k := range store.RetentionKinds {
-			if w := p.window(k); w > 0 && w < r.Floor {
-				errs = append(errs, fmt.Errorf("%s.%s is %s, shorter than retention.floor (%s): raise it or lower the floor", key, k, w, r.Floor))
-			}
-		}
-		for _, f := range []struct {
-			name string
-			w    time.Duration
-		}{{"events", p.Events}, {"audit", p.Audit}} {
+		for _, f := range p.named() {
 			if f.w > 0 && f.w < r.Floor {
 				errs = append(errs, fmt.Errorf("%s.%s is %s, shorter than retention.floor (%s): raise it or lower the floor", key, f.name, f.w, r.Floor))
 			}
@@ -208,14 +216,21 @@ func (s *sweeper) run(ctx context.Context, log func(msg string, args ...any)) {
 	}
 }
 
+// enabled reports whether some policy sets a window the sweeper sweeps.
 func (s *sweeper) enabled() bool {
-	for _, p := range append(slices.Collect(maps.Values(s.cfg.Tenants)), s.cfg.Default) {
-		for _, k := range store.RetentionKinds {
-			if p.window(k) > 0 {
-				return true
-			}
-		}
-		if p.Events > 0 {
+	return s.anyPolicy(func(p RetentionPolicy) bool {
+		return p.Events > 0 || slices.ContainsFunc(store.RetentionKinds, func(k store.RetentionKind) bool { return p.window(k) > 0 })
+	})
+}
+
+// anyPolicy reports whether f holds of the default policy or of a
+// tenant's own.
+func (s *sweeper) anyPolicy(f func(RetentionPolicy) bool) bool {
+	if f(s.cfg.Default) {
+		return true
+	}
+	for _, p := range s.cfg.Tenants {
+		if f(p) {
 			return true
 		}
 	}

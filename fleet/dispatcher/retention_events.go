@@ -114,15 +114,7 @@ func (s *sweeper) policy(tenant string) RetentionPolicy {
 }
 
 func (s *sweeper) eventsEnabled() bool {
-	if s.cfg.Default.Events > 0 {
-		return true
-	}
-	for _, p := range s.cfg.Tenants {
-		if p.Events > 0 {
-			return true
-		}
-	}
-	return false
+	return s.anyPolicy(func(p RetentionPolicy) bool { return p.Events > 0 })
 }
 
 // eventsView says how events are kept, for GET /v1/retention, naming the

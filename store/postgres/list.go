@@ -40,6 +40,14 @@ func (w *where) tenants(col string, tenants []string) {
 	}
 }
 
+// except leaves out the rows whose column col is one of tenants (none:
+// no filter).
+func (w *where) except(col string, tenants []string) {
+	if len(tenants) > 0 {
+		w.add("NOT ("+col+" = ANY(?::text[]))", tenants)
+	}
+}
+
 // common adds the filters ListTasks and CountTasks share.
 func (w *where) common(queue string, root uuid.UUID, labels map[string]string, after, before time.Time) {
 	if queue != "" {
@@ -165,9 +173,10 @@ func (s *Store) CountTasks(ctx context.Context, p store.CountTasksParams) (map[s
 // value (pass the root twice). tasks_root_idx holds only children
 // (parent_id IS NOT NULL: a root task's row is found by its id), so a claim
 // or an end of a root task, most tasks, writes one index entry fewer.
-const inTree = "((parent_id IS NULL AND id = ?) OR (parent_id IS NOT NULL AND root_id = ?))"
+var inTree = treeOf("?")
 
-// treeOf is inTree with a numbered parameter used twice.
+// treeOf is the condition of inTree with param for the root: a numbered
+// parameter ("$1") is used twice, "?" takes two arguments.
 func treeOf(param string) string {
 	return "((parent_id IS NULL AND id = " + param + ") OR (parent_id IS NOT NULL AND root_id = " + param + "))"
 }

@@ -157,9 +157,7 @@ func (s *Store) DeleteAudit(ctx context.Context, p store.DeleteAuditParams) (int
 	var w where
 	w.add("at < ?", p.Before)
 	w.tenants("tenant", p.Tenants)
-	if len(p.ExceptTenants) > 0 {
-		w.add("NOT (tenant = ANY(?::text[]))", p.ExceptTenants)
-	}
+	w.except("tenant", p.ExceptTenants)
 	tag, err := s.pool.Exec(ctx, `DELETE FROM audit_log`+w.sql(), w.args...)
 	if err != nil {
 		return 0, translate("DeleteAudit", err)

@@ -19,9 +19,7 @@ func (s *Store) Sweep(ctx context.Context, p store.SweepParams) (int64, error) {
 	w.add("state IN ('succeeded', 'failed', 'cancelled')")
 	w.add("finished_at < ?", p.EndedBefore)
 	w.tenants("tenant", p.Tenants)
-	if len(p.ExceptTenants) > 0 {
-		w.add("NOT (tenant = ANY(?::text[]))", p.ExceptTenants)
-	}
+	w.except("tenant", p.ExceptTenants)
 	// Nothing of the tree is active: neither its root nor, through the
 	// partial tasks_root_idx, any of its descendants.
 	w.add("NOT EXISTS (SELECT 1 FROM tasks l WHERE l.id = tasks.root_id AND l.state IN ('queued', 'running', 'waiting'))")

@@ -39,26 +39,25 @@ func (w *where) tenants(col string, tenants []string) {
 		w.add("0 = 1")
 		return
 	}
-	marks := make([]string, len(tenants))
-	for i, t := range tenants {
-		marks[i] = "?"
-		w.args = append(w.args, t)
-	}
-	w.conds = append(w.conds, col+" IN ("+strings.Join(marks, ", ")+")")
+	w.in(col, "IN", tenants)
 }
 
 // except leaves out the rows whose column col is one of tenants (none:
 // no filter).
 func (w *where) except(col string, tenants []string) {
-	if len(tenants) == 0 {
-		return
+	if len(tenants) > 0 {
+		w.in(col, "NOT IN", tenants)
 	}
-	marks := make([]string, len(tenants))
-	for i, t := range tenants {
+}
+
+// in adds "col op (?, ...)" with one placeholder per value.
+func (w *where) in(col, op string, vals []string) {
+	marks := make([]string, len(vals))
+	for i, v := range vals {
 		marks[i] = "?"
-		w.args = append(w.args, t)
+		w.args = append(w.args, v)
 	}
-	w.conds = append(w.conds, col+" NOT IN ("+strings.Join(marks, ", ")+")")
+	w.conds = append(w.conds, col+" "+op+" ("+strings.Join(marks, ", ")+")")
 }
 
 // common adds the filters ListTasks and CountTasks share.

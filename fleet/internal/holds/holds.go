@@ -35,6 +35,7 @@
 package holds
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -347,21 +348,11 @@ func (s *Set) Held() []Held {
 	s.mu.Unlock()
 	slices.SortFunc(out, func(a, b Held) int {
 		if a.Seq != b.Seq {
-			return compare(a.Seq, b.Seq)
+			return cmp.Compare(a.Seq, b.Seq)
 		}
 		return strings.Compare(a.TaskID.String(), b.TaskID.String())
 	})
 	return out
-}
-
-func compare(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Pause puts r in force (again: the same rule replaces itself).
@@ -439,7 +430,7 @@ func (s *Set) Released(ctx context.Context, h Held) error {
 // drop deletes key if its revision is still rev.
 func (s *Set) drop(ctx context.Context, key string, rev uint64) error {
 	err := s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
+	if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("holds: dropping %s: %w", key, err)
 	}
 	return nil
