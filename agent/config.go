@@ -187,6 +187,11 @@ type Config struct {
 	OnSubagent func(child *Session)
 	// Clock stamps turns and events; nil means the wall clock.
 	Clock Clock
+	// Price, when set, says what a model call cost in US dollars (model:
+	// the one that answered, else the one asked); its trace span carries
+	// it (agentfleet.usage.cost_usd). It is called only while the span is
+	// recorded; nil records no cost.
+	Price func(model string, u llm.Usage) float64
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 	// EventBuffer is each subscriber's buffer of droppable events (deltas);

@@ -59,7 +59,7 @@ func (s *Session) systemPrompt(ctx context.Context) error {
 // profile streams, and returns the whole response.
 func (s *Session) callModel(ctx context.Context, req llm.Request) (resp *llm.Response, err error) {
 	ctx, span := s.startModelSpan(ctx, req)
-	defer func() { endModelSpan(span, resp, err) }()
+	defer func() { s.endModelSpan(span, req.Model, resp, err) }()
 	started := false
 	if s.profile.SupportsStreaming() {
 		resp, err = s.stream(ctx, req, &started)

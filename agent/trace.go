@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -17,8 +18,9 @@ import (
 
 // The session's spans (package internal/tracing): one per turn, model
 // call (the OpenTelemetry GenAI conventions: "chat <model>" with
-// gen_ai.* attributes), tool call ("execute_tool <name>"), compaction and
-// approval wait. They come from the global tracer provider, the no-op one
+// gen_ai.* attributes; its cost as agentfleet.usage.cost_usd when
+// Config.Price is set, the conventions having no cost attribute), tool
+// call ("execute_tool <name>"), compaction and approval wait. They come from the global tracer provider, the no-op one
 // unless the process set up tracing, so a library user pays nothing.
 // A tool span records the tool's name, duration, error flag, exit code
 // (shell tools) and output size, never its arguments or output unless
@@ -68,7 +70,7 @@ func (s *Session) startModelSpan(ctx context.Context, req llm.Request) (context.
 }
 
 // endModelSpan records a model call's usage (or error) and ends its span.
-func endModelSpan(span trace.Span, resp *llm.Response, err error) {
+func (s *Session) endModelSpan(span trace.Span, asked string, resp *llm.Response, err error) {
 	if !span.IsRecording() {
 		return
 	}
@@ -89,6 +91,10 @@ func endModelSpan(span trace.Span, resp *llm.Response, err error) {
 		attribute.Int("gen_ai.usage.reasoning_tokens", u.ReasoningTokens))
 	if resp.Model != "" {
 		span.SetAttributes(attribute.String("gen_ai.response.model", resp.Model))
+	}
+	if s.cfg.Price != nil {
+		model := cmp.Or(resp.Model, asked, s.profile.Model())
+		span.SetAttributes(attribute.Float64("agentfleet.usage.cost_usd", s.cfg.Price(model, u)))
 	}
 }
 

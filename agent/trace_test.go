@@ -91,6 +91,45 @@ func TestSessionSpans(t *testing.T) {
 	}
 }
 
+// TestModelSpanCarriesCost: with Config.Price, each model call's span
+// carries what it cost, priced from the model that answered and its usage.
+func TestModelSpanCarriesCost(t *testing.T) {
+	exp := traced(t)
+	var priced []string
+	s, err := agent.New(agent.Config{Client: &pingPong{}, Profile: &testProfile{reg: tools.NewRegistry(echoTool(false)), window: 1 << 20},
+		Env: dirEnv{dir: t.TempDir()}, ID: "priced",
+		Price: func(model string, u llm.Usage) float64 {
+			priced = append(priced, model)
+			return float64(u.InputTokens+u.OutputTokens) / 1000
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	if _, err := s.Submit(context.Background(), "echo hi"); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, sp := range exp.GetSpans() {
+		if sp.Name != "chat test-model" {
+			continue
+		}
+		calls++
+		attrs := map[string]any{}
+		for _, a := range sp.Attributes {
+			attrs[string(a.Key)] = a.Value.AsInterface()
+		}
+		in, _ := attrs["gen_ai.usage.input_tokens"].(int64)
+		out, _ := attrs["gen_ai.usage.output_tokens"].(int64)
+		if cost, ok := attrs["agentfleet.usage.cost_usd"].(float64); !ok || cost != float64(in+out)/1000 {
+			t.Errorf("model call cost %v, want %v (attributes %v)", attrs["agentfleet.usage.cost_usd"], float64(in+out)/1000, attrs)
+		}
+	}
+	if calls != 2 || len(priced) != 2 || priced[0] == "" {
+		t.Fatalf("%d model spans, priced %q; want 2 each, with a model", calls, priced)
+	}
+}
+
 // BenchmarkLoopRoundTraced is BenchmarkLoopRound (history=10) with a
 // recording tracer, against which the no-op one of BenchmarkLoopRound is
 // compared (docs/operations.md "Tracing").

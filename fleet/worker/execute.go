@@ -108,7 +108,8 @@ func (r *run) prepare(ctx context.Context) error {
 	if r.row, create, err = r.findSession(ctx, profile.ID(), profile.Model()); err != nil {
 		return err
 	}
-	r.rec = newTurnRecorder(r.recordInto(pc), r.row, create)
+	into := r.recordInto(pc)
+	r.rec = newTurnRecorder(into, r.row, create)
 	r.spawner = newSpawner(r)
 	if r.ext, err = r.startExtensions(ctx); err != nil {
 		return err
@@ -116,7 +117,7 @@ func (r *run) prepare(ctx context.Context) error {
 	r.redact = w.redactor()
 	cfg := agent.Config{
 		Client: settings.Client(client, r.spec.Session.ProviderOptions), Profile: settings.Profile(profile, r.spec.Session.ProviderOptions), Env: r.env, ID: r.task.ID.String(), Model: profile.Model(),
-		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log,
+		Depth: r.spec.Depth, Recorder: r.rec, Spawner: r.spawner, Clock: w.clock, Logger: r.log, Price: into.price,
 		Session: r.sessionConfig(), Permissions: checker, Approver: r.approvals, Redactor: r.redact,
 		DefaultMaxOutputTokens: w.cfg.MaxOutputTokens, ResultSchema: r.spec.ResultFormat(),
 	}
