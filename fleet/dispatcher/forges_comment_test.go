@@ -66,13 +66,13 @@ func TestForgeIssueCommentStartsTask(t *testing.T) {
 
 	ghComment := func(repo, body string) map[string]any {
 		return map[string]any{"action": "created", "comment": map[string]any{"id": 1, "body": body},
-			"issue":      map[string]any{"number": 5, "title": "Typo in the README", "body": "It says teh.", "pull_request": nil},
+			"issue":      map[string]any{"number": 5, "title": "Typo in the README", "body": "It says hullo.", "pull_request": nil},
 			"repository": map[string]any{"full_name": "octo/hello", "clone_url": repo}, "sender": map[string]any{"login": "octocat"}}
 	}
 	glNote := func(body string) map[string]any {
 		return map[string]any{"object_kind": "note", "event_type": "note", "user": gitlabUser(6, "dev"), "project_id": 15, "project": gitlabProject,
 			"object_attributes": map[string]any{"id": 1245, "note": body, "noteable_type": "Issue", "action": "create"}, //nolint:misspell // GitLab's name
-			"issue":             map[string]any{"id": 92, "iid": 5, "title": "Typo in the README", "description": "It says teh.", "state": "opened"}}
+			"issue":             map[string]any{"id": 92, "iid": 5, "title": "Typo in the README", "description": "It says hullo.", "state": "opened"}}
 	}
 	ghRepo, gtRepo := t.TempDir(), t.TempDir()
 	for _, c := range []struct {
@@ -122,7 +122,7 @@ func TestForgeIssueCommentStartsTask(t *testing.T) {
 		if l := task.Labels; l["forge"] != c.forge || l["forge_repo"] != c.repo || l["forge_issue"] != "5" {
 			t.Errorf("%s: labels %v", c.forge, l)
 		}
-		if !strings.Contains(spec.Prompt, "Typo in the README") || !strings.Contains(spec.Prompt, "It says teh.") ||
+		if !strings.Contains(spec.Prompt, "Typo in the README") || !strings.Contains(spec.Prompt, "It says hullo.") ||
 			!strings.HasSuffix(spec.Prompt, "\n\nfix the typo") || strings.Contains(spec.Prompt, "/agentfleet") {
 			t.Errorf("%s: prompt %q, want the issue and the comment's request without the mention", c.forge, spec.Prompt)
 		}
