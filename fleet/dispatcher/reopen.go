@@ -22,7 +22,9 @@ import (
 // task: the first run is round 1, and round n+1 is the n-th stored input
 // of a root task (only a reopening stores a root task's input). A task
 // takes at most limits.max_followups of them (fleet.Limits.Followups);
-// its session's limits (turns, tokens, cost) bound all rounds together.
+// its session's limits (turns, tokens, cost) bound all rounds together,
+// and a task whose session has spent its cost or token limit takes no
+// more (ErrLimitSpent).
 // A cancelled task stays final.
 
 // ErrFollowupLimit: the task has used every follow-up its spec allows.
@@ -50,6 +52,9 @@ func (d *Dispatcher) Reopen(ctx context.Context, t store.Task, message string) (
 	}
 	if limit := spec.Limits.Followups(); done-1 >= limit {
 		return 0, fmt.Errorf("%w: task %s was followed up %d times, its limits.max_followups; submit a new task to go on", ErrFollowupLimit, t.ID, limit)
+	}
+	if err := d.limitsLeft(ctx, t, spec.Limits); err != nil { // reopen_limits.go
+		return 0, err
 	}
 	name, err := taskops.StoreInput(ctx, d.store, t.ID, message)
 	if err != nil {
