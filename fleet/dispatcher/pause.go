@@ -73,9 +73,10 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 	go func() {
 		defer close(done)
 		defer sweep.Stop()
+		forget := true // the moves: at start, then at each sweep
 		for {
 			wait := s.Changed() // before the pass: a change during it runs another
-			if err := d.releaseHeld(ctx, s, still); err != nil && ctx.Err() == nil {
+			if err := d.releaseHeld(ctx, s, still, forget); err != nil && ctx.Err() == nil {
 				d.log.Warn("releasing paused tasks", "err", err)
 				t := time.NewTimer(holdRetry)
 				select {
@@ -85,11 +86,13 @@ func (d *Dispatcher) runHolds(ctx context.Context) (stop func(), err error) {
 				t.Stop()
 				continue
 			}
+			forget = false
 			select {
 			case <-ctx.Done():
 				return
 			case <-wait:
 			case <-sweep.C: // moves of tasks that have started since
+				forget = true
 			}
 		}
 	}()
@@ -119,10 +122,15 @@ func (sh *stillHeld) reset(version uint64) {
 
 // releaseHeld starts again, in order, every held task no rule holds, and
 // drops the records of held tasks that are no longer queued (cancelled
-// meanwhile, say).
-func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set, still *stillHeld) error {
-	if err := d.forgetMoves(ctx, s); err != nil {
-		return err
+// meanwhile, say); with forget, also the move records of tasks no longer
+// queued. Moves are forgotten only at start and at each moveSweep, not at
+// every change of the bucket: each reads every moved task, and a bulk
+// set_priority of N tasks writes N records, each a change.
+func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set, still *stillHeld, forget bool) error {
+	if forget {
+		if err := d.forgetMoves(ctx, s); err != nil {
+			return err
+		}
 	}
 	still.reset(s.RulesVersion())
 	for _, h := range s.Held() {
