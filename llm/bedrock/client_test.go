@@ -56,6 +56,7 @@ type fakeBedrock struct {
 	paths   []string
 	headers []http.Header
 	bodies  []map[string]any
+	raw     [][]byte
 	bad     []string
 	answer  func(w http.ResponseWriter, stream bool)
 	// key, secret and region are what a request must be signed with;
@@ -71,6 +72,7 @@ func (f *fakeBedrock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.paths = append(f.paths, r.URL.EscapedPath())
 	f.headers = append(f.headers, r.Header.Clone())
 	f.bodies = append(f.bodies, m)
+	f.raw = append(f.raw, body)
 	key, secret, region := cmp.Or(f.key, testAccessKey), cmp.Or(f.secret, testSecret), cmp.Or(f.region, testRegion)
 	if why := verifySigV4(r, body, key, secret, region, "bedrock"); why != "" {
 		f.bad = append(f.bad, why)

@@ -57,6 +57,20 @@ func WireCases(model string) []WireCase {
 	}
 }
 
+// GoldenRequest is the representative request a provider kind's golden
+// body test sends through its real client: a system prompt, a user
+// message, one tool, a required tool choice, the AnswerFormat response
+// format and an output limit.
+func GoldenRequest(model string) llm.Request {
+	return llm.Request{Model: model, MaxOutputTokens: 1024,
+		Messages: []llm.Message{llm.SystemMessage("Be brief."), llm.UserMessage("What is 2+3 apples?")},
+		Tools: []llm.ToolDefinition{{Name: "add", Description: "Add two numbers",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}`)}},
+		ToolChoice:     llm.ToolChoice{Mode: llm.ToolChoiceRequired},
+		ResponseFormat: AnswerFormat(),
+	}
+}
+
 // IndentJSON re-indents a body for a golden file (two spaces, fields in
 // the order sent, a final newline), so diffs show one field a line.
 func IndentJSON(body []byte) []byte {

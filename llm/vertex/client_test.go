@@ -126,6 +126,7 @@ type fakeVertex struct {
 	mu     sync.Mutex
 	reqs   []*http.Request
 	bodies []map[string]any
+	raw    [][]byte
 	answer func(w http.ResponseWriter, r *http.Request)
 }
 
@@ -136,6 +137,7 @@ func (f *fakeVertex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, r)
 	f.bodies = append(f.bodies, m)
+	f.raw = append(f.raw, body)
 	f.mu.Unlock()
 	f.answer(w, r)
 }
