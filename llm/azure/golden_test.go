@@ -37,7 +37,9 @@ func TestRequestBodiesGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, _ = llmtest.Collect(c.Stream(context.Background(), llmtest.GoldenRequest("my-gpt-deployment")))
+			if _, _, err := llmtest.Collect(c.Stream(context.Background(), llmtest.GoldenRequest("my-gpt-deployment"))); err == nil {
+				t.Fatal("the refused call succeeded")
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if len(bodies) != 1 {

@@ -19,7 +19,9 @@ func TestRequestBodyGolden(t *testing.T) {
 	f := &fakeBedrock{t: t, answer: func(w http.ResponseWriter, _ bool) { w.WriteHeader(http.StatusBadRequest) }}
 	c := newClient(t, f)
 	// The answer is refused on purpose: only the body sent matters.
-	_, _, _ = llmtest.Collect(c.Stream(context.Background(), llmtest.GoldenRequest(testModel)))
+	if _, _, err := llmtest.Collect(c.Stream(context.Background(), llmtest.GoldenRequest(testModel))); err == nil {
+		t.Fatal("the refused call succeeded")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.raw) != 1 || len(f.bad) > 0 {

@@ -25,7 +25,9 @@ func TestRequestBodiesGolden(t *testing.T) {
 			f := &fakeVertex{answer: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadRequest) }}
 			cl, _ := newClient(t, f)
 			// The answer is refused on purpose: only the body sent matters.
-			_, _, _ = llmtest.Collect(cl.Stream(context.Background(), llmtest.GoldenRequest(c.model)))
+			if _, _, err := llmtest.Collect(cl.Stream(context.Background(), llmtest.GoldenRequest(c.model))); err == nil {
+				t.Fatal("the refused call succeeded")
+			}
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if len(f.raw) != 1 {
