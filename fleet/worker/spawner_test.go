@@ -54,17 +54,23 @@ func children(t *testing.T, f *fleettest.Fleet, parent uuid.UUID) []store.Task {
 
 // TestTwentyChildrenOnFourSlots: a parent spawning 20 children on 2
 // workers with 2 slots each completes, because a waiting parent holds no
-// slot.
+// slot. The children's answers wait at a gate until four of them run at
+// once, so all four slots, both workers', are in use: trivial children
+// left free could all finish on one worker before the other's next pull.
 func TestTwentyChildrenOnFourSlots(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{Workers: 2, Slots: 2})
 	var kids [][]fleettest.Step
 	for i := range 20 {
-		kids = append(kids, []fleettest.Step{{Text: fmt.Sprintf("output of child %d", i)}})
+		kids = append(kids, []fleettest.Step{{Gate: "four-running", Text: fmt.Sprintf("output of child %d", i)}})
 	}
 	spec := sharedSpec(t, "twenty", fanOut(kids)...)
 	spec.MaxLiveChildren = 20
 	id := f.Submit(spec)
+	if err := f.Model.WaitArrivals(waitCtx(t), "four-running", 4); err != nil {
+		t.Fatalf("waiting for four children to run at once: %v", err)
+	}
+	f.Model.Open("four-running")
 	res := succeeded(t, f.WaitDone(id))
 	for i := range 20 {
 		if !strings.Contains(res.FinalText, fmt.Sprintf("output of child %d\"", i)) {
