@@ -214,8 +214,10 @@ func (bk *Book) List(ctx context.Context) ([]Budget, error) {
 }
 
 // record writes the spend of a check when it changed anything, by
-// compare-and-set on rev; it reports the budget as written and whether it
-// was (false: unchanged, or another writer came first).
+// compare-and-set on rev; it reports the budget as it stands and whether
+// this call wrote it (false: unchanged, or another writer came first, whose
+// budget it then reads back: a check racing the periodic one must not
+// answer the state before both).
 func (bk *Book) record(ctx context.Context, b Budget, rev uint64, spent float64, now time.Time) (Budget, bool, error) {
 	next := b
 	next.SpentUSD, next.CheckedAt = spent, now
@@ -226,7 +228,11 @@ func (bk *Book) record(ctx context.Context, b Budget, rev uint64, spent float64,
 	data, _ := json.Marshal(next)
 	if _, err := bk.kv.Update(ctx, keyOf(b.Tenant, b.Label), data, rev); err != nil {
 		if isCASConflict(err) {
-			return b, false, nil
+			cur, _, err := bk.get(ctx, b.Tenant, b.Label)
+			if err != nil {
+				return b, false, err
+			}
+			return cur, false, nil
 		}
 		return b, false, err
 	}

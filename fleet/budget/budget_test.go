@@ -3,6 +3,7 @@ package budget_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,5 +157,56 @@ func TestTenantBudgets(t *testing.T) {
 	}
 	if !w.Has("team=a") || w.Has("x=y") {
 		t.Fatal("Has: want team=a (a tenant's label) budgeted, x=y not")
+	}
+}
+
+// racingSpend reads no spend, and the first time it is asked runs another
+// check of the same budget first, as the periodic check can while an
+// operator's PUT checks it.
+type racingSpend struct {
+	e     *budget.Enforcer
+	raced atomic.Bool
+	err   error
+}
+
+func (s *racingSpend) Usage(ctx context.Context, _ store.UsageParams) ([]store.UsageRow, error) {
+	if !s.raced.Swap(true) {
+		_, s.err = s.e.Check(ctx, "acme", budget.AllTasks)
+	}
+	return nil, nil
+}
+
+type noActions struct{}
+
+func (noActions) Release(context.Context, string, string) (int, error)      { return 0, nil }
+func (noActions) CancelQueued(context.Context, string, string) (int, error) { return 0, nil }
+
+// TestCheckThatLosesTheRaceAnswersTheBudgetAsItStands: a check whose
+// write loses to another check's answers the budget the other wrote (spent
+// at once, for a limit of $0), not the budget before both.
+func TestCheckThatLosesTheRaceAnswersTheBudgetAsItStands(t *testing.T) {
+	ns := natstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q, err := queue.Open(ctx, ns.Connect(t), queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	book, err := budget.Open(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := book.Put(ctx, budget.Budget{Tenant: "acme", Label: budget.AllTasks, OnExhausted: budget.Cancel}); err != nil {
+		t.Fatal(err)
+	}
+	spend := &racingSpend{}
+	e := &budget.Enforcer{Book: book, Spend: spend, Actions: noActions{}}
+	spend.e = e
+	b, err := e.Check(ctx, "acme", budget.AllTasks)
+	if err != nil || spend.err != nil {
+		t.Fatalf("Check: %v, the racing check: %v", err, spend.err)
+	}
+	if !b.Exhausted || b.CheckedAt.IsZero() {
+		t.Fatalf("the losing check answered %+v; want the budget spent and checked, as the winner wrote it", b)
 	}
 }
