@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,6 +21,7 @@ type Client struct {
 	subj    Subjects
 	tasks   jetstream.Stream
 	metrics *Metrics
+	hinted  sync.Map // subject → unix nanoseconds of its last level hint (levelhint.go)
 	batchState
 }
 

@@ -45,8 +45,8 @@ type DeadLetter struct {
 	StreamSeq uint64
 	// Deliveries is how many times it was delivered.
 	Deliveries uint64
-	// Consumer is the consumer that gave up on it (queue-<name>, band-<band>-<name>,
-	// key-<hash> or worker-<id>).
+	// Consumer is the consumer that gave up on it (queue-<name>, band-high-<name>,
+	// band-low-<name>, key-<hash> or worker-<id>).
 	Consumer string
 	// TermReason is the reason given to Term (DeadTerminated only), without the task id.
 	TermReason string

@@ -33,9 +33,10 @@
 //
 // # Pulling work
 //
-// Client.NewPuller creates the durable pull consumers it serves: one per priority band of each
-// shared queue (high, normal, low: see priority.go; ToQueueAt picks a band) and, as Serve meets
-// them, one per concurrency key of a band (fairness.go; ToQueueFor picks a key: the key's
+// Client.NewPuller creates the durable pull consumers it serves: one per fixed priority level of
+// each shared queue (1, 0 and -1: see priority.go; ToQueueAt picks a level) and, as Serve meets
+// them, one per other level and per concurrency key of a level (fairness.go; ToQueueFor picks
+// a key: the key's
 // maximum of running tasks is its consumer's MaxAckPending, free slots go to keys by weight),
 // shared by every worker (work-queue streams need non-overlapping consumer filters, so there is exactly one
 // consumer per subject), and optionally the worker's own, which the server deletes after
@@ -46,8 +47,9 @@
 //
 // A worker reserves capacity before it pulls, and the slot is freed when the Delivery is settled.
 // Puller.Serve runs one pull loop per source (the worker's own subject and each shared queue):
-// each reserves the free slots (up to 128), takes that many messages at most, the highest band
-// first (a lower band skipped for 10 messages is asked first for one), hands each Delivery with its slot to the caller and gives back the slots no message
+// each reserves the free slots (up to 128), takes that many messages at most, the highest
+// priority level first (a lower level skipped for 10 messages is asked first for one), hands
+// each Delivery with its slot to the caller and gives back the slots no message
 // took; a drained source waits in a pull request of one message, so work on any source is taken
 // at once. Puller.Claim acquires one slot, then pulls one message; Puller.Pull pulls one for a
 // caller that manages capacity itself, preferring the worker's own subject and polling the

@@ -17,27 +17,27 @@ import (
 // ToQueue or ToWorker.
 type Target struct {
 	queue    string
-	band     Band   // of a shared queue (see ToQueueAt)
+	priority int    // of a shared queue: its level (see ToQueueAt)
 	key      string // concurrency key of a shared queue (see ToQueueFor); "" = none
 	workerID string
 }
 
-// ToQueue targets the normal band of the shared queue name
-// (<prefix>.tasks.<name>); ToQueueAt targets the band of a priority.
+// ToQueue targets priority 0 of the shared queue name
+// (<prefix>.tasks.<name>); ToQueueAt targets the level of a priority.
 func ToQueue(name string) Target { return Target{queue: name} }
 
 // ToWorker targets one worker's own subject (<prefix>.tasks.worker.<id>).
 func ToWorker(workerID string) Target { return Target{workerID: workerID} }
 
-// String names the target for logs: "queue default", "queue default (high) key team-a" or
-// "worker w-1".
+// String names the target for logs: "queue default", "queue default (priority 5) key team-a"
+// or "worker w-1".
 func (t Target) String() string {
 	if t.workerID != "" {
 		return "worker " + t.workerID
 	}
 	out := "queue " + t.queue
-	if t.band != BandNormal {
-		out += " (" + t.band.String() + ")"
+	if t.priority != 0 {
+		out += fmt.Sprintf(" (priority %d)", t.priority)
 	}
 	if t.key != "" {
 		out += " key " + t.key
@@ -59,9 +59,9 @@ func (t Target) subject(s Subjects) (string, error) {
 		if err := CheckConcurrencyKey(t.key); err != nil {
 			return "", err
 		}
-		return s.TasksKey(t.queue, t.band, t.key), nil
+		return s.TasksKey(t.queue, t.priority, t.key), nil
 	}
-	return s.TasksBand(t.queue, t.band), nil
+	return s.TasksLevel(t.queue, t.priority), nil
 }
 
 // EnqueueResult reports where a message landed.
@@ -97,6 +97,7 @@ func (c *Client) Send(ctx context.Context, to Target, msg TaskMessage, msgID str
 	if err != nil {
 		return EnqueueResult{}, fmt.Errorf("queue: enqueue task %s to %s: %w", msg.TaskID, to, err)
 	}
+	c.hint(to, m.Subject)
 	return c.acked(ack), nil
 }
 

@@ -76,6 +76,7 @@ func (c *Client) sendWindow(ctx context.Context, js jetstream.JetStream, msgs []
 		select {
 		case ack := <-f.Ok():
 			out[i].EnqueueResult = c.acked(ack)
+			c.hint(msgs[i].To, f.Msg().Subject)
 		case err := <-f.Err():
 			out[i].Err = fmt.Errorf("queue: enqueue task %s to %s: %w", msgs[i].Msg.TaskID, msgs[i].To, err)
 		case <-ctx.Done():

@@ -12,7 +12,7 @@ import (
 )
 
 // Concurrency keys. A message published with a key (ToQueueFor) goes to
-// <prefix>.tasks.<queue>.<band>.<key> (band: high, normal or low), and every
+// <prefix>.tasks.<queue>.<level>.<key> (level: priority.go), and every
 // such subject has its own durable consumer, made by the first worker that
 // sees a message on it (keyConsumer) and shared by all workers:
 //
@@ -21,19 +21,21 @@ import (
 //     the task ends or parks), so the server itself counts the key's running
 //     tasks across the fleet and delivers nothing more at the maximum: the
 //     key's messages stay queued, spend no delivery, and other keys' consumers
-//     are not affected;
+//     are not affected. A key's tasks at one priority level share the
+//     maximum only at that level: the maximum holds per (level, key), and
+//     keys are set per tenant or repository, whose tasks mostly share one;
 //   - free slots go to keys in proportion to their weights: each worker's loop
-//     of a queue keeps a pass per key (stride scheduling) and, within a band,
+//     of a queue keeps a pass per key (stride scheduling) and, within a level,
 //     gives the slots of a round to the keys with the lowest pass first, each
 //     at most its weighted share; a key that gets n messages advances its pass
 //     by n/weight. A key new to the loop starts at the lowest pass of the keys
 //     it knows, so it is served next, not after the backlog of the others.
 //
-// A worker learns which keys have messages from the stream's per-subject
-// counts (one STREAM.INFO with a subject filter, at most every
-// keyDiscoveryEvery per queue). Messages without a key (the subjects of
-// priority.go, and everything published before keys) are one more
-// candidate of their band, with weight 1 and no maximum.
+// A worker learns which levels and keys have messages from the stream's
+// per-subject counts (one STREAM.INFO with a subject filter, at most every
+// keyDiscoveryEvery per queue). Messages without a key (children, and
+// everything published before keys) are one more candidate of their level,
+// with weight 1 and no maximum.
 
 // KeyLimit is an operator's setting for one concurrency key.
 type KeyLimit struct {
@@ -48,7 +50,7 @@ type KeyLimit struct {
 // (1 to 128 ASCII letters, digits, '-' or '_').
 func CheckConcurrencyKey(key string) error { return checkToken("concurrency key", key) }
 
-// ToQueueFor targets the band of priority in the shared queue name, under
+// ToQueueFor targets the level of priority in the shared queue name, under
 // the given concurrency key ("": no key, as ToQueueAt).
 func ToQueueFor(name string, priority int, key string) Target {
 	t := ToQueueAt(name, priority)
@@ -56,14 +58,23 @@ func ToQueueFor(name string, priority int, key string) Target {
 	return t
 }
 
-// TasksKey returns the subject of one key in one band of a queue:
-// <prefix>.tasks.<queue>.<band>.<key>.
-func (s Subjects) TasksKey(queue string, b Band, key string) string {
-	return s.Tasks(queue) + "." + b.String() + "." + key
+// TasksKey returns the subject of one key at one priority level of a
+// queue: <prefix>.tasks.<queue>.<level>.<key>.
+func (s Subjects) TasksKey(queue string, prio int, key string) string {
+	return s.Tasks(queue) + "." + levelToken(prio) + "." + key
 }
 
-// keyConsumer names the durable consumer of a keyed subject: "key-" and a
-// hash of the subject, since queue names and keys may both hold '-'.
+// tasksAt is the subject of key at level prio of queue ("": unkeyed).
+func (s Subjects) tasksAt(queue string, prio int, key string) string {
+	if key == "" {
+		return s.TasksLevel(queue, prio)
+	}
+	return s.TasksKey(queue, prio, key)
+}
+
+// keyConsumer names the durable consumer of a subject made on demand (a
+// key's, or a level's that is not fixed): "key-" and a hash of the subject,
+// since queue names and keys may both hold '-'.
 func keyConsumer(subject string) string {
 	sum := sha256.Sum256([]byte(subject))
 	return "key-" + hex.EncodeToString(sum[:10])
@@ -76,14 +87,15 @@ const keyDiscoveryEvery = 100 * time.Millisecond
 // later message on its subject makes it again.
 const keyConsumerInactive = time.Hour
 
-// keySource is one candidate of a band in a loop: a key's consumer, or the
-// band's unkeyed one (key "").
+// keySource is one candidate of a level in a loop: a key's consumer, or the
+// level's unkeyed one (key "").
 type keySource struct {
 	*source
 	key    string
 	weight float64
 	pass   float64
 	empty  bool // gave fewer messages than asked since the loop's last discovery
+	prio   int  // its priority level
 	sticky bool // asked every round even when empty (high work must not wait for discovery)
 	// capped: the key has a maximum; room is what it may still start, as
 	// read at the last discovery less what the loop took since.
@@ -114,67 +126,70 @@ func (p *Puller) limitOf(key string) KeyLimit {
 	return p.defaultKey
 }
 
-// discover reads the keyed subjects of queue q that hold messages and
-// returns them per band.
-func (p *Puller) discover(ctx context.Context, q string) (map[Band]map[string]bool, error) {
+// discover reads the subjects of queue q under <prefix>.tasks.<q>. that
+// hold messages and returns them per level, by key ("": the level's
+// unkeyed subject). Subjects of no level are not tasks of this layout and
+// are left alone.
+func (p *Puller) discover(ctx context.Context, q string) (map[int]map[string]bool, error) {
 	st, err := p.c.js.Stream(ctx, p.c.cfg.TasksStream)
 	if err != nil {
 		return nil, fmt.Errorf("queue: stream %s: %w", p.c.cfg.TasksStream, err)
 	}
-	filter := p.c.subj.Tasks(q) + ".*.*"
+	filter := p.c.subj.Tasks(q) + ".>"
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
 		return nil, fmt.Errorf("queue: subjects of %s: %w", filter, err)
 	}
-	out := map[Band]map[string]bool{}
+	out := map[int]map[string]bool{}
 	prefix := p.c.subj.Tasks(q) + "."
 	for subj, n := range info.State.Subjects {
-		band, key, ok := strings.Cut(strings.TrimPrefix(subj, prefix), ".")
-		if n == 0 || !ok {
+		level, key, _ := strings.Cut(strings.TrimPrefix(subj, prefix), ".")
+		prio, ok := parseLevel(level)
+		if n == 0 || !ok || strings.Contains(key, ".") {
 			continue
 		}
-		for _, b := range bandsHighFirst {
-			if b.String() == band {
-				if out[b] == nil {
-					out[b] = map[string]bool{}
-				}
-				out[b][key] = true
-			}
+		if out[prio] == nil {
+			out[prio] = map[string]bool{}
 		}
+		out[prio][key] = true
 	}
 	return out, nil
 }
 
-// newKeySource makes (or updates) the consumer of key in band b of queue
-// q, with the operator's maximum for the key, and returns its source.
-func (p *Puller) newKeySource(ctx context.Context, q string, b Band, key string) (*source, KeyLimit, error) {
-	subj := p.c.subj.TasksKey(q, b, key)
-	lim := p.limitOf(key)
+// newKeySource makes (or updates) the consumer of key ("": none) at level
+// prio of queue q, with the operator's maximum for the key, and returns its
+// source.
+func (p *Puller) newKeySource(ctx context.Context, q string, prio int, key string) (*source, KeyLimit, error) {
+	subj := p.c.subj.tasksAt(q, prio, key)
+	lim := KeyLimit{}
+	if key != "" {
+		lim = p.limitOf(key)
+	}
 	cfg := p.c.consumerConfig(keyConsumer(subj), subj)
 	cfg.InactiveThreshold = keyConsumerInactive
 	if lim.MaxRunning > 0 {
 		cfg.MaxAckPending = lim.MaxRunning
 	}
-	s := &source{name: q, cfg: cfg}
+	s := &source{name: q, prio: prio, cfg: cfg}
 	if _, err := p.ensure(ctx, s); err != nil {
 		return nil, lim, err
 	}
 	return s, lim, nil
 }
 
-// keyedSource returns the loop's source of key in band b of queue q,
-// making its consumer the first time.
-func (p *Puller) keyedSource(ctx context.Context, g *bandLoop, q string, b Band, key string) (*keySource, error) {
-	subj := p.c.subj.TasksKey(q, b, key)
+// keyedSource returns the loop's source of key ("": none) at level prio of
+// queue q, making its consumer the first time; the unkeyed subjects of the
+// fixed levels are the loop's own sources.
+func (p *Puller) keyedSource(ctx context.Context, g *levelLoop, q string, prio int, key string) (*keySource, error) {
+	subj := p.c.subj.tasksAt(q, prio, key)
 	if ks := g.keyed[subj]; ks != nil {
 		return ks, nil
 	}
-	s, lim, err := p.newKeySource(ctx, q, b, key)
+	s, lim, err := p.newKeySource(ctx, q, prio, key)
 	if err != nil {
 		return nil, err
 	}
-	ks := &keySource{source: s, key: key, weight: float64(max(lim.Weight, 1)), pass: g.minPass(b), capped: lim.MaxRunning > 0}
+	ks := &keySource{source: s, key: key, prio: prio, weight: float64(max(lim.Weight, 1)), pass: g.minPass(prio), capped: lim.MaxRunning > 0}
 	g.keyed[subj] = ks
-	g.band[subj] = b
 	return ks, nil
 }

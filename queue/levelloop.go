@@ -1,131 +1,150 @@
 package queue
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
-// bandLoop is the state of one Serve loop over a group of sources in
-// preference order (a queue's bands, highest first; or the worker's subject
-// alone): what each lower band is owed (bandShareEvery), which source
-// delivered last (the one an idle loop waits on) and, for a queue, the
-// concurrency keys it serves with their passes (fairness.go). It belongs to
-// its loop's goroutine.
-type bandLoop struct {
-	queue string       // "" for the worker's subject
-	src   []*keySource // per band (or the worker's subject): the unkeyed source
-	owed  []int        // per band: messages taken from bands before it since it was last asked
-	last  *keySource   // the source that last delivered; the idle wait is on it
+// levelLoop is the state of one Serve loop over a group of sources (a
+// queue's priority levels, or the worker's subject alone): the levels that
+// have messages in preference order, what each is owed (levelShareEvery),
+// which source delivered last (the one an idle loop waits on) and, for a
+// queue, the concurrency keys it serves with their passes (fairness.go). It
+// belongs to its loop's goroutine.
+type levelLoop struct {
+	queue  string                // "" for the worker's subject
+	levels map[int]*level        // every level the loop has met, by priority
+	order  []*level              // highest first: the fixed levels and those with messages at the last discovery
+	last   *keySource            // the source that last delivered; the idle wait is on it
+	keyed  map[string]*keySource // by subject, every source made on demand
 
-	keyed       map[string]*keySource // by subject, every key source made
-	band        map[string]Band       // by subject
-	active      map[Band][]*keySource // key sources whose subject held messages at the last discovery
 	discovered  time.Time
-	primed      bool       // the default tenant's key sources are made (refresh)
-	highDefault *keySource // the default tenant's key in the high band, asked every round
+	hinted      atomic.Bool // a level hint came since the last reading (levelhint.go)
+	primed      bool        // the default tenant's key sources are made (refresh)
+	highDefault *keySource  // the default tenant's key at priority 1, asked every round
 }
 
-// keysOf is band i's key sources: those with messages at the last
-// discovery, and the default tenant's high one.
-func (g *bandLoop) keysOf(i int) []*keySource {
-	keys := g.active[g.bandAt(i)]
-	if g.highDefault == nil || g.bandAt(i) != BandHigh || slices.Contains(keys, g.highDefault) {
-		return keys
-	}
-	return append(slices.Clip(keys), g.highDefault)
+// level is one priority level of a loop.
+type level struct {
+	prio  int
+	fixed *keySource   // the unkeyed source NewPuller made (fixedLevels, or the worker's), or nil
+	keys  []*keySource // sources made on demand whose subject held messages at the last discovery
+	owed  int          // messages taken from levels above since it was last asked
 }
 
-func newBandLoop(queue string, src []*source) *bandLoop {
-	g := &bandLoop{queue: queue, owed: make([]int, len(src)), keyed: map[string]*keySource{}, band: map[string]Band{}}
-	for _, s := range src {
-		g.src = append(g.src, &keySource{source: s, weight: 1})
+// newLevelLoop is the loop of a group: the worker's source alone, or a
+// queue's fixed levels in fixedLevels order.
+func newLevelLoop(queue string, src []*source) *levelLoop {
+	g := &levelLoop{queue: queue, levels: map[int]*level{}, keyed: map[string]*keySource{}}
+	if queue == "" {
+		lv := g.levelOf(0)
+		lv.fixed = &keySource{source: src[0], weight: 1}
+		g.last = lv.fixed
+		g.reorder()
+		return g
 	}
-	g.last = g.src[0]
-	if len(src) == len(bandsHighFirst) {
-		g.last = g.src[1]      // the normal band, where most work lands
-		g.src[0].sticky = true // children of priority-0 parents
+	for i, prio := range fixedLevels {
+		g.levelOf(prio).fixed = &keySource{source: src[i], prio: prio, weight: 1}
 	}
+	g.last = g.levels[0].fixed      // where most work lands
+	g.levels[1].fixed.sticky = true // children of priority-0 parents
+	g.reorder()
 	return g
 }
 
-// step is one fetch of a plan: band i, for one message only when share is
-// set (a lower band's owed share), else for every slot left.
+// levelOf returns the loop's level prio, making it the first time.
+func (g *levelLoop) levelOf(prio int) *level {
+	lv := g.levels[prio]
+	if lv == nil {
+		lv = &level{prio: prio}
+		g.levels[prio] = lv
+	}
+	return lv
+}
+
+// reorder lists the levels that have candidates, highest first. A level
+// left out has nothing queued, so it is owed nothing.
+func (g *levelLoop) reorder() {
+	g.order = g.order[:0]
+	for _, lv := range g.levels {
+		if lv.fixed == nil && len(lv.keys) == 0 {
+			lv.owed = 0
+			continue
+		}
+		g.order = append(g.order, lv)
+	}
+	slices.SortFunc(g.order, func(a, b *level) int { return cmp.Compare(b.prio, a.prio) })
+}
+
+// step is one fetch of a plan: the i-th level of the order, for one message
+// only when share is set (a lower level's owed share), else for every slot
+// left.
 type step struct {
 	i     int
 	share bool
 }
 
-// plan is the order of one round: every band owed its share first (one
-// message each, lowest first), then every band highest first.
-func (g *bandLoop) plan() []step {
+// plan is the order of one round: every level owed its share first (one
+// message each, lowest first), then every level highest first.
+func (g *levelLoop) plan() []step {
 	var out []step
-	for i := len(g.src) - 1; i > 0; i-- {
-		if g.owed[i] >= bandShareEvery {
+	for i := len(g.order) - 1; i > 0; i-- {
+		if g.order[i].owed >= levelShareEvery {
 			out = append(out, step{i: i, share: true})
 		}
 	}
-	for i := range g.src {
+	for i := range g.order {
 		out = append(out, step{i: i})
 	}
 	return out
 }
 
-// asked records that band i was asked (it had its chance: it is owed
+// asked records that level i was asked (it had its chance: it is owed
 // nothing).
-func (g *bandLoop) asked(i int) { g.owed[i] = 0 }
+func (g *levelLoop) asked(i int) { g.order[i].owed = 0 }
 
-// skipped records that band i was not asked in a round because the bands
+// skipped records that level i was not asked in a round because the levels
 // before it took every slot; taken is how many messages the round took
 // before it.
-func (g *bandLoop) skipped(i, taken int) { g.owed[i] += taken }
+func (g *levelLoop) skipped(i, taken int) { g.order[i].owed += taken }
 
-// bandAt is the band of the loop's i-th source.
-func (g *bandLoop) bandAt(i int) Band {
-	if g.queue == "" {
-		return BandNormal
-	}
-	return bandsHighFirst[i]
-}
-
-// candidates are the sources of band i that may have messages, lowest pass
-// first: the unkeyed source and the active keys, less those that gave fewer
-// messages than asked since the last discovery (empty, or a key at its
-// maximum).
-func (g *bandLoop) candidates(i int) []*keySource {
+// candidates are the sources of level i that may have messages, lowest
+// pass first: the fixed source and the active keys, less those that gave
+// fewer messages than asked since the last discovery (empty, or a key at
+// its maximum).
+func (g *levelLoop) candidates(i int) []*keySource {
+	lv := g.order[i]
 	var out []*keySource
-	if !g.src[i].empty || g.src[i].sticky {
-		out = append(out, g.src[i])
+	if lv.fixed != nil && (!lv.fixed.empty || lv.fixed.sticky) {
+		out = append(out, lv.fixed)
 	}
-	for _, ks := range g.keysOf(i) {
+	for _, ks := range lv.keys {
 		if !ks.empty || ks.sticky {
 			out = append(out, ks)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *keySource) int {
-		switch {
-		case a.pass < b.pass:
-			return -1
-		case a.pass > b.pass:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b *keySource) int { return cmp.Compare(a.pass, b.pass) })
 	return out
 }
 
-// minPass is the lowest pass of band b's active sources (0 without any),
+// minPass is the lowest pass of level prio's sources (0 without any),
 // where a key new to the loop starts.
-func (g *bandLoop) minPass(b Band) float64 {
-	lowest := math.Inf(1)
-	for _, ks := range g.active[b] {
-		lowest = min(lowest, ks.pass)
+func (g *levelLoop) minPass(prio int) float64 {
+	lv := g.levels[prio]
+	if lv == nil {
+		return 0
 	}
-	for i, s := range g.src {
-		if g.bandAt(i) == b {
-			lowest = min(lowest, s.pass)
-		}
+	lowest := math.Inf(1)
+	if lv.fixed != nil {
+		lowest = lv.fixed.pass
+	}
+	for _, ks := range lv.keys {
+		lowest = min(lowest, ks.pass)
 	}
 	if math.IsInf(lowest, 1) {
 		return 0
@@ -133,30 +152,31 @@ func (g *bandLoop) minPass(b Band) float64 {
 	return lowest
 }
 
-// refresh reads the queue's keyed subjects when the last reading is older
-// than keyDiscoveryEvery, and makes the consumers of keys new to the loop.
-func (p *Puller) refresh(ctx context.Context, g *bandLoop) error {
+// refresh reads the queue's subjects when the last reading is older than
+// keyDiscoveryEvery, makes the consumers of levels and keys new to the
+// loop, and orders the levels that have messages.
+func (p *Puller) refresh(ctx context.Context, g *levelLoop) error {
 	if g.queue == "" {
-		g.src[0].empty = false // the worker's subject is always asked
+		g.levels[0].fixed.empty = false // the worker's subject is always asked
 		return nil
 	}
 	if !g.primed {
 		// Most queues serve mostly the default tenant: an idle loop waits
 		// on its key until another key delivers.
-		ks, err := p.keyedSource(ctx, g, g.queue, BandNormal, DefaultTenant)
+		ks, err := p.keyedSource(ctx, g, g.queue, 0, DefaultTenant)
 		if err != nil {
 			return err
 		}
 		g.last, g.primed = ks, true
-		// The default tenant's high work is asked for every round, as is
-		// unkeyed high work, not only once discovered: a high task so
-		// overtakes the normal backlog at the next round.
-		if g.highDefault, err = p.keyedSource(ctx, g, g.queue, BandHigh, DefaultTenant); err != nil {
+		// The default tenant's priority-1 work is asked for every round, as
+		// is unkeyed priority-1 work (children), not only once discovered:
+		// such a task so overtakes the normal backlog at the next round.
+		if g.highDefault, err = p.keyedSource(ctx, g, g.queue, 1, DefaultTenant); err != nil {
 			return err
 		}
 		g.highDefault.sticky = true
 	}
-	if time.Since(g.discovered) < keyDiscoveryEvery {
+	if !g.hinted.Swap(false) && time.Since(g.discovered) < keyDiscoveryEvery {
 		return nil
 	}
 	found, err := p.discover(ctx, g.queue)
@@ -164,26 +184,45 @@ func (p *Puller) refresh(ctx context.Context, g *bandLoop) error {
 		return err
 	}
 	g.discovered = time.Now()
-	for _, s := range g.src {
-		s.empty = false
-	}
-	active := map[Band][]*keySource{}
-	for _, b := range bandsHighFirst {
-		for key := range found[b] {
-			ks, err := p.keyedSource(ctx, g, g.queue, b, key)
-			if err != nil {
-				return err
-			}
-			ks.empty = false
-			if ks.capped {
-				if err := ks.readRoom(ctx); err != nil {
-					return err
-				}
-				ks.empty = ks.room == 0
-			}
-			active[b] = append(active[b], ks)
+	active := map[int][]*keySource{}
+	for prio, keys := range found {
+		if active[prio], err = p.activate(ctx, g, g.levelOf(prio), keys); err != nil {
+			return err
 		}
 	}
-	g.active = active
+	if !slices.Contains(active[1], g.highDefault) {
+		active[1] = append(active[1], g.highDefault)
+	}
+	for prio, lv := range g.levels {
+		lv.keys = active[prio]
+		if lv.fixed != nil {
+			lv.fixed.empty = false
+		}
+	}
+	g.reorder()
 	return nil
+}
+
+// activate returns lv's sources of the keys ("": unkeyed) whose subjects
+// hold messages, in key order, making those new to the loop.
+func (p *Puller) activate(ctx context.Context, g *levelLoop, lv *level, keys map[string]bool) ([]*keySource, error) {
+	var out []*keySource
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		if key == "" && lv.fixed != nil {
+			continue // a fixed level's unkeyed source is always a candidate
+		}
+		ks, err := p.keyedSource(ctx, g, g.queue, lv.prio, key)
+		if err != nil {
+			return nil, err
+		}
+		ks.empty = false
+		if ks.capped {
+			if err := ks.readRoom(ctx); err != nil {
+				return nil, err
+			}
+			ks.empty = ks.room == 0
+		}
+		out = append(out, ks)
+	}
+	return out, nil
 }

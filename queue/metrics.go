@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -52,11 +53,11 @@ type Lag struct {
 // Total is Pending + AckPending: work that has not finished.
 func (l Lag) Total() uint64 { return l.Pending + uint64(l.AckPending) }
 
-// QueueLag reads the backlog of a shared queue over all its subjects: its priority bands and
+// QueueLag reads the backlog of a shared queue over all its subjects: its priority levels and
 // its concurrency keys (priority.go, fairness.go). Pending counts the messages stored on them
 // less those delivered and not settled, which the consumers report (AckPending, Waiting and
 // Delivered are their sums), so a key whose consumer no worker has made yet is counted too.
-// The normal band's consumer exists once a Puller served the queue; before that QueueLag
+// Level 0's consumer exists once a Puller served the queue; before that QueueLag
 // reports an error wrapping jetstream.ErrConsumerNotFound.
 func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
 	if err := CheckQueueName(queue); err != nil {
@@ -110,12 +111,16 @@ func (c *Client) storedOnQueue(ctx context.Context, queue string) (uint64, error
 	return n, nil
 }
 
-// BandLag reads the backlog of one priority band of a shared queue.
-func (c *Client) BandLag(ctx context.Context, queue string, b Band) (Lag, error) {
+// LevelLag reads the backlog of the unkeyed subject of priority level 1, 0
+// or -1 of a shared queue (the levels with a fixed consumer: priority.go).
+func (c *Client) LevelLag(ctx context.Context, queue string, prio int) (Lag, error) {
 	if err := CheckQueueName(queue); err != nil {
 		return Lag{}, err
 	}
-	return c.consumerLag(ctx, bandConsumer(queue, b))
+	if !slices.Contains(fixedLevels, prio) {
+		return Lag{}, fmt.Errorf("queue: level %d has no fixed consumer: read QueueLag", prio)
+	}
+	return c.consumerLag(ctx, fixedConsumer(queue, prio))
 }
 
 // WorkerLag reads the backlog of one worker's own consumer.

@@ -58,7 +58,7 @@ type Permissions struct {
 // The table, with P the prefix and the default stream names (docs/operations.md,
 // "NATS permissions", explains each line):
 //
-//	dispatcher publish: P.tasks.>, P.control.> (session control and approvals),
+//	dispatcher publish: P.tasks.>, P.levels.> (level hints), P.control.> (session control and approvals),
 //	    the JetStream API of TASKS (stream info, create, update; message get and
 //	    delete for dead letters; consumer info and lists), of EVENTS and
 //	    TASKS_DEADLETTER (also consumers: create, next, delete; acks), and of
@@ -66,10 +66,10 @@ type Permissions struct {
 //	    deny: $JS.API.CONSUMER.MSG.NEXT.TASKS.>, $JS.ACK.TASKS.>,
 //	    $JS.API.CONSUMER.*CREATE.TASKS... (it cannot claim a task)
 //	dispatcher subscribe: P.control.approvals, _INBOX.>
-//	worker publish: P.tasks.>, P.events.>, the control subjects below,
+//	worker publish: P.tasks.>, P.levels.>, P.events.>, the control subjects below,
 //	    the JetStream API of TASKS with pulls and acks, EVENTS, TASKS_DEADLETTER
 //	    and the KV buckets; deny P.control.approvals
-//	worker subscribe: the control subjects below, _INBOX.>; deny P.control.approvals
+//	worker subscribe: the control subjects below, P.levels.>, _INBOX.>; deny P.control.approvals
 //	    control subjects of a worker of every tenant: P.control.> (which
 //	    also covers the pre-tenant P.control.<session> of the previous release)
 //	    control subjects of a pool: P.control.<tenant>.* for each of its tenants
@@ -112,7 +112,7 @@ func PermissionsFor(cfg Config, role Role, tenants ...string) (Permissions, erro
 }
 
 func dispatcherPermissions(cfg Config, s Subjects) Permissions {
-	pub := []string{s.AllTasks(), s.AllControl(), jsInfo}
+	pub := []string{s.AllTasks(), s.AllLevels(), s.AllControl(), jsInfo}
 	pub = append(pub, streamManage(cfg.TasksStream)...)
 	pub = append(pub, streamMsgGet(cfg.TasksStream), streamMsgDelete(cfg.TasksStream))
 	pub = append(pub, consumerRead(cfg.TasksStream)...)
@@ -142,7 +142,7 @@ func workerPermissions(cfg Config, s Subjects, tenants []string) Permissions {
 			}
 		}
 	}
-	pub := []string{s.AllTasks(), s.AllEvents()}
+	pub := []string{s.AllTasks(), s.AllLevels(), s.AllEvents()}
 	pub = append(pub, control...)
 	pub = append(pub, jsInfo)
 	pub = append(pub, fullStream(cfg.TasksStream)...)
@@ -152,7 +152,7 @@ func workerPermissions(cfg Config, s Subjects, tenants []string) Permissions {
 	pub = append(pub, bucketSubjects(cfg.Prefix)...)
 	return Permissions{
 		Publish:        SubjectRules{Allow: pub, Deny: []string{s.Approvals()}},
-		Subscribe:      SubjectRules{Allow: append(control, s.Inbox()), Deny: []string{s.Approvals()}},
+		Subscribe:      SubjectRules{Allow: append(control, s.AllLevels(), s.Inbox()), Deny: []string{s.Approvals()}},
 		AllowResponses: true,
 	}
 }

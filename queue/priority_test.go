@@ -3,9 +3,13 @@ package queue_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
@@ -65,22 +69,30 @@ func newDefaultPuller(t *testing.T, b *bundle) *queue.Puller {
 	return p
 }
 
-func TestServeTakesTheHighestBandFirst(t *testing.T) {
+func TestServeTakesTheHighestLevelFirst(t *testing.T) {
 	b := setup(t, queue.Config{})
 	p := newDefaultPuller(t, b)
-	enqueueAt(t, b, "low", -5, 3)
-	enqueueAt(t, b, "normal", 0, 5)
-	enqueueAt(t, b, "high", 100, 5) // published last, started first
-	waitCounted(t, b.client.QueueLag, "default", 13)
+	enqueueAt(t, b, "low", -5, 2)
+	enqueueAt(t, b, "p5", 5, 2)
+	enqueueAt(t, b, "normal", 0, 2)
+	enqueueAt(t, b, "p1", 1, 2)
+	enqueueAt(t, b, "p100", 100, 2) // published last, started first
+	for i := range 2 {
+		to := queue.ToQueueFor("default", 50, "team")
+		if _, err := b.client.Send(b.ctx, to, startMsg(fmt.Sprintf("p50-team-%d", i)), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitCounted(t, b.client.QueueLag, "default", 12)
 
-	order := serveOrder(t, b, p, 13)
-	want := "high-0 high-1 high-2 high-3 high-4 normal-0 normal-1 normal-2 normal-3 normal-4 low-0 low-1 low-2"
+	order := serveOrder(t, b, p, 12)
+	want := "p100-0 p100-1 p50-team-0 p50-team-1 p5-0 p5-1 p1-0 p1-1 normal-0 normal-1 low-0 low-1"
 	if got := strings.Join(order, " "); got != want {
 		t.Fatalf("order = %s\nwant    %s", got, want)
 	}
 }
 
-func TestServeGivesALowerBandItsShare(t *testing.T) {
+func TestServeGivesALowerLevelItsShare(t *testing.T) {
 	b := setup(t, queue.Config{})
 	p := newDefaultPuller(t, b)
 	enqueueAt(t, b, "low", -1, 2)
@@ -88,7 +100,7 @@ func TestServeGivesALowerBandItsShare(t *testing.T) {
 	waitCounted(t, b.client.QueueLag, "default", 42)
 
 	order := serveOrder(t, b, p, 42)
-	// bandShareEvery is 10: the first low message starts after at most
+	// levelShareEvery is 10: the first low message starts after at most
 	// ten high ones and the second at most eleven later, though high
 	// messages are still queued.
 	first, second := -1, -1
@@ -102,7 +114,7 @@ func TestServeGivesALowerBandItsShare(t *testing.T) {
 		}
 	}
 	if first < 0 || first > 10 || second < 0 || second-first > 11 {
-		t.Fatalf("low messages at %d and %d of %v: the low band must get one of every 11 while high work is queued", first, second, order)
+		t.Fatalf("low messages at %d and %d of %v: the low level must get one of every 11 while high work is queued", first, second, order)
 	}
 	if order[0] != "high-0" {
 		t.Fatalf("first delivery %s, want high-0", order[0])
@@ -127,16 +139,63 @@ func TestMessagesOfTheLayoutBeforeBandsAreServed(t *testing.T) {
 	if got := strings.Join(order, " "); got != "new-high-0 old" {
 		t.Fatalf("order = %s, want the high message, then the one queued before the upgrade", got)
 	}
-	lag, err := b.client.BandLag(b.ctx, "default", queue.BandHigh)
-	if err != nil || lag.Total() != 0 {
-		t.Fatalf("high band lag = %+v, %v; want empty", lag, err)
+	lag, err := b.client.LevelLag(b.ctx, "default", 3)
+	if err == nil {
+		t.Fatalf("LevelLag of level 3 = %+v: only the fixed levels have a consumer of their own", lag)
+	}
+	if lag, err = b.client.LevelLag(b.ctx, "default", 0); err != nil || lag.Total() != 0 {
+		t.Fatalf("level 0 lag = %+v, %v; want empty", lag, err)
 	}
 }
 
-func TestBandOf(t *testing.T) {
-	for p, want := range map[int]queue.Band{-1000: queue.BandLow, -1: queue.BandLow, 0: queue.BandNormal, 1: queue.BandHigh, 1000: queue.BandHigh} {
-		if got := queue.BandOf(p); got != want {
-			t.Errorf("BandOf(%d) = %s, want %s", p, got, want)
+// TestAHintedLevelStartsAtTheNextRound: a loop busy with priority-0 work
+// reads which levels hold messages only now and then; a message at a level
+// it does not yet ask comes with a level hint, so it starts at the next
+// round, not after the next reading.
+func TestAHintedLevelStartsAtTheNextRound(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p := newDefaultPuller(t, b)
+	enqueueAt(t, b, "normal", 0, 40)
+	waitCounted(t, b.client.QueueLag, "default", 40)
+	hints := make(chan *nats.Msg, 4)
+	sub, err := b.nc.ChanSubscribe(b.client.Subjects().Levels("default"), hints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+
+	slots, err := queue.NewSlots(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+	order := make(chan string, 64)
+	go func() {
+		_ = p.Serve(ctx, slots, func(d *queue.Delivery) {
+			if d.Message.TaskID == "normal-4" {
+				// Publish the urgent task while this one holds the only
+				// slot, and let the loop go on once the hint is out.
+				enqueueAt(t, b, "urgent", 77, 1)
+				select {
+				case <-hints:
+				case <-ctx.Done():
+				}
+			}
+			order <- d.Message.TaskID
+			_ = d.Ack(ctx)
+		}, nil)
+	}()
+	var got []string
+	for len(got) < 9 {
+		select {
+		case id := <-order:
+			got = append(got, id)
+		case <-time.After(waitTimeout):
+			t.Fatalf("only %v came", got)
 		}
+	}
+	if i := slices.Index(got, "urgent-0"); i < 0 || i > 6 {
+		t.Fatalf("order %v: the urgent task must start within a round or two of normal-4", got)
 	}
 }

@@ -1,17 +1,20 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
 )
 
-// keyedNow returns the sources of the concurrency keys of every queue of
-// p whose subjects hold messages now, bands highest first and keys in
-// order, making their consumers the first time. Pull and Claim ask them
-// after the unkeyed sources: a root task's messages are keyed (its tenant,
-// or its spec's concurrency_key), so one-at-a-time pulls would otherwise
-// never see them. Serve's loops discover keys on their own (bandloop.go).
+// keyedNow returns the sources of every queue of p whose subjects made on
+// demand (levels other than the fixed ones, and concurrency keys) hold
+// messages now, with the fixed levels' sources, highest level first and
+// keys in order, making their consumers the first time. Pull and Claim ask
+// them after the worker's subject: a root task's messages are keyed (its
+// tenant, or its spec's concurrency_key), so one-at-a-time pulls would
+// otherwise never see them. Serve's loops discover keys on their own
+// (levelloop.go).
 func (p *Puller) keyedNow(ctx context.Context) ([]*source, error) {
 	var out []*source
 	for _, g := range p.groups {
@@ -23,9 +26,12 @@ func (p *Puller) keyedNow(ctx context.Context) ([]*source, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, b := range bandsHighFirst {
-			for _, key := range slices.Sorted(maps.Keys(found[b])) {
-				s, err := p.pullKeySource(ctx, q, b, key)
+		for _, prio := range slices.Sorted(maps.Keys(found)) {
+			for _, key := range slices.Sorted(maps.Keys(found[prio])) {
+				if key == "" && slices.Contains(fixedLevels, prio) {
+					continue // among p.sources
+				}
+				s, err := p.pullKeySource(ctx, q, prio, key)
 				if err != nil {
 					return nil, err
 				}
@@ -33,19 +39,25 @@ func (p *Puller) keyedNow(ctx context.Context) ([]*source, error) {
 			}
 		}
 	}
+	for _, s := range p.sources {
+		if s.name != workerToken {
+			out = append(out, s)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *source) int { return cmp.Compare(b.prio, a.prio) })
 	return out, nil
 }
 
-// pullKeySource is keyedNow's source of key in band b of queue q, kept
-// for the Puller's life.
-func (p *Puller) pullKeySource(ctx context.Context, q string, b Band, key string) (*source, error) {
-	subj := p.c.subj.TasksKey(q, b, key)
+// pullKeySource is keyedNow's source of key ("": none) at level prio of
+// queue q, kept for the Puller's life.
+func (p *Puller) pullKeySource(ctx context.Context, q string, prio int, key string) (*source, error) {
+	subj := p.c.subj.tasksAt(q, prio, key)
 	p.pullMu.Lock()
 	defer p.pullMu.Unlock()
 	if s := p.pullKeyed[subj]; s != nil {
 		return s, nil
 	}
-	s, _, err := p.newKeySource(ctx, q, b, key)
+	s, _, err := p.newKeySource(ctx, q, prio, key)
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ type PullerConfig struct {
 // source is one consumer a Puller pulls from.
 type source struct {
 	name string // queue name, or "worker"
+	prio int    // its priority level (0 for the worker's)
 	cfg  jetstream.ConsumerConfig
 	cons atomic.Pointer[jetstream.Consumer]
 }
@@ -49,8 +50,8 @@ type Puller struct {
 	c       *Client
 	gate    func(ctx context.Context) error // nil: always open
 	qgate   func(ctx context.Context, queue string) error
-	sources []*source   // the worker source first, then each queue's bands, highest first
-	groups  [][]*source // the worker source alone, then each queue's bands, highest first
+	sources []*source   // the worker source first, then each queue's fixed levels, highest first
+	groups  [][]*source // the worker source alone, then each queue's fixed levels, highest first
 	next    atomic.Uint64
 
 	keys       map[string]KeyLimit
@@ -104,12 +105,12 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 			return nil, fmt.Errorf("queue: PullerConfig.Queues lists %q twice", q)
 		}
 		seen[q] = true
-		var bands []*source
-		for _, b := range bandsHighFirst {
-			bands = append(bands, &source{name: q, cfg: c.consumerConfig(bandConsumer(q, b), c.subj.TasksBand(q, b))})
+		var levels []*source
+		for _, prio := range fixedLevels {
+			levels = append(levels, &source{name: q, prio: prio, cfg: c.consumerConfig(fixedConsumer(q, prio), c.subj.TasksLevel(q, prio))})
 		}
-		p.sources = append(p.sources, bands...)
-		p.groups = append(p.groups, bands)
+		p.sources = append(p.sources, levels...)
+		p.groups = append(p.groups, levels)
 	}
 	for _, s := range p.sources {
 		err := retryWhileForming(ctx, func(ctx context.Context) error {
@@ -167,9 +168,9 @@ func (p *Puller) Claim(ctx context.Context, slots *Slots) (*Delivery, error) {
 // errors (a lost connection, missing permissions) for the caller to log and retry after a pause.
 //
 // With one source Pull keeps one pull request of Config.PullWait open. With several (a queue
-// has three, its priority bands) it first asks each source for a message without waiting (the
-// worker's own subject first, then each queue's bands, highest first, then the concurrency
-// keys that hold messages, keyedNow), then waits
+// has three fixed priority levels and those made on demand) it first asks each source for a
+// message without waiting (the worker's own subject first, then every queue's subjects that
+// hold messages, highest level first: keyedNow), then waits
 // Config.PollInterval on one source at a time, in turn. The preference covers messages the
 // server has already counted for a consumer: it counts a new message shortly after
 // acknowledging its publish, so one published a moment ago may come after older shared work.
@@ -188,8 +189,8 @@ func (p *Puller) Pull(ctx context.Context) (*Delivery, error) {
 			}
 			continue
 		}
-		for _, s := range p.sources {
-			if d, err := p.fetchOne(ctx, s, 0); d != nil || err != nil {
+		if w := p.sources[0]; w.name == workerToken {
+			if d, err := p.fetchOne(ctx, w, 0); d != nil || err != nil {
 				return d, err
 			}
 		}

@@ -21,12 +21,12 @@ const errorPause = time.Second
 // stopped. The worker's own subject and every shared queue each have their own loop, so a
 // message on any of them is taken as soon as a slot is free. A loop reserves the free slots
 // (at least one, at most maxFetchBatch) and asks for that many messages without waiting: a
-// queue's bands highest first, each for what the bands above left (see bandShareEvery for the
-// share a lower band is owed); it gives back the slots no message took. When the loop's
-// subjects are drained it waits for the next message with a pull request of one message (one
-// slot) lasting Config.PullWait, or Config.PollInterval when the Puller has several sources (a
-// waiting request holds a slot another source may need, and a queue's request waits on one
-// band: the one that delivered last, normal at first).
+// queue's priority levels highest first, each for what the levels above left (see
+// levelShareEvery for the share a lower level is owed); it gives back the slots no message
+// took. When the loop's subjects are drained it waits for the next message with a pull request
+// of one message (one slot) lasting Config.PullWait, or Config.PollInterval when the Puller has
+// several sources (a waiting request holds a slot another source may need, and a queue's
+// request waits on one subject: the one that delivered last, the default tenant's at first).
 //
 // PullerConfig.Gate, when set, is asked before each pull; a closed gate holds the loop (a pull
 // already in flight still hands over what it gets).
@@ -38,14 +38,20 @@ const errorPause = time.Second
 func (p *Puller) Serve(ctx context.Context, slots *Slots, handle func(*Delivery), onError func(error)) error {
 	var wg sync.WaitGroup
 	for _, g := range p.groups {
-		wg.Go(func() { p.serveGroup(ctx, newBandLoop(p.queueOf(g), g), slots, handle, onError) })
+		loop := newLevelLoop(p.queueOf(g), g)
+		if loop.queue != "" {
+			if sub := p.c.watchHints(loop.queue, &loop.hinted); sub != nil {
+				defer func() { _ = sub.Unsubscribe() }()
+			}
+		}
+		wg.Go(func() { p.serveGroup(ctx, loop, slots, handle, onError) })
 	}
 	wg.Wait()
 	return ctx.Err()
 }
 
-// serveGroup is the pull loop of one group: the worker's subject, or a queue's bands.
-func (p *Puller) serveGroup(ctx context.Context, g *bandLoop, slots *Slots, handle func(*Delivery), onError func(error)) {
+// serveGroup is the pull loop of one group: the worker's subject, or a queue's levels.
+func (p *Puller) serveGroup(ctx context.Context, g *levelLoop, slots *Slots, handle func(*Delivery), onError func(error)) {
 	drained := false
 	for ctx.Err() == nil {
 		if p.gate != nil && p.gate(ctx) != nil {
@@ -81,11 +87,11 @@ func (p *Puller) serveGroup(ctx context.Context, g *bandLoop, slots *Slots, hand
 	}
 }
 
-// fetchGroup fills the reservation r from g's sources without waiting, in g's order (bands
-// owed a share first, then highest first; within a band, concurrency keys by weighted fair
+// fetchGroup fills the reservation r from g's sources without waiting, in g's order (levels
+// owed a share first, then highest first; within a level, concurrency keys by weighted fair
 // share: fairness.go), and hands each Delivery to handle. When nothing came and wait > 0 it
 // then waits up to wait on one source for one message.
-func (p *Puller) fetchGroup(ctx context.Context, g *bandLoop, r *reservation, wait time.Duration, handle func(*Delivery)) (int, error) {
+func (p *Puller) fetchGroup(ctx context.Context, g *levelLoop, r *reservation, wait time.Duration, handle func(*Delivery)) (int, error) {
 	each := func(d *Delivery) {
 		d.release = r.take()
 		handle(d)
@@ -103,7 +109,7 @@ func (p *Puller) fetchGroup(ctx context.Context, g *bandLoop, r *reservation, wa
 		if st.share {
 			n = 1
 		}
-		got, err := p.fetchBand(ctx, g, st.i, n, r, each)
+		got, err := p.fetchLevel(ctx, g, st.i, n, r, each)
 		g.asked(st.i)
 		total += got
 		if err != nil {
@@ -125,16 +131,16 @@ func (p *Puller) fetchGroup(ctx context.Context, g *bandLoop, r *reservation, wa
 }
 
 // keyedIdleWait bounds the idle wait of a queue's loop, which waits on one
-// of its subjects (the key or band that delivered last): work arriving on
+// of its subjects (the key or level that delivered last): work arriving on
 // another, a new tenant's first task say, waits at most this long on an
 // idle worker.
 const keyedIdleWait = 250 * time.Millisecond
 
-// fetchBand asks band i's candidates for up to n messages: with one candidate all of them,
+// fetchLevel asks level i's candidates for up to n messages: with one candidate all of them,
 // with several each its weighted share of n, lowest pass first, then what is left to those that
 // gave all they were asked, in the same order. Each candidate's pass advances by what it gave
 // over its weight.
-func (p *Puller) fetchBand(ctx context.Context, g *bandLoop, i, n int, r *reservation, each func(*Delivery)) (int, error) {
+func (p *Puller) fetchLevel(ctx context.Context, g *levelLoop, i, n int, r *reservation, each func(*Delivery)) (int, error) {
 	cands := g.candidates(i)
 	weights := 0.0
 	for _, c := range cands {

@@ -31,7 +31,7 @@ func newTasksCmd() *cobra.Command {
 		newBulkCmd(api.BulkCancel, "Cancel every task the filter selects that has not ended, with its subtree"),
 		newBulkCmd(api.BulkPause, "Hold every queued root task the filter selects, and those submitted later, until resumed (running tasks keep running)"),
 		newBulkCmd(api.BulkResume, "End the pause made with the same filter: its held tasks start again, in their order"),
-		newBulkCmd(api.BulkSetPriority, "Set the priority of every queued root task the filter selects, moving it to its new band (running tasks keep theirs)"))
+		newBulkCmd(api.BulkSetPriority, "Set the priority of every queued root task the filter selects, moving it to its new level (running tasks keep theirs)"))
 	return cmd
 }
 
@@ -116,7 +116,7 @@ func newBulkCmd(action, short string) *cobra.Command {
 			req := api.BulkRequest{Action: action, Filter: filter, Reason: bf.reason}
 			if action == api.BulkSetPriority {
 				if !c.Flags().Changed("priority") {
-					return usageErrorf("set-priority needs --priority N (-1000 to 1000; above 0 is the high band, below 0 the low)")
+					return usageErrorf("set-priority needs --priority N (-1000 to 1000; higher starts first)")
 				}
 				req.Priority = &bf.priority
 			}
@@ -208,7 +208,7 @@ func printBulkJob(w io.Writer, j api.BulkJob) {
 	case api.BulkResume:
 		fmt.Fprintf(w, ", %d start again (pause %s ended)", j.Resumed, j.PauseID)
 	case api.BulkSetPriority:
-		fmt.Fprintf(w, ", %d moved to another band", j.Moved)
+		fmt.Fprintf(w, ", %d moved to another priority level", j.Moved)
 	}
 	fmt.Fprintf(w, ", %d skipped, %d failed\n", j.Skipped, j.Failed)
 	for _, e := range j.Errors {

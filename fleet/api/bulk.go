@@ -18,7 +18,7 @@ const (
 	BulkPause  = "pause"
 	BulkResume = "resume"
 	// BulkSetPriority sets BulkRequest.Priority on the queued root tasks
-	// the filter selects, moving each to its new band's place.
+	// the filter selects, moving each to the end of its new level.
 	BulkSetPriority = "set_priority"
 )
 
@@ -103,8 +103,8 @@ type BulkJob struct {
 	Paused  int    `json:"paused,omitempty"`
 	Resumed int    `json:"resumed,omitempty"`
 	PauseID string `json:"pause_id,omitempty"`
-	// Moved counts the tasks set_priority moved to another band (a new
-	// start message there); the others changed priority in place.
+	// Moved counts the tasks set_priority moved to another level (a new
+	// start message there); the others already had the priority.
 	Moved     int       `json:"moved,omitempty"`
 	Errors    []string  `json:"errors,omitempty"`
 	Error     string    `json:"error,omitempty"`

@@ -35,7 +35,7 @@ import (
 //     it (pause.go; the design is in fleet/internal/holds). Their counts
 //     are the queued root tasks the filter selects.
 //   - set_priority sets the priority of each queued root task the filter
-//     selects and moves it to its new band (priority_bulk.go). Running
+//     selects and moves it to its new level (priority_bulk.go). Running
 //     and parked tasks keep their priority (their children inherit it).
 //
 // The tasks are read a page at a time, newest first; a page is acted on

@@ -10,18 +10,17 @@ import (
 
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
-	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
 // set_priority: each queued root task the filter selects gets the new
 // priority in the store (a compare-and-set on queued, so a task that
-// started meanwhile is skipped and keeps running as it is). A task whose
-// band changes gets a new start message in its new band through the
-// router (taskops.PriorityMessage), and the move is recorded with the
-// pauses (holds/moves.go) so that workers drop its old message; within a
-// band, the task keeps its place. A held (paused) task changes priority
-// and is released to its new band when resumed.
+// started meanwhile is skipped and keeps running as it is). Each such task
+// gets a new start message at its new priority level through the router
+// (taskops.PriorityMessage), and the move is recorded with the pauses
+// (holds/moves.go) so that workers drop its old message: it takes its
+// place at the new level as if submitted now. A held (paused) task changes
+// priority and is released at its new level when resumed.
 
 // bulkSetPriority runs set_priority.
 func (d *Dispatcher) bulkSetPriority(ctx context.Context, j *bulkJob, prio int, f api.BulkFilter, sc bulkScope) error {
@@ -55,8 +54,8 @@ func (d *Dispatcher) bulkSetPriority(ctx context.Context, j *bulkJob, prio int, 
 	})
 }
 
-// setPriority sets t's priority and, when its band changes, publishes its
-// start message in the new band and records the move.
+// setPriority sets t's priority and, when it changes, publishes its start
+// message at the new level and records the move.
 func (d *Dispatcher) setPriority(ctx context.Context, ps store.PrioritySetter, t store.Task, prio int,
 	record func(context.Context, uuid.UUID, uint64) error) (bool, error) {
 	if t.Priority == prio {
@@ -66,13 +65,10 @@ func (d *Dispatcher) setPriority(ctx context.Context, ps store.PrioritySetter, t
 	if err != nil {
 		return false, err
 	}
-	if queue.BandOf(t.Priority) == queue.BandOf(prio) {
-		return false, nil
-	}
 	o := taskops.PriorityMessage(nt, time.Now())
 	res, err := d.queue.Send(ctx, o.To, o.Msg, o.MsgID)
 	if err != nil {
-		return false, fmt.Errorf("publishing its start in the new band (its priority is changed, but it starts from its old place): %w", err)
+		return false, fmt.Errorf("publishing its start at the new priority (its priority is changed, but it starts from its old place): %w", err)
 	}
 	return true, record(ctx, nt.ID, res.StreamSeq)
 }

@@ -43,7 +43,7 @@ func (w *Worker) holdAtDelivery(ctx context.Context, d *queue.Delivery, id uuid.
 		return settlement{}, false
 	}
 	if w.holds.StaleStart(id, d.StreamSeq) {
-		return ack(), true // moved to another band: its new message starts it
+		return ack(), true // moved to another level: its new message starts it
 	}
 	if !w.holds.MayHold(d.Source) { // Source: the queue, or "worker"
 		return settlement{}, false

@@ -13,38 +13,86 @@ import (
 )
 
 // TestPriorityOrdersStarts: tasks queued before any worker runs start by
-// band, whatever their submission order: high (priority > 0) first, then
-// normal, then low, and each band in submission order.
+// priority, whatever their submission order: a higher priority first (50
+// before 5, though both are above 0), and each priority in submission order.
 func TestPriorityOrdersStarts(t *testing.T) {
 	t.Parallel()
 	f := fleettest.Start(t, fleettest.Options{NoWorkers: true, Workers: 1, Slots: 1})
-	type sub struct {
-		name string
-		id   uuid.UUID
-	}
-	var subs []sub
+	var subs []submission
 	submit := func(name string, priority int) {
 		spec := fleettest.Spec(name, fleettest.Step{Text: "done"})
 		spec.Priority = priority
-		subs = append(subs, sub{name, f.Submit(spec)})
+		subs = append(subs, submission{name, f.Submit(spec)})
 	}
 	for i := range 2 {
 		submit(fmt.Sprintf("low-%d", i), -5)
 	}
-	for i := range 4 {
+	for i := range 3 {
 		submit(fmt.Sprintf("normal-%d", i), 0)
 	}
 	for i := range 2 {
-		submit(fmt.Sprintf("high-%d", i), 50)
+		submit(fmt.Sprintf("p5-%d", i), 5)
+	}
+	for i := range 2 {
+		submit(fmt.Sprintf("p50-%d", i), 50)
 	}
 	f.StartWorker()
-	var done []store.Task
-	for _, s := range subs {
-		task := f.WaitDone(s.id)
-		if task.State != store.TaskSucceeded {
-			t.Fatalf("%s: %s %s", s.name, task.State, task.Error)
+	if got, want := startOrder(t, f, subs), "p50-0 p50-1 p5-0 p5-1 normal-0 normal-1 normal-2 low-0 low-1"; got != want {
+		t.Fatalf("start order %s\nwant           %s", got, want)
+	}
+}
+
+// TestChildRunsAboveItsParentsPriority: a child runs at its parent's
+// priority + 1, so once spawned it starts before the tasks of its parent's
+// priority that were queued before it, though they were submitted first.
+func TestChildRunsAboveItsParentsPriority(t *testing.T) {
+	t.Parallel()
+	f := fleettest.Start(t, fleettest.Options{NoWorkers: true, Workers: 1, Slots: 1})
+	parent := sharedSpec(t, "parent",
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Spawn("child", fleettest.Step{Text: "child done"})}},
+		fleettest.Step{Calls: []fleettest.Call{{Name: "wait", Args: map[string]any{"agent_id": "{{agent:0}}"}}}},
+		fleettest.Step{Text: "parent done"})
+	parent.Priority = 5
+	parentID := f.Submit(parent)
+	var others []uuid.UUID
+	for i := range 2 {
+		spec := fleettest.Spec(fmt.Sprintf("other-%d", i), fleettest.Step{Text: "done"})
+		spec.Priority = 5
+		others = append(others, f.Submit(spec))
+	}
+	f.StartWorker()
+	succeeded(t, f.WaitDone(parentID))
+	kids := children(t, f, parentID)
+	if len(kids) != 1 {
+		t.Fatalf("%d children, want 1", len(kids))
+	}
+	child := f.WaitDone(kids[0].ID)
+	if child.Priority != 6 {
+		t.Fatalf("child priority %d, want its parent's 5 + 1", child.Priority)
+	}
+	for _, id := range others {
+		other := f.WaitDone(id)
+		if !child.StartedAt.Before(other.StartedAt) {
+			t.Fatalf("child started at %v, after %s queued at its parent's priority (%v)", child.StartedAt, other.ID, other.StartedAt)
 		}
-		done = append(done, task)
+	}
+}
+
+// submission is a task a test submitted, by name.
+type submission struct {
+	name string
+	id   uuid.UUID
+}
+
+// startOrder waits for every submission to succeed and names them in the
+// order they started.
+func startOrder(t *testing.T, f *fleettest.Fleet, subs []submission) string {
+	t.Helper()
+	done := make([]store.Task, len(subs))
+	for i, s := range subs {
+		if done[i] = f.WaitDone(s.id); done[i].State != store.TaskSucceeded {
+			t.Fatalf("%s: %s %s", s.name, done[i].State, done[i].Error)
+		}
 	}
 	idx := make([]int, len(subs))
 	for i := range idx {
@@ -55,10 +103,7 @@ func TestPriorityOrdersStarts(t *testing.T) {
 	for _, i := range idx {
 		order = append(order, subs[i].name)
 	}
-	want := "high-0 high-1 normal-0 normal-1 normal-2 normal-3 low-0 low-1"
-	if got := strings.Join(order, " "); got != want {
-		t.Fatalf("start order %s\nwant           %s", got, want)
-	}
+	return strings.Join(order, " ")
 }
 
 // TestFairnessSharesSlotsBetweenTenants: a tenant's tasks submitted after

@@ -27,7 +27,7 @@
 // A pause holds tasks that have not started: running tasks keep running,
 // and the children and wake-ups of a tree that has started are not held
 // (a parent would wait for ever on a held child). moves.go keeps the
-// moves of queued tasks between priority bands in the same bucket.
+// moves of queued tasks between priority levels in the same bucket.
 //
 // A pause takes effect on a worker when its watch delivers the change,
 // normally within milliseconds of Pause returning; a task claimed before

@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// Moves. A queued task whose priority changes band (set_priority) gets a
-// new start message in its new band, published through the router; its
-// old message stays in the old band. The move is recorded here with the
+// Moves. A queued task whose priority changes (set_priority) gets a new
+// start message at its new level, published through the router; its old
+// message stays at the old level. The move is recorded here with the
 // new message's stream sequence, and a worker acks, without claiming, a
 // start message of the task older than that (StaleStart): the task starts
 // from its new place. Without the record (a crash between the publish and

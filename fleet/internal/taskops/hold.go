@@ -9,7 +9,7 @@ import (
 )
 
 // HoldReleaseMessage starts a root task a pause held (fleet/internal/holds)
-// once no pause holds it: to the band of its priority and the subject of
+// once no pause holds it: to the level of its priority and the subject of
 // its concurrency key, as StartMessage. Its id carries the revision of the
 // hold record, so dispatchers releasing the same hold publish it once and
 // a task held again later is released again.
@@ -20,7 +20,7 @@ func HoldReleaseMessage(t store.Task, holdRevision uint64, enqueuedAt time.Time)
 }
 
 // PriorityMessage starts a queued root task whose priority was changed
-// (bulk set_priority) from the band of its new priority, as StartMessage.
+// (bulk set_priority) at the level of its new priority, as StartMessage.
 // Its id carries the task's update time, so each change publishes once.
 func PriorityMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {
 	o := StartMessage(t, enqueuedAt)

@@ -20,7 +20,7 @@ import (
 
 // target is where a task's messages go: the worker that holds its files
 // when it is pinned (a local workspace that is not shared) and has run
-// there, else the band of its priority in its queue (queue.ToQueueAt). A pinned task that never ran goes to its queue
+// there, else the level of its priority in its queue (queue.ToQueueAt). A pinned task that never ran goes to its queue
 // unless the caller knows its holder (ChildStartMessage).
 func target(t store.Task, spec fleet.TaskSpec) queue.Target {
 	if pinned(spec) && t.WorkerID != "" {
@@ -84,7 +84,7 @@ func RescueTarget(t store.Task) queue.Target {
 	return queue.ToQueueFor(t.Queue, t.Priority, storedKey(t))
 }
 
-// StartMessage starts a submitted task: to the band of its priority and
+// StartMessage starts a submitted task: to the level of its priority and
 // the subject of its concurrency key in its queue (its files are made wherever it starts), under startMsgID so a
 // repeated submission publishes it once.
 func StartMessage(t store.Task, enqueuedAt time.Time) queue.Outgoing {

@@ -59,16 +59,16 @@ func TestRescueTargetIsTheSharedQueue(t *testing.T) {
 	}
 }
 
-// Every message of a task that goes to its queue goes to the band of its
+// Every message of a task that goes to its queue goes to the level of its
 // priority; a pinned one goes to its worker whatever its priority.
-func TestRouterSendsToThePriorityBand(t *testing.T) {
+func TestRouterSendsToThePriorityLevel(t *testing.T) {
 	local := fleet.TaskSpec{Queue: "default"}
 	shared := fleet.TaskSpec{Queue: "default", Environment: fleet.Environment{Kind: fleet.EnvLocal, Shared: true}}
 	urgent := store.Task{ID: uuid.New(), Queue: "bulk", Priority: 100, WorkerID: "w1"}
 	later := store.Task{ID: uuid.New(), Queue: "bulk", Priority: -3}
-	high, low := queue.ToQueueFor("bulk", 100, "default"), queue.ToQueueFor("bulk", -1, "default")
-	if high == queue.ToQueue("bulk") || low == queue.ToQueue("bulk") || high == low {
-		t.Fatalf("bands are not distinct targets: %v %v", high, low)
+	high, low := queue.ToQueueFor("bulk", 100, "default"), queue.ToQueueFor("bulk", -3, "default")
+	if high == queue.ToQueue("bulk") || low == queue.ToQueue("bulk") || high == low || high == queue.ToQueueFor("bulk", 99, "default") {
+		t.Fatalf("levels are not distinct targets: %v %v", high, low)
 	}
 	tests := []struct {
 		name string
