@@ -19,6 +19,7 @@ type Target struct {
 	queue    string
 	priority int    // of a shared queue: its level (see ToQueueAt)
 	key      string // concurrency key of a shared queue (see ToQueueFor); "" = none
+	front    bool   // the key's front lane (see Front)
 	workerID string
 }
 
@@ -42,6 +43,9 @@ func (t Target) String() string {
 	if t.key != "" {
 		out += " key " + t.key
 	}
+	if t.front {
+		out += " (front lane)"
+	}
 	return out
 }
 
@@ -58,6 +62,9 @@ func (t Target) subject(s Subjects) (string, error) {
 	if t.key != "" {
 		if err := CheckConcurrencyKey(t.key); err != nil {
 			return "", err
+		}
+		if t.front {
+			return s.TasksKey(t.queue, t.priority, frontKey(t.key)), nil
 		}
 		return s.TasksKey(t.queue, t.priority, t.key), nil
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +32,17 @@ import (
 //     at most its weighted share; a key that gets n messages advances its pass
 //     by n/weight. A key new to the loop starts at the lowest pass of the keys
 //     it knows, so it is served next, not after the backlog of the others.
+//
+// Front lanes. A task a pause held (fleet/internal/holds) had its place in
+// its key's queue: the worker that held it had taken every message queued
+// before it. When the pause ends its start is published again, on the
+// key's front lane, <prefix>.tasks.<queue>.<level>.<key>.front (Front), a
+// subject with a consumer of its own that a loop asks before any other
+// source of the level: so released tasks start before what was queued at
+// their level while they were held, in the order they were held. A key
+// with a maximum has none (KeyCapped): its maximum is counted on its own
+// consumer, so its released tasks go back to its subject, behind what was
+// queued meanwhile, and the maximum holds.
 //
 // A worker learns which levels and keys have messages from the stream's
 // per-subject counts (one STREAM.INFO with a subject filter, at most every
@@ -64,7 +77,58 @@ func (s Subjects) TasksKey(queue string, prio int, key string) string {
 	return s.Tasks(queue) + "." + levelToken(prio) + "." + key
 }
 
-// tasksAt is the subject of key at level prio of queue ("": unkeyed).
+// maxRunningMeta is the consumer metadata that marks a key with a maximum
+// (KeyCapped).
+const maxRunningMeta = "agentfleet-max-running"
+
+// KeyCapped reports whether the concurrency key to targets has a maximum
+// of running tasks, as its consumer, made by the workers, says: a key
+// whose consumer does not exist (no worker served it within the last hour)
+// has none yet. A target without a key has none.
+func (c *Client) KeyCapped(ctx context.Context, to Target) (bool, error) {
+	if to.key == "" || to.workerID != "" {
+		return false, nil
+	}
+	to.front = false
+	subj, err := to.subject(c.subj)
+	if err != nil {
+		return false, err
+	}
+	cons, err := c.js.Consumer(ctx, c.cfg.TasksStream, keyConsumer(subj))
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("queue: the consumer of %s: %w", subj, err)
+	}
+	return cons.CachedInfo().Config.Metadata[maxRunningMeta] != "", nil
+}
+
+// frontToken ends the subject of a key's front lane.
+const frontToken = "front"
+
+// Front targets the front lane of t's concurrency key; t itself when t is
+// not a key of a shared queue.
+func (t Target) Front() Target {
+	if t.key != "" && t.workerID == "" {
+		t.front = true
+	}
+	return t
+}
+
+// frontKey is the loop's name of key's front lane: the key, a dot and
+// frontToken (a key holds no dot).
+func frontKey(key string) string { return key + "." + frontToken }
+
+// laneOf splits a loop's key name into the concurrency key and whether it
+// names the key's front lane.
+func laneOf(key string) (base string, front bool) {
+	base, front = strings.CutSuffix(key, "."+frontToken)
+	return base, front
+}
+
+// tasksAt is the subject of key at level prio of queue ("": unkeyed; a
+// frontKey: the key's front lane).
 func (s Subjects) tasksAt(queue string, prio int, key string) string {
 	if key == "" {
 		return s.TasksLevel(queue, prio)
@@ -145,7 +209,7 @@ func (p *Puller) discover(ctx context.Context, q string) (map[int]map[string]boo
 	for subj, n := range info.State.Subjects {
 		level, key, _ := strings.Cut(strings.TrimPrefix(subj, prefix), ".")
 		prio, ok := parseLevel(level)
-		if n == 0 || !ok || strings.Contains(key, ".") {
+		if base, _ := laneOf(key); n == 0 || !ok || strings.Contains(base, ".") {
 			continue
 		}
 		if out[prio] == nil {
@@ -162,15 +226,17 @@ func (p *Puller) discover(ctx context.Context, q string) (map[int]map[string]boo
 func (p *Puller) newKeySource(ctx context.Context, q string, prio int, key string) (*source, KeyLimit, error) {
 	subj := p.c.subj.tasksAt(q, prio, key)
 	lim := KeyLimit{}
-	if key != "" {
-		lim = p.limitOf(key)
+	base, front := laneOf(key)
+	if base != "" {
+		lim = p.limitOf(base)
 	}
 	cfg := p.c.consumerConfig(keyConsumer(subj), subj)
 	cfg.InactiveThreshold = keyConsumerInactive
 	if lim.MaxRunning > 0 {
 		cfg.MaxAckPending = lim.MaxRunning
+		cfg.Metadata = map[string]string{maxRunningMeta: strconv.Itoa(lim.MaxRunning)}
 	}
-	s := &source{name: q, prio: prio, cfg: cfg}
+	s := &source{name: q, prio: prio, front: front, cfg: cfg}
 	if _, err := p.ensure(ctx, s); err != nil {
 		return nil, lim, err
 	}

@@ -159,3 +159,51 @@ func TestPullFindsKeyedWork(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAFrontLaneGoesBeforeItsLevel: messages on a key's front lane (tasks
+// a pause held, released) start before everything else queued at their
+// level, whatever key, and in the order they were published; a higher
+// level still goes first.
+func TestAFrontLaneGoesBeforeItsLevel(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p := newDefaultPuller(t, b)
+	enqueueKey(t, b, "team", "team", 3)
+	enqueueKey(t, b, "other", "other", 2)
+	for i := range 2 {
+		to := queue.ToQueueFor("default", 0, "team").Front()
+		if _, err := b.client.Send(b.ctx, to, startMsg(fmt.Sprintf("released-%d", i)), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enqueueAt(t, b, "urgent", 9, 1)
+	waitCounted(t, b.client.QueueLag, "default", 8)
+	order := serveOrder(t, b, p, 8)
+	if got := strings.Join(order[:3], " "); got != "urgent-0 released-0 released-1" {
+		t.Fatalf("order %v: want the higher level, then the front lane in order, then the rest", order)
+	}
+}
+
+// TestKeyCappedReadsTheWorkersMaximum: a key has a maximum once a worker
+// made its consumer with one; a key no worker served, or one without a
+// maximum, has none.
+func TestKeyCappedReadsTheWorkersMaximum(t *testing.T) {
+	b := setup(t, queue.Config{})
+	capped, free := queue.ToQueueFor("default", 0, "capped"), queue.ToQueueFor("default", 0, "free")
+	if got, err := b.client.KeyCapped(b.ctx, capped); err != nil || got {
+		t.Fatalf("KeyCapped before any worker = %v, %v; want false", got, err)
+	}
+	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"},
+		Keys: map[string]queue.KeyLimit{"capped": {MaxRunning: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueueKey(t, b, "capped", "capped", 1)
+	enqueueKey(t, b, "free", "free", 1)
+	waitCounted(t, b.client.QueueLag, "default", 2)
+	serveOrder(t, b, p, 2) // makes both keys' consumers
+	for to, want := range map[queue.Target]bool{capped: true, capped.Front(): true, free: false, queue.ToQueue("default"): false} {
+		if got, err := b.client.KeyCapped(b.ctx, to); err != nil || got != want {
+			t.Errorf("KeyCapped(%v) = %v, %v; want %v", to, got, err, want)
+		}
+	}
+}

@@ -113,23 +113,26 @@ func (g *levelLoop) asked(i int) { g.order[i].owed = 0 }
 // before it.
 func (g *levelLoop) skipped(i, taken int) { g.order[i].owed += taken }
 
-// candidates are the sources of level i that may have messages, lowest
-// pass first: the fixed source and the active keys, less those that gave
-// fewer messages than asked since the last discovery (empty, or a key at
-// its maximum).
-func (g *levelLoop) candidates(i int) []*keySource {
+// candidates are the sources of level i that may have messages: the front
+// lanes of its keys, and its fixed source and the other active keys,
+// lowest pass first; less those that gave fewer messages than asked since
+// the last discovery (empty, or a key at its maximum).
+func (g *levelLoop) candidates(i int) (fronts, others []*keySource) {
 	lv := g.order[i]
-	var out []*keySource
 	if lv.fixed != nil && (!lv.fixed.empty || lv.fixed.sticky) {
-		out = append(out, lv.fixed)
+		others = append(others, lv.fixed)
 	}
 	for _, ks := range lv.keys {
-		if !ks.empty || ks.sticky {
-			out = append(out, ks)
+		switch {
+		case ks.empty && !ks.sticky:
+		case ks.front:
+			fronts = append(fronts, ks)
+		default:
+			others = append(others, ks)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *keySource) int { return cmp.Compare(a.pass, b.pass) })
-	return out
+	slices.SortStableFunc(others, func(a, b *keySource) int { return cmp.Compare(a.pass, b.pass) })
+	return fronts, others
 }
 
 // minPass is the lowest pass of level prio's sources (0 without any),

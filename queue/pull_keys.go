@@ -44,8 +44,19 @@ func (p *Puller) keyedNow(ctx context.Context) ([]*source, error) {
 			out = append(out, s)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b *source) int { return cmp.Compare(b.prio, a.prio) })
+	// Highest level first; within a level, front lanes first.
+	slices.SortStableFunc(out, func(a, b *source) int {
+		return cmp.Or(cmp.Compare(b.prio, a.prio), cmp.Compare(lane(a), lane(b)))
+	})
 	return out, nil
+}
+
+// lane orders a level's sources: a front lane (0) before the others (1).
+func lane(s *source) int {
+	if s.front {
+		return 0
+	}
+	return 1
 }
 
 // pullKeySource is keyedNow's source of key ("": none) at level prio of

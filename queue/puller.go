@@ -36,10 +36,11 @@ type PullerConfig struct {
 
 // source is one consumer a Puller pulls from.
 type source struct {
-	name string // queue name, or "worker"
-	prio int    // its priority level (0 for the worker's)
-	cfg  jetstream.ConsumerConfig
-	cons atomic.Pointer[jetstream.Consumer]
+	name  string // queue name, or "worker"
+	prio  int    // its priority level (0 for the worker's)
+	front bool   // a key's front lane (fairness.go)
+	cfg   jetstream.ConsumerConfig
+	cons  atomic.Pointer[jetstream.Consumer]
 }
 
 // Puller pulls task messages from the durable consumers of some queues and, optionally, one

@@ -136,48 +136,66 @@ func (p *Puller) fetchGroup(ctx context.Context, g *levelLoop, r *reservation, w
 // idle worker.
 const keyedIdleWait = 250 * time.Millisecond
 
-// fetchLevel asks level i's candidates for up to n messages: with one candidate all of them,
-// with several each its weighted share of n, lowest pass first, then what is left to those that
-// gave all they were asked, in the same order. Each candidate's pass advances by what it gave
-// over its weight.
+// fetchLevel asks level i's candidates for up to n messages: first the front lanes, each for
+// all that is left (released tasks go before the rest of their level: fairness.go); then, with
+// one candidate left, all of the rest; with several, each its weighted share, lowest pass first,
+// then what is left to those that gave all they were asked, in the same order. Each candidate's
+// pass advances by what it gave over its weight.
 func (p *Puller) fetchLevel(ctx context.Context, g *levelLoop, i, n int, r *reservation, each func(*Delivery)) (int, error) {
-	cands := g.candidates(i)
+	fronts, cands := g.candidates(i)
+	total := 0
+	for _, c := range fronts {
+		got, _, err := p.take(ctx, g, c, min(n-total, r.n), each)
+		total += got
+		if err != nil {
+			return total, err
+		}
+	}
+	n -= total
 	weights := 0.0
 	for _, c := range cands {
 		weights += c.weight
 	}
-	total := 0
+	taken := 0
 	full := make([]bool, len(cands)) // gave all it was asked: may have more
 	for round := range 2 {
 		for j, c := range cands {
-			k := min(n-total, r.n)
+			k := min(n-taken, r.n)
 			if round == 0 {
 				k = min(k, int(math.Ceil(float64(n)*c.weight/weights)))
 			} else if !full[j] || len(cands) == 1 {
 				continue
 			}
-			var wait time.Duration
-			if c.capped {
-				k, wait = min(k, c.room), cappedWait
-			}
-			if k <= 0 {
-				continue
-			}
-			got, err := p.fetch(ctx, c.source, k, wait, each)
-			c.room -= got
-			if got > 0 {
-				c.pass += float64(got) / c.weight
-				g.last = c
-			}
-			total += got
-			full[j] = got == k
-			c.empty = got < k
+			got, gaveAll, err := p.take(ctx, g, c, k, each)
+			taken += got
+			full[j] = gaveAll
 			if err != nil {
-				return total, err
+				return total + taken, err
 			}
 		}
 	}
-	return total, nil
+	return total + taken, nil
+}
+
+// take asks c for up to k messages, fewer when c is a key at its maximum's room, and
+// records what it gave: its pass, its room, whether it is empty. gaveAll reports that it gave
+// every message asked for (it may have more).
+func (p *Puller) take(ctx context.Context, g *levelLoop, c *keySource, k int, each func(*Delivery)) (got int, gaveAll bool, err error) {
+	var wait time.Duration
+	if c.capped {
+		k, wait = min(k, c.room), cappedWait
+	}
+	if k <= 0 {
+		return 0, false, nil
+	}
+	got, err = p.fetch(ctx, c.source, k, wait, each)
+	c.room -= got
+	if got > 0 {
+		c.pass += float64(got) / c.weight
+		g.last = c
+	}
+	c.empty = got < k
+	return got, got == k, err
 }
 
 // idleWait is how long a pull request of a drained source waits for a message.

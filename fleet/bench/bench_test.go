@@ -79,3 +79,25 @@ func TestPriorityRun(t *testing.T) {
 		t.Fatalf("high tasks did not go first: %+v", *p)
 	}
 }
+
+// TestFairnessRun: --fairness submits tenant b's tasks after tenant a's
+// backlog, and with equal weights they start beside it, not after it. b's
+// median task starts about 20 starts after it was submitted (every other
+// start is b's), a's about 150 (half of 300): b's wait is a fraction of
+// a's (the tenth is for 2,000 of a's tasks), and while one of b's
+// waits at most about as many of a's start as b's ahead of it.
+func TestFairnessRun(t *testing.T) {
+	st, dir := benchSQLite(t)
+	rep, err := Run(context.Background(), Config{Tasks: 300, Workers: 1, Slots: 2, Fairness: true, Store: st, StoreName: "sqlite", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := rep.Fairness
+	if rep.Succeeded != 300+LateTasks || fr == nil || rep.Priority != nil {
+		t.Fatalf("report %+v", rep)
+	}
+	t.Logf("fairness %+v", *fr)
+	if fr.BP50WaitMS > fr.AP50WaitMS/4 || fr.AStartedAfterB > LateTasks+fr.Slots+2 {
+		t.Fatalf("tenant b did not share the slots: %+v", *fr)
+	}
+}

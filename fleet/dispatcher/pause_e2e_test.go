@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -287,4 +289,61 @@ func TestHeldTasksSurviveADispatcherRestart(t *testing.T) {
 	defer stop()
 	waitFinished(t, c, held, int64(len(ids)))
 	ranOnce(t, f, ids)
+}
+
+// TestHeldTasksKeepTheirPlace: tasks a label pause held start, once
+// resumed, before the tasks submitted while they were held (their place
+// in the queue), in the order they were submitted.
+func TestHeldTasksKeepTheirPlace(t *testing.T) {
+	f, c := apiFleet(t, fleettest.Options{Workers: 1, Slots: 1, SQLite: true, NoWorkers: true})
+	ctx := context.Background()
+	held := map[string]string{"batch": "held"}
+	heldIDs := submitLabelled(t, c, 3, held)
+	bulkDone(t, c, api.BulkRequest{Action: api.BulkPause, Filter: api.BulkFilter{Labels: held}})
+	// A blocker takes the only slot until the test lets it go, so that
+	// what is submitted next stays queued behind it.
+	dir := fleettest.SharedDir(t)
+	blocker := fleettest.Spec("blocker",
+		fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("timeout 60 sh -c 'until [ -e go-on ]; do sleep 0.05; done'")}},
+		fleettest.Step{Text: "done"})
+	blocker.Environment = fleet.Environment{Kind: fleet.EnvLocal, WorkingDir: dir, Shared: true}
+	blockerID := f.Submit(blocker)
+	f.StartWorker()
+	testenv.EventuallyErr(t, fleettest.Wait, "the held tasks held and the blocker running", func() error {
+		v, err := c.Pauses(ctx)
+		if err != nil {
+			return err
+		}
+		if v.Held != len(heldIDs) || f.Task(blockerID).State != store.TaskRunning {
+			return fmt.Errorf("held %d, blocker %s", v.Held, f.Task(blockerID).State)
+		}
+		return nil
+	})
+	later := submitLabelled(t, c, 3, map[string]string{"batch": "later"})
+	bulkDone(t, c, api.BulkRequest{Action: api.BulkResume, Filter: api.BulkFilter{Labels: held}})
+	testenv.EventuallyErr(t, fleettest.Wait, "the held tasks released", func() error {
+		if v, err := c.Pauses(ctx); err != nil || v.Held != 0 {
+			return fmt.Errorf("pauses %+v, %v", v, err)
+		}
+		return nil
+	})
+	if err := os.WriteFile(filepath.Join(dir, "go-on"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFinished(t, c, map[string]string{"batch": "later"}, int64(len(later)))
+	waitFinished(t, c, held, int64(len(heldIDs)))
+	ranOnce(t, f, append(heldIDs, later...))
+	var lastHeld time.Time
+	for i, id := range heldIDs {
+		started := f.Task(id).StartedAt
+		if i > 0 && started.Before(lastHeld) {
+			t.Fatalf("held task %d started before held task %d: released out of order", i, i-1)
+		}
+		lastHeld = started
+	}
+	for _, id := range later {
+		if started := f.Task(id).StartedAt; !lastHeld.Before(started) {
+			t.Fatalf("a task submitted while the held ones were held started at %v, before the last held one (%v)", started, lastHeld)
+		}
+	}
 }

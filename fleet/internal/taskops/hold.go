@@ -9,14 +9,23 @@ import (
 )
 
 // HoldReleaseMessage starts a root task a pause held (fleet/internal/holds)
-// once no pause holds it: to the level of its priority and the subject of
-// its concurrency key, as StartMessage. Its id carries the revision of the
-// hold record, so dispatchers releasing the same hold publish it once and
-// a task held again later is released again.
-func HoldReleaseMessage(t store.Task, holdRevision uint64, enqueuedAt time.Time) queue.Outgoing {
+// once no pause holds it: at the level of its priority, on the front lane
+// of its concurrency key, so that it keeps its place (queue: "Front
+// lanes"); when keyCapped says the key has a maximum (queue.Client.KeyCapped),
+// on the key's subject itself, where the maximum is counted. Its id
+// carries the revision of the hold record, so dispatchers releasing the
+// same hold publish it once and a task held again later is released again.
+func HoldReleaseMessage(t store.Task, holdRevision uint64, enqueuedAt time.Time, keyCapped func(queue.Target) (bool, error)) (queue.Outgoing, error) {
 	o := StartMessage(t, enqueuedAt)
 	o.MsgID = fmt.Sprintf("hold-release:%s:%d", t.ID, holdRevision)
-	return o
+	capped, err := keyCapped(o.To)
+	if err != nil {
+		return o, err
+	}
+	if !capped {
+		o.To = o.To.Front()
+	}
+	return o, nil
 }
 
 // PriorityMessage starts a queued root task whose priority was changed
