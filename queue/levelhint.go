@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -9,14 +10,16 @@ import (
 
 // Level hints. A worker's loop learns which priority levels and keys of a
 // queue hold messages from the stream's per-subject counts, read at most
-// every keyDiscoveryEvery (levelloop.go). So that a task above priority 0
-// on a subject the loop does not yet ask starts at the next round, not
-// after the next reading, whoever publishes it also sends a hint: a core
-// NATS message on <prefix>.levels.<queue>, with no body and not stored, at
-// most once every levelHintEvery per subject per Client. Every loop of the
-// queue reads the counts at its next round after a hint. A lost hint costs
-// at most keyDiscoveryEvery, as before hints; work at priority 0, almost
-// all of it, sends none.
+// every keyDiscoveryEvery (levelloop.go). So that a task on a subject the
+// loop does not ask every round (another level, another tenant's key)
+// starts at the next round, not after the next reading, whoever publishes
+// it also sends a hint: a core NATS message on <prefix>.levels.<queue>,
+// with no body and not stored, at most once every levelHintEvery per
+// subject per Client. Every loop of the queue reads the counts at its next
+// round after a hint. A lost hint costs at most keyDiscoveryEvery, as
+// before hints. The subjects every loop asks anyway send none: the fixed
+// levels' unkeyed ones (children) and the default tenant's key at
+// priorities 0 and 1, which carry most of a fleet's work.
 
 // levelHintEvery bounds the hints a Client sends for one subject.
 const levelHintEvery = time.Second
@@ -31,10 +34,11 @@ func (s Subjects) Levels(queue string) string { return s.prefix + "." + levelsTo
 func (s Subjects) AllLevels() string { return s.prefix + "." + levelsToken + ".>" }
 
 // hint tells the loops of to's queue that a message was stored on subject,
-// when to is above or below priority 0 and this Client has not said so of
-// subject within levelHintEvery. A hint that cannot be sent is dropped.
+// when loops do not ask subject every round and this Client has not said
+// so of subject within levelHintEvery. A hint that cannot be sent is
+// dropped.
 func (c *Client) hint(to Target, subject string) {
-	if to.workerID != "" || to.priority == 0 {
+	if !to.hinted() {
 		return
 	}
 	now := time.Now().UnixNano()
@@ -43,6 +47,21 @@ func (c *Client) hint(to Target, subject string) {
 	}
 	c.hinted.Store(subject, now)
 	_ = c.nc.Publish(c.subj.Levels(to.queue), nil) // best effort: the periodic reading covers a loss
+}
+
+// hinted reports whether a message to t needs a hint: not for a worker's
+// subject, a fixed level's unkeyed one, or the default tenant's key at
+// priority 0 or 1 (levelloop.go primes those).
+func (t Target) hinted() bool {
+	switch {
+	case t.workerID != "":
+		return false
+	case t.key == "":
+		return !slices.Contains(fixedLevels, t.priority)
+	case t.key == DefaultTenant && !t.front:
+		return t.priority != 0 && t.priority != 1
+	}
+	return true
 }
 
 // watchHints sets *flag on every hint for queue until the returned

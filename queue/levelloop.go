@@ -24,9 +24,10 @@ type levelLoop struct {
 	keyed  map[string]*keySource // by subject, every source made on demand
 
 	discovered  time.Time
-	hinted      atomic.Bool // a level hint came since the last reading (levelhint.go)
-	primed      bool        // the default tenant's key sources are made (refresh)
-	highDefault *keySource  // the default tenant's key at priority 1, asked every round
+	hinted      atomic.Bool   // a level hint came since the last reading (levelhint.go)
+	idle        time.Duration // the next idle wait (serve.go); 0: idleWaitFirst
+	primed      bool          // the default tenant's key sources are made (refresh)
+	highDefault *keySource    // the default tenant's key at priority 1, asked every round
 }
 
 // level is one priority level of a loop.
@@ -56,6 +57,17 @@ func newLevelLoop(queue string, src []*source) *levelLoop {
 	g.reorder()
 	return g
 }
+
+// idleWait returns the loop's next idle wait and doubles the one after,
+// up to keyedIdleWait (serve.go).
+func (g *levelLoop) idleWait() time.Duration {
+	w := cmp.Or(g.idle, idleWaitFirst)
+	g.idle = min(2*w, keyedIdleWait)
+	return w
+}
+
+// busy notes that the loop got work or a hint: its next idle wait is short.
+func (g *levelLoop) busy() { g.idle = 0 }
 
 // levelOf returns the loop's level prio, making it the first time.
 func (g *levelLoop) levelOf(prio int) *level {
@@ -179,7 +191,11 @@ func (p *Puller) refresh(ctx context.Context, g *levelLoop) error {
 		}
 		g.highDefault.sticky = true
 	}
-	if !g.hinted.Swap(false) && time.Since(g.discovered) < keyDiscoveryEvery {
+	hinted := g.hinted.Swap(false)
+	if hinted {
+		g.busy()
+	}
+	if !hinted && time.Since(g.discovered) < keyDiscoveryEvery {
 		return nil
 	}
 	found, err := p.discover(ctx, g.queue)

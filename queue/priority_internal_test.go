@@ -1,6 +1,10 @@
 package queue
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+)
 
 // The subjects of priorities 1, 0 and -1 are those of the bands before
 // levels (high, the queue's own, low), so that what an older dispatcher
@@ -34,5 +38,23 @@ func TestLevelTokensRoundTrip(t *testing.T) {
 		if prio, ok := parseLevel(tok); ok {
 			t.Errorf("parseLevel(%q) = %d: not a level token", tok, prio)
 		}
+	}
+}
+
+// An idle loop's waits grow from idleWaitFirst to keyedIdleWait, and work
+// or a hint makes the next one short again.
+func TestIdleWaitBacksOffAndResets(t *testing.T) {
+	g := &levelLoop{}
+	var got []time.Duration
+	for range 6 {
+		got = append(got, g.idleWait())
+	}
+	want := []time.Duration{idleWaitFirst, 2 * idleWaitFirst, 4 * idleWaitFirst, 8 * idleWaitFirst, keyedIdleWait, keyedIdleWait}
+	if !slices.Equal(got, want) {
+		t.Fatalf("idle waits %v, want %v", got, want)
+	}
+	g.busy()
+	if w := g.idleWait(); w != idleWaitFirst {
+		t.Fatalf("the first idle wait after work is %v, want %v", w, idleWaitFirst)
 	}
 }

@@ -116,25 +116,36 @@ func (p *Puller) fetchGroup(ctx context.Context, g *levelLoop, r *reservation, w
 			return total, err
 		}
 	}
+	if total > 0 {
+		g.busy()
+	}
 	if total > 0 || wait == 0 {
 		return total, nil
 	}
 	if g.queue != "" {
-		wait = min(wait, keyedIdleWait)
+		wait = min(wait, g.idleWait())
 	}
 	got, err := p.fetch(ctx, g.last.source, 1, wait, each)
 	if got > 0 {
 		g.last.empty = false // it has work again: the next round asks it for every free slot
 		g.last.room -= got
+		g.busy()
 	}
 	return got, err
 }
 
-// keyedIdleWait bounds the idle wait of a queue's loop, which waits on one
-// of its subjects (the key or level that delivered last): work arriving on
-// another, a new tenant's first task say, waits at most this long on an
-// idle worker.
-const keyedIdleWait = 250 * time.Millisecond
+// A queue's idle loop waits on one of its subjects (the key or level that
+// delivered last): work arriving on another, a new tenant's first task say,
+// is seen when that wait ends (a pull request cannot be withdrawn). The
+// first idle wait after the loop got work, or after a level hint, lasts
+// idleWaitFirst, and each idle wait without a message twice the last, up
+// to keyedIdleWait: a loop that has just drained (another key's work is
+// likely on its way) looks again soon, and a loop idle for long asks the
+// server four times a second.
+const (
+	idleWaitFirst = 20 * time.Millisecond
+	keyedIdleWait = 250 * time.Millisecond
+)
 
 // fetchLevel asks level i's candidates for up to n messages: first the front lanes, each for
 // all that is left (released tasks go before the rest of their level: fairness.go); then, with
