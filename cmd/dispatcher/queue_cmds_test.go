@@ -51,7 +51,7 @@ func TestTasksPauseAndQueues(t *testing.T) {
 		t.Fatalf("set-priority without --priority: %d %s", code, out)
 	}
 	code, out = run(t, "tasks", "set-priority", "--label", "run=nightly", "--priority", "100", "--yes")
-	if code != 0 || !strings.Contains(out, "1 moved to another band") {
+	if code != 0 || !strings.Contains(out, "1 moved to another priority level") {
 		t.Fatalf("set-priority: %d %s", code, out)
 	}
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/agentfleet/agentfleet/store"
 )
 
-// TestBulkSetPriorityMovesBands: set_priority moves queued tasks up to
-// the high band and down to the low one; one worker with one slot then
+// TestBulkSetPriorityMovesLevels: set_priority moves queued tasks up to
+// a higher priority level and down to a lower one; one worker with one slot then
 // starts the raised tasks first and the lowered ones last, each once.
-func TestBulkSetPriorityMovesBands(t *testing.T) {
+func TestBulkSetPriorityMovesLevels(t *testing.T) {
 	f, c := apiFleet(t, fleettest.Options{Workers: 1, Slots: 1, SQLite: true, NoWorkers: true})
 	ctx := context.Background()
 	normal := submitLabelled(t, c, 4, map[string]string{"batch": "normal"})

@@ -39,7 +39,7 @@ function bulkOutcome(job) {
     case "cancel": return `${job.cancelled} cancelled`;
     case "pause": return `${job.paused || 0} held, later tasks of the filter too`;
     case "resume": return `${job.resumed || 0} start again`;
-    case "set_priority": return `${job.moved || 0} moved to another band`;
+    case "set_priority": return `${job.moved || 0} moved to another priority level`;
   }
   return "";
 }
