@@ -176,7 +176,9 @@ func TestAHintedLevelStartsAtTheNextRound(t *testing.T) {
 			if d.Message.TaskID == "normal-4" {
 				// Publish the urgent task while this one holds the only
 				// slot, and let the loop go on once the hint is out.
-				enqueueAt(t, b, "urgent", 77, 1)
+				if _, err := b.client.Send(ctx, queue.ToQueueAt("default", 77), startMsg("urgent-0"), ""); err != nil {
+					t.Errorf("Send: %v", err)
+				}
 				select {
 				case <-hints:
 				case <-ctx.Done():
