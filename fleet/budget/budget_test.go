@@ -96,17 +96,7 @@ func TestBookAndWatcher(t *testing.T) {
 // tasks only, a tenant's budget of every task to each of its tasks, and
 // the same label has a budget in two tenants and fleet-wide at once.
 func TestTenantBudgets(t *testing.T) {
-	ns := natstest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q, err := queue.Open(ctx, ns.Connect(t), queue.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bk, err := budget.Open(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, bk := openBook(t)
 	w, err := bk.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -185,17 +175,7 @@ func (noActions) CancelQueued(context.Context, string, string) (int, error) { re
 // write loses to another check's answers the budget the other wrote (spent
 // at once, for a limit of $0), not the budget before both.
 func TestCheckThatLosesTheRaceAnswersTheBudgetAsItStands(t *testing.T) {
-	ns := natstest.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q, err := queue.Open(ctx, ns.Connect(t), queue.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	book, err := budget.Open(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, book := openBook(t)
 	if _, err := book.Put(ctx, budget.Budget{Tenant: "acme", Label: budget.AllTasks, OnExhausted: budget.Cancel}); err != nil {
 		t.Fatal(err)
 	}
@@ -209,4 +189,22 @@ func TestCheckThatLosesTheRaceAnswersTheBudgetAsItStands(t *testing.T) {
 	if !b.Exhausted || b.CheckedAt.IsZero() {
 		t.Fatalf("the losing check answered %+v; want the budget spent and checked, as the winner wrote it", b)
 	}
+}
+
+// openBook opens the budgets of a NATS server of the test's own, with a
+// context that ends with the test (30 s at most).
+func openBook(t *testing.T) (context.Context, *budget.Book) {
+	t.Helper()
+	ns := natstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	q, err := queue.Open(ctx, ns.Connect(t), queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	book, err := budget.Open(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, book
 }
