@@ -209,10 +209,14 @@ func TestWorkerResolvesAChildsWorkingDir(t *testing.T) {
 	t.Parallel()
 	root, outside := filepath.Join(t.TempDir(), "ws"), t.TempDir()
 	f := fleettest.Start(t, fleettest.Options{Workers: 1, Worker: func(_ int, c *worker.Config) { c.WorkspaceRoot = root }})
-	parent := f.Submit(fleettest.Spec("parent", fleettest.Step{Text: "done"}))
+	// The parent writes a file, so that its workspace exists until the
+	// worker removes it after writing its end (a workspace is made on first
+	// use: one never made would read as removed while the removal is still
+	// to come).
+	parent := f.Submit(fleettest.Spec("parent", fleettest.Step{Calls: []fleettest.Call{fleettest.Shell("touch made")}}, fleettest.Step{Text: "done"}))
 	succeeded(t, f.WaitDone(parent))
-	// The parent's workspace is removed after its end is written: plant
-	// the link once that is done, or the removal takes the link with it.
+	// Plant the link once the removal is done, or the removal takes the
+	// link with it.
 	testenv.Eventually(t, fleettest.Wait, "the parent's workspace removed", func() bool {
 		_, err := os.Lstat(filepath.Join(root, parent.String()))
 		return errors.Is(err, fs.ErrNotExist)
