@@ -159,7 +159,6 @@ type keySource struct {
 	weight float64
 	pass   float64
 	empty  bool // gave fewer messages than asked since the loop's last discovery
-	prio   int  // its priority level
 	sticky bool // asked every round even when empty (high work must not wait for discovery)
 	// capped: the key has a maximum; room is what it may still start, as
 	// read at the last discovery less what the loop took since.
@@ -255,7 +254,7 @@ func (p *Puller) keyedSource(ctx context.Context, g *levelLoop, q string, prio i
 	if err != nil {
 		return nil, err
 	}
-	ks := &keySource{source: s, key: key, prio: prio, weight: float64(max(lim.Weight, 1)), pass: g.minPass(prio), capped: lim.MaxRunning > 0}
+	ks := &keySource{source: s, key: key, weight: float64(max(lim.Weight, 1)), pass: g.minPass(prio), capped: lim.MaxRunning > 0}
 	g.keyed[subj] = ks
 	return ks, nil
 }

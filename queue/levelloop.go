@@ -50,7 +50,7 @@ func newLevelLoop(queue string, src []*source) *levelLoop {
 		return g
 	}
 	for i, prio := range fixedLevels {
-		g.levelOf(prio).fixed = &keySource{source: src[i], prio: prio, weight: 1}
+		g.levelOf(prio).fixed = &keySource{source: src[i], weight: 1}
 	}
 	g.last = g.levels[0].fixed      // where most work lands
 	g.levels[1].fixed.sticky = true // children of priority-0 parents
