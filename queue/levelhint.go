@@ -17,7 +17,7 @@ import (
 // with no body and not stored, at most once every levelHintEvery per
 // subject per Client. Every loop of the queue reads the counts at its next
 // round after a hint. A lost hint costs at most keyDiscoveryEvery, as
-// before hints. The subjects every loop asks anyway send none: the fixed
+// before hints. The subjects a loop knows from its start send none: the fixed
 // levels' unkeyed ones (children) and the default tenant's key at
 // priorities 0 and 1, which carry most of a fleet's work.
 
