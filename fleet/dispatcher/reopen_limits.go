@@ -28,11 +28,12 @@ func (d *Dispatcher) limitsLeft(ctx context.Context, t store.Task, l fleet.Limit
 	} else if err != nil {
 		return fmt.Errorf("reading the session of task %s: %w", t.ID, err)
 	}
-	switch tokens := s.Usage.InputTokens + s.Usage.OutputTokens; {
-	case l.MaxCostUSD > 0 && s.CostUSD >= l.MaxCostUSD:
+	tokens := int64(s.Usage.InputTokens + s.Usage.OutputTokens)
+	switch l.Spent(tokens, s.CostUSD) {
+	case fleet.SpentCost:
 		return fmt.Errorf("%w: task %s has spent $%.2f, its limits.max_cost_usd is $%.2f; submit a new task to go on",
 			ErrLimitSpent, t.ID, s.CostUSD, l.MaxCostUSD)
-	case l.MaxTokens > 0 && tokens >= l.MaxTokens:
+	case fleet.SpentTokens:
 		return fmt.Errorf("%w: task %s has used %d tokens, its limits.max_tokens is %d; submit a new task to go on",
 			ErrLimitSpent, t.ID, tokens, l.MaxTokens)
 	}

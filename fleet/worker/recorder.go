@@ -212,11 +212,10 @@ func (t *turnRecorder) add(u llm.Usage, cost float64) {
 	tokens := int64(t.usage.InputTokens + t.usage.OutputTokens)
 	total := t.cost
 	t.mu.Unlock()
-	lim := t.to.limits
-	switch {
-	case lim.MaxTokens > 0 && tokens >= lim.MaxTokens:
+	switch t.to.limits.Spent(tokens, total) {
+	case fleet.SpentTokens:
 		t.to.stop(stopTokens)
-	case lim.MaxCostUSD > 0 && total >= lim.MaxCostUSD:
+	case fleet.SpentCost:
 		t.to.stop(stopCost)
 	default:
 		t.to.budget()
