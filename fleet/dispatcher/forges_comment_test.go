@@ -1,10 +1,6 @@
 package dispatcher_test
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -23,21 +19,8 @@ import (
 func postGitea(t *testing.T, url, event, delivery string, payload any, secret string) (int, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(payload)
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Gitea-Event", event)
-	req.Header.Set("X-Gitea-Delivery", delivery)
-	req.Header.Set("X-Gitea-Signature", hex.EncodeToString(m.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return postHook(t, url, body, map[string]string{"X-Gitea-Event": event, "X-Gitea-Delivery": delivery,
+		"X-Gitea-Signature": hmacHex(secret, body)})
 }
 
 // TestForgeIssueCommentStartsTask: a comment addressed to the fleet

@@ -1,7 +1,6 @@
 package dispatcher_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -71,22 +70,11 @@ func endRound(t *testing.T, f *fleettest.Fleet, id uuid.UUID, result string) {
 func postGitLab(t *testing.T, url, event, key string, payload any, token string) (int, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(payload)
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Gitlab-Event", event)
-	req.Header.Set("X-Gitlab-Event-UUID", "ev-"+key)
-	req.Header.Set("Idempotency-Key", key)
+	headers := map[string]string{"X-Gitlab-Event": event, "X-Gitlab-Event-UUID": "ev-" + key, "Idempotency-Key": key}
 	if token != "" {
-		req.Header.Set("X-Gitlab-Token", token)
+		headers["X-Gitlab-Token"] = token
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	var out map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&out)
-	return resp.StatusCode, out
+	return postHook(t, url, body, headers)
 }
 
 // gitlabProject is the project object of GitLab's webhook payloads.

@@ -167,13 +167,26 @@ func mustList(t *testing.T, f *fleettest.Fleet) []store.Task {
 func postEvent(t *testing.T, url, event, delivery string, payload any, secret string) (int, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(payload)
+	return postHook(t, url, body, map[string]string{"X-GitHub-Event": event, "X-GitHub-Delivery": delivery,
+		"X-Hub-Signature-256": "sha256=" + hmacHex(secret, body)})
+}
+
+// hmacHex is the hex HMAC-SHA256 of body under secret, as forges sign.
+func hmacHex(secret string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// postHook posts a webhook's JSON body with headers and decodes the
+// answer.
+func postHook(t *testing.T, url string, body []byte, headers map[string]string) (int, map[string]any) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", delivery)
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(m.Sum(nil)))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -208,20 +221,10 @@ func TestForgeWebhookGiteaSignature(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"action": "labeled", "label": map[string]any{"name": "agentfleet"},
 		"issue":      map[string]any{"number": 1, "title": "t", "body": "b"},
 		"repository": map[string]any{"full_name": "o/r", "clone_url": t.TempDir()}})
-	m := hmac.New(sha256.New, []byte(forgeSecret))
-	m.Write(body)
-	sig := hex.EncodeToString(m.Sum(nil))
+	sig := hmacHex(forgeSecret, body)
 	post := func(forge string, hdr map[string]string) int {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/forges/"+forge+"/events", bytes.NewReader(body))
-		for k, v := range hdr {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode
+		code, _ := postHook(t, srv.URL+"/v1/forges/"+forge+"/events", body, hdr)
+		return code
 	}
 	if code := post("gt", map[string]string{"X-Gitea-Event": "issues", "X-Hub-Signature-256": "sha256=" + sig}); code != http.StatusUnauthorized {
 		t.Errorf("a GitHub header on a Gitea forge: %d, want 401", code)
