@@ -13,10 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentfleet/agentfleet/fleet/internal/gitstore"
-
 	"github.com/google/uuid"
 
+	"github.com/agentfleet/agentfleet/fleet/internal/gitstore"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
