@@ -50,18 +50,16 @@ func (c *Client) hint(to Target, subject string) {
 }
 
 // hinted reports whether a message to t needs a hint: not for a worker's
-// subject, a fixed level's unkeyed one, or the default tenant's key at
-// priority 0 or 1 (levelloop.go primes those).
+// subject, a fixed level's unkeyed one, or a key every loop makes at its
+// start (primed).
 func (t Target) hinted() bool {
 	switch {
 	case t.workerID != "":
 		return false
 	case t.key == "":
 		return !slices.Contains(fixedLevels, t.priority)
-	case t.key == DefaultTenant && !t.front:
-		return t.priority != 0 && t.priority != 1
 	}
-	return true
+	return t.front || !primed(t.priority, t.key)
 }
 
 // watchHints sets *flag on every hint for queue until the returned

@@ -167,6 +167,11 @@ func (g *levelLoop) minPass(prio int) float64 {
 	return lowest
 }
 
+// primed reports whether every loop makes the source of key at level prio
+// at its start (refresh): the default tenant's key at 0, where most work
+// lands, and at 1, asked every round.
+func primed(prio int, key string) bool { return key == DefaultTenant && (prio == 0 || prio == 1) }
+
 // refresh reads the queue's subjects when the last reading is older than
 // keyDiscoveryEvery, makes the consumers of levels and keys new to the
 // loop, and orders the levels that have messages.
