@@ -65,13 +65,9 @@ func TestStreamTokens(t *testing.T) {
 // and they start first: their wait is a fraction of the low tasks', and
 // few low tasks start while one of them is queued.
 func TestPriorityRun(t *testing.T) {
-	st, dir := benchSQLite(t)
-	rep, err := Run(context.Background(), Config{Tasks: 300, Workers: 1, Slots: 2, Priority: true, Store: st, StoreName: "sqlite", Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := twoClassRun(t, Config{Priority: true})
 	p := rep.Priority
-	if rep.Succeeded != 300+LateTasks || p == nil {
+	if p == nil {
 		t.Fatalf("report %+v", rep)
 	}
 	t.Logf("priority %+v", *p)
@@ -87,17 +83,30 @@ func TestPriorityRun(t *testing.T) {
 // a's (the tenth is for 2,000 of a's tasks), and while one of b's
 // waits at most about as many of a's start as b's ahead of it.
 func TestFairnessRun(t *testing.T) {
-	st, dir := benchSQLite(t)
-	rep, err := Run(context.Background(), Config{Tasks: 300, Workers: 1, Slots: 2, Fairness: true, Store: st, StoreName: "sqlite", Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := twoClassRun(t, Config{Fairness: true})
 	fr := rep.Fairness
-	if rep.Succeeded != 300+LateTasks || fr == nil || rep.Priority != nil {
+	if fr == nil || rep.Priority != nil {
 		t.Fatalf("report %+v", rep)
 	}
 	t.Logf("fairness %+v", *fr)
 	if fr.BP50WaitMS > fr.AP50WaitMS/4 || fr.AStartedAfterB > LateTasks+fr.Slots+2 {
 		t.Fatalf("tenant b did not share the slots: %+v", *fr)
 	}
+}
+
+// twoClassRun runs cfg's two-class bench with 300 tasks of the first
+// class on one worker with two slots (a SQLite store), and checks that
+// every task of both classes succeeded.
+func twoClassRun(t *testing.T, cfg Config) Report {
+	t.Helper()
+	st, dir := benchSQLite(t)
+	cfg.Tasks, cfg.Workers, cfg.Slots, cfg.Store, cfg.StoreName, cfg.Dir = 300, 1, 2, st, "sqlite", dir
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Succeeded != 300+LateTasks {
+		t.Fatalf("report %+v: want %d succeeded", rep, 300+LateTasks)
+	}
+	return rep
 }
