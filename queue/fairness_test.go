@@ -24,11 +24,7 @@ func enqueueKey(t *testing.T, b *bundle, prefix, key string, count int) {
 
 func TestServeSharesSlotsBetweenKeysByWeight(t *testing.T) {
 	b := setup(t, queue.Config{})
-	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"},
-		Keys: map[string]queue.KeyLimit{"heavy": {Weight: 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newKeyedPuller(t, b, map[string]queue.KeyLimit{"heavy": {Weight: 2}})
 	enqueueKey(t, b, "a", "a", 30) // a big backlog first
 	enqueueKey(t, b, "heavy", "heavy", 20)
 	enqueueKey(t, b, "b", "b", 5) // a small tenant after it
@@ -46,11 +42,7 @@ func TestServeSharesSlotsBetweenKeysByWeight(t *testing.T) {
 
 func TestAKeyAtItsMaximumHoldsWithoutSpendingDeliveries(t *testing.T) {
 	b := setup(t, queue.Config{})
-	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"},
-		Keys: map[string]queue.KeyLimit{"capped": {MaxRunning: 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newKeyedPuller(t, b, map[string]queue.KeyLimit{"capped": {MaxRunning: 2}})
 	enqueueKey(t, b, "capped", "capped", 6)
 	enqueueKey(t, b, "free", "free", 4)
 	slots, err := queue.NewSlots(10)
@@ -143,10 +135,7 @@ func TestQueueLagCountsKeysAndBands(t *testing.T) {
 // wait for ever.
 func TestPullFindsKeyedWork(t *testing.T) {
 	b := setup(t, queue.Config{})
-	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newDefaultPuller(t, b)
 	enqueueKey(t, b, "team", "team-a", 1)
 	d, err := p.Pull(b.ctx)
 	if err != nil {
@@ -192,11 +181,7 @@ func TestKeyCappedReadsTheWorkersMaximum(t *testing.T) {
 	if got, err := b.client.KeyCapped(b.ctx, capped); err != nil || got {
 		t.Fatalf("KeyCapped before any worker = %v, %v; want false", got, err)
 	}
-	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"},
-		Keys: map[string]queue.KeyLimit{"capped": {MaxRunning: 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newKeyedPuller(t, b, map[string]queue.KeyLimit{"capped": {MaxRunning: 2}})
 	enqueueKey(t, b, "capped", "capped", 1)
 	enqueueKey(t, b, "free", "free", 1)
 	waitCounted(t, b.client.QueueLag, "default", 2)

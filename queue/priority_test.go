@@ -60,9 +60,13 @@ func enqueueAt(t *testing.T, b *bundle, prefix string, priority, count int) {
 	}
 }
 
-func newDefaultPuller(t *testing.T, b *bundle) *queue.Puller {
+func newDefaultPuller(t *testing.T, b *bundle) *queue.Puller { return newKeyedPuller(t, b, nil) }
+
+// newKeyedPuller makes a Puller of queue "default" with the operator's
+// settings of keys.
+func newKeyedPuller(t *testing.T, b *bundle, keys map[string]queue.KeyLimit) *queue.Puller {
 	t.Helper()
-	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"}})
+	p, err := b.client.NewPuller(b.ctx, queue.PullerConfig{Queues: []string{"default"}, Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
