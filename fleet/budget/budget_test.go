@@ -45,18 +45,7 @@ func TestBookAndWatcher(t *testing.T) {
 	ns := natstest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	open := func() *budget.Book {
-		q, err := queue.Open(ctx, ns.Connect(t), queue.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := budget.Open(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	writer, reader := open(), open()
+	writer, reader := bookOn(ctx, t, ns), bookOn(ctx, t, ns)
 	w, err := reader.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -195,9 +184,14 @@ func TestCheckThatLosesTheRaceAnswersTheBudgetAsItStands(t *testing.T) {
 // context that ends with the test (30 s at most).
 func openBook(t *testing.T) (context.Context, *budget.Book) {
 	t.Helper()
-	ns := natstest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
+	return ctx, bookOn(ctx, t, natstest.Start(t))
+}
+
+// bookOn opens the budgets on a connection of its own to ns.
+func bookOn(ctx context.Context, t *testing.T, ns *natstest.Server) *budget.Book {
+	t.Helper()
 	q, err := queue.Open(ctx, ns.Connect(t), queue.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -206,5 +200,5 @@ func openBook(t *testing.T) (context.Context, *budget.Book) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ctx, book
+	return book
 }
