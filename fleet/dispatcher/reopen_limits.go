@@ -28,7 +28,7 @@ func (d *Dispatcher) limitsLeft(ctx context.Context, t store.Task, l fleet.Limit
 	} else if err != nil {
 		return fmt.Errorf("reading the session of task %s: %w", t.ID, err)
 	}
-	tokens := int64(s.Usage.InputTokens + s.Usage.OutputTokens)
+	tokens := s.Usage.InputTokens + s.Usage.OutputTokens
 	switch l.Spent(tokens, s.CostUSD) {
 	case fleet.SpentCost:
 		return fmt.Errorf("%w: task %s has spent $%.2f, its limits.max_cost_usd is $%.2f; submit a new task to go on",
