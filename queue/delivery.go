@@ -39,14 +39,17 @@ type Delivery struct {
 
 	c       *Client
 	msg     jetstream.Msg
-	release func() // frees the caller's slot; nil when Pull was used directly
+	release func()        // frees the caller's slot; nil when Pull was used directly
+	token   jetstream.Msg // the gate token of the task's key (gate.go), or nil
 
 	once   sync.Once
 	stopHB chan struct{}
 	hbDone chan struct{}
 }
 
-func newDelivery(c *Client, src string, msg jetstream.Msg) *Delivery {
+// newDelivery makes the Delivery of msg, pulled from source src, holding
+// token (nil: none), and starts its heartbeats.
+func newDelivery(c *Client, src string, msg jetstream.Msg, token jetstream.Msg) *Delivery {
 	d := &Delivery{
 		Raw:     msg.Data(),
 		TaskID:  msg.Headers().Get(HeaderTaskID),
@@ -54,6 +57,7 @@ func newDelivery(c *Client, src string, msg jetstream.Msg) *Delivery {
 		Subject: msg.Subject(),
 		c:       c,
 		msg:     msg,
+		token:   token,
 		stopHB:  make(chan struct{}),
 		hbDone:  make(chan struct{}),
 	}
@@ -77,7 +81,8 @@ func newDelivery(c *Client, src string, msg jetstream.Msg) *Delivery {
 	return d
 }
 
-// heartbeat tells the server the message is still being worked on until stopHB closes.
+// heartbeat tells the server the message, and the token it holds, are still being worked on
+// until stopHB closes.
 func (d *Delivery) heartbeat(every time.Duration) {
 	defer close(d.hbDone)
 	t := time.NewTicker(every)
@@ -90,17 +95,24 @@ func (d *Delivery) heartbeat(every time.Duration) {
 			if err := d.msg.InProgress(); err != nil {
 				d.c.metrics.HeartbeatErrors.Add(1)
 			}
+			if d.token != nil {
+				_ = d.token.InProgress() // a lost one costs the token's AckWait, as the message's
+			}
 		}
 	}
 }
 
-// settle runs fn once: it stops the heartbeats, then acknowledges, then frees the slot.
+// settle runs fn once: it stops the heartbeats, then acknowledges, then hands back the
+// token (the key may start another task), then frees the slot.
 func (d *Delivery) settle(fn func() error) error {
 	err := ErrSettled
 	d.once.Do(func() {
 		close(d.stopHB)
 		<-d.hbDone
 		err = fn()
+		if d.token != nil {
+			d.c.handBack([]jetstream.Msg{d.token})
+		}
 		if d.release != nil {
 			d.release()
 		}
@@ -179,8 +191,14 @@ func (d *Delivery) flush(ctx context.Context) error {
 
 // Abandon stops the heartbeats and frees the slot without settling: the server redelivers the
 // message after AckWait (counting a delivery). Use it when the connection is gone, or in tests.
+//
+// A token the Delivery holds comes back after AckWait too, with the message.
 func (d *Delivery) Abandon() {
-	if d.settle(func() error { return nil }) == nil {
+	abandon := func() error {
+		d.token = nil // not handed back: it returns with the message
+		return nil
+	}
+	if d.settle(abandon) == nil {
 		d.c.metrics.Abandoned.Add(1)
 	}
 }

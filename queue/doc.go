@@ -37,7 +37,7 @@
 // each shared queue (1, 0 and -1: see priority.go; ToQueueAt picks a level) and, as Serve meets
 // them, one per other level and per concurrency key of a level (fairness.go; ToQueueFor picks
 // a key: the key's
-// maximum of running tasks is its consumer's MaxAckPending, free slots go to keys by weight),
+// maximum of running tasks is kept by its gate of tokens (gate.go), free slots go to keys by weight),
 // shared by every worker (work-queue streams need non-overlapping consumer filters, so there is exactly one
 // consumer per subject), and optionally the worker's own, which the server deletes after
 // Config.WorkerInactiveThreshold without pulls (its stored messages stay and go to the consumer

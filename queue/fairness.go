@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,14 +16,13 @@ import (
 // such subject has its own durable consumer, made by the first worker that
 // sees a message on it (keyConsumer) and shared by all workers:
 //
-//   - the key's maximum of running tasks is the consumer's MaxAckPending.
-//     A task's message stays unacknowledged while it runs (it is acked when
-//     the task ends or parks), so the server itself counts the key's running
-//     tasks across the fleet and delivers nothing more at the maximum: the
-//     key's messages stay queued, spend no delivery, and other keys' consumers
-//     are not affected. A key's tasks at one priority level share the
-//     maximum only at that level: the maximum holds per (level, key), and
-//     keys are set per tenant or repository, whose tasks mostly share one;
+//   - a key's maximum of running tasks is kept by its gate (gate.go): one
+//     token per task that may run, taken before any of the key's subjects
+//     is pulled and held as long as the task's message (which stays
+//     unacknowledged while the task runs: it is acked when the task ends or
+//     parks). So the maximum holds across the fleet and across the key's
+//     priority levels and front lanes; at the maximum the key's messages
+//     stay queued and spend no delivery, and other keys are not affected;
 //   - free slots go to keys in proportion to their weights: each worker's loop
 //     of a queue keeps a pass per key (stride scheduling) and, within a level,
 //     gives the slots of a round to the keys with the lowest pass first, each
@@ -39,16 +36,15 @@ import (
 // key's front lane, <prefix>.tasks.<queue>.<level>.<key>.front (Front), a
 // subject with a consumer of its own that a loop asks before any other
 // source of the level: so released tasks start before what was queued at
-// their level while they were held, in the order they were held. A key
-// with a maximum has none (KeyCapped): its maximum is counted on its own
-// consumer, so its released tasks go back to its subject, behind what was
-// queued meanwhile, and the maximum holds.
+// their level while they were held, in the order they were held. A front
+// lane of a key with a maximum takes the key's tokens like its other
+// subjects.
 //
-// A worker learns which levels and keys have messages from the stream's
-// per-subject counts (one STREAM.INFO with a subject filter, at most every
-// keyDiscoveryEvery per queue). Messages without a key (children, and
-// everything published before keys) are one more candidate of their level,
-// with weight 1 and no maximum.
+// A worker learns which levels and keys have messages, and how many tokens
+// each gate holds, from the stream's per-subject counts (one STREAM.INFO
+// with a subject filter, at most every keyDiscoveryEvery per queue).
+// Messages without a key (children, and everything published before keys)
+// are one more candidate of their level, with weight 1 and no maximum.
 
 // KeyLimit is an operator's setting for one concurrency key.
 type KeyLimit struct {
@@ -75,33 +71,6 @@ func ToQueueFor(name string, priority int, key string) Target {
 // queue: <prefix>.tasks.<queue>.<level>.<key>.
 func (s Subjects) TasksKey(queue string, prio int, key string) string {
 	return s.Tasks(queue) + "." + levelToken(prio) + "." + key
-}
-
-// maxRunningMeta is the consumer metadata that marks a key with a maximum
-// (KeyCapped).
-const maxRunningMeta = "agentfleet-max-running"
-
-// KeyCapped reports whether the concurrency key to targets has a maximum
-// of running tasks, as its consumer, made by the workers, says: a key
-// whose consumer does not exist (no worker served it within the last hour)
-// has none yet. A target without a key has none.
-func (c *Client) KeyCapped(ctx context.Context, to Target) (bool, error) {
-	if to.key == "" || to.workerID != "" {
-		return false, nil
-	}
-	to.front = false
-	subj, err := to.subject(c.subj)
-	if err != nil {
-		return false, err
-	}
-	cons, err := c.js.Consumer(ctx, c.cfg.TasksStream, keyConsumer(subj))
-	switch {
-	case errors.Is(err, jetstream.ErrConsumerNotFound):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("queue: the consumer of %s: %w", subj, err)
-	}
-	return cons.CachedInfo().Config.Metadata[maxRunningMeta] != "", nil
 }
 
 // frontToken ends the subject of a key's front lane.
@@ -158,27 +127,9 @@ type keySource struct {
 	key    string
 	weight float64
 	pass   float64
-	empty  bool // gave fewer messages than asked since the loop's last discovery
-	sticky bool // asked every round even when empty (high work must not wait for discovery)
-	// capped: the key has a maximum; room is what it may still start, as
-	// read at the last discovery less what the loop took since.
-	capped bool
-	room   int
-}
-
-// cappedWait is the pull wait of a capped key: a request for more than the
-// consumer may deliver (another worker took the room first) stalls on the
-// server, so it is not a no-wait request but one that ends after this.
-const cappedWait = 20 * time.Millisecond
-
-// readRoom reads how many more tasks a capped key may start.
-func (ks *keySource) readRoom(ctx context.Context) error {
-	info, err := (*ks.cons.Load()).Info(ctx)
-	if err != nil {
-		return fmt.Errorf("queue: consumer %s info: %w", ks.cfg.Durable, err)
-	}
-	ks.room = max(info.Config.MaxAckPending-info.NumAckPending, 0)
-	return nil
+	empty  bool      // gave fewer messages than asked since the loop's last discovery
+	probed time.Time // a key's with a maximum: when it was last a candidate (drained)
+	sticky bool      // asked every round even when empty (high work must not wait for discovery)
 }
 
 // limitOf is the operator's setting of key.
@@ -189,34 +140,46 @@ func (p *Puller) limitOf(key string) KeyLimit {
 	return p.defaultKey
 }
 
+// found is what a discovery read of a queue's subjects: those that hold
+// messages per level, by key ("": the level's unkeyed subject), and the
+// tokens of each gate, by key.
+type found struct {
+	levels map[int]map[string]bool
+	tokens map[string]int
+}
+
 // discover reads the subjects of queue q under <prefix>.tasks.<q>. that
-// hold messages and returns them per level, by key ("": the level's
-// unkeyed subject). Subjects of no level are not tasks of this layout and
-// are left alone.
-func (p *Puller) discover(ctx context.Context, q string) (map[int]map[string]bool, error) {
+// hold messages. Subjects of no level and no gate are not tasks of this
+// layout and are left alone.
+func (p *Puller) discover(ctx context.Context, q string) (found, error) {
 	st, err := p.c.js.Stream(ctx, p.c.cfg.TasksStream)
 	if err != nil {
-		return nil, fmt.Errorf("queue: stream %s: %w", p.c.cfg.TasksStream, err)
+		return found{}, fmt.Errorf("queue: stream %s: %w", p.c.cfg.TasksStream, err)
 	}
 	filter := p.c.subj.Tasks(q) + ".>"
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
-		return nil, fmt.Errorf("queue: subjects of %s: %w", filter, err)
+		return found{}, fmt.Errorf("queue: subjects of %s: %w", filter, err)
 	}
-	out := map[int]map[string]bool{}
+	out := found{levels: map[int]map[string]bool{}, tokens: map[string]int{}}
 	prefix := p.c.subj.Tasks(q) + "."
 	for subj, n := range info.State.Subjects {
-		level, key, _ := strings.Cut(strings.TrimPrefix(subj, prefix), ".")
+		rest := strings.TrimPrefix(subj, prefix)
+		if key, ok := gateKey(rest); ok {
+			out.tokens[key] = int(n)
+			continue
+		}
+		level, key, _ := strings.Cut(rest, ".")
 		prio, ok := parseLevel(level)
 		if base, _ := laneOf(key); n == 0 || !ok || strings.Contains(base, ".") {
 			continue
 		}
-		if out[prio] == nil {
-			out[prio] = map[string]bool{}
+		if out.levels[prio] == nil {
+			out.levels[prio] = map[string]bool{}
 		}
-		out[prio][key] = true
+		out.levels[prio][key] = true
 	}
-	return out, nil
+	return out, p.recount(ctx, q, out.tokens)
 }
 
 // newKeySource makes (or updates) the consumer of key ("": none) at level
@@ -231,11 +194,14 @@ func (p *Puller) newKeySource(ctx context.Context, q string, prio int, key strin
 	}
 	cfg := p.c.consumerConfig(keyConsumer(subj), subj)
 	cfg.InactiveThreshold = keyConsumerInactive
-	if lim.MaxRunning > 0 {
-		cfg.MaxAckPending = lim.MaxRunning
-		cfg.Metadata = map[string]string{maxRunningMeta: strconv.Itoa(lim.MaxRunning)}
-	}
 	s := &source{name: q, prio: prio, front: front, cfg: cfg}
+	if lim.MaxRunning > 0 {
+		g, err := p.gateOf(ctx, q, base, lim.MaxRunning)
+		if err != nil {
+			return nil, lim, err
+		}
+		s.gate = g
+	}
 	if _, err := p.ensure(ctx, s); err != nil {
 		return nil, lim, err
 	}
@@ -254,7 +220,7 @@ func (p *Puller) keyedSource(ctx context.Context, g *levelLoop, q string, prio i
 	if err != nil {
 		return nil, err
 	}
-	ks := &keySource{source: s, key: key, weight: float64(max(lim.Weight, 1)), pass: g.minPass(prio), capped: lim.MaxRunning > 0}
+	ks := &keySource{source: s, key: key, weight: float64(max(lim.Weight, 1)), pass: g.minPass(prio)}
 	g.keyed[subj] = ks
 	return ks, nil
 }

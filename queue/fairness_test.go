@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/queue"
@@ -50,67 +53,45 @@ func TestAKeyAtItsMaximumHoldsWithoutSpendingDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(b.ctx)
-	var mu sync.Mutex
-	var held []*queue.Delivery // never settled while the test looks: the tasks run
+	var held running // never settled while the test looks: the tasks run
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = p.Serve(ctx, slots, func(d *queue.Delivery) {
-			mu.Lock()
-			held = append(held, d)
-			mu.Unlock()
-		}, func(err error) { t.Errorf("pull: %v", err) })
+		_ = p.Serve(ctx, slots, held.add, func(err error) { t.Errorf("pull: %v", err) })
 	}()
-	running := func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		out := map[string]int{}
-		for _, d := range held {
-			out[strings.SplitN(d.Message.TaskID, "-", 2)[0]]++
-			if d.NumDelivered != 1 {
-				t.Errorf("%s delivered %d times", d.Message.TaskID, d.NumDelivered)
-			}
-		}
-		return out
-	}
 	testenv.Eventually(t, waitTimeout, "the free key's 4 and the capped key's 2 to run", func() bool {
-		r := running()
+		r := held.byPrefix()
 		return r["free"] == 4 && r["capped"] == 2
 	})
-	// The capped key holds 4 queued, the server delivers none of them
-	// (each delivery is checked to be a first one), and 4 slots stay free.
-	lag, err := b.client.QueueLag(b.ctx, "default")
-	if err != nil || lag.Pending != 0 {
-		t.Logf("lag %+v, %v", lag, err) // the keyed consumers are not the bands'
-	}
-	mu.Lock()
+	// The capped key holds 4 queued (the gate gives no more tokens), and 4
+	// slots stay free.
 	var first *queue.Delivery
-	for _, d := range held {
-		if strings.HasPrefix(d.Message.TaskID, "capped-") {
+	for _, d := range held.take() {
+		if first == nil && strings.HasPrefix(d.Message.TaskID, "capped-") {
 			first = d
-			break
+			continue
 		}
+		held.add(d)
 	}
-	mu.Unlock()
 	if err := first.Ack(ctx); err != nil { // one task ends: its key may start one more
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, waitTimeout, "one more capped task after one ended", func() bool {
-		return running()["capped"] >= 3
+		return held.byPrefix()["capped"] >= 2
 	})
-	if r := running(); r["capped"] != 3 {
-		t.Fatalf("running by key %v after one of 2 capped ended; want capped 3 (2 running)", r)
+	if r := held.byPrefix(); r["capped"] != 2 {
+		t.Fatalf("running by key %v after one of 2 capped ended; want capped 2", r)
 	}
-	// 6 run; the loop, idle, holds one more in its waiting pull request.
 	testenv.Eventually(t, waitTimeout, "the capped key's queued tasks to hold no slot", func() bool {
-		return slots.InUse() <= 7
+		return slots.InUse() <= 7 // 6 run; an idle loop may hold one more in a waiting pull
 	})
 	cancel()
 	<-done
-	for _, d := range held {
-		if d != first {
-			d.Abandon()
+	for _, d := range held.take() {
+		if d.NumDelivered != 1 {
+			t.Errorf("%s delivered %d times: a delivery was spent", d.Message.TaskID, d.NumDelivered)
 		}
+		d.Abandon()
 	}
 }
 
@@ -172,23 +153,226 @@ func TestAFrontLaneGoesBeforeItsLevel(t *testing.T) {
 	}
 }
 
-// TestKeyCappedReadsTheWorkersMaximum: a key has a maximum once a worker
-// made its consumer with one; a key no worker served, or one without a
-// maximum, has none.
-func TestKeyCappedReadsTheWorkersMaximum(t *testing.T) {
-	b := setup(t, queue.Config{})
-	capped, free := queue.ToQueueFor("default", 0, "capped"), queue.ToQueueFor("default", 0, "free")
-	if got, err := b.client.KeyCapped(b.ctx, capped); err != nil || got {
-		t.Fatalf("KeyCapped before any worker = %v, %v; want false", got, err)
+// enqueueKeyAt enqueues count start messages named prefix-i under key at
+// level priority, on the key's front lane when front is set.
+func enqueueKeyAt(t *testing.T, b *bundle, prefix, key string, priority, count int, front bool) {
+	t.Helper()
+	to := queue.ToQueueFor("default", priority, key)
+	if front {
+		to = to.Front()
 	}
-	p := newKeyedPuller(t, b, map[string]queue.KeyLimit{"capped": {MaxRunning: 2}})
-	enqueueKey(t, b, "capped", "capped", 1)
-	enqueueKey(t, b, "free", "free", 1)
-	waitCounted(t, b.client.QueueLag, "default", 2)
-	serveOrder(t, b, p, 2) // makes both keys' consumers
-	for to, want := range map[queue.Target]bool{capped: true, capped.Front(): true, free: false, queue.ToQueue("default"): false} {
-		if got, err := b.client.KeyCapped(b.ctx, to); err != nil || got != want {
-			t.Errorf("KeyCapped(%v) = %v, %v; want %v", to, got, err, want)
+	for i := range count {
+		if _, err := b.client.Send(b.ctx, to, startMsg(fmt.Sprintf("%s-%d", prefix, i)), ""); err != nil {
+			t.Fatal(err)
 		}
+	}
+}
+
+// A key with a maximum keeps the order of its own tasks: its higher level
+// first, then its front lane, then the rest, each in publication order;
+// and every settled task hands its token back (with a maximum of 1, the
+// next would never start otherwise).
+func TestACappedKeyKeepsPriorityAndFrontLane(t *testing.T) {
+	b := setup(t, queue.Config{})
+	p := newKeyedPuller(t, b, map[string]queue.KeyLimit{"team": {MaxRunning: 1}})
+	enqueueKeyAt(t, b, "low", "team", 0, 2, false)
+	enqueueKeyAt(t, b, "released", "team", 0, 1, true)
+	enqueueKeyAt(t, b, "high", "team", 7, 2, false)
+	waitCounted(t, b.client.QueueLag, "default", 5)
+	order := serveOrder(t, b, p, 5)
+	if got := strings.Join(order, " "); got != "high-0 high-1 released-0 low-0 low-1" {
+		t.Fatalf("order %q: want the higher level, the front lane, then the rest", got)
+	}
+}
+
+// running are deliveries kept unsettled (their tasks run), safe for
+// concurrent use.
+type running struct {
+	mu sync.Mutex
+	ds []*queue.Delivery
+}
+
+func (r *running) add(d *queue.Delivery) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ds = append(r.ds, d)
+}
+
+// take returns the deliveries so far and forgets them.
+func (r *running) take() []*queue.Delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.ds
+	r.ds = nil
+	return out
+}
+
+// first is the first delivery.
+func (r *running) first() *queue.Delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ds[0]
+}
+
+// byPrefix counts the deliveries by the part of their task id before the
+// first '-'.
+func (r *running) byPrefix() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]int{}
+	for _, d := range r.ds {
+		out[strings.SplitN(d.Message.TaskID, "-", 2)[0]]++
+	}
+	return out
+}
+
+// serveHeld serves queue "default" with p and slots sessions, keeping
+// every delivery unsettled in r; the returned stop ends the loop.
+func serveHeld(t *testing.T, b *bundle, p *queue.Puller, slots int, r *running) (stop func()) {
+	t.Helper()
+	s, err := queue.NewSlots(slots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = p.Serve(ctx, s, r.add, func(err error) { t.Errorf("pull: %v", err) })
+	}()
+	return func() { cancel(); <-done }
+}
+
+// A key's maximum holds across its priority levels, its front lane and
+// workers: two workers with free slots start 2 of a key whose tasks sit
+// at three levels, the higher first, and one more once one ends.
+func TestAKeysMaximumHoldsAcrossLevelsAndWorkers(t *testing.T) {
+	b := setup(t, queue.Config{})
+	keys := map[string]queue.KeyLimit{"team": {MaxRunning: 2}}
+	enqueueKeyAt(t, b, "l0", "team", 0, 3, false)
+	enqueueKeyAt(t, b, "front", "team", 0, 1, true)
+	enqueueKeyAt(t, b, "l5", "team", 5, 1, false)
+	enqueueKeyAt(t, b, "l9", "team", 9, 1, false)
+	var held running
+	var stops []func()
+	for range 2 {
+		stops = append(stops, serveHeld(t, b, newKeyedPuller(t, b, keys), 8, &held))
+	}
+	testenv.Eventually(t, waitTimeout, "two of the key's tasks to run", func() bool {
+		r := held.byPrefix()
+		return r["l9"]+r["l5"]+r["front"]+r["l0"] >= 2
+	})
+	// A task of another key queued now starts: the loops went round since.
+	enqueueKey(t, b, "free", "free", 1)
+	testenv.Eventually(t, waitTimeout, "the other key's task to run", func() bool { return held.byPrefix()["free"] == 1 })
+	if r := held.byPrefix(); r["l9"] != 1 || r["l5"] != 1 || r["front"]+r["l0"] != 0 {
+		t.Fatalf("running by level %v; want l9 and l5 only (a maximum of 2, the highest first)", r)
+	}
+	if err := held.first().Ack(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, waitTimeout, "the front lane's task after one ended", func() bool { return held.byPrefix()["front"] == 1 })
+	enqueueKey(t, b, "free2", "free2", 1)
+	testenv.Eventually(t, waitTimeout, "another key's task to run", func() bool { return held.byPrefix()["free2"] == 1 })
+	if r := held.byPrefix(); r["l0"] != 0 {
+		t.Fatalf("running by level %v after one of 2 ended; want one more (the front lane's)", r)
+	}
+	for _, stop := range stops {
+		stop()
+	}
+	for _, d := range held.take()[1:] {
+		d.Abandon()
+	}
+}
+
+// A task whose worker is lost (Abandon) keeps its key's token until
+// AckWait, then both come back: the key does not lose a slot for ever.
+func TestALostTaskGivesItsTokenBackAfterAckWait(t *testing.T) {
+	b := setup(t, queue.Config{AckWait: time.Second})
+	p := newKeyedPuller(t, b, map[string]queue.KeyLimit{"team": {MaxRunning: 1}})
+	enqueueKey(t, b, "team", "team", 1)
+	var held running
+	stop := serveHeld(t, b, p, 4, &held)
+	defer stop()
+	testenv.Eventually(t, waitTimeout, "the task to run", func() bool { return held.byPrefix()["team"] == 1 })
+	held.first().Abandon()
+	testenv.Eventually(t, waitTimeout, "the task again after AckWait", func() bool { return held.byPrefix()["team"] == 2 })
+	d := held.take()[1]
+	if err := d.Ack(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d.Message.TaskID != "team-0" || d.NumDelivered != 2 {
+		t.Fatalf("after AckWait came %s (delivery %d); want team-0 again", d.Message.TaskID, d.NumDelivered)
+	}
+}
+
+// tokensOn counts the tokens of key's gate in queue "default".
+func tokensOn(t *testing.T, b *bundle, key string) uint64 {
+	t.Helper()
+	js, err := jetstream.New(b.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(b.ctx, "TASKS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj := b.client.Subjects().Gate("default", key)
+	info, err := st.Info(b.ctx, jetstream.WithSubjectFilter(subj))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Subjects[subj]
+}
+
+// A gate holds its maximum of tokens: a lowered maximum retires those
+// over it as they come back; tokens lost (purged) are made again.
+func TestAGateKeepsItsMaximumOfTokens(t *testing.T) {
+	b := setup(t, queue.Config{})
+	newKeyedPuller(t, b, nil)
+	enqueueKey(t, b, "first", "team", 1)
+	serveOrder(t, b, newKeyedPuller(t, b, map[string]queue.KeyLimit{"team": {MaxRunning: 3}}), 1)
+	if n := tokensOn(t, b, "team"); n != 3 {
+		t.Fatalf("a key with a maximum of 3 has %d tokens", n)
+	}
+	// The operator lowers the maximum to 1: a worker with the new setting
+	// runs one at a time, and the tokens go down to 1.
+	enqueueKey(t, b, "team", "team", 4)
+	var held running
+	p := newKeyedPuller(t, b, map[string]queue.KeyLimit{"team": {MaxRunning: 1}})
+	stop := serveHeld(t, b, p, 8, &held)
+	testenv.Eventually(t, waitTimeout, "one task to run", func() bool { return held.byPrefix()["team"] == 1 })
+	enqueueKey(t, b, "free", "free", 1)
+	testenv.Eventually(t, waitTimeout, "another key's task to run", func() bool { return held.byPrefix()["free"] == 1 })
+	if r := held.byPrefix(); r["team"] != 1 {
+		t.Fatalf("running %v with a maximum lowered to 1", r)
+	}
+	for _, d := range held.take() {
+		if err := d.Ack(b.ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	testenv.Eventually(t, waitTimeout, "the tokens to go down to 1", func() bool { return tokensOn(t, b, "team") == 1 })
+	stop()
+	for _, d := range held.take() { // started after the others ended
+		d.Abandon()
+	}
+
+	// The tokens are purged (an operator's mistake): the same worker's
+	// next discovery makes them again and the key's work goes on.
+	js, err := jetstream.New(b.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(b.ctx, "TASKS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(b.ctx, jetstream.WithPurgeSubject(b.client.Subjects().Gate("default", "team"))); err != nil {
+		t.Fatal(err)
+	}
+	order := serveOrder(t, b, p, 1)
+	if !strings.HasPrefix(order[0], "team-") || tokensOn(t, b, "team") != 1 {
+		t.Fatalf("after the purge: served %v with %d tokens; want work and 1 token", order, tokensOn(t, b, "team"))
 	}
 }

@@ -22,6 +22,7 @@ type levelLoop struct {
 	order  []*level              // highest first: the fixed levels and those with messages at the last discovery
 	last   *keySource            // the source that last delivered; the idle wait is on it
 	keyed  map[string]*keySource // by subject, every source made on demand
+	full   map[*gate]bool        // keys found at their maximum in this round (take)
 
 	discovered  time.Time
 	hinted      atomic.Bool   // a level hint came since the last reading (levelhint.go)
@@ -41,7 +42,7 @@ type level struct {
 // newLevelLoop is the loop of a group: the worker's source alone, or a
 // queue's fixed levels in fixedLevels order.
 func newLevelLoop(queue string, src []*source) *levelLoop {
-	g := &levelLoop{queue: queue, levels: map[int]*level{}, keyed: map[string]*keySource{}}
+	g := &levelLoop{queue: queue, levels: map[int]*level{}, keyed: map[string]*keySource{}, full: map[*gate]bool{}}
 	if queue == "" {
 		lv := g.levelOf(0)
 		lv.fixed = &keySource{source: src[0], weight: 1}
@@ -209,7 +210,7 @@ func (p *Puller) refresh(ctx context.Context, g *levelLoop) error {
 	}
 	g.discovered = time.Now()
 	active := map[int][]*keySource{}
-	for prio, keys := range found {
+	for prio, keys := range found.levels {
 		if active[prio], err = p.activate(ctx, g, g.levelOf(prio), keys); err != nil {
 			return err
 		}
@@ -228,7 +229,11 @@ func (p *Puller) refresh(ctx context.Context, g *levelLoop) error {
 }
 
 // activate returns lv's sources of the keys ("": unkeyed) whose subjects
-// hold messages, in key order, making those new to the loop.
+// hold messages, in key order, making those new to the loop. A source is
+// asked until it gives fewer messages than asked, except a key's with a
+// maximum whose messages all run (drained): that one is asked again at
+// most every drainedProbeEvery, which finds a message whose worker was
+// lost (the consumer's counts do not show it before it is redelivered).
 func (p *Puller) activate(ctx context.Context, g *levelLoop, lv *level, keys map[string]bool) ([]*keySource, error) {
 	var out []*keySource
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
@@ -240,11 +245,13 @@ func (p *Puller) activate(ctx context.Context, g *levelLoop, lv *level, keys map
 			return nil, err
 		}
 		ks.empty = false
-		if ks.capped {
-			if err := ks.readRoom(ctx); err != nil {
+		if ks.gate != nil && time.Since(ks.probed) < drainedProbeEvery {
+			if ks.empty, err = p.drained(ctx, ks.source); err != nil {
 				return nil, err
 			}
-			ks.empty = ks.room == 0
+		}
+		if ks.gate != nil && !ks.empty {
+			ks.probed = time.Now()
 		}
 		out = append(out, ks)
 	}

@@ -79,8 +79,8 @@ func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
 	lister := st.ListConsumers(ctx)
 	for info := range lister.Info() {
 		f := info.Config.FilterSubject
-		if f != c.subj.Tasks(queue) && !strings.HasPrefix(f, under) {
-			continue
+		if _, gate := gateKey(strings.TrimPrefix(f, under)); gate || f != c.subj.Tasks(queue) && !strings.HasPrefix(f, under) {
+			continue // a gate's tokens are no tasks
 		}
 		sum.AckPending += info.NumAckPending
 		sum.Waiting += info.NumWaiting
@@ -96,16 +96,19 @@ func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
 }
 
 // storedOnQueue counts the messages TASKS holds for a queue: on <prefix>.tasks.<queue> and
-// under it.
+// under it, less its gates' tokens (gate.go), which are no tasks.
 func (c *Client) storedOnQueue(ctx context.Context, queue string) (uint64, error) {
 	var n uint64
-	for _, filter := range []string{c.subj.Tasks(queue), c.subj.Tasks(queue) + ".>"} {
+	prefix := c.subj.Tasks(queue) + "."
+	for _, filter := range []string{c.subj.Tasks(queue), prefix + ">"} {
 		counts, err := c.storedOn(ctx, filter)
 		if err != nil {
 			return 0, err
 		}
-		for _, m := range counts {
-			n += m
+		for subj, m := range counts {
+			if _, gate := gateKey(strings.TrimPrefix(subj, prefix)); !gate {
+				n += m
+			}
 		}
 	}
 	return n, nil

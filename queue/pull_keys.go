@@ -26,8 +26,8 @@ func (p *Puller) keyedNow(ctx context.Context) ([]*source, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, prio := range slices.Sorted(maps.Keys(found)) {
-			for _, key := range slices.Sorted(maps.Keys(found[prio])) {
+		for _, prio := range slices.Sorted(maps.Keys(found.levels)) {
+			for _, key := range slices.Sorted(maps.Keys(found.levels[prio])) {
 				if key == "" && slices.Contains(fixedLevels, prio) {
 					continue // among p.sources
 				}

@@ -21,8 +21,7 @@ type PullerConfig struct {
 	WorkerID string
 	// Keys are the operator's settings per concurrency key (fairness.go); a key not named
 	// takes DefaultKey (zero: no maximum, weight 1). Every worker must have the same: a
-	// key's maximum is its consumer's MaxAckPending, which the last worker to make or
-	// update the consumer sets.
+	// worker tops a key's gate up to its own maximum and retires the tokens over it (gate.go).
 	Keys       map[string]KeyLimit
 	DefaultKey KeyLimit
 	// Gate, when set, is asked before every pull of Serve and holds the pull until it returns
@@ -39,6 +38,7 @@ type source struct {
 	name  string // queue name, or "worker"
 	prio  int    // its priority level (0 for the worker's)
 	front bool   // a key's front lane (fairness.go)
+	gate  *gate  // the gate of its key when the key has a maximum (gate.go), or nil
 	cfg   jetstream.ConsumerConfig
 	cons  atomic.Pointer[jetstream.Consumer]
 }
@@ -60,6 +60,8 @@ type Puller struct {
 
 	pullMu    sync.Mutex         // guards pullKeyed
 	pullKeyed map[string]*source // Pull's key sources by subject (pull_keys.go)
+
+	gates gates // of the keys with a maximum (gate.go)
 }
 
 // queueOf is the queue of a group: "" for the worker's subject.
@@ -213,17 +215,45 @@ func (p *Puller) Pull(ctx context.Context) (*Delivery, error) {
 
 // fetch asks one source for up to n messages, waiting up to wait (0: not at all), and calls
 // each with every message, as a Delivery whose heartbeats have started, as it arrives. It
-// returns how many came; none in time is not an error.
+// returns how many came; none in time is not an error. A source of a key with a maximum asks
+// for no more messages than it got tokens of the key's gate (gate.go), each Delivery holding
+// one, and hands back those left over; it does not wait.
 func (p *Puller) fetch(ctx context.Context, s *source, n int, wait time.Duration, each func(*Delivery)) (int, error) {
-	deliver := func(msg jetstream.Msg) { each(newDelivery(p.c, s.name, msg)) }
-	got, err := fetchBatch(ctx, *s.cons.Load(), n, wait, deliver)
+	if s.gate == nil {
+		return p.fetchRaw(ctx, s, n, wait, func(msg jetstream.Msg) { each(newDelivery(p.c, s.name, msg, nil)) })
+	}
+	if wait > 0 {
+		// A waiting pull would hold tokens other sources of the key may
+		// need: an idle loop looks again after the wait instead.
+		pause(ctx, wait)
+		return 0, nil
+	}
+	tokens, err := p.takeTokens(ctx, s.gate, n)
+	s.gate.full.Store(err == nil && len(tokens) == 0)
+	if err != nil || len(tokens) == 0 {
+		return 0, err
+	}
+	used := 0
+	got, err := p.fetchRaw(ctx, s, len(tokens), wait, func(msg jetstream.Msg) {
+		each(newDelivery(p.c, s.name, msg, tokens[used]))
+		used++
+	})
+	p.c.handBack(tokens[used:])
+	return got, err
+}
+
+// fetchRaw asks one source for up to n messages, waiting up to wait (0: not at all), and calls
+// each with every message as it arrives, making the source's consumer again when the server
+// has removed it.
+func (p *Puller) fetchRaw(ctx context.Context, s *source, n int, wait time.Duration, each func(jetstream.Msg)) (int, error) {
+	got, err := fetchBatch(ctx, *s.cons.Load(), n, wait, each)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
 		// Deleted by an operator or for inactivity: recreate it and try again.
 		cons, err := p.ensure(ctx, s)
 		if err != nil {
 			return got, err
 		}
-		more, err := fetchBatch(ctx, cons, n-got, wait, deliver)
+		more, err := fetchBatch(ctx, cons, n-got, wait, each)
 		return got + more, p.pullErr(ctx, s, err)
 	}
 	return got, p.pullErr(ctx, s, err)

@@ -99,6 +99,7 @@ func (p *Puller) fetchGroup(ctx context.Context, g *levelLoop, r *reservation, w
 	if err := p.refresh(ctx, g); err != nil {
 		return 0, err
 	}
+	clear(g.full)
 	total := 0
 	for _, st := range g.plan() {
 		if r.n == 0 {
@@ -128,7 +129,6 @@ func (p *Puller) fetchGroup(ctx context.Context, g *levelLoop, r *reservation, w
 	got, err := p.fetch(ctx, g.last.source, 1, wait, each)
 	if got > 0 {
 		g.last.empty = false // it has work again: the next round asks it for every free slot
-		g.last.room -= got
 		g.busy()
 	}
 	return got, err
@@ -188,19 +188,25 @@ func (p *Puller) fetchLevel(ctx context.Context, g *levelLoop, i, n int, r *rese
 	return total + taken, nil
 }
 
-// take asks c for up to k messages, fewer when c is a key at its maximum's room, and
-// records what it gave: its pass, its room, whether it is empty. gaveAll reports that it gave
-// every message asked for (it may have more).
+// take asks c for up to k messages (fewer when c is a key at its maximum: gate.go) and records
+// what it gave: its pass, whether it is empty. gaveAll reports that it gave every message asked
+// for (it may have more).
+//
+// A key at its maximum is asked no more in the round, and its sources are skipped until the
+// next discovery: a token handed back meanwhile must not start a later task of the key before
+// the one that found none (gate.go).
 func (p *Puller) take(ctx context.Context, g *levelLoop, c *keySource, k int, each func(*Delivery)) (got int, gaveAll bool, err error) {
-	var wait time.Duration
-	if c.capped {
-		k, wait = min(k, c.room), cappedWait
+	if c.gate != nil && g.full[c.gate] {
+		c.empty = true
+		return 0, false, nil
 	}
 	if k <= 0 {
 		return 0, false, nil
 	}
-	got, err = p.fetch(ctx, c.source, k, wait, each)
-	c.room -= got
+	got, err = p.fetch(ctx, c.source, k, 0, each)
+	if c.gate != nil && c.gate.full.Load() {
+		g.full[c.gate] = true
+	}
 	if got > 0 {
 		c.pass += float64(got) / c.weight
 		g.last = c

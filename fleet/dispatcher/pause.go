@@ -12,7 +12,6 @@ import (
 	"github.com/agentfleet/agentfleet/fleet/api"
 	"github.com/agentfleet/agentfleet/fleet/internal/holds"
 	"github.com/agentfleet/agentfleet/fleet/internal/taskops"
-	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
 
@@ -134,17 +133,6 @@ func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set, still *still
 		}
 	}
 	still.reset(s.RulesVersion())
-	capped := map[queue.Target]bool{} // keys with a maximum, read once a pass
-	keyCapped := func(to queue.Target) (bool, error) {
-		if c, ok := capped[to]; ok {
-			return c, nil
-		}
-		c, err := d.queue.KeyCapped(ctx, to)
-		if err == nil {
-			capped[to] = c
-		}
-		return c, err
-	}
 	for _, h := range s.Held() {
 		if ctx.Err() != nil {
 			return ctx.Err() // the loop ends with ctx
@@ -167,10 +155,7 @@ func (d *Dispatcher) releaseHeld(ctx context.Context, s *holds.Set, still *still
 			continue
 		}
 		if t.State == store.TaskQueued {
-			o, err := taskops.HoldReleaseMessage(t, h.Revision, time.Now(), keyCapped)
-			if err != nil {
-				return fmt.Errorf("releasing held task %s: %w", t.ID, err)
-			}
+			o := taskops.HoldReleaseMessage(t, h.Revision, time.Now())
 			if _, err := d.queue.Send(ctx, o.To, o.Msg, o.MsgID); err != nil {
 				return fmt.Errorf("starting held task %s: %w", t.ID, err)
 			}

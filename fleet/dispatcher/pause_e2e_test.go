@@ -293,9 +293,21 @@ func TestHeldTasksSurviveADispatcherRestart(t *testing.T) {
 
 // TestHeldTasksKeepTheirPlace: tasks a label pause held start, once
 // resumed, before the tasks submitted while they were held (their place
-// in the queue), in the order they were submitted.
+// in the queue), in the order they were submitted; also under a key with
+// a maximum of running tasks.
 func TestHeldTasksKeepTheirPlace(t *testing.T) {
-	f, c := apiFleet(t, fleettest.Options{Workers: 1, Slots: 1, SQLite: true, NoWorkers: true})
+	for _, maxRunning := range []int{0, 2} {
+		t.Run(fmt.Sprintf("max_running=%d", maxRunning), func(t *testing.T) { heldTasksKeepTheirPlace(t, maxRunning) })
+	}
+}
+
+// heldTasksKeepTheirPlace is TestHeldTasksKeepTheirPlace with the default
+// tenant's concurrency key at maxRunning (0: none).
+func heldTasksKeepTheirPlace(t *testing.T, maxRunning int) {
+	keys := func(_ int, c *worker.Config) {
+		c.ConcurrencyKeys = map[string]worker.KeyLimit{fleet.DefaultTenant: {MaxRunning: maxRunning}}
+	}
+	f, c := apiFleet(t, fleettest.Options{Workers: 1, Slots: 1, SQLite: true, NoWorkers: true, Worker: keys})
 	ctx := context.Background()
 	held := map[string]string{"batch": "held"}
 	heldIDs := submitLabelled(t, c, 3, held)

@@ -10,8 +10,8 @@ import (
 // concurrency_key, else its tenant): the most of its tasks that run at once
 // across the fleet (0: no maximum) and its weight in the share of free
 // slots (0: 1). Every worker serving a queue must have the same settings:
-// a key's maximum lives on its JetStream consumer, which the last worker to
-// make it sets (queue/fairness.go).
+// each worker tops a key's gate of tokens up to its own maximum and retires
+// those over it (queue/gate.go).
 type KeyLimit struct {
 	MaxRunning int `mapstructure:"max_running"`
 	Weight     int `mapstructure:"weight"`

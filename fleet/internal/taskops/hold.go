@@ -11,21 +11,14 @@ import (
 // HoldReleaseMessage starts a root task a pause held (fleet/internal/holds)
 // once no pause holds it: at the level of its priority, on the front lane
 // of its concurrency key, so that it keeps its place (queue: "Front
-// lanes"); when keyCapped says the key has a maximum (queue.Client.KeyCapped),
-// on the key's subject itself, where the maximum is counted. Its id
-// carries the revision of the hold record, so dispatchers releasing the
-// same hold publish it once and a task held again later is released again.
-func HoldReleaseMessage(t store.Task, holdRevision uint64, enqueuedAt time.Time, keyCapped func(queue.Target) (bool, error)) (queue.Outgoing, error) {
+// lanes"; a key's maximum counts its front lane too). Its id carries the
+// revision of the hold record, so dispatchers releasing the same hold
+// publish it once and a task held again later is released again.
+func HoldReleaseMessage(t store.Task, holdRevision uint64, enqueuedAt time.Time) queue.Outgoing {
 	o := StartMessage(t, enqueuedAt)
 	o.MsgID = fmt.Sprintf("hold-release:%s:%d", t.ID, holdRevision)
-	capped, err := keyCapped(o.To)
-	if err != nil {
-		return o, err
-	}
-	if !capped {
-		o.To = o.To.Front()
-	}
-	return o, nil
+	o.To = o.To.Front()
+	return o
 }
 
 // PriorityMessage starts a queued root task whose priority was changed

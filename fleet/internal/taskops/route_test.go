@@ -1,7 +1,6 @@
 package taskops_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -145,22 +144,11 @@ func TestTravelingChildStartsAnywhere(t *testing.T) {
 }
 
 // A released task goes to the front lane of its key, where it keeps its
-// place, unless the key has a maximum, counted on the key's own subject.
-func TestHoldReleaseGoesToTheFrontLaneOfAKeyWithoutMaximum(t *testing.T) {
+// place (a key's maximum counts its front lane too: queue's gates).
+func TestHoldReleaseGoesToTheFrontLaneOfItsKey(t *testing.T) {
 	task := store.Task{ID: uuid.New(), Queue: "bulk", Priority: 3}
-	key := queue.ToQueueFor("bulk", 3, fleet.DefaultTenant)
-	for capped, want := range map[bool]queue.Target{false: key.Front(), true: key} {
-		o, err := taskops.HoldReleaseMessage(task, 7, time.Time{}, func(to queue.Target) (bool, error) {
-			if to != key {
-				t.Errorf("asked whether %v has a maximum, want %v", to, key)
-			}
-			return capped, nil
-		})
-		if err != nil || o.To != want || o.MsgID != "hold-release:"+task.ID.String()+":7" {
-			t.Errorf("capped %v: to %v, id %s, %v; want %v", capped, o.To, o.MsgID, err, want)
-		}
-	}
-	if _, err := taskops.HoldReleaseMessage(task, 7, time.Time{}, func(queue.Target) (bool, error) { return false, errors.New("no NATS") }); err == nil {
-		t.Error("a key whose maximum cannot be read was released anyway")
+	o := taskops.HoldReleaseMessage(task, 7, time.Time{})
+	if want := queue.ToQueueFor("bulk", 3, fleet.DefaultTenant).Front(); o.To != want || o.MsgID != "hold-release:"+task.ID.String()+":7" {
+		t.Errorf("released to %v with id %s; want %v", o.To, o.MsgID, want)
 	}
 }
