@@ -217,7 +217,7 @@ func TestDispatcherCannotClaimATask(t *testing.T) {
 // With the shipped permissions, everything the components do still works:
 // streams, enqueue and pull with a heartbeat and an ack, events published
 // by a worker and replayed by the dispatcher, control of a session, dead
-// letters and the KV buckets.
+// letters, a capped key's gate and the KV buckets.
 func TestRestrictedUsersRunTheQueue(t *testing.T) {
 	cfg := queue.Config{AckWait: time.Second, MaxDeliver: 1}
 	s := startPermsServer(t, cfg)
@@ -277,6 +277,17 @@ func TestRestrictedUsersRunTheQueue(t *testing.T) {
 		}
 	case <-time.After(waitTimeout):
 		t.Fatal("no dead letter")
+	}
+	// A key with a maximum: its gate's tokens are made, taken and handed back.
+	capped, err := worker.NewPuller(s.ctx, queue.PullerConfig{Queues: []string{"default"}, Keys: map[string]queue.KeyLimit{"team": {MaxRunning: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := disp.Send(s.ctx, queue.ToQueueFor("default", 0, "team"), startMsg("t-capped"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := pull(t, capped).Ack(s.ctx); err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range []*queue.Client{disp, worker} {
 		kv, err := c.KeyValue(s.ctx, "budgets", "test")

@@ -45,8 +45,10 @@ expected failures do not fail the run, a stalled task left running does.
 --priority submits --tasks tasks of priority 0 (default 2000), then 20 of priority 100, and
 reports priority: {low_p50_wait_ms, high_p50_wait_ms, high_p99_wait_ms} (wait: submit to
 start) and low_started_after_high, the most low tasks that started while one high task was
-queued; --fairness does the same with tenants a and b (fairness: {a_p50_wait_ms,
-b_p50_wait_ms, b_p99_wait_ms}). Both default to 8 slots per worker, so that a backlog forms.`,
+queued (from when its submission returned; low_started_after_high_stored counts from when it
+was stored, a moment before it was queued); --fairness does the same with tenants a and b
+(fairness: {a_p50_wait_ms, b_p50_wait_ms, b_p99_wait_ms, a_started_after_b}). Both default to
+8 slots per worker, so that a backlog forms.`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if server != "" { // only an explicit --server leaves the process
@@ -132,8 +134,8 @@ b_p50_wait_ms, b_p99_wait_ms}). Both default to 8 slots per worker, so that a ba
 	f.IntVar(&cfg.OutputBytes, "output-bytes", 0, "bytes each tool round prints (a shell command) instead of an empty glob")
 	f.Float64Var(&cfg.ProviderRPM, "provider-rpm", 0, "the simulated provider enforces this many requests a minute (429 beyond) and the workers share it as a fleet-wide rate limit; the report adds provider_requests, provider_429s and achieved_rpm")
 	f.Float64Var(&cfg.StallRate, "stall-rate", 0, "share of tasks (0..1) whose simulated session repeats one identical call without progress; the report adds no_progress_stopped and turns_spent_stalled")
-	f.BoolVar(&cfg.Priority, "priority", false, "submit --tasks tasks of priority 0 (default 2000), then 20 of priority 100; the report adds priority: {low_p50_wait_ms, high_p50_wait_ms, high_p99_wait_ms, low_started_after_high}")
-	f.BoolVar(&cfg.Fairness, "fairness", false, "submit --tasks tasks of tenant a (default 2000), then 20 of tenant b; the report adds fairness: {a_p50_wait_ms, b_p50_wait_ms, b_p99_wait_ms, a_started_after_b}")
+	f.BoolVar(&cfg.Priority, "priority", false, "submit --tasks tasks of priority 0 (default 2000), then 20 of priority 100; the report adds priority: {low_p50_wait_ms, high_p50_wait_ms, high_p99_wait_ms, low_started_after_high, low_started_after_high_stored}")
+	f.BoolVar(&cfg.Fairness, "fairness", false, "submit --tasks tasks of tenant a (default 2000), then 20 of tenant b; the report adds fairness: {a_p50_wait_ms, b_p50_wait_ms, b_p99_wait_ms, a_started_after_b, a_started_after_b_stored}")
 	f.StringVar(&cfg.Profile, "profile", "", "profile of the tasks with --server (default: the dispatcher's)")
 	f.BoolVar(&asJSON, "json", false, "also print the report as one JSON object on the last line")
 	f.StringVar(&cfg.WorkspaceRoot, "workspace-root", "", "directory for the in-process workers' workspaces (default: a temporary directory)")

@@ -337,7 +337,8 @@ type benchRun struct {
 	ctxs  compactions  // compaction timings from the event stream
 
 	mu     sync.Mutex
-	events []time.Duration // receive time minus event time
+	events []time.Duration         // receive time minus event time
+	queued map[uuid.UUID]time.Time // a two-class run's late tasks: when their submission returned
 }
 
 func (b *benchRun) run(ctx context.Context, rep Report) (Report, error) {
@@ -473,7 +474,7 @@ func (b *benchRun) measure(ctx context.Context, rep *Report) error {
 		f.Cursor = page.NextCursor
 	}
 	rep.Stalled.finish(b.cfg.StallRate)
-	classes.finish(b.cfg, rep)
+	classes.finish(b.cfg, rep, b.queued)
 	rep.SubmitToStart, rep.SubmitToDone = percentiles(toStart), percentiles(toDone)
 	if span := last.Sub(first); span > 0 {
 		rep.Seconds = span.Seconds()

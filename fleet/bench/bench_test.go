@@ -74,6 +74,9 @@ func TestPriorityRun(t *testing.T) {
 	if p.HighP50WaitMS >= p.LowP50WaitMS/2 || p.LowStartedAfterHigh > p.Slots+2 {
 		t.Fatalf("high tasks did not go first: %+v", *p)
 	}
+	if p.LowStartedAfterHighStored < p.LowStartedAfterHigh {
+		t.Fatalf("fewer low tasks started since a high one was stored than since it was queued, later: %+v", *p)
+	}
 }
 
 // TestFairnessRun: --fairness submits tenant b's tasks after tenant a's

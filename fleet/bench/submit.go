@@ -7,7 +7,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/google/uuid"
+
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/fleet/api"
 )
 
 // runSubmitOnly measures submission alone (Config.SubmitOnly): the fleet
@@ -54,11 +57,28 @@ func (b *benchRun) submitRange(ctx context.Context, from, end int, late bool) er
 			b.cfg.classOf(&specs[i], late)
 		}
 		g.Go(func() error {
-			if _, err := b.cl.SubmitBatch(gctx, specs); err != nil {
+			resp, err := b.cl.SubmitBatch(gctx, specs)
+			if err != nil {
 				return fmt.Errorf("bench: submit: %w", err)
+			}
+			if late {
+				b.noteQueued(resp.Tasks, time.Now())
 			}
 			return nil
 		})
 	}
 	return g.Wait()
+}
+
+// noteQueued records when the submission of late tasks returned: they were
+// queued by then (the dispatcher publishes before it answers).
+func (b *benchRun) noteQueued(tasks []api.SubmittedTask, at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.queued == nil {
+		b.queued = map[uuid.UUID]time.Time{}
+	}
+	for _, t := range tasks {
+		b.queued[t.ID] = at
+	}
 }
