@@ -306,8 +306,8 @@ func TestALostTaskGivesItsTokenBackAfterAckWait(t *testing.T) {
 	}
 }
 
-// tokensOn counts the tokens of key's gate in queue "default".
-func tokensOn(t *testing.T, b *bundle, key string) uint64 {
+// tasksStream opens TASKS on b's connection.
+func tasksStream(t *testing.T, b *bundle) jetstream.Stream {
 	t.Helper()
 	js, err := jetstream.New(b.nc)
 	if err != nil {
@@ -317,6 +317,13 @@ func tokensOn(t *testing.T, b *bundle, key string) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+// tokensOn counts the tokens of key's gate in queue "default".
+func tokensOn(t *testing.T, b *bundle, key string) uint64 {
+	t.Helper()
+	st := tasksStream(t, b)
 	subj := b.client.Subjects().Gate("default", key)
 	info, err := st.Info(b.ctx, jetstream.WithSubjectFilter(subj))
 	if err != nil {
@@ -360,15 +367,7 @@ func TestAGateKeepsItsMaximumOfTokens(t *testing.T) {
 
 	// The tokens are purged (an operator's mistake): the same worker's
 	// next discovery makes them again and the key's work goes on.
-	js, err := jetstream.New(b.nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := js.Stream(b.ctx, "TASKS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Purge(b.ctx, jetstream.WithPurgeSubject(b.client.Subjects().Gate("default", "team"))); err != nil {
+	if err := tasksStream(t, b).Purge(b.ctx, jetstream.WithPurgeSubject(b.client.Subjects().Gate("default", "team"))); err != nil {
 		t.Fatal(err)
 	}
 	order := serveOrder(t, b, p, 1)
