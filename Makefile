@@ -74,7 +74,7 @@ deploy-check: ## Validate deploy/: manifests (kubeconform), alert rules (promtoo
 	GO=$(GO) bash deploy/check.sh
 
 .PHONY: chaos
-chaos: ## Break a production-shaped fleet (3 NATS nodes, Postgres, 3 workers) in 13 ways, 300 tasks each; fails on lost work
+chaos: ## Break a production-shaped fleet (3 NATS nodes, Postgres, 3 workers) in 14 ways, 300 tasks each; fails on lost work
 	$(GO) run ./cmd/chaos
 
 .PHONY: chaos-short

@@ -241,6 +241,7 @@ func (f *fleetProcs) workerConfig(i int) (string, error) {
 		"drain_grace":        grace.String(),
 		"providers": map[string]any{"anthropic": map[string]any{
 			"api_key": "chaos-key", "base_url": f.modelURL, "default_model": "claude-chaos"}},
+		"concurrency_keys": map[string]any{cappedKey: map[string]any{"max_running": cappedMax}},
 	}
 	f.gitStoreWorkerConfig(cfg) // localtree.go
 	data, err := json.MarshalIndent(cfg, "", "  ")

@@ -123,6 +123,9 @@ func runScenario(ctx context.Context, f *fleetProcs, sc scenario) (Result, error
 	waitEnded(ctx, f, roots, deadline(f.cfg))
 	r.Duration = time.Since(start)
 	err = verify(ctx, f, roots, start, faultStart, before, &r)
+	if err == nil && sc.capped {
+		err = checkCapped(ctx, f, roots)
+	}
 	return r, err
 }
 
@@ -154,6 +157,9 @@ func submitBacklog(ctx context.Context, f *fleetProcs, sc scenario) ([]uuid.UUID
 	default:
 		for i := range f.cfg.Tasks {
 			specs = append(specs, leafSpec(f.cfg, sc.name, i))
+			if sc.capped {
+				specs[i].ConcurrencyKey = cappedKey
+			}
 		}
 	}
 	resp, err := f.client.SubmitBatch(ctx, specs)

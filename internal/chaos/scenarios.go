@@ -15,8 +15,10 @@ import (
 type scenario struct {
 	name string
 	// tree makes the backlog parents that spawn children and park; local
-	// puts them in local workspaces whose children travel (localtree.go).
-	tree, local bool
+	// puts them in local workspaces whose children travel (localtree.go);
+	// capped runs the backlog under a concurrency key with a maximum
+	// (capped.go).
+	tree, local, capped bool
 	// inject runs once the backlog is under way (a quarter done, or for a
 	// tree half the parents parked) and returns when the fault is over or,
 	// for a process that stays dead, once it was injected.
@@ -37,6 +39,7 @@ func scenarios(cfg Config) []scenario {
 		{name: "label-paused-worker-sigkill", inject: func(ctx context.Context, f *fleetProcs) (string, error) {
 			return pausedLabelWorkerKill(ctx, f, "label-paused-worker-sigkill") // pause.go
 		}},
+		{name: "capped-key-worker-sigkill", capped: true, inject: cappedWorkerKill},
 		{name: "worker-drain", inject: func(ctx context.Context, f *fleetProcs) (string, error) {
 			return drain(ctx, f, 0)
 		}},
