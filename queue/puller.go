@@ -217,20 +217,18 @@ func (p *Puller) Pull(ctx context.Context) (*Delivery, error) {
 // each with every message, as a Delivery whose heartbeats have started, as it arrives. It
 // returns how many came; none in time is not an error. A source of a key with a maximum asks
 // for no more messages than it got tokens of the key's gate (gate.go), each Delivery holding
-// one, and hands back those left over; it does not wait.
+// one, and hands back those left over; with no token it does not ask, and waits as long as an
+// empty pull would.
 func (p *Puller) fetch(ctx context.Context, s *source, n int, wait time.Duration, each func(*Delivery)) (int, error) {
 	if s.gate == nil {
 		return p.fetchRaw(ctx, s, n, wait, func(msg jetstream.Msg) { each(newDelivery(p.c, s.name, msg, nil)) })
 	}
-	if wait > 0 {
-		// A waiting pull would hold tokens other sources of the key may
-		// need: an idle loop looks again after the wait instead.
-		pause(ctx, wait)
-		return 0, nil
-	}
 	tokens, err := p.takeTokens(ctx, s.gate, n)
 	s.gate.full.Store(err == nil && len(tokens) == 0)
 	if err != nil || len(tokens) == 0 {
+		if err == nil && wait > 0 {
+			pause(ctx, wait)
+		}
 		return 0, err
 	}
 	used := 0
