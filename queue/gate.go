@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentfleet/agentfleet/internal/jscas"
 )
 
 // Gates. A concurrency key with a maximum of running tasks
@@ -111,7 +113,7 @@ func (p *Puller) fillGate(ctx context.Context, g *gate) error {
 		g.excess.Store(int64(max(have-g.max, 0)))
 		for ; have < g.max; have++ {
 			ack, err := p.c.js.Publish(ctx, g.subject, nil, jetstream.WithExpectLastSequencePerSubject(last))
-			if isWrongLastSeq(err) {
+			if jscas.Conflict(err) {
 				break // another worker appended: count again
 			}
 			if err != nil {
@@ -141,14 +143,6 @@ func gateState(ctx context.Context, st jetstream.Stream, subject string) (have i
 		return 0, 0, fmt.Errorf("queue: the tokens on %s: %w", subject, err)
 	}
 	return int(info.State.Subjects[subject]), msg.Sequence, nil
-}
-
-// isWrongLastSeq reports a publish refused because the subject's last
-// sequence was not the one expected.
-func isWrongLastSeq(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // recount checks q's gates against the tokens a discovery counted on

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/agentfleet/agentfleet/fleet"
+	"github.com/agentfleet/agentfleet/internal/jscas"
 	"github.com/agentfleet/agentfleet/queue"
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -143,7 +144,7 @@ func (bk *Book) Put(ctx context.Context, b Budget) (Budget, error) {
 		if err == nil {
 			return b, nil
 		}
-		if !isCASConflict(err) {
+		if !jscas.Conflict(err) {
 			return Budget{}, err
 		}
 	}
@@ -227,7 +228,7 @@ func (bk *Book) record(ctx context.Context, b Budget, rev uint64, spent float64,
 	}
 	data, _ := json.Marshal(next)
 	if _, err := bk.kv.Update(ctx, keyOf(b.Tenant, b.Label), data, rev); err != nil {
-		if isCASConflict(err) {
+		if jscas.Conflict(err) {
 			cur, _, err := bk.get(ctx, b.Tenant, b.Label)
 			if err != nil {
 				return b, false, err
@@ -237,10 +238,4 @@ func (bk *Book) record(ctx context.Context, b Budget, rev uint64, spent float64,
 		return b, false, err
 	}
 	return next, true, nil
-}
-
-func isCASConflict(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.Is(err, jetstream.ErrKeyExists) ||
-		(errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence)
 }

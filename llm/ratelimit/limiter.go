@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/agentfleet/agentfleet/internal/jscas"
 	"github.com/agentfleet/agentfleet/llm"
 )
 
@@ -268,8 +269,7 @@ func (l *Limiter) save(ctx context.Context, k Key, s state, rev uint64) (bool, e
 	if err == nil {
 		return true, nil
 	}
-	var apiErr *jetstream.APIError
-	if errors.Is(err, jetstream.ErrKeyExists) || (errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence) {
+	if jscas.Conflict(err) {
 		return false, nil
 	}
 	return false, fmt.Errorf("ratelimit: writing %s: %w", k, err)
