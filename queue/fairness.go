@@ -149,8 +149,8 @@ type found struct {
 }
 
 // discover reads the subjects of queue q under <prefix>.tasks.<q>. that
-// hold messages. Subjects of no level and no gate are not tasks of this
-// layout and are left alone.
+// hold messages, and tops up the gates it finds short (recount). Subjects
+// of no level and no gate are not tasks of this layout and are left alone.
 func (p *Puller) discover(ctx context.Context, q string) (found, error) {
 	st, err := p.c.js.Stream(ctx, p.c.cfg.TasksStream)
 	if err != nil {

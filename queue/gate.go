@@ -55,7 +55,6 @@ type gate struct {
 	subject string
 	src     *source      // the tokens' consumer
 	excess  atomic.Int64 // tokens over max at the last count: retired as they are taken
-	full    atomic.Bool  // the last fetch of a source of the key found no token
 }
 
 // gates are the gates a Puller uses, by subject.
@@ -224,6 +223,12 @@ func (p *Puller) drained(ctx context.Context, s *source) (bool, error) {
 // drainedProbeEvery is how often a loop asks a drained source of a key
 // with a maximum all the same.
 const drainedProbeEvery = time.Second
+
+// isGate reports whether subject is the subject of one of queue's gates.
+func (s Subjects) isGate(queue, subject string) bool {
+	_, ok := gateKey(strings.TrimPrefix(subject, s.Tasks(queue)+"."))
+	return ok
+}
 
 // gateKey reads the key of a gate's subject from the part after the
 // queue's subject and a dot; ok is false for any other subject.

@@ -79,7 +79,7 @@ func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
 	lister := st.ListConsumers(ctx)
 	for info := range lister.Info() {
 		f := info.Config.FilterSubject
-		if _, gate := gateKey(strings.TrimPrefix(f, under)); gate || f != c.subj.Tasks(queue) && !strings.HasPrefix(f, under) {
+		if c.subj.isGate(queue, f) || f != c.subj.Tasks(queue) && !strings.HasPrefix(f, under) {
 			continue // a gate's tokens are no tasks
 		}
 		sum.AckPending += info.NumAckPending
@@ -99,14 +99,13 @@ func (c *Client) QueueLag(ctx context.Context, queue string) (Lag, error) {
 // under it, less its gates' tokens (gate.go), which are no tasks.
 func (c *Client) storedOnQueue(ctx context.Context, queue string) (uint64, error) {
 	var n uint64
-	prefix := c.subj.Tasks(queue) + "."
-	for _, filter := range []string{c.subj.Tasks(queue), prefix + ">"} {
+	for _, filter := range []string{c.subj.Tasks(queue), c.subj.Tasks(queue) + ".>"} {
 		counts, err := c.storedOn(ctx, filter)
 		if err != nil {
 			return 0, err
 		}
 		for subj, m := range counts {
-			if _, gate := gateKey(strings.TrimPrefix(subj, prefix)); !gate {
+			if !c.subj.isGate(queue, subj) {
 				n += m
 			}
 		}

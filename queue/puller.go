@@ -220,24 +220,31 @@ func (p *Puller) Pull(ctx context.Context) (*Delivery, error) {
 // one, and hands back those left over; with no token it does not ask, and waits as long as an
 // empty pull would.
 func (p *Puller) fetch(ctx context.Context, s *source, n int, wait time.Duration, each func(*Delivery)) (int, error) {
+	got, _, err := p.fetchFrom(ctx, s, n, wait, each)
+	return got, err
+}
+
+// fetchFrom is fetch that also reports full: s is a source of a key with a maximum whose
+// gate had no token left.
+func (p *Puller) fetchFrom(ctx context.Context, s *source, n int, wait time.Duration, each func(*Delivery)) (got int, full bool, err error) {
 	if s.gate == nil {
-		return p.fetchRaw(ctx, s, n, wait, func(msg jetstream.Msg) { each(newDelivery(p.c, s.name, msg, nil)) })
+		got, err = p.fetchRaw(ctx, s, n, wait, func(msg jetstream.Msg) { each(newDelivery(p.c, s.name, msg, nil)) })
+		return got, false, err
 	}
 	tokens, err := p.takeTokens(ctx, s.gate, n)
-	s.gate.full.Store(err == nil && len(tokens) == 0)
 	if err != nil || len(tokens) == 0 {
 		if err == nil && wait > 0 {
 			pause(ctx, wait)
 		}
-		return 0, err
+		return 0, err == nil, err
 	}
 	used := 0
-	got, err := p.fetchRaw(ctx, s, len(tokens), wait, func(msg jetstream.Msg) {
+	got, err = p.fetchRaw(ctx, s, len(tokens), wait, func(msg jetstream.Msg) {
 		each(newDelivery(p.c, s.name, msg, tokens[used]))
 		used++
 	})
 	p.c.handBack(tokens[used:])
-	return got, err
+	return got, false, err
 }
 
 // fetchRaw asks one source for up to n messages, waiting up to wait (0: not at all), and calls

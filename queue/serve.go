@@ -203,8 +203,8 @@ func (p *Puller) take(ctx context.Context, g *levelLoop, c *keySource, k int, ea
 	if k <= 0 {
 		return 0, false, nil
 	}
-	got, err = p.fetch(ctx, c.source, k, 0, each)
-	if c.gate != nil && c.gate.full.Load() {
+	got, full, err := p.fetchFrom(ctx, c.source, k, 0, each)
+	if full {
 		g.full[c.gate] = true
 	}
 	if got > 0 {
