@@ -55,6 +55,22 @@ type KeyLimit struct {
 	Weight int
 }
 
+// MaxKeyRunning bounds KeyLimit.MaxRunning: a key's gate holds one token
+// message per task that may run (gate.go), made one at a time when a worker
+// first uses it. A key that may run more needs no maximum.
+const MaxKeyRunning = 10_000
+
+// check says what is wrong with l, the setting of what.
+func (l KeyLimit) check(what string) error {
+	switch {
+	case l.MaxRunning < 0 || l.Weight < 0:
+		return fmt.Errorf("queue: %s: max running and weight must be >= 0, got %d and %d", what, l.MaxRunning, l.Weight)
+	case l.MaxRunning > MaxKeyRunning:
+		return fmt.Errorf("queue: %s: max running must be at most %d, got %d; give it no maximum (0) instead", what, MaxKeyRunning, l.MaxRunning)
+	}
+	return nil
+}
+
 // CheckConcurrencyKey is the rule for a concurrency key: a subject token
 // (1 to 128 ASCII letters, digits, '-' or '_').
 func CheckConcurrencyKey(key string) error { return checkToken("concurrency key", key) }

@@ -375,3 +375,21 @@ func TestAGateKeepsItsMaximumOfTokens(t *testing.T) {
 		t.Fatalf("after the purge: served %v with %d tokens; want work and 1 token", order, tokensOn(t, b, "team"))
 	}
 }
+
+// NewPuller refuses a key setting it cannot keep, naming the key.
+func TestNewPullerRefusesBadKeySettings(t *testing.T) {
+	b := setup(t, queue.Config{})
+	for _, tc := range []struct {
+		pc   queue.PullerConfig
+		want string
+	}{
+		{queue.PullerConfig{Keys: map[string]queue.KeyLimit{"k": {Weight: -1}}}, `concurrency key "k": max running and weight must be >= 0`},
+		{queue.PullerConfig{Keys: map[string]queue.KeyLimit{"k": {MaxRunning: queue.MaxKeyRunning + 1}}}, `concurrency key "k": max running must be at most 10000`},
+		{queue.PullerConfig{DefaultKey: queue.KeyLimit{MaxRunning: -1}}, "the default concurrency key: max running and weight must be >= 0"},
+	} {
+		tc.pc.Queues = []string{"default"}
+		if _, err := b.client.NewPuller(b.ctx, tc.pc); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewPuller(%+v) = %v, want an error containing %q", tc.pc, err, tc.want)
+		}
+	}
+}

@@ -75,6 +75,9 @@ func (p *Puller) gateOf(ctx context.Context, q, key string, max int) (*gate, err
 	cfg := p.c.consumerConfig(keyConsumer(subj), subj)
 	cfg.Description = "agentfleet workers taking the running tokens of " + subj
 	cfg.MaxDeliver = -1 // a token goes round for ever
+	// Above any count of tokens: at its MaxAckPending a consumer holds a
+	// no-wait pull instead of answering it, and the tokens do the counting.
+	cfg.MaxAckPending = MaxKeyRunning
 	// No inactivity threshold: a consumer the server removed would forget
 	// which tokens running tasks hold, and its successor would hand them
 	// out again. A gate is kept as long as TASKS (a handful of bytes).

@@ -86,9 +86,12 @@ func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error
 		if err := CheckConcurrencyKey(key); err != nil {
 			return nil, err
 		}
-		if l.MaxRunning < 0 || l.Weight < 0 {
-			return nil, fmt.Errorf("queue: concurrency key %q: max running and weight must be >= 0, got %d and %d", key, l.MaxRunning, l.Weight)
+		if err := l.check(fmt.Sprintf("concurrency key %q", key)); err != nil {
+			return nil, err
 		}
+	}
+	if err := pc.DefaultKey.check("the default concurrency key"); err != nil {
+		return nil, err
 	}
 	if pc.WorkerID != "" {
 		if err := checkToken("PullerConfig.WorkerID", pc.WorkerID); err != nil {

@@ -40,6 +40,10 @@ func TestWorkerConfigDefaultsAndValidate(t *testing.T) {
 		{"git store without token", func(c *worker.Config) { c.GitStore.URL = "http://dispatcher:8080" }, "git_store.token"},
 		{"git store token alone", func(c *worker.Config) { c.GitStore.Token = "t" }, "git_store.url"},
 		{"git store url", func(c *worker.Config) { c.GitStore = worker.GitStoreConfig{URL: "ftp://d", Token: "t"} }, "git_store.url"},
+		{"key name", func(c *worker.Config) { c.ConcurrencyKeys = map[string]worker.KeyLimit{"a.b": {}} }, "concurrency_keys.a.b: the key"},
+		{"key weight", func(c *worker.Config) { c.ConcurrencyKeys = map[string]worker.KeyLimit{"k": {Weight: -1}} }, "concurrency_keys.k: max_running and weight must be >= 0"},
+		{"key maximum", func(c *worker.Config) { c.ConcurrencyKeys = map[string]worker.KeyLimit{"k": {MaxRunning: 20_000}} }, "concurrency_keys.k: max_running must be at most 10000"},
+		{"default key maximum", func(c *worker.Config) { c.ConcurrencyKeyDefault.MaxRunning = 10_001 }, "concurrency_key_default: max_running must be at most 10000"},
 	} {
 		c := worker.Config{}.WithDefaults()
 		tc.mod(&c)

@@ -30,8 +30,12 @@ func (c Config) pullerKeys() (map[string]queue.KeyLimit, queue.KeyLimit) {
 func (c Config) checkKeys() []error {
 	var errs []error
 	check := func(what string, l KeyLimit) {
-		if l.MaxRunning < 0 || l.Weight < 0 {
+		switch {
+		case l.MaxRunning < 0 || l.Weight < 0:
 			errs = append(errs, fmt.Errorf("%s: max_running and weight must be >= 0, got %d and %d", what, l.MaxRunning, l.Weight))
+		case l.MaxRunning > queue.MaxKeyRunning:
+			errs = append(errs, fmt.Errorf("%s: max_running must be at most %d (one token message per running task), got %d; use 0 for no maximum",
+				what, queue.MaxKeyRunning, l.MaxRunning))
 		}
 	}
 	for k, l := range c.ConcurrencyKeys {
