@@ -80,14 +80,7 @@ func TestNeverAckedTaskBecomesDeadLetterWithTaskID(t *testing.T) {
 		t.Fatalf("dead letter details = %+v", dl)
 	}
 	// After handling, the message is gone from TASKS.
-	js, err := jetstream.New(b.nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := js.Stream(b.ctx, "TASKS")
-	if err != nil {
-		t.Fatal(err)
-	}
+	tasks := tasksStream(t, b)
 	testenv.Eventually(t, waitTimeout, "the handled dead letter to leave TASKS", func() bool {
 		_, err := tasks.GetMsg(b.ctx, res.StreamSeq)
 		return errors.Is(err, jetstream.ErrMsgNotFound)
