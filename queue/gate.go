@@ -57,6 +57,13 @@ type gate struct {
 	excess  atomic.Int64 // tokens over max at the last count: retired as they are taken
 }
 
+// counted notes that g's subject holds have tokens: those over its
+// maximum are retired as they are taken. It reports whether g is short.
+func (g *gate) counted(have int) (short bool) {
+	g.excess.Store(int64(max(have-g.max, 0)))
+	return have < g.max
+}
+
 // gates are the gates a Puller uses, by subject.
 type gates struct {
 	mu sync.Mutex
@@ -112,7 +119,7 @@ func (p *Puller) fillGate(ctx context.Context, g *gate) error {
 		if err != nil {
 			return err
 		}
-		g.excess.Store(int64(max(have-g.max, 0)))
+		g.counted(have)
 		for ; have < g.max; have++ {
 			ack, err := p.c.js.Publish(ctx, g.subject, nil, jetstream.WithExpectLastSequencePerSubject(last))
 			if jscas.Conflict(err) {
@@ -157,9 +164,7 @@ func (p *Puller) recount(ctx context.Context, q string, tokens map[string]int) e
 		if g.src.name != q {
 			continue
 		}
-		have := tokens[g.key]
-		g.excess.Store(int64(max(have-g.max, 0)))
-		if have < g.max {
+		if g.counted(tokens[g.key]) {
 			short = append(short, g)
 		}
 	}
