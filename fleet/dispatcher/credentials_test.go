@@ -13,8 +13,9 @@ import (
 // a delivery naming another is a 400 naming the field, a malformed
 // delivery too, and a known one is accepted.
 func TestSubmitRefusesUnknownCredentials(t *testing.T) {
-	b := setupAPI(t, sqliteStore)
-	b.d.cfg.Credentials = fleet.KnownCredentials{Tokens: []string{"forge-bot"}, SSHKeys: []string{"deploy"}}
+	b := setupAPIWith(t, sqliteStore, func(c *Config) {
+		c.Credentials = fleet.KnownCredentials{Tokens: []string{"forge-bot"}, SSHKeys: []string{"deploy"}}
+	})
 	spec := func(d fleet.Delivery) fleet.TaskSpec {
 		s := validSpec("deliver")
 		s.Environment.Repo = "https://git.example.com/o/r.git"
@@ -56,7 +57,7 @@ func TestSubmitRefusesUnknownCredentials(t *testing.T) {
 // outside its token's is a 400 naming the field, with or without scopes
 // configured; one inside them is accepted.
 func TestSubmitRefusesDeliveryOutsideScopes(t *testing.T) {
-	b := setupAPI(t, sqliteStore)
+	var b *apiBundle
 	spec := func(repo string, d fleet.Delivery) fleet.TaskSpec {
 		s := validSpec("deliver")
 		s.Environment.Repo = repo
@@ -67,7 +68,7 @@ func TestSubmitRefusesDeliveryOutsideScopes(t *testing.T) {
 	token := fleet.DeliveryCredentials{Token: "forge-bot"}
 	for _, known := range []fleet.KnownCredentials{{}, {Tokens: []string{"forge-bot"}, Scopes: fleet.DeliveryScopes{
 		Tokens: map[string]fleet.DeliveryScope{"forge-bot": {Repos: []string{"git.example.com/team"}}}}}} {
-		b.d.cfg.Credentials = known
+		b = setupAPIWith(t, sqliteStore, func(c *Config) { c.Credentials = known }) // a running dispatcher's configuration is not ours to write
 		for _, c := range []struct {
 			name  string
 			body  fleet.TaskSpec

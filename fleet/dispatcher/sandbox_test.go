@@ -11,8 +11,9 @@ import (
 // A spec whose sandbox is wider than the dispatcher's bound is a 400
 // naming the field; one within it is accepted.
 func TestSandboxWiderThanTheBoundIs400(t *testing.T) {
-	b := setupAPI(t, sqliteStore)
-	b.d.cfg.SandboxBound = &fleet.SandboxBound{AllowHosts: []string{"github.com", "*.golang.org"}}
+	b := setupAPIWith(t, sqliteStore, func(c *Config) {
+		c.SandboxBound = &fleet.SandboxBound{AllowHosts: []string{"github.com", "*.golang.org"}}
+	})
 	spec := func(network string, hosts ...string) fleet.TaskSpec {
 		s := validSpec("p")
 		s.Sandbox = fleet.SandboxSpec{Network: network, AllowHosts: hosts}
@@ -41,8 +42,7 @@ func TestSandboxWiderThanTheBoundIs400(t *testing.T) {
 // sandbox_limits (the workers' defaults when it sets none) is a 400
 // naming the field at submission, not a task failed by the worker.
 func TestSandboxLimitsAboveTheBoundAre400(t *testing.T) {
-	b := setupAPI(t, sqliteStore)
-	b.d.cfg.SandboxLimits = fleet.SandboxLimits{Pids: 512}
+	b := setupAPIWith(t, sqliteStore, func(c *Config) { c.SandboxLimits = fleet.SandboxLimits{Pids: 512} })
 	spec := func(l fleet.SandboxLimits) fleet.TaskSpec {
 		s := validSpec("p")
 		s.Sandbox = fleet.SandboxSpec{Limits: l}
