@@ -28,6 +28,7 @@ const (
 	DefaultPullWait                = 30 * time.Second
 	DefaultPollInterval            = time.Second
 	DefaultWorkerInactiveThreshold = time.Hour
+	DefaultKeyInactiveThreshold    = time.Hour
 	DefaultControlTimeout          = 5 * time.Second
 )
 
@@ -97,6 +98,12 @@ type Config struct {
 	// WorkerInactiveThreshold is how long a worker's own consumer survives with nobody pulling
 	// before the server deletes it (default 1 h).
 	WorkerInactiveThreshold time.Duration
+	// KeyInactiveThreshold is how long the consumer of a key's subject (or of a priority level
+	// made on demand) survives with nobody pulling or acknowledging before the server deletes
+	// it (default 1 h, or AckWait when longer); the next message on the subject makes it again. It must be at least
+	// AckWait: a key at its maximum pulls nothing while its tasks run, and what keeps its
+	// consumer then is their heartbeats (every AckWait/3), which the server counts as activity.
+	KeyInactiveThreshold time.Duration
 	// ControlTimeout bounds a control request when the caller's context has no deadline
 	// (default 5 s).
 	ControlTimeout time.Duration
@@ -124,6 +131,7 @@ func (c Config) WithDefaults() Config {
 	setDefault(&c.PullWait, DefaultPullWait)
 	setDefault(&c.PollInterval, DefaultPollInterval)
 	setDefault(&c.WorkerInactiveThreshold, DefaultWorkerInactiveThreshold)
+	setDefault(&c.KeyInactiveThreshold, max(DefaultKeyInactiveThreshold, c.AckWait))
 	setDefault(&c.ControlTimeout, DefaultControlTimeout)
 	if c.TerminalKinds == nil {
 		c.TerminalKinds = []string{"SESSION_END"}
@@ -173,6 +181,8 @@ func (c Config) Validate() error {
 	check(c.PullWait >= 100*time.Millisecond, "PullWait must be >= 100ms, got %s", c.PullWait)
 	check(c.PollInterval >= 100*time.Millisecond, "PollInterval must be >= 100ms, got %s", c.PollInterval)
 	check(c.WorkerInactiveThreshold >= time.Second, "WorkerInactiveThreshold must be >= 1s, got %s", c.WorkerInactiveThreshold)
+	check(c.KeyInactiveThreshold >= time.Second && c.KeyInactiveThreshold >= c.AckWait,
+		"KeyInactiveThreshold must be >= 1s and >= AckWait (%s), got %s", c.AckWait, c.KeyInactiveThreshold)
 	check(c.ControlTimeout > 0, "ControlTimeout must be > 0, got %s", c.ControlTimeout)
 	return errors.Join(errs...)
 }

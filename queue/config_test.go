@@ -16,6 +16,9 @@ func TestConfigDefaultsAreValid(t *testing.T) {
 	if c.Prefix != "agentfleet" || c.AckWait != 60*time.Second || c.MaxDeliver != 5 || c.EventsMaxAge != 24*time.Hour {
 		t.Fatalf("unexpected defaults: %+v", c)
 	}
+	if c.KeyInactiveThreshold != time.Hour {
+		t.Fatalf("KeyInactiveThreshold = %s, want 1h", c.KeyInactiveThreshold)
+	}
 	if len(c.TerminalKinds) != 1 || c.TerminalKinds[0] != "SESSION_END" {
 		t.Fatalf("TerminalKinds = %v", c.TerminalKinds)
 	}
@@ -35,6 +38,8 @@ func TestConfigValidateNamesTheField(t *testing.T) {
 		{"preview above limit", func(c *queue.Config) { c.EventPreviewBytes = c.EventPayloadLimit + 1 }, "Config.EventPreviewBytes"},
 		{"terminal kind wildcard", func(c *queue.Config) { c.TerminalKinds = []string{"*"} }, "Config.TerminalKinds"},
 		{"negative max deliver", func(c *queue.Config) { c.MaxDeliver = -2 }, "Config.MaxDeliver"},
+		{"key threshold under 1s", func(c *queue.Config) { c.KeyInactiveThreshold = 500 * time.Millisecond }, "Config.KeyInactiveThreshold"},
+		{"key threshold under AckWait", func(c *queue.Config) { c.KeyInactiveThreshold = c.AckWait - time.Second }, "Config.KeyInactiveThreshold"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -36,10 +36,14 @@
 // Client.NewPuller creates the durable pull consumers it serves: one per fixed priority level of
 // each shared queue (1, 0 and -1: see priority.go; ToQueueAt picks a level) and, as Serve meets
 // them, one per other level and per concurrency key of a level (fairness.go; ToQueueFor picks
-// a key: the key's
-// maximum of running tasks is kept by its gate of tokens (gate.go), free slots go to keys by weight),
-// shared by every worker (work-queue streams need non-overlapping consumer filters, so there is exactly one
-// consumer per subject), and optionally the worker's own, which the server deletes after
+// a key: the key's maximum of running tasks is kept by its gate of tokens (gate.go), free slots
+// go to keys by weight), shared by every worker (work-queue streams need non-overlapping consumer
+// filters, so there is exactly one consumer per subject), and optionally the worker's own.
+//
+// The server deletes the consumer of a key or of a level made on demand after
+// Config.KeyInactiveThreshold without pulls or acks; the next message on its subject makes it
+// again. A key at its maximum pulls nothing while its tasks run, but their heartbeats (every
+// AckWait/3, and the threshold is at least AckWait) keep its consumer. The worker's own consumer is deleted after
 // Config.WorkerInactiveThreshold without pulls (its stored messages stay and go to the consumer
 // made by the next NewPuller with that id). Client.OrphanedWorkers finds the workers whose
 // consumer is gone while their subject holds messages, and Client.MoveWorkerMessages moves that

@@ -132,10 +132,6 @@ func keyConsumer(subject string) string {
 // keyDiscoveryEvery bounds how often a loop reads a queue's keyed subjects.
 const keyDiscoveryEvery = 100 * time.Millisecond
 
-// keyConsumerInactive is how long a key's consumer lives without pulls; a
-// later message on its subject makes it again.
-const keyConsumerInactive = time.Hour
-
 // keySource is one candidate of a level in a loop: a key's consumer, or the
 // level's unkeyed one (key "").
 type keySource struct {
@@ -209,7 +205,9 @@ func (p *Puller) newKeySource(ctx context.Context, q string, prio int, key strin
 		lim = p.limitOf(base)
 	}
 	cfg := p.c.consumerConfig(keyConsumer(subj), subj)
-	cfg.InactiveThreshold = keyConsumerInactive
+	// Removed after Config.KeyInactiveThreshold without pulls or acks (a
+	// later message on its subject makes it again).
+	cfg.InactiveThreshold = p.c.cfg.KeyInactiveThreshold
 	s := &source{name: q, prio: prio, front: front, cfg: cfg}
 	if lim.MaxRunning > 0 {
 		g, err := p.gateOf(ctx, q, base, lim.MaxRunning)

@@ -393,3 +393,83 @@ func TestNewPullerRefusesBadKeySettings(t *testing.T) {
 		}
 	}
 }
+
+// keyConsumerOf returns the consumer of subject on TASKS, nil when there
+// is none.
+func keyConsumerOf(t *testing.T, b *bundle, subject string) *jetstream.ConsumerInfo {
+	t.Helper()
+	lister := tasksStream(t, b).ListConsumers(b.ctx)
+	var found *jetstream.ConsumerInfo
+	for info := range lister.Info() {
+		if info.Config.FilterSubject == subject {
+			found = info
+		}
+	}
+	if err := lister.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// A capped key at its maximum gets no pull requests while its task runs,
+// for longer than its consumer's inactivity threshold and than AckWait
+// plus the threshold: the server keeps the consumer all the same (the
+// task's heartbeats count as activity), so the task settles on its first
+// delivery and the key's next task starts, delivered once. With nothing
+// running or pulling, the threshold does remove the consumer.
+func TestACappedKeysConsumerOutlivesItsThresholdWhileItsTaskRuns(t *testing.T) {
+	const threshold, ackWait = time.Second, time.Second
+	b := setup(t, queue.Config{AckWait: ackWait, KeyInactiveThreshold: threshold})
+	p := newKeyedPuller(t, b, map[string]queue.KeyLimit{"team": {MaxRunning: 1}})
+	enqueueKey(t, b, "team", "team", 2)
+	var held running
+	stop := serveHeld(t, b, p, 4, &held)
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+	testenv.Eventually(t, waitTimeout, "the key's first task to run", func() bool { return held.byPrefix()["team"] == 1 })
+	subj := b.client.Subjects().TasksKey("default", 0, "team")
+	before := keyConsumerOf(t, b, subj)
+	if before == nil {
+		t.Fatalf("no consumer of %s while its task runs", subj)
+	}
+	if got := before.Config.InactiveThreshold; got != threshold {
+		t.Fatalf("the key's consumer has InactiveThreshold %s, want %s", got, threshold)
+	}
+
+	// The point is the time passing: no pulls on the key for AckWait plus
+	// twice the threshold (a delivery's AckWait alone covers less).
+	time.Sleep(ackWait + 2*threshold)
+	after := keyConsumerOf(t, b, subj)
+	if after == nil || !after.Created.Equal(before.Created) {
+		t.Fatalf("the key's consumer was deleted under its running task (now %+v)", after)
+	}
+	ds := held.take()
+	if len(ds) != 1 || ds[0].Message.TaskID != "team-0" || ds[0].NumDelivered != 1 {
+		for _, d := range ds {
+			t.Errorf("running %s, delivery %d", d.Message.TaskID, d.NumDelivered)
+		}
+		t.Fatal("want team-0 alone, on its first delivery")
+	}
+	if err := ds[0].Ack(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, waitTimeout, "the key's next task after the first ended", func() bool { return held.byPrefix()["team"] == 1 })
+	next := held.take()[0]
+	if next.Message.TaskID != "team-1" || next.NumDelivered != 1 {
+		t.Fatalf("next came %s (delivery %d); want team-1 on its first delivery", next.Message.TaskID, next.NumDelivered)
+	}
+	if err := next.Ack(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if info := keyConsumerOf(t, b, subj); info == nil || info.Delivered.Consumer != 2 || info.NumAckPending != 0 {
+		t.Fatalf("the key's consumer after both ended: %+v; want 2 deliveries, none pending", info)
+	}
+
+	stop()
+	stopped = true
+	testenv.Eventually(t, waitTimeout, "the threshold to remove the idle consumer", func() bool { return keyConsumerOf(t, b, subj) == nil })
+}
