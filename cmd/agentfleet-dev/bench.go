@@ -38,6 +38,8 @@ of $` + cli.EnvDatabaseURL + `. --json prints the report as one JSON object on t
 submission alone through the API (submit_tasks_per_s), --submit-concurrency requests at a time.
 --stream-tokens N streams each answer as N tokens, one delta each, --token-interval apart, and
 reports the events and EVENTS stream bytes per task (--delta-window -1 turns merging off).
+--prompt-bytes N pads each task's prompt with words to N bytes, as a real prompt runs (what the
+prompt costs the store, its text search above all, then shows in Postgres's CPU per task).
 --stall-rate F makes that share of the tasks stall (the model repeats one identical call, never
 answering): the progress watchdog must stop each as no_progress, and the report gives how many it
 stopped (no_progress_stopped) and the turns each spent on average (turns_spent_stalled); those
@@ -131,6 +133,7 @@ was stored, a moment before it was queued); --fairness does the same with tenant
 	f.IntVar(&cfg.SubmitConcurrency, "submit-concurrency", 1, "submit requests in flight at once")
 	f.BoolVar(&cfg.SubmitOnly, "submit-only", false, "start no workers and measure submission alone (submit_tasks_per_s; the tasks stay queued)")
 	f.IntVar(&cfg.ContextWindow, "context-window", 0, "each task's context window in tokens; the simulated model refuses larger requests and the report gives the largest request and the compactions")
+	f.IntVar(&cfg.PromptBytes, "prompt-bytes", 0, "pad each task's prompt with words to this many bytes (default: three words)")
 	f.IntVar(&cfg.OutputBytes, "output-bytes", 0, "bytes each tool round prints (a shell command) instead of an empty glob")
 	f.Float64Var(&cfg.ProviderRPM, "provider-rpm", 0, "the simulated provider enforces this many requests a minute (429 beyond) and the workers share it as a fleet-wide rate limit; the report adds provider_requests, provider_429s and achieved_rpm")
 	f.Float64Var(&cfg.StallRate, "stall-rate", 0, "share of tasks (0..1) whose simulated session repeats one identical call without progress; the report adds no_progress_stopped and turns_spent_stalled")

@@ -53,6 +53,10 @@ type Config struct {
 	// requests a minute (429 beyond, as a provider does) and gives the
 	// workers the same fleet-wide rate limit (llm/ratelimit).
 	ProviderRPM float64
+	// PromptBytes, when set, pads each task's prompt with words to that
+	// many bytes (a real task's prompt runs to kilobytes; the default is
+	// three words), so that what a prompt costs the store shows.
+	PromptBytes int
 	// StallRate is the share of tasks (0..1) whose simulated session
 	// loops without progress: the model repeats one identical call and
 	// never answers, which the progress watchdog must stop (stall.go).
@@ -143,6 +147,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bench: --rounds must be >= 1, got %d", c.Rounds)
 	case c.ContextWindow < 0 || c.ContextWindow > 0 && c.ContextWindow < fleet.MinContextWindow:
 		return fmt.Errorf("bench: --context-window must be 0 or at least %d tokens, got %d", fleet.MinContextWindow, c.ContextWindow)
+	case c.PromptBytes < 0 || c.PromptBytes > fleet.MaxPromptBytes:
+		return fmt.Errorf("bench: --prompt-bytes must be 0..%d, got %d", fleet.MaxPromptBytes, c.PromptBytes)
 	case c.OutputBytes < 0 || c.OutputBytes > 1<<20:
 		return fmt.Errorf("bench: --output-bytes must be 0..1048576, got %d", c.OutputBytes)
 	case c.Latency < 0:

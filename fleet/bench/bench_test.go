@@ -3,9 +3,11 @@ package bench
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/store"
 	"github.com/agentfleet/agentfleet/store/sqlite"
 )
@@ -112,4 +114,23 @@ func twoClassRun(t *testing.T, cfg Config) Report {
 		t.Fatalf("report %+v: want %d succeeded", rep, 300+LateTasks)
 	}
 	return rep
+}
+
+// --prompt-bytes pads a prompt to exactly that many bytes and leaves the
+// default prompt of a few words alone; a size out of range is refused
+// with the flag named.
+func TestPromptBytes(t *testing.T) {
+	if got := benchPrompt(7, 0); got != "bench task 7" {
+		t.Fatalf("default prompt %q", got)
+	}
+	if got := benchPrompt(7, 4000); len(got) != 4000 || !strings.HasPrefix(got, "bench task 7 Refactor") {
+		t.Fatalf("padded prompt of %d bytes starting %.30q", len(got), got)
+	}
+	st, dir := benchSQLite(t)
+	for _, n := range []int{-1, fleet.MaxPromptBytes + 1} {
+		_, err := Run(context.Background(), Config{Tasks: 1, PromptBytes: n, Store: st, StoreName: "sqlite", Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), "--prompt-bytes") {
+			t.Errorf("PromptBytes %d: %v, want an error naming --prompt-bytes", n, err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -49,7 +50,7 @@ func (b *benchRun) submitRange(ctx context.Context, from, end int, late bool) er
 		n := min(b.cfg.Batch, end-done)
 		specs := make([]fleet.TaskSpec, n)
 		for i := range specs {
-			specs[i] = fleet.TaskSpec{Prompt: fmt.Sprintf("bench task %d", done+i), Profile: b.profile, Labels: map[string]string{"bench": b.label},
+			specs[i] = fleet.TaskSpec{Prompt: benchPrompt(done+i, b.cfg.PromptBytes), Profile: b.profile, Labels: map[string]string{"bench": b.label},
 				Context: fleet.ContextSpec{Window: b.cfg.ContextWindow}}
 			if stalls(done+i, b.cfg.StallRate) {
 				markStalled(&specs[i])
@@ -81,4 +82,24 @@ func (b *benchRun) noteQueued(tasks []api.SubmittedTask, at time.Time) {
 	for _, t := range tasks {
 		b.queued[t.ID] = at
 	}
+}
+
+// promptFiller pads a bench prompt: words of a task as a team would write
+// it, so that the store's text search parses what it would in use.
+const promptFiller = " Refactor the payment router so that retries back off exponentially," +
+	" then update the tests under pkg/router and the operations guide."
+
+// benchPrompt is the prompt of task i, padded to size bytes when size is
+// larger than its few words.
+func benchPrompt(i, size int) string {
+	p := fmt.Sprintf("bench task %d", i)
+	if size <= len(p) {
+		return p
+	}
+	var b strings.Builder
+	b.WriteString(p)
+	for b.Len() < size {
+		b.WriteString(promptFiller)
+	}
+	return b.String()[:size]
 }
