@@ -123,7 +123,7 @@ func TestPromptBytes(t *testing.T) {
 	if got := benchPrompt(7, 0); got != "bench task 7" {
 		t.Fatalf("default prompt %q", got)
 	}
-	if got := benchPrompt(7, 4000); len(got) != 4000 || !strings.HasPrefix(got, "bench task 7 Refactor") {
+	if got := benchPrompt(7, 4000); len(got) != 4000 || !strings.HasPrefix(got, "bench task 7 Refactor the payment router") {
 		t.Fatalf("padded prompt of %d bytes starting %.30q", len(got), got)
 	}
 	st, dir := benchSQLite(t)

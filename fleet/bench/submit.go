@@ -84,10 +84,19 @@ func (b *benchRun) noteQueued(tasks []api.SubmittedTask, at time.Time) {
 	}
 }
 
-// promptFiller pads a bench prompt: words of a task as a team would write
-// it, so that the store's text search parses what it would in use.
-const promptFiller = " Refactor the payment router so that retries back off exponentially," +
-	" then update the tests under pkg/router and the operations guide."
+// promptFiller pads a bench prompt: a task as a team would write it, with
+// the varied vocabulary of one (about a hundred distinct words), so that
+// the store's text search indexes what it would in use.
+const promptFiller = " Refactor the payment router so that failed charges are retried with" +
+	" exponential backoff and jitter, capped at five attempts. Keep the public API of" +
+	" package router unchanged; callers in billing, invoices and the webhook handler" +
+	" must compile without edits. Update the table-driven tests under pkg/router to cover" +
+	" timeouts, duplicate idempotency keys and a provider that answers 429 with a" +
+	" Retry-After header. Measure the p99 latency before and after with the existing" +
+	" benchmark, and write the figures in the pull request description. Do not touch the" +
+	" database migrations or the generated protobuf code. If a flaky test blocks you," +
+	" quarantine it with a comment naming the issue instead of deleting it. Finally," +
+	" update docs/operations.md where it describes retries, and run the linter."
 
 // benchPrompt is the prompt of task i, padded to size bytes when size is
 // larger than its few words.

@@ -90,7 +90,8 @@ func (s *Store) ListTasks(ctx context.Context, p store.ListTasksParams) (store.T
 		w.add("(created_at, id) < (?, ?)", f.AfterCreated, f.AfterID)
 	}
 	if f.Query != "" {
-		w.add("search @@ websearch_to_tsquery('english', ?)", f.Query)
+		// task_search holds the vectors (migration 00007).
+		w.add("id IN (SELECT task_id FROM task_search WHERE search @@ websearch_to_tsquery('english', ?))", f.Query)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+taskCols+` FROM tasks`+w.sql()+
 		fmt.Sprintf(" ORDER BY created_at DESC, id DESC LIMIT %d", f.Limit+1), w.args...)

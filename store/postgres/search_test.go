@@ -14,10 +14,13 @@ import (
 	"github.com/agentfleet/agentfleet/store/postgres"
 )
 
-// The search trigger keeps the prompt's part of the vector when an update
-// leaves the spec alone (migration 00007): after every kind of update the
-// stored vector must equal the one computed from scratch, lexemes, weights
-// and positions, or phrase search would find other tasks.
+// The search vectors live in task_search, and the trigger keeps the
+// prompt's part of a vector when an update leaves the spec alone (migration
+// 00007): after every kind of update each task has its vector and it equals
+// the one computed from scratch, lexemes, weights and positions, or phrase
+// search would find other tasks. An update that changes none of the
+// searched columns (a claim) does not write the vector, and deleting a task
+// deletes it.
 func TestSearchVectorEqualsTheFullComputation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -51,19 +54,41 @@ func TestSearchVectorEqualsTheFullComputation(t *testing.T) {
 		`UPDATE tasks SET spec = jsonb_set(spec, '{prompt}', '"a new prompt about linters"')`,  // the prompt itself
 		`UPDATE tasks SET result = '{"final_text":"linters"}', error = 'staging week staging'`, // after the new prompt
 	}
-	for _, u := range updates {
+	for i, u := range updates {
+		before := vectorVersions(ctx, t, conn)
 		if _, err := conn.Exec(ctx, u); err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
-		var differ, empty int
+		var differ, missing int
 		if err := conn.QueryRow(ctx, `SELECT
-			count(*) FILTER (WHERE search IS DISTINCT FROM tasks_search_vector(spec, result, error)),
-			count(*) FILTER (WHERE search IS NULL)
-			FROM tasks`).Scan(&differ, &empty); err != nil {
+			count(*) FILTER (WHERE s.search IS DISTINCT FROM tasks_search_vector(t.spec, t.result, t.error)),
+			count(*) FILTER (WHERE s.task_id IS NULL)
+			FROM tasks t LEFT JOIN task_search s ON s.task_id = t.id`).Scan(&differ, &missing); err != nil {
 			t.Fatal(err)
 		}
-		if differ != 0 || empty != 0 {
-			t.Fatalf("after %s: %d vectors differ from the full computation, %d are null", u, differ, empty)
+		if differ != 0 || missing != 0 {
+			t.Fatalf("after %s: %d vectors differ from the full computation, %d tasks have none", u, differ, missing)
+		}
+		if after := vectorVersions(ctx, t, conn); i == 0 && after != before {
+			t.Fatalf("a claim wrote the vectors again (row versions %q, then %q)", before, after)
 		}
 	}
+	if _, err := conn.Exec(ctx, `DELETE FROM tasks`); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM task_search`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("%d vectors left after their tasks were deleted (%v)", left, err)
+	}
+}
+
+// vectorVersions lists the row versions (xmin) of task_search: a row
+// written again has another.
+func vectorVersions(ctx context.Context, t *testing.T, conn *pgx.Conn) string {
+	t.Helper()
+	var v string
+	if err := conn.QueryRow(ctx, `SELECT coalesce(string_agg(xmin::text, ',' ORDER BY task_id), '') FROM task_search`).Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
