@@ -27,6 +27,9 @@ func TestEncodeEventMatchesMarshal(t *testing.T) {
 		"big numbers":    func(e *Event) { e.V, e.Seq = -7, 1<<63+5 },
 		"unicode data":   func(e *Event) { e.Data = json.RawMessage(`{"t":"héllo \ud83d\ude00 ü"}`) },
 		"long data text": func(e *Event) { e.Data = json.RawMessage(`{"t":"` + strings.Repeat("x", 5000) + `"}`) },
+		"line separator": func(e *Event) { e.Data = json.RawMessage("{\"t\":\"a\u2028b\"}") },
+		"para separator": func(e *Event) { e.Data = json.RawMessage("{\"t\":\"" + strings.Repeat("é", 300) + "\u2029\"}") },
+		"ampersand only": func(e *Event) { e.Data = json.RawMessage(`{"t":"` + strings.Repeat("y", 3000) + `&"}`) },
 	}
 	for name, edit := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -57,5 +60,18 @@ func TestEncodeEventRefusesInvalidData(t *testing.T) {
 	e := Event{ID: "s1-1", Kind: "K", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}
 	if _, err := encodeEvent(&e); err == nil {
 		t.Error("a year past 9999 encoded; json.Marshal refuses it")
+	}
+}
+
+// BenchmarkEncodeLargeEvent encodes a USER_INPUT event of a 4 KB prompt.
+func BenchmarkEncodeLargeEvent(b *testing.B) {
+	text, _ := json.Marshal(map[string]string{"kind": "USER_INPUT", "text": strings.Repeat("Refactor the payment router. ", 140)})
+	e := Event{V: 1, ID: "s1-2", Kind: "USER_INPUT", Time: time.Now(), Tenant: "acme", SessionID: "s1", TaskID: "t1",
+		RootTaskID: "t1", Seq: 2, Data: text}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if _, err := encodeEvent(&e); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
