@@ -100,9 +100,10 @@ type Config struct {
 	WorkerInactiveThreshold time.Duration
 	// KeyInactiveThreshold is how long the consumer of a key's subject (or of a priority level
 	// made on demand) survives with nobody pulling or acknowledging before the server deletes
-	// it (default 1 h, or AckWait when longer); the next message on the subject makes it again. It must be at least
-	// AckWait: a key at its maximum pulls nothing while its tasks run, and what keeps its
-	// consumer then is their heartbeats (every AckWait/3), which the server counts as activity.
+	// it (default 1 h, or AckWait when longer); the next message on the subject makes it
+	// again. It must be at least AckWait: a key at its maximum pulls nothing while its tasks
+	// run, and what keeps its consumer then is their heartbeats (every AckWait/3), which the
+	// server counts as activity.
 	KeyInactiveThreshold time.Duration
 	// ControlTimeout bounds a control request when the caller's context has no deadline
 	// (default 5 s).
