@@ -43,11 +43,11 @@
 // The server deletes the consumer of a key or of a level made on demand after
 // Config.KeyInactiveThreshold without pulls or acks; the next message on its subject makes it
 // again. A key at its maximum pulls nothing while its tasks run, but their heartbeats (every
-// AckWait/3, and the threshold is at least AckWait) keep its consumer. The worker's own consumer is deleted after
-// Config.WorkerInactiveThreshold without pulls (its stored messages stay and go to the consumer
-// made by the next NewPuller with that id). Client.OrphanedWorkers finds the workers whose
-// consumer is gone while their subject holds messages, and Client.MoveWorkerMessages moves that
-// work elsewhere and deletes the consumer.
+// AckWait/3, and the threshold is at least AckWait) keep its consumer. The worker's own
+// consumer is deleted after Config.WorkerInactiveThreshold without pulls (its stored messages
+// stay and go to the consumer made by the next NewPuller with that id). Client.OrphanedWorkers
+// finds the workers whose consumer is gone while their subject holds messages, and
+// Client.MoveWorkerMessages moves that work elsewhere and deletes the consumer.
 //
 // A worker reserves capacity before it pulls, and the slot is freed when the Delivery is settled.
 // Puller.Serve runs one pull loop per source (the worker's own subject and each shared queue):
