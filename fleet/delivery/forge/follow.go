@@ -110,7 +110,7 @@ func (c *rest) text(ctx context.Context, target string) (string, error) {
 		return "", fmt.Errorf("%s: GET %s: %w", c.kind, req.URL.Path, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
+	raw, err := readTail(resp.Body, maxLog)
 	if err != nil {
 		return "", fmt.Errorf("%s: GET %s: reading the log: %w", c.kind, req.URL.Path, err)
 	}
@@ -120,7 +120,28 @@ func (c *rest) text(ctx context.Context, target string) (string, error) {
 	if resp.StatusCode/100 != 2 {
 		return "", &Error{Kind: c.kind, Method: "GET", Path: req.URL.Path, Status: resp.StatusCode, Message: errorMessage(raw)}
 	}
-	return string(raw[max(0, len(raw)-maxLog):]), nil
+	return string(raw), nil
+}
+
+// readTail reads r to its end and returns its last n bytes, holding a few
+// times n meanwhile, whatever r's size: a CI log can run to hundreds of
+// megabytes, and only its end says why the job failed.
+func readTail(r io.Reader, n int) ([]byte, error) {
+	var buf []byte
+	chunk := make([]byte, 32<<10)
+	for {
+		k, err := r.Read(chunk)
+		buf = append(buf, chunk[:k]...)
+		if len(buf) > 2*n {
+			buf = append(buf[:0], buf[len(buf)-n:]...) // copy moves overlapping bytes safely
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf[max(0, len(buf)-n):], nil
+		case err != nil:
+			return nil, err
+		}
+	}
 }
 
 // sameOrigin reports whether target is on the API's origin.

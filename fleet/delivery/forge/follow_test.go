@@ -1,10 +1,15 @@
 package forge_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/agentfleet/agentfleet/fleet/delivery/forge"
@@ -109,5 +114,26 @@ func TestGitLabFollows(t *testing.T) {
 	}
 	if ok, err := f.MayTrigger(ctx, "g/p", "6"); !ok || err != nil {
 		t.Errorf("a Developer may not trigger: %v", err)
+	}
+}
+
+// A CI log of 48 MB is read for its last megabyte without holding the
+// whole of it: the reading allocates a fraction of the body (io.ReadAll,
+// used before, allocated more than the body).
+func TestALongLogIsReadInBoundedMemory(t *testing.T) {
+	big := bytes.Repeat([]byte("build output line\n"), 48<<20/18)
+	copy(big[len(big)-6:], "FAIL\n\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(big) }))
+	defer srv.Close()
+	f := mustFollower(t, forge.KindGitHub, srv.URL, "ghp_test")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	log, err := f.JobLog(context.Background(), "octo/hello", forge.LogRef{Job: 1})
+	runtime.ReadMemStats(&after)
+	if err != nil || len(log) != 1<<20 || !strings.HasSuffix(log, "FAIL\n\n") {
+		t.Fatalf("log of %d bytes ending %q, %v; want the last MiB", len(log), log[max(0, len(log)-8):], err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(big))/3 {
+		t.Fatalf("reading a log of %d MB allocated %d MB", len(big)>>20, alloc>>20)
 	}
 }
