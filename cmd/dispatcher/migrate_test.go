@@ -29,6 +29,7 @@ func migrateUpStatusDown(t *testing.T, url string) {
 		{[]string{"migrate", "up"}, "up   00001"},
 		{[]string{"migrate", "up"}, "already up to date"},
 		{[]string{"migrate", "status"}, "00001_initial.sql"},
+		{[]string{"migrate", "down"}, "down 00008"},
 		{[]string{"migrate", "down"}, "down 00007"},
 		{[]string{"migrate", "down"}, "down 00006"},
 		{[]string{"migrate", "down"}, "down 00005"},
