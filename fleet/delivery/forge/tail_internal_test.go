@@ -34,5 +34,4 @@ func TestReadTailKeepsTheEnd(t *testing.T) {
 	if _, err := readTail(iotest.TimeoutReader(bytes.NewReader(body)), n); err == nil {
 		t.Fatal("a reader's error was not returned")
 	}
-
 }
