@@ -37,9 +37,11 @@ type Store interface { //nolint:interfacebloat // the one seam of the two driver
 	// cancelled parent never starts, see the package doc): exactly one of
 	// many concurrent claimers wins.
 	ClaimTask(ctx context.Context, p ClaimTaskParams) (Task, error)
-	// HeartbeatTask stamps HeartbeatAt on a running task owned by p.WorkerID.
+	// HeartbeatTask stamps HeartbeatAt on a running task owned by p.WorkerID
+	// and returns the stamp (not the task: a heartbeat comes every few
+	// seconds for every running task, and the row would bring its spec).
 	// ErrConflict means the worker no longer owns the task and must stop.
-	HeartbeatTask(ctx context.Context, p HeartbeatTaskParams) (Task, error)
+	HeartbeatTask(ctx context.Context, p HeartbeatTaskParams) (time.Time, error)
 	// TransitionTask moves a task from p.From to p.To (compare-and-set).
 	// Transitions not allowed by CanTransition are *InvalidError (ErrInvalid);
 	// a task not in p.From (or, from running, owned by another worker than a

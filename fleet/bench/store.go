@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentfleet/agentfleet/store"
 )
@@ -29,7 +30,7 @@ func (s *countingStore) ClaimTask(ctx context.Context, p store.ClaimTaskParams) 
 	return s.Store.ClaimTask(ctx, p)
 }
 
-func (s *countingStore) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (store.Task, error) {
+func (s *countingStore) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (time.Time, error) {
 	s.writes.Add(1)
 	return s.Store.HeartbeatTask(ctx, p)
 }

@@ -177,20 +177,21 @@ WHERE id = $1 AND (state = ANY($4::text[])
 RETURNING ` + taskCols
 
 // HeartbeatTask implements store.Store.
-func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (store.Task, error) {
+func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (time.Time, error) {
 	const op = "HeartbeatTask"
 	p, err := store.PrepareHeartbeat(p)
 	if err != nil {
-		return store.Task{}, err
+		return time.Time{}, err
 	}
-	t, err := scanTask(s.pool.QueryRow(ctx, `
+	var at time.Time
+	err = s.pool.QueryRow(ctx, `
 UPDATE tasks SET heartbeat_at = $3, updated_at = $3
 WHERE id = $1 AND state = 'running' AND worker_id = $2
-RETURNING `+taskCols, p.ID, p.WorkerID, s.stamp()))
+RETURNING heartbeat_at`, p.ID, p.WorkerID, s.stamp()).Scan(&at)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return t, s.whyNot(ctx, op, p.ID, "running on worker "+p.WorkerID)
+		return time.Time{}, s.whyNot(ctx, op, p.ID, "running on worker "+p.WorkerID)
 	}
-	return t, translate(op, err)
+	return at.UTC(), translate(op, err)
 }
 
 // transitionUpdate is the transition compare-and-set, without RETURNING.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -142,15 +143,16 @@ RETURNING `+taskCols, args...)
 }
 
 // HeartbeatTask implements store.Store.
-func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (store.Task, error) {
+func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) (time.Time, error) {
 	p, err := store.PrepareHeartbeat(p)
 	if err != nil {
-		return store.Task{}, err
+		return time.Time{}, err
 	}
-	return s.casTask(ctx, "HeartbeatTask", p.ID, "running on worker "+p.WorkerID, `
+	t, err := s.casTask(ctx, "HeartbeatTask", p.ID, "running on worker "+p.WorkerID, `
 UPDATE tasks SET heartbeat_at = ?1, updated_at = ?1
 WHERE id = ?2 AND state = 'running' AND worker_id = ?3
 RETURNING `+taskCols, s.stamp(), p.ID.String(), p.WorkerID)
+	return t.HeartbeatAt, err
 }
 
 // TransitionTask implements store.Store. A reopen (store.Reopens) clears

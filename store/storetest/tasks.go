@@ -147,8 +147,11 @@ var transitionTests = map[string]func(*testing.T, *bundle){
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.HeartbeatAt.Before(task.HeartbeatAt) {
-			t.Fatalf("heartbeat went back: %v < %v", got.HeartbeatAt, task.HeartbeatAt)
+		if got.Before(task.HeartbeatAt) {
+			t.Fatalf("heartbeat went back: %v < %v", got, task.HeartbeatAt)
+		}
+		if stored := b.get(t, task.ID); !stored.HeartbeatAt.Equal(got) {
+			t.Fatalf("heartbeat returned %v, stored %v", got, stored.HeartbeatAt)
 		}
 		_, err = b.s.HeartbeatTask(b.ctx, store.HeartbeatTaskParams{ID: task.ID, WorkerID: "w2"})
 		wantErr(t, err, store.ErrConflict)
