@@ -1,17 +1,12 @@
 package postgres_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/agentfleet/agentfleet/internal/testenv"
 	"github.com/agentfleet/agentfleet/store"
-	"github.com/agentfleet/agentfleet/store/pgtest"
-	"github.com/agentfleet/agentfleet/store/postgres"
 )
 
 // A running task's heartbeat changes no indexed column (migration 00008),
@@ -19,13 +14,7 @@ import (
 // version on its page. Every heartbeat here is one; with heartbeat_at
 // indexed none was.
 func TestHeartbeatsAreHOTUpdates(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dsn := pgtest.NewDatabase(t)
-	s, err := postgres.Open(ctx, postgres.Config{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, s, dsn := newStore(t)
 	const tasks, beats = 3, 10
 	for range tasks {
 		res, err := s.CreateTask(ctx, store.CreateTaskParams{Spec: json.RawMessage(`{"prompt":"beat"}`)})
@@ -43,11 +32,7 @@ func TestHeartbeatsAreHOTUpdates(t *testing.T) {
 	}
 	_ = s.Close() // its sessions end, which reports their statistics
 
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close(ctx) }()
+	conn := connect(ctx, t, dsn)
 	var updates, hot int64
 	testenv.Eventually(t, 30*time.Second, "the store's sessions to report their updates", func() bool {
 		err := conn.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'tasks'`).Scan(&updates, &hot)

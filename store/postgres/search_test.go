@@ -22,19 +22,8 @@ import (
 // searched columns (a claim) does not write the vector, and deleting a task
 // deletes it.
 func TestSearchVectorEqualsTheFullComputation(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	dsn := pgtest.NewDatabase(t)
-	s, err := postgres.Open(ctx, postgres.Config{DSN: dsn})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.Close() }()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close(ctx) }()
+	ctx, s, dsn := newStore(t)
+	conn := connect(ctx, t, dsn)
 
 	long := strings.Repeat("router linter ", 400) // over 256 positions of one lexeme
 	prompts := []string{"", "Fix the failing linter in pkg/router", "linter linter, the LINTER!", long,
@@ -91,4 +80,30 @@ func vectorVersions(ctx context.Context, t *testing.T, conn *pgx.Conn) string {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// newStore opens a store on a new migrated database and returns it with
+// its DSN and a context for the test; both end with the test.
+func newStore(t *testing.T) (context.Context, *postgres.Store, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	dsn := pgtest.NewDatabase(t)
+	s, err := postgres.Open(ctx, postgres.Config{DSN: dsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return ctx, s, dsn
+}
+
+// connect opens a plain connection to dsn, closed with the test.
+func connect(ctx context.Context, t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
 }
