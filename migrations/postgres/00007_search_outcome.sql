@@ -14,7 +14,7 @@
 -- with their positions, so the concatenation that follows shifts the
 -- answer's and the reason's positions as before) and parses only the
 -- answer and the reason; an empty part is not parsed at all. The vector is
--- the same as tasks_search_vector's (store/postgres/search_test.go).
+-- the same as one computed from scratch (store/postgres/search_test.go).
 CREATE TABLE task_search (
     task_id uuid PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
     search  tsvector NOT NULL
@@ -28,6 +28,8 @@ DROP FUNCTION tasks_search_update();
 DROP INDEX tasks_search_idx;
 ALTER TABLE tasks DROP COLUMN search;
 
+-- The answer's and the reason's part of a vector, the one rule for it:
+-- tasks_search_vector is the prompt's part followed by this.
 -- +goose StatementBegin
 CREATE FUNCTION tasks_search_outcome(result jsonb, error text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE AS $$
@@ -35,6 +37,14 @@ LANGUAGE sql IMMUTABLE AS $$
                 ELSE setweight(to_tsvector('english'::regconfig, left(result ->> 'final_text', 100000)), 'B') END ||
            CASE WHEN coalesce(error, '') = '' THEN ''::tsvector
                 ELSE setweight(to_tsvector('english'::regconfig, left(error, 100000)), 'C') END
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION tasks_search_vector(spec jsonb, result jsonb, error text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT setweight(to_tsvector('english'::regconfig, left(coalesce(spec ->> 'prompt', ''), 100000)), 'A') ||
+           tasks_search_outcome(result, error)
 $$;
 -- +goose StatementEnd
 
@@ -52,13 +62,11 @@ $$;
 -- +goose StatementBegin
 CREATE FUNCTION task_search_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF NEW.spec IS NOT DISTINCT FROM OLD.spec THEN
-        UPDATE task_search SET search = ts_filter(search, '{a}') || tasks_search_outcome(NEW.result, NEW.error)
-            WHERE task_id = NEW.id;
-    ELSE
-        UPDATE task_search SET search = tasks_search_vector(NEW.spec, NEW.result, NEW.error)
-            WHERE task_id = NEW.id;
-    END IF;
+    UPDATE task_search SET search = CASE
+        WHEN NEW.spec IS NOT DISTINCT FROM OLD.spec
+            THEN ts_filter(search, '{a}') || tasks_search_outcome(NEW.result, NEW.error)
+        ELSE tasks_search_vector(NEW.spec, NEW.result, NEW.error) END
+    WHERE task_id = NEW.id;
     RETURN NULL;
 END
 $$;
@@ -69,8 +77,10 @@ CREATE TRIGGER task_search_insert AFTER INSERT ON tasks
     FOR EACH STATEMENT EXECUTE FUNCTION task_search_insert();
 CREATE TRIGGER task_search_update AFTER UPDATE OF spec, result, error ON tasks
     FOR EACH ROW
-    WHEN (OLD.spec IS DISTINCT FROM NEW.spec OR OLD.result IS DISTINCT FROM NEW.result
-          OR OLD.error IS DISTINCT FROM NEW.error)
+    -- The answer and the reason first: an end changes them, and the spec,
+    -- the larger value, is then compared once, by the function.
+    WHEN (OLD.result IS DISTINCT FROM NEW.result OR OLD.error IS DISTINCT FROM NEW.error
+          OR OLD.spec IS DISTINCT FROM NEW.spec)
     EXECUTE FUNCTION task_search_update();
 
 -- +goose Down
@@ -78,6 +88,14 @@ DROP TRIGGER task_search_update ON tasks;
 DROP TRIGGER task_search_insert ON tasks;
 DROP FUNCTION task_search_update();
 DROP FUNCTION task_search_insert();
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION tasks_search_vector(spec jsonb, result jsonb, error text) RETURNS tsvector
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT setweight(to_tsvector('english'::regconfig, left(coalesce(spec ->> 'prompt', ''), 100000)), 'A') ||
+           setweight(to_tsvector('english'::regconfig, left(coalesce(result ->> 'final_text', ''), 100000)), 'B') ||
+           setweight(to_tsvector('english'::regconfig, left(coalesce(error, ''), 100000)), 'C')
+$$;
+-- +goose StatementEnd
 DROP FUNCTION tasks_search_outcome(jsonb, text);
 ALTER TABLE tasks ADD COLUMN search tsvector;
 UPDATE tasks SET search = s.search FROM task_search s WHERE s.task_id = tasks.id;
