@@ -183,15 +183,17 @@ func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) 
 	if err != nil {
 		return time.Time{}, err
 	}
-	var at time.Time
-	err = s.pool.QueryRow(ctx, `
+	at := s.stamp() // stored as it is: a stamp is already whole microseconds in UTC
+	tag, err := s.pool.Exec(ctx, `
 UPDATE tasks SET heartbeat_at = $3, updated_at = $3
-WHERE id = $1 AND state = 'running' AND worker_id = $2
-RETURNING heartbeat_at`, p.ID, p.WorkerID, s.stamp()).Scan(&at)
-	if errors.Is(err, pgx.ErrNoRows) {
+WHERE id = $1 AND state = 'running' AND worker_id = $2`, p.ID, p.WorkerID, at)
+	if err != nil {
+		return time.Time{}, translate(op, err)
+	}
+	if tag.RowsAffected() == 0 {
 		return time.Time{}, s.whyNot(ctx, op, p.ID, "running on worker "+p.WorkerID)
 	}
-	return at.UTC(), translate(op, err)
+	return at, nil
 }
 
 // transitionUpdate is the transition compare-and-set, without RETURNING.
