@@ -20,6 +20,10 @@ type RealPathResolver interface {
 	// dangling ones included; the part of the path that does not exist is
 	// appended as it is (cleaned).
 	RealPath(ctx context.Context, path string) (string, error)
+	// RealPathBeneath is RealPath of dir/rel for a dir that is already a
+	// real path (one RealPath returned): only rel's components are looked
+	// at, though a link among them may still lead anywhere.
+	RealPathBeneath(ctx context.Context, dir, rel string) (string, error)
 }
 
 // Scoped wraps env so that every path (file operations, the command
@@ -52,7 +56,7 @@ func (s *scoped) check(ctx context.Context, p string) error {
 		return s.rootsErr
 	}
 	abs := s.abs(p)
-	real, err := s.realPath(ctx, abs)
+	real, err := s.realPathInScope(ctx, abs)
 	if err != nil {
 		return err
 	}
@@ -98,6 +102,27 @@ func (s *scoped) realPath(ctx context.Context, abs string) (string, error) {
 		return rp.RealPath(ctx, abs)
 	}
 	return abs, nil
+}
+
+// realPathInScope is realPath, resolving a path written beneath a resolved
+// root from that root: its components were resolved once, when the roots
+// were, and a task cannot replace them (they lie outside its scope). A
+// task's files are a component or two below a root several deep, so this
+// spares most of each check's lookups.
+func (s *scoped) realPathInScope(ctx context.Context, abs string) (string, error) {
+	rp, ok := s.Environment.(RealPathResolver)
+	if !ok {
+		return abs, nil
+	}
+	for _, r := range s.resolved {
+		if abs == r {
+			return r, nil
+		}
+		if rel, ok := strings.CutPrefix(abs, strings.TrimSuffix(r, "/")+"/"); ok {
+			return rp.RealPathBeneath(ctx, r, rel)
+		}
+	}
+	return rp.RealPath(ctx, abs)
 }
 
 func (s *scoped) ReadFile(ctx context.Context, p string) ([]byte, error) {
@@ -185,16 +210,32 @@ func (l *Local) RealPath(ctx context.Context, p string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	return resolveLinks(osLinkFS{}, l.resolve(p))
+	return resolveLinks(osLinkFS{}, "/", l.resolve(p))
+}
+
+// RealPathBeneath resolves rel beneath a real local dir (see RealPathResolver).
+func (l *Local) RealPathBeneath(ctx context.Context, dir, rel string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	return resolveLinks(osLinkFS{}, dir, rel)
 }
 
 // RealPath resolves symlinks of a remote path (see RealPathResolver).
 func (s *SSH) RealPath(ctx context.Context, p string) (string, error) {
-	abs := s.resolve(p)
+	return s.realPathFrom(ctx, "/", s.resolve(p))
+}
+
+// RealPathBeneath resolves rel beneath a real remote dir (see RealPathResolver).
+func (s *SSH) RealPathBeneath(ctx context.Context, dir, rel string) (string, error) {
+	return s.realPathFrom(ctx, dir, rel)
+}
+
+func (s *SSH) realPathFrom(ctx context.Context, dir, rel string) (string, error) {
 	var real string
 	err := s.files(ctx, func(c *sshConn) error {
 		var err error
-		real, err = resolveLinks(sftpLinkFS{c.sftp}, abs)
+		real, err = resolveLinks(sftpLinkFS{c.sftp}, dir, rel)
 		return err
 	})
 	return real, err
@@ -209,12 +250,17 @@ type linkFS interface {
 	readlink(p string) (string, error)
 }
 
-// resolveLinks walks abs one component at a time, following symlinks
-// (dangling ones too); once a component does not exist the rest is
-// appended lexically.
-func resolveLinks(fsys linkFS, abs string) (string, error) {
-	resolved := "/"
-	rest := strings.Split(abs, "/")
+// resolveLinks walks p from dir, a real absolute path, one component at a
+// time, following symlinks (dangling ones too); once a component does not
+// exist the rest is appended lexically. An absolute p is walked from "/"
+// whatever dir is.
+func resolveLinks(fsys linkFS, dir, p string) (string, error) {
+	resolved := dir
+	if path.IsAbs(p) {
+		resolved = "/"
+	}
+	whole := path.Join(resolved, p) // for an error
+	rest := strings.Split(p, "/")
 	for hops := 0; len(rest) > 0; {
 		name := rest[0]
 		rest = rest[1:]
@@ -238,7 +284,7 @@ func resolveLinks(fsys linkFS, abs string) (string, error) {
 			continue
 		}
 		if hops++; hops > maxLinks {
-			return "", fmt.Errorf("execenv: too many levels of symbolic links resolving %q", abs)
+			return "", fmt.Errorf("execenv: too many levels of symbolic links resolving %q", whole)
 		}
 		target, err := fsys.readlink(next)
 		if err != nil {

@@ -2,6 +2,7 @@ package execenv_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -130,4 +131,71 @@ func TestScopedSSH(t *testing.T) {
 	srv := startSSH(t)
 	root, outside := scopedFixture(t)
 	testScoped(t, execenv.Scoped(newSSH(t, srv.Config(root))), outside)
+}
+
+// resolverCalls counts how Scoped resolves paths through a real Local.
+type resolverCalls struct {
+	*execenv.Local
+	full, beneath int
+}
+
+func (r *resolverCalls) RealPath(ctx context.Context, p string) (string, error) {
+	r.full++
+	return r.Local.RealPath(ctx, p)
+}
+
+func (r *resolverCalls) RealPathBeneath(ctx context.Context, dir, rel string) (string, error) {
+	r.beneath++
+	return r.Local.RealPathBeneath(ctx, dir, rel)
+}
+
+// Scoped resolves its root once and a path written beneath it from there;
+// a path written elsewhere is resolved whole. Both still refuse what leads
+// out (testScoped).
+func TestScopedResolvesFromItsRoot(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	root, _ := scopedFixture(t)
+	env := &resolverCalls{Local: newLocal(t, execenv.LocalConfig{WorkingDir: root})}
+	scoped := execenv.Scoped(env)
+	for range 3 {
+		if got, err := scoped.ReadFile(ctx, "inside/in.txt"); err != nil || string(got) != "in" {
+			t.Fatalf("ReadFile through a link within the root: %q, %v", got, err)
+		}
+	}
+	if _, err := scoped.ReadFile(ctx, "escape/secret.txt"); !errors.Is(err, execenv.ErrOutsideScope) {
+		t.Fatalf("a link out of the root resolved from it: %v, want ErrOutsideScope", err)
+	}
+	if env.full != 1 || env.beneath != 4 {
+		t.Fatalf("resolved %d paths whole and %d from the root; want 1 (the root) and 4", env.full, env.beneath)
+	}
+	if _, err := scoped.ReadFile(ctx, filepath.Join(filepath.Dir(root), "root", "..", "outside", "secret.txt")); !errors.Is(err, execenv.ErrOutsideScope) {
+		t.Fatalf("a path outside the root: %v, want ErrOutsideScope", err)
+	}
+	if env.full != 2 {
+		t.Fatalf("a path outside the root was not resolved whole (%d whole resolutions)", env.full)
+	}
+}
+
+// RealPathBeneath a real directory gives what RealPath gives for the joined
+// path, through links within, out of, dangling and absolute.
+func TestRealPathBeneathAgreesWithRealPath(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	root, _ := scopedFixture(t)
+	env := newLocal(t, execenv.LocalConfig{WorkingDir: root})
+	real, err := env.RealPath(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"sub/in.txt", "inside/in.txt", "escape/secret.txt", "dangling", "inside/../escape", "missing/a/b", "sub"} {
+		want, err := env.RealPath(ctx, filepath.Join(root, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := env.RealPathBeneath(ctx, real, rel)
+		if err != nil || got != want {
+			t.Errorf("RealPathBeneath(%q) = %q, %v; RealPath gives %q", rel, got, err, want)
+		}
+	}
 }
