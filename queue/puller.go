@@ -75,8 +75,9 @@ func (p *Puller) queueOf(g []*source) string {
 // NewPuller creates or updates the durable consumers behind pc and returns a Puller over them.
 // Every worker serving a queue shares that queue's consumer (work-queue streams allow one
 // consumer per subject); a worker's own consumer is deleted by the server after
-// Config.WorkerInactiveThreshold without pulls, and recreated by the next NewPuller with the
-// same id, which then receives the messages still stored for it.
+// Config.WorkerInactiveThreshold without pulls, and made again by the worker's next pull (or the
+// next NewPuller with the same id), which then receives the messages still stored for it. So is
+// any other consumer of the Puller's that the server or an operator removed (fetchRaw).
 func (c *Client) NewPuller(ctx context.Context, pc PullerConfig) (*Puller, error) {
 	if len(pc.Queues) == 0 && pc.WorkerID == "" {
 		return nil, errors.New("queue: PullerConfig needs at least one of Queues or WorkerID")
@@ -255,8 +256,7 @@ func (p *Puller) fetchFrom(ctx context.Context, s *source, n int, wait time.Dura
 // has removed it.
 func (p *Puller) fetchRaw(ctx context.Context, s *source, n int, wait time.Duration, each func(jetstream.Msg)) (int, error) {
 	got, err := fetchBatch(ctx, *s.cons.Load(), n, wait, each)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
-		// Deleted by an operator or for inactivity: recreate it and try again.
+	if consumerGone(err) {
 		cons, err := p.ensure(ctx, s)
 		if err != nil {
 			return got, err
@@ -265,6 +265,17 @@ func (p *Puller) fetchRaw(ctx context.Context, s *source, n int, wait time.Durat
 		return got + more, p.pullErr(ctx, s, err)
 	}
 	return got, p.pullErr(ctx, s, err)
+}
+
+// consumerGone reports a pull that found its consumer gone: deleted by an operator, or by the
+// server after its inactivity threshold (a worker whose every slot was busy pulls nothing, and
+// neither its own consumer nor an idle key's sees an acknowledgement meanwhile). A pull pending
+// when the consumer went gets ErrConsumerDeleted; a later one finds no responders, the answer
+// to a request nobody subscribes to, which is also what a pull gets while a new consumer's
+// leader is being elected, where making it again is an update that changes nothing.
+func consumerGone(err error) bool {
+	return errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
+		errors.Is(err, nats.ErrNoResponders)
 }
 
 // pullErr maps a pull request's error: nil when it merely ended without (more) messages.

@@ -23,7 +23,8 @@ import (
 //
 // A worker whose every slot is busy does not pull either, so its consumer
 // may go too: a worker that still heartbeats a running task in the store
-// is alive, and its work stays.
+// is alive, and its work stays; its next pull makes the consumer again
+// and takes that work (queue.Puller).
 
 // moveOrphanedWorkEvery runs moveOrphanedWork until ctx ends.
 func (w *Worker) moveOrphanedWorkEvery(ctx context.Context) {
