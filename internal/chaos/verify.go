@@ -35,8 +35,8 @@ type Result struct {
 	// Drain is the fault to the last task's end.
 	Stall, Drain time.Duration
 
-	// Findings name the first tasks whose turns were wrong, with their
-	// turn kinds in seq order, for the log.
+	// Findings name the first tasks that failed or whose turns were
+	// wrong, with their turn kinds in seq order, for the log.
 	Findings []string
 }
 
@@ -213,6 +213,9 @@ func recovery(tasks []taskRow, faultStart time.Time, r *Result) {
 // twice), and every session's seqs gapless from 1.
 func checkTurns(ctx context.Context, f *fleetProcs, tasks []taskRow, r *Result) error {
 	for _, t := range tasks {
+		if t.state == "failed" && len(r.Findings) < 5 {
+			r.Findings = append(r.Findings, describeFailure(ctx, f, t))
+		}
 		if t.state != "succeeded" {
 			continue // counted as not succeeded; its turns end early by design
 		}
@@ -261,6 +264,20 @@ func describeTurns(ctx context.Context, f *fleetProcs, id uuid.UUID) string {
 		kinds = err.Error()
 	}
 	return fmt.Sprintf("task %s: %s", id, kinds)
+}
+
+// describeFailure names a failed task with its reason, the worker that
+// ended it, its attempts, the start of its result and its turns, so that a
+// lost task can be understood after the run's database is gone.
+func describeFailure(ctx context.Context, f *fleetProcs, t taskRow) string {
+	var worker, result string
+	var attempts int
+	err := f.db.QueryRow(ctx, `SELECT worker_id, attempts, left(coalesce(result::text, ''), 600) FROM tasks WHERE id = $1`, t.id).
+		Scan(&worker, &attempts, &result)
+	if err != nil {
+		result = err.Error()
+	}
+	return fmt.Sprintf("failed %s (%s) on %s after %d attempt(s): %s; %s", t.id, t.reason, worker, attempts, result, describeTurns(ctx, f, t.id))
 }
 
 // stats are the model server's request counters.
