@@ -83,11 +83,14 @@ func terminal(counts map[string]int) int {
 }
 
 // waitUnderWay waits until a quarter of the backlog ended or, for a tree,
-// half the parents are parked waiting for their children.
+// half the parents are parked waiting for their children, or as many as
+// half the fleet's sessions: with more parents than sessions, parents
+// start as others end, and half of them may never be parked at once.
 func waitUnderWay(ctx context.Context, f *fleetProcs, roots []uuid.UUID, tree bool) error {
+	parked := min(len(roots)/2, workers*f.cfg.Slots/2)
 	return poll(ctx, 5*time.Minute, func(c map[string]int) bool {
 		if tree {
-			return c["waiting"] >= len(roots)/2
+			return c["waiting"] >= parked
 		}
 		return terminal(c) >= len(roots)/4
 	}, f, roots)
