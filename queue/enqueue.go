@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -100,13 +101,51 @@ func (c *Client) Send(ctx context.Context, to Target, msg TaskMessage, msgID str
 	if err != nil {
 		return EnqueueResult{}, err
 	}
-	ack, err := c.js.PublishMsg(ctx, m, opts...)
+	ack, err := c.publish(ctx, m, opts...)
 	if err != nil {
 		return EnqueueResult{}, fmt.Errorf("queue: enqueue task %s to %s: %w", msg.TaskID, to, err)
 	}
 	c.hint(to, m.Subject)
 	return c.acked(ack), nil
 }
+
+// publish publishes a task message and waits for the stream to store it. A replicated stream
+// answers a publish whose message id another publish has in process (proposed to its peers, not
+// yet stored) with error 10158, which says neither that the message is stored nor that it is
+// not: publish waits and publishes it again, and the stream then reports a duplicate or stores
+// it. Publishes of one id at once are common: every process that records the end of a parked
+// parent's children wakes it under the same id, workers move a gone worker's messages together,
+// a client retries a submission.
+func (c *Client) publish(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	for delay := inProcessFirstWait; ; delay = min(2*delay, inProcessMaxWait) {
+		ack, err := c.js.PublishMsg(ctx, m, opts...)
+		if !inProcess(err) {
+			return ack, err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, err
+		case <-t.C:
+		}
+	}
+}
+
+// The waits of publish between attempts: doubling from the first to the longest.
+const (
+	inProcessFirstWait = 5 * time.Millisecond
+	inProcessMaxWait   = 250 * time.Millisecond
+)
+
+// inProcess reports the stream's answer to a publish whose message id another publish has in
+// process (error 10158, which nats.go names no constant for).
+func inProcess(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeDuplicateInProcess
+}
+
+const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
 
 // taskMsg validates msg and builds its NATS message and publish options;
 // the message carries ctx's trace context (trace.go).

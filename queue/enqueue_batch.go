@@ -78,6 +78,14 @@ func (c *Client) sendWindow(ctx context.Context, js jetstream.JetStream, msgs []
 			out[i].EnqueueResult = c.acked(ack)
 			c.hint(msgs[i].To, f.Msg().Subject)
 		case err := <-f.Err():
+			if inProcess(err) { // publish again, waiting for the other publish of its id (publish)
+				var ack *jetstream.PubAck
+				if ack, err = c.publish(ctx, f.Msg()); err == nil {
+					out[i].EnqueueResult = c.acked(ack)
+					c.hint(msgs[i].To, f.Msg().Subject)
+					continue
+				}
+			}
 			out[i].Err = fmt.Errorf("queue: enqueue task %s to %s: %w", msgs[i].Msg.TaskID, msgs[i].To, err)
 		case <-ctx.Done():
 			out[i].Err = fmt.Errorf("queue: enqueue task %s to %s: waiting for the acknowledgement: %w", msgs[i].Msg.TaskID, msgs[i].To, ctx.Err())

@@ -105,7 +105,7 @@ func (c *Client) republish(ctx context.Context, workerID string, msg jetstream.M
 	out.Data = msg.Data()
 	maps.Copy(out.Header, msg.Headers())
 	id := "moved:" + workerID + ":" + strconv.FormatUint(meta.Sequence.Stream, 10)
-	if _, err := c.js.PublishMsg(ctx, out, jetstream.WithMsgID(id)); err != nil {
+	if _, err := c.publish(ctx, out, jetstream.WithMsgID(id)); err != nil {
 		return fmt.Errorf("move task %s to %s: %w", m.TaskID, to, err)
 	}
 	return nil
