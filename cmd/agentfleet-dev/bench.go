@@ -32,8 +32,9 @@ dispatcher with --server, submit --tasks tasks and report throughput (tasks/s), 
 and submit->done latency (p50, p95, p99), event delivery latency to a subscriber and store
 writes per second. In process the store is the Postgres of $` + cli.EnvDatabaseURL + ` (migrated
 up first), else a temporary SQLite file. --worker-processes runs each worker in a process of
-its own (this program, re-executed) and reports each one's peak RSS; it needs the Postgres
-of $` + cli.EnvDatabaseURL + `. --json prints the report as one JSON object on the last line
+its own (this program, re-executed) and reports each one's peak RSS and CPU; it needs the
+Postgres of $` + cli.EnvDatabaseURL + `. A Postgres on this machine also gets its CPU over the run
+reported (store_cpu_s; docs/cli.md says what it needs). --json prints the report as one JSON object on the last line
 (throughput as throughput_tasks_per_s). --submit-only starts no workers and measures
 submission alone through the API (submit_tasks_per_s), --submit-concurrency requests at a time.
 --stream-tokens N streams each answer as N tokens, one delta each, --token-interval apart, and
@@ -71,6 +72,9 @@ was stored, a moment before it was queued); --fairness does the same with tenant
 				}
 				defer func() { _ = st.Close() }()
 				cfg.Store, cfg.StoreName, cfg.Dir = st, name, dir
+				if name == "postgres" {
+					cfg.StoreServerPID = storeServerPID(c)
+				}
 				if cfg.WorkerProcesses {
 					if err := setWorkerProcesses(&cfg, name); err != nil {
 						return err

@@ -31,7 +31,8 @@ func buildProgram(t *testing.T) string {
 
 // TestBenchWorkerProcesses runs `agentfleet-dev bench --worker-processes` as
 // the built program on a real Postgres: every task succeeds, each worker
-// process reports its peak RSS, and the store writes include the workers'.
+// process reports its peak RSS, the store writes include the workers', and
+// the store server's CPU is reported when the server runs on this machine.
 func TestBenchWorkerProcesses(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	bin := buildProgram(t)
@@ -64,6 +65,16 @@ func TestBenchWorkerProcesses(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "worker RSS") {
 		t.Fatalf("the text report lacks the worker RSS line:\n%s", stdout.String())
+	}
+	// The test server runs on this machine unless it is a container or a
+	// server of its own: then the bench says why it does not report it.
+	why := strings.Contains(stderr.String(), "not reporting the store's CPU")
+	if measured := rep.StoreCPUSeconds > 0 && strings.Contains(stdout.String(), "in the store's server"); measured == why {
+		t.Fatalf("store CPU %.3f s, reason given %v: want a figure or a reason, one of them\nstdout:\n%s\nstderr:\n%s",
+			rep.StoreCPUSeconds, why, stdout.String(), stderr.String())
+	}
+	if why {
+		t.Logf("the store's CPU is not reported here: %s", stderr.String())
 	}
 }
 

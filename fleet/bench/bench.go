@@ -96,6 +96,10 @@ type Config struct {
 	WorkerCommand []string
 	// DatabaseURL is the store's URL for the worker processes.
 	DatabaseURL string
+	// StoreServerPID, when not 0, is the process of the store's server on
+	// this machine (a Postgres postmaster): the report then gives the CPU
+	// its processes used during the run (ServerCPU).
+	StoreServerPID int
 	// Progress receives a line now and then; nil discards them.
 	Progress io.Writer
 }
@@ -239,7 +243,12 @@ type Report struct {
 	// WorkerCPUSeconds that of each worker process, start to exit.
 	CPUSeconds       float64   `json:"cpu_s,omitempty"`
 	WorkerCPUSeconds []float64 `json:"worker_cpu_s,omitempty"`
-	FirstError       string    `json:"first_error,omitempty"`
+	// StoreCPUSeconds is the CPU time of the store's server processes during
+	// the run (with Config.StoreServerPID), from before the first submission
+	// until the worker processes have exited. Another database's work on the
+	// same server counts too.
+	StoreCPUSeconds float64 `json:"store_cpu_s,omitempty"`
+	FirstError      string  `json:"first_error,omitempty"`
 	// With ProviderRPM: the requests the simulated provider received, how
 	// many it refused with 429, and the rate it served (admitted requests
 	// per minute between the first and the last).
@@ -297,6 +306,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, err
 	}
 	cpu0 := cpuSeconds()
+	server0, err := serverCPU(cfg.StoreServerPID)
+	if err != nil {
+		return rep, err
+	}
 	labelled(ctx, "client", func() { rep, err = run.run(ctx, rep) })
 	if err != nil {
 		return rep, err
@@ -317,6 +330,11 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 		rep.WorkerPeakRSSMB, rep.WorkerCPUSeconds, rep.StoreWrites = rss, cpu, rep.StoreWrites+writes
 	}
+	server1, err := serverCPU(cfg.StoreServerPID)
+	if err != nil {
+		return rep, err
+	}
+	rep.StoreCPUSeconds = server1 - server0
 	if rep.Seconds > 0 {
 		rep.StoreWritesPerS = float64(rep.StoreWrites) / rep.Seconds
 	}
@@ -531,6 +549,9 @@ func (r Report) WriteText(w io.Writer) {
 		for i, s := range r.WorkerCPUSeconds {
 			fmt.Fprintf(w, ", %.2f ms in worker process %d", 1000*s/float64(r.Tasks), i)
 		}
+		if r.StoreCPUSeconds > 0 {
+			fmt.Fprintf(w, ", %.2f ms in the store's server", 1000*r.StoreCPUSeconds/float64(r.Tasks))
+		}
 		fmt.Fprintln(w)
 	}
 	if r.ProviderRPM > 0 {
@@ -552,4 +573,12 @@ func (r Report) WriteText(w io.Writer) {
 	case r.PeakRSSMB > 0:
 		fmt.Fprintf(w, "  peak RSS     %.0f MB (the whole in-process fleet)\n", r.PeakRSSMB)
 	}
+}
+
+// serverCPU is ServerCPU of pid, or 0 when pid is 0 (not measured).
+func serverCPU(pid int) (float64, error) {
+	if pid == 0 {
+		return 0, nil
+	}
+	return ServerCPU(pid)
 }
