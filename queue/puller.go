@@ -235,8 +235,15 @@ func (p *Puller) fetchFrom(ctx context.Context, s *source, n int, wait time.Dura
 		got, err = p.fetchRaw(ctx, s, n, wait, func(msg jetstream.Msg) { each(newDelivery(p.c, s.name, msg, nil)) })
 		return got, false, err
 	}
-	tokens, err := p.takeTokens(ctx, s.gate, n)
+	// Tokens are taken whatever ctx, so that every token the server hands out
+	// is either used or handed back: one dropped by a pull that ctx cut off
+	// would be held until AckWait, the key short of it meanwhile.
+	tokens, err := p.takeTokens(context.WithoutCancel(ctx), s.gate, n)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil || len(tokens) == 0 {
+		p.c.handBack(tokens)
 		if err == nil && wait > 0 {
 			pause(ctx, wait)
 		}
