@@ -30,16 +30,16 @@ func ServerCPU(pid int) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		// A child waited for between the two reads of the parent was
-		// missed by both: read the tree again.
+		// A child waited for between the two reads of the parent may
+		// have been in neither the children nor the first read: again.
 		if after.waited == before.waited {
 			return float64(ticks) / clockTicks, nil
 		}
 	}
 }
 
-// procTimes are a process's CPU ticks: its own (user and system) and those
-// of the children it has waited for.
+// procTimes are a process's parent and CPU ticks: its own (user and
+// system) and those of the children it has waited for.
 type procTimes struct {
 	parent uint64
 	own    uint64
