@@ -77,6 +77,36 @@ func waitExhausted(t *testing.T, c *client.Client, label string) api.Budget {
 	return b
 }
 
+// budgetLaterTurns is how many gated turns a task of a spent budget is
+// given after the API says the budget is spent.
+const budgetLaterTurns = 20
+
+// letTurnsThroughUntilDone opens the gates prefix<first>, prefix<first+1>,
+// ... one at a time, each once the task asked for that turn, until the
+// task ends. A worker learns that a budget is spent through its own watch
+// of the budgets bucket, a moment after the API (under load, a turn or
+// more later): fleet/budget's contract lets a running task take one more
+// turn meanwhile, so the test waits for the worker rather than a clock.
+func letTurnsThroughUntilDone(t *testing.T, f *fleettest.Fleet, id uuid.UUID, prefix string, first int) {
+	t.Helper()
+	for i := first; i < first+budgetLaterTurns; i++ {
+		gate := fmt.Sprint(prefix, i)
+		testenv.Eventually(t, fleettest.Wait, "the task to end or to ask for its turn at "+gate, func() bool {
+			select {
+			case <-f.Model.Arrived(gate):
+				return true
+			default:
+				return f.Task(id).State.Terminal()
+			}
+		})
+		if f.Task(id).State.Terminal() {
+			return
+		}
+		f.Model.Open(gate)
+	}
+	t.Fatalf("the task went on for %d turns after its budget was spent", budgetLaterTurns)
+}
+
 func lastEventKind(t *testing.T, f *fleettest.Fleet, task store.Task) string {
 	t.Helper()
 	ev, ok, err := f.Queue.LastEvent(context.Background(), task.RootID.String(), task.ID.String())
@@ -138,7 +168,7 @@ func TestBudgetHoldAndRaise(t *testing.T) {
 }
 
 // TestBudgetCancel: with on_exhausted cancel, the running task ends
-// cancelled with reason budget after its turn, and a task submitted after
+// cancelled with reason budget after a turn, and a task submitted after
 // is cancelled without running.
 func TestBudgetCancel(t *testing.T) {
 	f, c := budgetFleet(t)
@@ -146,10 +176,16 @@ func TestBudgetCancel(t *testing.T) {
 	if _, err := c.PutBudget(ctx, "team=b", api.BudgetRequest{LimitUSD: 1.5, OnExhausted: budget.Cancel}); err != nil {
 		t.Fatal(err)
 	}
-	run := f.Submit(labelled(fleettest.Spec("c", shellStep(""), shellStep("c1"), fleettest.Step{Gate: "c2", Text: "c done"}), "team=b"))
+	// Turns 0 and 1 spend the budget; each later turn waits at a gate of
+	// its own, and the answer comes after the last.
+	steps := []fleettest.Step{shellStep(""), shellStep("c1")}
+	for i := range budgetLaterTurns {
+		steps = append(steps, shellStep(fmt.Sprint("c", i+2)))
+	}
+	run := f.Submit(labelled(fleettest.Spec("c", append(steps, fleettest.Step{Text: "c done"})...), "team=b"))
 	f.Model.Open("c1")
 	waitExhausted(t, c, "team=b")
-	f.Model.Open("c2")
+	letTurnsThroughUntilDone(t, f, run, "c", 2)
 	if done := f.WaitDone(run); done.State != store.TaskCancelled || done.Error != budget.Reason {
 		t.Fatalf("running task: %s %q, want cancelled for its budget", done.State, done.Error)
 	}
