@@ -122,12 +122,9 @@ func (c *Client) publish(ctx context.Context, m *nats.Msg, opts ...jetstream.Pub
 		if !inProcess(err) {
 			return ack, err
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		pause(ctx, delay)
+		if ctx.Err() != nil {
 			return nil, err
-		case <-t.C:
 		}
 	}
 }
