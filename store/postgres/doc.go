@@ -19,7 +19,13 @@
 // Compare-and-set transitions are single UPDATE ... WHERE state = expected
 // RETURNING statements: under READ COMMITTED a concurrent loser re-checks the
 // row after the winner commits and matches nothing, so exactly one claimer
-// wins. AppendTurns is one statement (a CTE that advances sessions.last_seq
+// wins. Such a statement finds its row by id and writes the expected state
+// as `(state = ...) IS TRUE`, a condition no index can serve: otherwise,
+// planned from statistics taken while almost no task was in that state
+// (a backlog analyzed before the workers took it), `id = $1 AND state =
+// 'running'` may go through tasks_state_created_idx, whose id is its last
+// column, and read the entry of every running task to find one, which made
+// each claim, heartbeat and end O(tasks in that state). AppendTurns is one statement (a CTE that advances sessions.last_seq
 // only when the batch continues it, then inserts the batch from arrays with
 // unnest): atomic, one round trip per batch, and the session row lock
 // serializes appenders of one session. CreateTasks inserts a whole batch

@@ -15,7 +15,7 @@ func (s *Store) SetQueuedPriority(ctx context.Context, id uuid.UUID, priority in
 	const op = "SetQueuedPriority"
 	t, err := scanTask(s.pool.QueryRow(ctx, `
 UPDATE tasks SET priority = $1, updated_at = $2
-WHERE id = $3 AND state = 'queued' AND parent_id IS NULL
+WHERE id = $3 AND (state = 'queued') IS TRUE AND parent_id IS NULL
 RETURNING `+taskCols, priority, s.stamp(), id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return t, s.whyNot(ctx, op, id, "queued (a root task)")

@@ -172,7 +172,7 @@ WITH parent AS MATERIALIZED (
 UPDATE tasks SET state = 'running', worker_id = $2, attempts = attempts + 1,
 	started_at = coalesce(started_at, $3), heartbeat_at = $3, updated_at = $3, waiting_for = NULL
 WHERE id = $1 AND (state = ANY($4::text[])
-	OR ($5::timestamptz IS NOT NULL AND state = 'running' AND heartbeat_at < $5::timestamptz))
+	OR ($5::timestamptz IS NOT NULL AND state = 'running' AND heartbeat_at < $5::timestamptz)) IS TRUE
 	AND NOT EXISTS (SELECT 1 FROM parent WHERE parent.state = 'cancelled')
 RETURNING ` + taskCols
 
@@ -186,7 +186,7 @@ func (s *Store) HeartbeatTask(ctx context.Context, p store.HeartbeatTaskParams) 
 	at := s.stamp() // stored as it is: a stamp is already whole microseconds in UTC
 	tag, err := s.pool.Exec(ctx, `
 UPDATE tasks SET heartbeat_at = $3, updated_at = $3
-WHERE id = $1 AND state = 'running' AND worker_id = $2`, p.ID, p.WorkerID, at)
+WHERE id = $1 AND (state = 'running') IS TRUE AND worker_id = $2`, p.ID, p.WorkerID, at)
 	if err != nil {
 		return time.Time{}, translate(op, err)
 	}
@@ -206,7 +206,7 @@ const transitionUpdate = `UPDATE tasks SET state = $3, updated_at = $4,
 	heartbeat_at = NULL,
 	finished_at = CASE WHEN $3 IN ('succeeded', 'failed', 'cancelled') THEN $4
 		WHEN $9::boolean THEN NULL ELSE finished_at END
-WHERE id = $1 AND state = $2 AND ($8::text = '' OR state <> 'running' OR worker_id = $8::text)`
+WHERE id = $1 AND (state = $2) IS TRUE AND ($8::text = '' OR state <> 'running' OR worker_id = $8::text)`
 
 // appendThenTransition is a transition with an append (see
 // TransitionTaskParams.Append) as one statement: the append's CTEs (its
