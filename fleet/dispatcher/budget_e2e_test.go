@@ -81,30 +81,45 @@ func waitExhausted(t *testing.T, c *client.Client, label string) api.Budget {
 // given after the API says the budget is spent.
 const budgetLaterTurns = 20
 
-// letTurnsThroughUntilDone opens the gates prefix<first>, prefix<first+1>,
+// letTurnsThroughUntil opens the gates prefix<first>, prefix<first+1>,
 // ... one at a time, each once the task asked for that turn, until the
-// task ends. A worker learns that a budget is spent through its own watch
-// of the budgets bucket, a moment after the API (under load, a turn or
-// more later): fleet/budget's contract lets a running task take one more
-// turn meanwhile, so the test waits for the worker rather than a clock.
-func letTurnsThroughUntilDone(t *testing.T, f *fleettest.Fleet, id uuid.UUID, prefix string, first int) {
+// task is as stop wants it, and returns the number of the last gate it
+// opened (first-1 if none). A worker learns that a budget is spent through
+// its own watch of the budgets bucket, a moment after the API (under load,
+// a turn or more later): fleet/budget's contract lets a running task take
+// one more turn meanwhile, so the test waits for the worker rather than a
+// clock.
+func letTurnsThroughUntil(t *testing.T, f *fleettest.Fleet, id uuid.UUID, prefix string, first int, stop func(store.Task) bool) int {
 	t.Helper()
 	for i := first; i < first+budgetLaterTurns; i++ {
 		gate := fmt.Sprint(prefix, i)
-		testenv.Eventually(t, fleettest.Wait, "the task to end or to ask for its turn at "+gate, func() bool {
+		testenv.Eventually(t, fleettest.Wait, "the task to stop or to ask for its turn at "+gate, func() bool {
 			select {
 			case <-f.Model.Arrived(gate):
 				return true
 			default:
-				return f.Task(id).State.Terminal()
+				return stop(f.Task(id))
 			}
 		})
-		if f.Task(id).State.Terminal() {
-			return
+		if stop(f.Task(id)) {
+			return i - 1
 		}
 		f.Model.Open(gate)
 	}
 	t.Fatalf("the task went on for %d turns after its budget was spent", budgetLaterTurns)
+	return 0
+}
+
+// laterTurns are the steps of budgetLaterTurns gated turns, prefix<first>
+// onwards, each running a command of its own (the same call over and over
+// would be stopped by the progress watchdog).
+func laterTurns(prefix string, first int) []fleettest.Step {
+	steps := make([]fleettest.Step, budgetLaterTurns)
+	for i := range steps {
+		gate := fmt.Sprint(prefix, first+i)
+		steps[i] = fleettest.Step{Gate: gate, Calls: []fleettest.Call{fleettest.Shell("echo " + gate)}}
+	}
+	return steps
 }
 
 func lastEventKind(t *testing.T, f *fleettest.Fleet, task store.Task) string {
@@ -129,15 +144,20 @@ func TestBudgetHoldAndRaise(t *testing.T) {
 	if b.Tasks != 0 || !strings.Contains(b.Note, "no task carries the label team=a") || b.OnExhausted != budget.Hold {
 		t.Fatalf("budget on a label without tasks: %+v", b)
 	}
-	a := f.Submit(labelled(fleettest.Spec("a", shellStep(""), shellStep(""), shellStep("a2"), shellStep("a3"), fleettest.Step{Text: "a done"}), "team=a"))
-	f.Model.Open("a2") // turns 0..2 cost $3
+	// Turns 0..2 cost $3; each later turn waits at a gate of its own, and
+	// the answer comes after the last.
+	steps := append([]fleettest.Step{shellStep(""), shellStep(""), shellStep("a2")}, laterTurns("a", 3)...)
+	steps = append(steps, fleettest.Step{Text: "a done"})
+	a := f.Submit(labelled(fleettest.Spec("a", steps...), "team=a"))
+	f.Model.Open("a2")
 	waitExhausted(t, c, "team=a")
-	f.Model.Open("a3") // turn 3 is recorded, then the run stops
-	held := f.WaitFor("task a held", a, func(t store.Task) bool { return t.State == store.TaskQueued && t.Error == budget.Reason })
+	isHeld := func(t store.Task) bool { return t.State == store.TaskQueued && t.Error == budget.Reason }
+	last := letTurnsThroughUntil(t, f, a, "a", 3, isHeld) // the turn in progress is recorded, then the run stops
+	held := f.WaitFor("task a held", a, isHeld)
 	if k := lastEventKind(t, f, held); k != budget.EventHeld {
 		t.Fatalf("last event of the held task: %s", k)
 	}
-	if n := f.Model.Requests(fleettest.Prompt("a", shellStep(""), shellStep(""), shellStep("a2"), shellStep("a3"), fleettest.Step{Text: "a done"}), 4); n != 0 {
+	if n := f.Model.Requests(fleettest.Prompt("a", steps...), last+1); n != 0 {
 		t.Fatalf("the held task asked for its next turn %d times", n)
 	}
 
@@ -153,16 +173,19 @@ func TestBudgetHoldAndRaise(t *testing.T) {
 	if _, err := c.PutBudget(ctx, "team=a", api.BudgetRequest{LimitUSD: 100}); err != nil {
 		t.Fatal(err)
 	}
+	for i := last + 1; i < 3+budgetLaterTurns; i++ {
+		f.Model.Open(fmt.Sprint("a", i))
+	}
 	for _, id := range []uuid.UUID{a, bID} {
 		if done := f.WaitDone(id); done.State != store.TaskSucceeded {
 			t.Fatalf("task %s after the raise: %s %s", id, done.State, done.Error)
 		}
 	}
-	if res := fleettest.Result(t, f.Task(a)); res.CostUSD < 5 || res.TurnsUsed != 5 {
+	if res := fleettest.Result(t, f.Task(a)); res.CostUSD < float64(len(steps)) || res.TurnsUsed != len(steps) {
 		t.Fatalf("task a's result: %+v", res)
 	}
 	rep, err := c.Usage(ctx, client.UsageQuery{GroupBy: "label", LabelKey: "team"})
-	if err != nil || len(rep.Rows) != 1 || rep.Rows[0].Key != "a" || rep.Rows[0].Tasks != 2 || rep.Total.CostUSD < 6 {
+	if err != nil || len(rep.Rows) != 1 || rep.Rows[0].Key != "a" || rep.Rows[0].Tasks != 2 || rep.Total.CostUSD < float64(len(steps)+1) {
 		t.Fatalf("usage by team: %+v %v", rep, err)
 	}
 }
@@ -178,14 +201,11 @@ func TestBudgetCancel(t *testing.T) {
 	}
 	// Turns 0 and 1 spend the budget; each later turn waits at a gate of
 	// its own, and the answer comes after the last.
-	steps := []fleettest.Step{shellStep(""), shellStep("c1")}
-	for i := range budgetLaterTurns {
-		steps = append(steps, shellStep(fmt.Sprint("c", i+2)))
-	}
+	steps := append([]fleettest.Step{shellStep(""), shellStep("c1")}, laterTurns("c", 2)...)
 	run := f.Submit(labelled(fleettest.Spec("c", append(steps, fleettest.Step{Text: "c done"})...), "team=b"))
 	f.Model.Open("c1")
 	waitExhausted(t, c, "team=b")
-	letTurnsThroughUntilDone(t, f, run, "c", 2)
+	letTurnsThroughUntil(t, f, run, "c", 2, func(t store.Task) bool { return t.State.Terminal() })
 	if done := f.WaitDone(run); done.State != store.TaskCancelled || done.Error != budget.Reason {
 		t.Fatalf("running task: %s %q, want cancelled for its budget", done.State, done.Error)
 	}
