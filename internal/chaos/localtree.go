@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/agentfleet/agentfleet/fleet"
 	"github.com/agentfleet/agentfleet/llm/sim/scripted"
@@ -97,10 +98,32 @@ func killParkedWorkerAndDisk(ctx context.Context, f *fleetProcs) (string, error)
 		return "", err
 	}
 	f.workers[i].kill()
-	if err := os.RemoveAll(f.workspaceRoot(i)); err != nil {
+	if err := removeWhenQuiet(ctx, func() error { return os.RemoveAll(f.workspaceRoot(i)) }); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("worker-%d (holding parked local parents) SIGKILL, its workspaces deleted, not restarted", i+1), nil
+}
+
+// removeWhenQuiet calls remove until it succeeds, every 100 ms for at most
+// 30 s. A killed worker's sandboxed processes (a clone under way) die with
+// it but a moment after, and until then may write into the directory being
+// removed, which fails the removal with "directory not empty".
+func removeWhenQuiet(ctx context.Context, remove func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := remove()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("chaos: removing a killed worker's workspaces: %w", err)
+		case <-tick.C:
+		}
+	}
 }
 
 // workspaceRoot is worker i's workspace_root.
