@@ -22,13 +22,9 @@ import (
 func TestRunningTaskWritesProbeThePrimaryKey(t *testing.T) {
 	ctx, s, dsn := newStore(t)
 	const tasks = 400
-	specs := make([]json.RawMessage, tasks)
-	for i := range specs {
-		specs[i] = json.RawMessage(`{"prompt":"plan"}`)
-	}
 	ids := make([]uuid.UUID, 0, tasks)
-	for _, spec := range specs {
-		res, err := s.CreateTask(ctx, store.CreateTaskParams{Spec: spec})
+	for range tasks {
+		res, err := s.CreateTask(ctx, store.CreateTaskParams{Spec: json.RawMessage(`{"prompt":"plan"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
