@@ -146,13 +146,14 @@ func TestBudgetHoldAndRaise(t *testing.T) {
 	}
 	// Turns 0..2 cost $3; each later turn waits at a gate of its own, and
 	// the answer comes after the last.
-	steps := append([]fleettest.Step{shellStep(""), shellStep(""), shellStep("a2")}, laterTurns("a", 3)...)
+	first := 3 // the first turn after the budget is spent
+	steps := append([]fleettest.Step{shellStep(""), shellStep(""), shellStep("a2")}, laterTurns("a", first)...)
 	steps = append(steps, fleettest.Step{Text: "a done"})
 	a := f.Submit(labelled(fleettest.Spec("a", steps...), "team=a"))
 	f.Model.Open("a2")
 	waitExhausted(t, c, "team=a")
 	isHeld := func(t store.Task) bool { return t.State == store.TaskQueued && t.Error == budget.Reason }
-	last := letTurnsThroughUntil(t, f, a, "a", 3, isHeld) // the turn in progress is recorded, then the run stops
+	last := letTurnsThroughUntil(t, f, a, "a", first, isHeld) // the turn in progress is recorded, then the run stops
 	held := f.WaitFor("task a held", a, isHeld)
 	if k := lastEventKind(t, f, held); k != budget.EventHeld {
 		t.Fatalf("last event of the held task: %s", k)
@@ -173,7 +174,7 @@ func TestBudgetHoldAndRaise(t *testing.T) {
 	if _, err := c.PutBudget(ctx, "team=a", api.BudgetRequest{LimitUSD: 100}); err != nil {
 		t.Fatal(err)
 	}
-	for i := last + 1; i < 3+budgetLaterTurns; i++ {
+	for i := last + 1; i < first+budgetLaterTurns; i++ {
 		f.Model.Open(fmt.Sprint("a", i))
 	}
 	for _, id := range []uuid.UUID{a, bID} {
